@@ -1,0 +1,34 @@
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "io/graph_load.h"
+#include "print/dprint.h"
+
+namespace kiln::cli {
+
+void add_dprint_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("dprint", "Print a graph as PyTensor's dprint does (or as graphviz dot)");
+  struct Args {
+    std::string file;
+    DprintOptions options;
+    bool dot = false;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("FILE", args->file, "graph file (.json)")->required();
+  cmd->add_flag("--print-type", args->options.print_type, "show each variable's type");
+  cmd->add_flag("--print-destroy-map", args->options.print_destroy_map, "show destroy maps (d={...})");
+  cmd->add_flag("--print-view-map", args->options.print_view_map, "show view maps (v={...})");
+  cmd->add_flag("--print-toposort", args->options.print_toposort, "show each node's toposort position");
+  cmd->add_option("--id-type", args->options.id_type, "CHAR (default), int, or empty for no ids");
+  cmd->add_flag("--dot", args->dot, "print graphviz dot instead");
+  cmd->callback([&exit_code, args] {
+    exit_code = run_guarded([&] {
+      FunctionGraph fg = load_graph_file(args->file);
+      std::cout << (args->dot ? graphviz_dot(fg) : dprint(fg, args->options));
+      return exit_code::kOk;
+    });
+  });
+}
+
+}  // namespace kiln::cli

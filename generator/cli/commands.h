@@ -1,0 +1,16 @@
+// The kiln CLI's subcommands. Each lives in its own cli/cmd_*.cpp and registers itself on the
+// CLI11 app from main.cpp; the callback stores the exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace kiln::cli {
+
+void add_validate_command(CLI::App& app, int& exit_code);
+void add_dprint_command(CLI::App& app, int& exit_code);
+void add_eval_command(CLI::App& app, int& exit_code);
+
+/// Runs `body` and maps kiln's exceptions to exit codes, printing "kiln: error: ..." to stderr.
+int run_guarded(const std::function<int()>& body);
+
+}  // namespace kiln::cli

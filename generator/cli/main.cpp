@@ -1,0 +1,26 @@
+// kiln: the command-line front end.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "kiln/version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kiln: an ahead-of-time compiler for computational graphs"};
+  app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION_STRING);
+  app.require_subcommand(1);
+  int exit_code = kiln::exit_code::kOk;
+  kiln::cli::add_validate_command(app, exit_code);
+  kiln::cli::add_dprint_command(app, exit_code);
+  kiln::cli::add_eval_command(app, exit_code);
+  app.footer(
+      "Exit codes: 0 ok, 1 usage, 2 invalid graph, 3 run-time failure, 4 I/O error, "
+      "5 not implemented, 6 compiler failure, 70 internal error.");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : kiln::exit_code::kUsage;
+  }
+  return exit_code;
+}

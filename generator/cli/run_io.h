@@ -1,0 +1,27 @@
+// Input and output conventions shared by `kiln eval` and `kiln run`: inputs are given as
+// NAME=FILE.npy where NAME is a graph input's id or name; each output is written to
+// DIR/<its name, or id, made safe as a file name>.npy (output_<i>.npy where names clash), and
+// small outputs are printed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/fgraph.h"
+
+namespace kiln::cli {
+
+/// Reads the inputs named by NAME=FILE arguments, in fg.inputs() order. Throws UserError for an
+/// unknown, ambiguous, repeated or missing input.
+std::vector<Array> read_inputs(const FunctionGraph& fg, const std::vector<std::string>& args);
+
+/// File names (without directory) for the graph's outputs: each output's name or id, made safe
+/// (only [A-Za-z0-9_.-], no leading dot), with "output_<i>" where two would clash.
+std::vector<std::string> output_file_names(const FunctionGraph& fg);
+
+/// Prints each output ("y = [...]" for small ones, a summary for big ones) and, when
+/// `output_dir` is not empty, writes them there as .npy files.
+void report_outputs(const FunctionGraph& fg, const std::vector<Array>& outputs,
+                    const std::string& output_dir);
+
+}  // namespace kiln::cli

@@ -1,0 +1,357 @@
+#include "io/graph_load.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "io/value_json.h"
+#include "ir/error.h"
+#include "kiln/runtime/npy.hpp"
+#include "ops/elemwise.h"
+#include "ops/op_table.h"
+#include "ops/scalar/composite.h"
+
+namespace kiln {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+namespace {
+
+const std::set<std::string> kTopKeys = {"format", "version", "name",   "variables",
+                                        "nodes",  "inputs",  "outputs"};
+
+std::string ptr(const std::string& base, std::size_t i) { return base + "/" + std::to_string(i); }
+
+void check_keys(const Json& obj, const std::set<std::string>& allowed, const std::string& where,
+                const std::string& what) {
+  for (auto it = obj.begin(); it != obj.end(); ++it)
+    if (!allowed.count(it.key()))
+      throw UserError("unknown key \"" + it.key() + "\" in " + what, where + "/" + it.key());
+}
+
+const Json& require_array(const Json& obj, const std::string& key, const std::string& where) {
+  if (!obj.contains(key)) throw UserError("missing \"" + key + "\"", where);
+  if (!obj[key].is_array())
+    throw UserError("\"" + key + "\" must be an array, not " + std::string(obj[key].type_name()),
+                    where + "/" + key);
+  return obj[key];
+}
+
+TensorType parse_type(const Json& t, const std::string& where) {
+  if (!t.is_object()) throw UserError("a type must be an object {\"dtype\": ..., \"shape\": [...]}", where);
+  check_keys(t, {"dtype", "shape"}, where, "a type");
+  if (!t.contains("dtype") || !t["dtype"].is_string())
+    throw UserError("a type needs a \"dtype\" string", where);
+  auto dt = dtype_from_name(t["dtype"].get<std::string>());
+  if (!dt) throw UserError("unknown dtype \"" + t["dtype"].get<std::string>() + "\"", where + "/dtype");
+  const Json& shape = require_array(t, "shape", where);
+  Shape s;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    const Json& d = shape[i];
+    if (d.is_null()) {
+      s.push_back(kUnknownLength);
+    } else if ((d.is_number_integer() || d.is_number_unsigned()) && d.get<std::int64_t>() >= 0) {
+      s.push_back(d.get<std::int64_t>());
+    } else {
+      throw UserError("a shape entry must be a non-negative integer or null, not " + d.dump(),
+                      ptr(where + "/shape", i));
+    }
+  }
+  return TensorType(*dt, s);
+}
+
+struct VarDecl {
+  std::string id;
+  std::string name;
+  TensorType type;
+  std::string pointer;
+  const Json* value = nullptr;
+  int produced_by = -1;  // node index
+  bool is_input = false;
+  Var var;               // once built
+};
+
+// Resolves {"npy": path} relative to the graph's folder, refusing paths that leave it.
+Array load_npy_value(const Json& v, const std::string& base_dir, const TensorType& type,
+                     const std::string& where) {
+  check_keys(v, {"npy"}, where, "an npy value");
+  if (!v["npy"].is_string()) throw UserError("\"npy\" must be a path string", where + "/npy");
+  std::string rel = v["npy"].get<std::string>();
+  if (base_dir.empty())
+    throw UserError("npy constants need the graph to be loaded from a file", where + "/npy");
+  if (rel.empty() || fs::path(rel).is_absolute())
+    throw UserError("npy path must be relative to the graph file's folder: \"" + rel + "\"",
+                    where + "/npy");
+  std::error_code ec;
+  fs::path base = fs::weakly_canonical(fs::path(base_dir), ec);
+  fs::path full = fs::weakly_canonical(base / rel, ec);
+  auto [b, f] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
+  if (ec || b != base.end())
+    throw UserError("npy path \"" + rel + "\" escapes the graph file's folder", where + "/npy");
+  if (!fs::is_regular_file(full))
+    throw UserError("npy file \"" + rel + "\" does not exist", where + "/npy");
+  Array a;
+  try {
+    a = npy::load(full.string());
+  } catch (const std::exception& e) {
+    throw UserError(e.what(), where + "/npy");
+  }
+  if (a.dtype() != type.dtype)
+    throw UserError("npy file \"" + rel + "\" holds " + std::string(dtype_name(a.dtype())) +
+                        " data but the variable's type is " + type.str(),
+                    where + "/npy");
+  if (a.ndim() != type.ndim())
+    throw UserError("npy file \"" + rel + "\" has shape " + shape_str(a.shape()) +
+                        " but the variable's type is " + type.str(),
+                    where + "/npy");
+  for (int d = 0; d < a.ndim(); ++d)
+    if (type.shape[static_cast<std::size_t>(d)] != kUnknownLength &&
+        type.shape[static_cast<std::size_t>(d)] != a.shape()[static_cast<std::size_t>(d)])
+      throw UserError("npy file \"" + rel + "\" has shape " + shape_str(a.shape()) +
+                          " but the variable's type is " + type.str(),
+                      where + "/npy");
+  return a;
+}
+
+Json parse_json(const std::string& text, const std::string& source) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    std::size_t line = 1, col = 1;
+    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    std::string what = e.what();
+    auto pos = what.find("parse error");
+    throw UserError("malformed JSON: " + (pos == std::string::npos ? what : what.substr(pos)),
+                    source + ":" + std::to_string(line) + ":" + std::to_string(col));
+  }
+}
+
+}  // namespace
+
+FunctionGraph load_graph_text(const std::string& text, const std::string& base_dir,
+                              const std::string& source) {
+  Json root = parse_json(text, source);
+  if (!root.is_object()) throw UserError("a graph file must be a JSON object", "/");
+  for (auto it = root.begin(); it != root.end(); ++it)
+    if (!kTopKeys.count(it.key()) && it.key().rfind("x-", 0) != 0)
+      throw UserError("unknown top-level key \"" + it.key() + "\" (tools may add keys starting with x-)",
+                      "/" + it.key());
+  if (!root.contains("format") || root["format"] != "kiln-graph")
+    throw UserError("\"format\" must be \"kiln-graph\"", "/format");
+  if (!root.contains("version") || !root["version"].is_number_integer())
+    throw UserError("\"version\" must be the integer 1", "/version");
+  if (root["version"].get<std::int64_t>() != 1)
+    throw UserError("unsupported version " + root["version"].dump() + " (this kiln reads version 1)",
+                    "/version");
+  std::string name = "graph";
+  if (root.contains("name")) {
+    if (!root["name"].is_string()) throw UserError("\"name\" must be a string", "/name");
+    name = root["name"].get<std::string>();
+  }
+
+  // Variables.
+  std::map<std::string, VarDecl> decls;
+  std::vector<std::string> order;
+  const Json& vars = require_array(root, "variables", "");
+  for (std::size_t i = 0; i < vars.size(); ++i) {
+    std::string p = ptr("/variables", i);
+    const Json& v = vars[i];
+    if (!v.is_object()) throw UserError("a variable must be an object", p);
+    check_keys(v, {"id", "name", "type", "value"}, p, "a variable");
+    if (!v.contains("id") || !v["id"].is_string() || v["id"].get<std::string>().empty())
+      throw UserError("a variable needs a non-empty string \"id\"", p);
+    VarDecl d;
+    d.id = v["id"].get<std::string>();
+    d.pointer = p;
+    if (decls.count(d.id))
+      throw UserError("variable id \"" + d.id + "\" is declared twice (first at " +
+                          decls[d.id].pointer + ")",
+                      p + "/id");
+    if (v.contains("name")) {
+      if (!v["name"].is_string()) throw UserError("\"name\" must be a string", p + "/name");
+      d.name = v["name"].get<std::string>();
+    }
+    if (!v.contains("type")) throw UserError("variable \"" + d.id + "\" needs a \"type\"", p);
+    d.type = parse_type(v["type"], p + "/type");
+    if (v.contains("value")) d.value = &v["value"];
+    order.push_back(d.id);
+    decls.emplace(d.id, std::move(d));
+  }
+  auto lookup = [&](const Json& idj, const std::string& where) -> VarDecl& {
+    if (!idj.is_string()) throw UserError("expected a variable id (a string), not " + idj.dump(), where);
+    auto it = decls.find(idj.get<std::string>());
+    if (it == decls.end())
+      throw UserError("variable \"" + idj.get<std::string>() + "\" is not declared in \"variables\"", where);
+    return it->second;
+  };
+
+  // Graph inputs.
+  const Json& ins = require_array(root, "inputs", "");
+  VarList input_vars;
+  for (std::size_t i = 0; i < ins.size(); ++i) {
+    std::string p = ptr("/inputs", i);
+    VarDecl& d = lookup(ins[i], p);
+    if (d.value) throw UserError("variable \"" + d.id + "\" is a constant and cannot be a graph input", p);
+    if (d.is_input) throw UserError("variable \"" + d.id + "\" is listed twice as a graph input", p);
+    d.is_input = true;
+    d.var = make_input(d.type, d.name);
+    d.var->set_file_id(d.id);
+    input_vars.push_back(d.var);
+  }
+
+  // Nodes: check their ids, then place them in dependency order.
+  const Json& nodes = require_array(root, "nodes", "");
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    std::string p = ptr("/nodes", n);
+    const Json& node = nodes[n];
+    if (!node.is_object()) throw UserError("a node must be an object", p);
+    check_keys(node, {"op", "props", "inputs", "outputs"}, p, "a node");
+    if (!node.contains("op") || !node["op"].is_string()) throw UserError("a node needs an \"op\" string", p);
+    if (node.contains("props") && !node["props"].is_object() && !node["props"].is_null())
+      throw UserError("\"props\" must be an object", p + "/props");
+    const Json& node_ins = require_array(node, "inputs", p);
+    for (std::size_t k = 0; k < node_ins.size(); ++k) lookup(node_ins[k], ptr(p + "/inputs", k));
+    const Json& outs = require_array(node, "outputs", p);
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+      std::string op = ptr(p + "/outputs", k);
+      VarDecl& d = lookup(outs[k], op);
+      if (d.value) throw UserError("variable \"" + d.id + "\" is a constant and cannot be produced by a node", op);
+      if (d.is_input) throw UserError("variable \"" + d.id + "\" is a graph input and cannot be produced by a node", op);
+      if (d.produced_by >= 0)
+        throw UserError("variable \"" + d.id + "\" is produced twice (also by /nodes/" +
+                            std::to_string(d.produced_by) + ")",
+                        op);
+      d.produced_by = static_cast<int>(n);
+    }
+  }
+  for (const auto& id : order) {
+    VarDecl& d = decls[id];
+    if (!d.value && !d.is_input && d.produced_by < 0)
+      throw UserError("variable \"" + id + "\" is neither a graph input, a constant, nor the output of a node",
+                      d.pointer);
+  }
+
+  // Constants.
+  for (const auto& id : order) {
+    VarDecl& d = decls[id];
+    if (!d.value) continue;
+    std::string p = d.pointer + "/value";
+    Array value = d.value->is_object() && d.value->contains("npy")
+                      ? load_npy_value(*d.value, base_dir, d.type, p)
+                      : parse_value(*d.value, d.type, p);
+    d.var = make_constant(value, d.name);
+    d.var->set_file_id(d.id);
+  }
+
+  // Kahn's algorithm in file order; whatever cannot be placed is on (or after) a cycle.
+  std::vector<int> missing(nodes.size(), 0);
+  std::vector<std::vector<std::size_t>> waiting(nodes.size());
+  for (std::size_t n = 0; n < nodes.size(); ++n)
+    for (const auto& in : nodes[n]["inputs"]) {
+      const VarDecl& d = decls[in.get<std::string>()];
+      if (d.produced_by >= 0) {
+        ++missing[n];
+        waiting[static_cast<std::size_t>(d.produced_by)].push_back(n);
+      }
+    }
+  std::vector<std::size_t> ready, placed;
+  for (std::size_t n = 0; n < nodes.size(); ++n)
+    if (missing[n] == 0) ready.push_back(n);
+  while (!ready.empty()) {
+    std::sort(ready.begin(), ready.end(), std::greater<>());
+    std::size_t n = ready.back();
+    ready.pop_back();
+    placed.push_back(n);
+    for (std::size_t m : waiting[n])
+      if (--missing[m] == 0) ready.push_back(m);
+  }
+  if (placed.size() != nodes.size()) {
+    for (std::size_t n = 0; n < nodes.size(); ++n)
+      if (missing[n] > 0)
+        throw UserError("the nodes form a cycle (this node depends on its own output)", ptr("/nodes", n));
+  }
+
+  for (std::size_t n : placed) {
+    std::string p = ptr("/nodes", n);
+    const Json& node = nodes[n];
+    std::string op_name = node["op"].get<std::string>();
+    VarList node_inputs;
+    std::vector<TensorType> in_types;
+    for (const auto& in : node["inputs"]) {
+      node_inputs.push_back(decls[in.get<std::string>()].var);
+      in_types.push_back(node_inputs.back()->type());
+    }
+    static const Json kNoProps = Json::object();
+    const Json& props = node.contains("props") && !node["props"].is_null() ? node["props"] : kNoProps;
+    OpPtr op;
+    if (scalar_op_from_name(op_name) && op_name != "Composite") {
+      // An Elemwise written with the scalar op's name as "op"; its props are the scalar op's
+      // parameters ({"op": "cast", "props": {"dtype": "int8"}}).
+      Json scalar = props;
+      scalar["name"] = op_name;
+      op = std::make_shared<Elemwise>(scalar_op_from_json(scalar, p + "/props"));
+    } else {
+      const OpEntry* entry = find_op(op_name);
+      if (!entry) throw UserError("unknown op \"" + op_name + "\"", p + "/op");
+      PropReader reader(props, p + "/props", op_name);
+      op = entry->make(reader, in_types);
+    }
+    ApplyPtr apply;
+    try {
+      apply = make_node(op, node_inputs);
+    } catch (const NotImplementedError& e) {
+      throw NotImplementedError(e.message(), p);
+    } catch (const UserError& e) {
+      throw UserError(e.message(), p);
+    }
+    const Json& outs = node["outputs"];
+    if (static_cast<int>(outs.size()) != apply->num_outputs())
+      throw UserError(op->str() + " has " + std::to_string(apply->num_outputs()) +
+                          " output(s) but the node lists " + std::to_string(outs.size()),
+                      p + "/outputs");
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+      VarDecl& d = decls[outs[k].get<std::string>()];
+      Var v = apply->output(static_cast<int>(k));
+      const TensorType& inferred = v->type();
+      if (d.type.dtype != inferred.dtype || d.type.ndim() != inferred.ndim() ||
+          !d.type.compatible_with(inferred))
+        throw UserError("variable \"" + d.id + "\" is declared " + d.type.str() + " but " + op->str() +
+                            " gives " + inferred.str(),
+                        ptr(p + "/outputs", k));
+      v->refine_type(d.type);  // a declared static length is trusted, and checked at run time
+      v->set_name(d.name);
+      v->set_file_id(d.id);
+      d.var = v;
+    }
+  }
+
+  const Json& outs = require_array(root, "outputs", "");
+  VarList output_vars;
+  for (std::size_t i = 0; i < outs.size(); ++i) output_vars.push_back(lookup(outs[i], ptr("/outputs", i)).var);
+
+  FunctionGraph fg(input_vars, output_vars, name);
+  for (auto it = root.begin(); it != root.end(); ++it)
+    if (it.key().rfind("x-", 0) == 0) fg.extras().emplace_back(it.key(), it.value());
+  return fg;
+}
+
+FunctionGraph load_graph_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError("cannot open graph file", path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  fs::path dir = fs::path(path).parent_path();
+  return load_graph_text(ss.str(), dir.empty() ? "." : dir.string(), path);
+}
+
+}  // namespace kiln

@@ -1,0 +1,20 @@
+// Loading graph files (GRAPH_FORMAT.md, version 1) into a FunctionGraph. Every refusal is a
+// UserError naming the place: a JSON pointer, a node, a variable, or a line and column.
+#pragma once
+
+#include <string>
+
+#include "ir/fgraph.h"
+
+namespace kiln {
+
+/// Loads and validates a graph file. `{"npy": path}` constants are read relative to the file's
+/// folder and may not escape it.
+FunctionGraph load_graph_file(const std::string& path);
+
+/// Loads a graph from JSON text. `base_dir` resolves npy paths ("" refuses them);
+/// `source` names the text in messages (a file name).
+FunctionGraph load_graph_text(const std::string& text, const std::string& base_dir,
+                              const std::string& source = "<graph>");
+
+}  // namespace kiln

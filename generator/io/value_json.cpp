@@ -1,0 +1,272 @@
+#include "io/value_json.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ir/error.h"
+
+namespace kiln {
+
+namespace {
+
+using Json = nlohmann::json;
+
+std::string kind_of(const Json& j) { return j.type_name(); }
+
+template <typename T>
+T parse_element(const Json& j, const std::string& ptr) {
+  const std::string tname(dtype_name(DTypeOf<T>::value));
+  if constexpr (std::is_same_v<T, bool>) {
+    if (j.is_boolean()) return j.get<bool>();
+    if (j.is_number_integer() || j.is_number_unsigned()) {
+      auto v = j.get<std::int64_t>();
+      if (v == 0 || v == 1) return v == 1;
+    }
+    throw UserError("a bool value must be true, false, 0 or 1, not " + j.dump(), ptr);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    double v;
+    if (j.is_string()) {
+      const auto& s = j.get_ref<const std::string&>();
+      if (s == "nan") v = std::numeric_limits<double>::quiet_NaN();
+      else if (s == "inf") v = std::numeric_limits<double>::infinity();
+      else if (s == "-inf") v = -std::numeric_limits<double>::infinity();
+      else throw UserError("a float value must be a number, \"nan\", \"inf\" or \"-inf\", not \"" + s + "\"", ptr);
+    } else if (j.is_number()) {
+      v = j.get<double>();
+    } else if (j.is_boolean()) {
+      v = j.get<bool>() ? 1.0 : 0.0;
+    } else {
+      throw UserError("expected a number for a " + tname + " value, got " + kind_of(j), ptr);
+    }
+    if constexpr (std::is_same_v<T, float>) {
+      if (std::isfinite(v) && std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max()))
+        throw UserError("value " + j.dump() + " does not fit in float32", ptr);
+    }
+    return static_cast<T>(v);
+  } else {
+    if (j.is_boolean()) return static_cast<T>(j.get<bool>() ? 1 : 0);
+    if (j.is_number_unsigned()) {
+      auto v = j.get<std::uint64_t>();
+      if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max()))
+        throw UserError("value " + j.dump() + " does not fit in " + tname, ptr);
+      return static_cast<T>(v);
+    }
+    if (j.is_number_integer()) {
+      auto v = j.get<std::int64_t>();
+      if constexpr (std::is_unsigned_v<T>) {
+        if (v < 0 || static_cast<std::uint64_t>(v) > std::numeric_limits<T>::max())
+          throw UserError("value " + j.dump() + " does not fit in " + tname, ptr);
+      } else {
+        if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max())
+          throw UserError("value " + j.dump() + " does not fit in " + tname, ptr);
+      }
+      return static_cast<T>(v);
+    }
+    if (j.is_number_float()) {
+      double v = j.get<double>();
+      if (std::trunc(v) == v && v >= static_cast<double>(std::numeric_limits<T>::min()) &&
+          v <= static_cast<double>(std::numeric_limits<T>::max()) &&
+          std::fabs(v) < 9007199254740992.0)
+        return static_cast<T>(v);
+      throw UserError("value " + j.dump() + " is not a " + tname, ptr);
+    }
+    throw UserError("expected an integer for a " + tname + " value, got " + kind_of(j), ptr);
+  }
+}
+
+void infer_data_shape(const Json& j, std::size_t depth, std::size_t ndim, Shape& shape,
+                      const std::string& ptr) {
+  if (depth == ndim) {
+    if (j.is_array())
+      throw UserError("value has more nesting than its type's rank " + std::to_string(ndim), ptr);
+    return;
+  }
+  if (!j.is_array())
+    throw UserError("value has rank " + std::to_string(depth) + " but its type has rank " +
+                        std::to_string(ndim),
+                    ptr);
+  shape[depth] = static_cast<std::int64_t>(j.size());
+  if (!j.empty()) infer_data_shape(j[0], depth + 1, ndim, shape, ptr + "/0");
+}
+
+}  // namespace
+
+std::string base64_encode(const void* data, std::size_t n) {
+  static const char* abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::string out;
+  out.reserve((n + 2) / 3 * 4);
+  for (std::size_t i = 0; i < n; i += 3) {
+    std::uint32_t v = static_cast<std::uint32_t>(p[i]) << 16;
+    if (i + 1 < n) v |= static_cast<std::uint32_t>(p[i + 1]) << 8;
+    if (i + 2 < n) v |= p[i + 2];
+    out += abc[(v >> 18) & 63];
+    out += abc[(v >> 12) & 63];
+    out += i + 1 < n ? abc[(v >> 6) & 63] : '=';
+    out += i + 2 < n ? abc[v & 63] : '=';
+  }
+  return out;
+}
+
+std::string base64_decode(const std::string& text, const std::string& pointer) {
+  auto val = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string clean;
+  for (char c : text)
+    if (c != '\n' && c != '\r' && c != ' ') clean += c;
+  if (clean.size() % 4 != 0) throw UserError("base64 data length is not a multiple of 4", pointer);
+  std::string out;
+  out.reserve(clean.size() / 4 * 3);
+  for (std::size_t i = 0; i < clean.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      char c = clean[i + static_cast<std::size_t>(k)];
+      if (c == '=' && i + 4 == clean.size() && k >= 2) {
+        v[k] = 0;
+        ++pad;
+      } else {
+        v[k] = val(c);
+        if (v[k] < 0 || pad) throw UserError("malformed base64 data", pointer);
+      }
+    }
+    std::uint32_t w = (static_cast<std::uint32_t>(v[0]) << 18) | (static_cast<std::uint32_t>(v[1]) << 12) |
+                      (static_cast<std::uint32_t>(v[2]) << 6) | static_cast<std::uint32_t>(v[3]);
+    out += static_cast<char>((w >> 16) & 255);
+    if (pad < 2) out += static_cast<char>((w >> 8) & 255);
+    if (pad < 1) out += static_cast<char>(w & 255);
+  }
+  return out;
+}
+
+Array parse_scalar(const Json& j, DType dt, const std::string& pointer) {
+  Array a = Array::empty(dt, {});
+  visit_dtype(dt, [&](auto t) {
+    using T = decltype(t);
+    *a.data<T>() = parse_element<T>(j, pointer);
+  });
+  return a;
+}
+
+Array parse_value(const Json& j, const TensorType& type, const std::string& pointer) {
+  const std::size_t nd = type.shape.size();
+  if (j.is_object()) {
+    if (!j.contains("base64"))
+      throw UserError("a value object must be {\"npy\": path} or {\"base64\": ..., \"order\": ...}",
+                      pointer);
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (it.key() != "base64" && it.key() != "order")
+        throw UserError("unknown key \"" + it.key() + "\" in a base64 value", pointer);
+    if (!j["base64"].is_string()) throw UserError("base64 data must be a string", pointer + "/base64");
+    std::string order = "C";
+    if (j.contains("order")) {
+      if (!j["order"].is_string() || (j["order"] != "C" && j["order"] != "F"))
+        throw UserError("order must be \"C\" or \"F\"", pointer + "/order");
+      order = j["order"].get<std::string>();
+    }
+    if (!type.fully_static())
+      throw UserError("a base64 value needs a type with a fully static shape", pointer);
+    std::string bytes = base64_decode(j["base64"].get<std::string>(), pointer + "/base64");
+    Array a = Array::empty(type.dtype, type.shape);
+    if (bytes.size() != a.nbytes())
+      throw UserError("base64 data has " + std::to_string(bytes.size()) + " bytes but type " +
+                          type.str() + " needs " + std::to_string(a.nbytes()),
+                      pointer + "/base64");
+    if (order == "C" || nd <= 1) {
+      if (!bytes.empty()) std::memcpy(a.data(), bytes.data(), bytes.size());
+    } else {
+      // Fortran order: reversed strides over the decoded bytes, then a C-contiguous copy.
+      Shape fstrides(nd);
+      std::int64_t s = 1;
+      for (std::size_t i = 0; i < nd; ++i) {
+        fstrides[i] = s;
+        s *= type.shape[i];
+      }
+      auto holder = std::make_shared<std::string>(std::move(bytes));
+      Array f = Array::view_of(holder, holder->data(), type.dtype, type.shape, fstrides);
+      f.copy_into(a);
+    }
+    if (type.dtype == DType::Bool) {
+      for (std::size_t i = 0; i < a.nbytes(); ++i)
+        if (a.data<unsigned char>()[i] > 1)
+          throw UserError("bool data must be 0 or 1 bytes", pointer + "/base64");
+    }
+    return a;
+  }
+  Shape shape(nd, 0);
+  infer_data_shape(j, 0, nd, shape, pointer);
+  for (std::size_t i = 0; i < nd; ++i)
+    if (type.shape[i] != kUnknownLength && type.shape[i] != shape[i])
+      throw UserError("value has length " + std::to_string(shape[i]) + " in dimension " +
+                          std::to_string(i) + " but its type " + type.str() + " says " +
+                          std::to_string(type.shape[i]),
+                      pointer);
+  Array a = Array::empty(type.dtype, shape);
+  visit_dtype(type.dtype, [&](auto t) {
+    using T = decltype(t);
+    T* out = a.data<T>();
+    std::int64_t pos = 0;
+    // Walk the nested arrays row-major, checking every row's length (ragged data is an error).
+    auto walk = [&](auto&& self, const Json& node, std::size_t depth, const std::string& ptr) -> void {
+      if (depth == nd) {
+        out[pos++] = parse_element<T>(node, ptr);
+        return;
+      }
+      if (!node.is_array() || static_cast<std::int64_t>(node.size()) != shape[depth])
+        throw UserError("ragged value: expected an array of length " + std::to_string(shape[depth]),
+                        ptr);
+      for (std::size_t i = 0; i < node.size(); ++i)
+        self(self, node[i], depth + 1, ptr + "/" + std::to_string(i));
+    };
+    walk(walk, j, 0, pointer);
+  });
+  return a;
+}
+
+Json element_to_json(const Array& a, const std::int64_t* index) {
+  Json out;
+  visit_dtype(a.dtype(), [&](auto t) {
+    using T = decltype(t);
+    T v = *static_cast<const T*>(a.element_ptr(index));
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(v)) out = "nan";
+      else if (std::isinf(v)) out = v > 0 ? "inf" : "-inf";
+      else out = static_cast<double>(v);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      out = v;
+    } else if constexpr (std::is_unsigned_v<T>) {
+      out = static_cast<std::uint64_t>(v);
+    } else {
+      out = static_cast<std::int64_t>(v);
+    }
+  });
+  return out;
+}
+
+Json value_to_json(const Array& a, std::size_t inline_limit) {
+  if (static_cast<std::size_t>(a.size()) > inline_limit) {
+    Array c = a.contiguous();
+    return Json{{"base64", base64_encode(c.data(), c.nbytes())}, {"order", "C"}};
+  }
+  const int nd = a.ndim();
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(nd), 0);
+  auto build = [&](auto&& self, int depth) -> Json {
+    if (depth == nd) return element_to_json(a, idx.data());
+    Json arr = Json::array();
+    for (std::int64_t i = 0; i < a.shape()[static_cast<std::size_t>(depth)]; ++i) {
+      idx[static_cast<std::size_t>(depth)] = i;
+      arr.push_back(self(self, depth + 1));
+    }
+    return arr;
+  };
+  return build(build, 0);
+}
+
+}  // namespace kiln

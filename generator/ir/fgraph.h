@@ -1,0 +1,98 @@
+// FunctionGraph: a graph with declared inputs and outputs, the unit every pass, the evaluator
+// and the code generator work on. It tracks each variable's clients so that replace() can
+// rewire every use, and prunes nodes that nothing uses any more.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "ir/node.h"
+#include "ir/op.h"
+
+namespace kiln {
+
+/// A use of a variable: input `index` of `node`, or (node == nullptr) graph output `index`.
+struct Client {
+  Apply* node;
+  int index;
+  bool operator==(const Client& o) const { return node == o.node && index == o.index; }
+};
+
+class FunctionGraph {
+ public:
+  FunctionGraph() = default;
+  /// Builds the graph between `inputs` and `outputs`. Every input of the computation must be
+  /// listed in `inputs` (or be a constant); otherwise a UserError names the missing variable.
+  FunctionGraph(VarList inputs, VarList outputs, std::string name = "graph");
+
+  FunctionGraph(const FunctionGraph&) = delete;
+  FunctionGraph& operator=(const FunctionGraph&) = delete;
+  FunctionGraph(FunctionGraph&&) = default;
+  FunctionGraph& operator=(FunctionGraph&&) = default;
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string n) { name_ = std::move(n); }
+  const VarList& inputs() const { return inputs_; }
+  const VarList& outputs() const { return outputs_; }
+  /// Names given to outputs (parallel to outputs(); empty when the output has none of its own).
+  const std::vector<std::string>& output_names() const { return output_names_; }
+  void set_output_names(std::vector<std::string> names) { output_names_ = std::move(names); }
+
+  /// Extra top-level keys of the graph file starting with "x-" (kept for tools).
+  std::vector<std::pair<std::string, Json>>& extras() { return extras_; }
+  const std::vector<std::pair<std::string, Json>>& extras() const { return extras_; }
+
+  /// Apply nodes in a deterministic topological order (depends only on the graph structure).
+  std::vector<Apply*> toposort() const;
+  /// Every variable (inputs, constants, node outputs) in toposort order, each once.
+  std::vector<Variable*> variables() const;
+  std::size_t num_nodes() const { return nodes_.size(); }
+  bool contains(const Apply* node) const { return nodes_.count(const_cast<Apply*>(node)) != 0; }
+
+  /// The uses of a variable inside this graph.
+  const std::vector<Client>& clients(const Variable* v) const;
+
+  /// Replaces every use of `old_var` by `new_var`. The new type must be compatible (same
+  /// dtype, rank, no conflicting static length) — otherwise a UserError that says both types
+  /// and `reason`. New nodes above `new_var` join the graph; unused nodes are pruned.
+  void replace(const Var& old_var, const Var& new_var, const std::string& reason = "");
+  void replace_all(const std::vector<std::pair<Var, Var>>& pairs, const std::string& reason = "");
+
+  /// Replaces graph output `i` only (not other uses of that variable).
+  void set_output(int i, const Var& v);
+
+  /// A deep copy: new Variables and Apply nodes (ops and constant values are shared; they are
+  /// immutable). `map`, if given, receives old -> new for every variable.
+  FunctionGraph clone(std::unordered_map<const Variable*, Var>* map = nullptr) const;
+
+  /// Checks the graph's invariants (clients consistent, types agree with inference, acyclic,
+  /// every input known). Throws InternalError with a description. Used after passes in tests.
+  void verify() const;
+
+  /// The Var (shared handle) of a variable of this graph.
+  Var handle(const Variable* v) const;
+
+ private:
+  void import_var(const Var& v);
+  void import_node(const ApplyPtr& node);
+  void add_client(const Var& v, Client c);
+  void remove_client(const Variable* v, Client c);
+  void prune_if_unused(Apply* node);
+  void attach(const Var& v);
+
+  std::string name_ = "graph";
+  VarList inputs_;
+  VarList outputs_;
+  std::vector<std::string> output_names_;
+  std::vector<std::pair<std::string, Json>> extras_;
+  std::unordered_map<Apply*, ApplyPtr> nodes_;
+  std::unordered_map<const Variable*, std::vector<Client>> clients_;
+  std::unordered_map<const Variable*, Var> handles_;
+  std::unordered_set<const Variable*> input_set_;
+};
+
+}  // namespace kiln

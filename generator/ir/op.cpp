@@ -1,0 +1,81 @@
+#include "ir/op.h"
+
+#include <functional>
+
+#include "ir/error.h"
+#include "ops/shape.h"
+
+namespace kiln {
+
+namespace {
+// Python-repr-like rendering of a prop value, as PyTensor prints op props.
+std::string repr(const Json& v) {
+  if (v.is_null()) return "None";
+  if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
+  if (v.is_string()) return "'" + v.get<std::string>() + "'";
+  if (v.is_array()) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + repr(v[i]);
+    return s + "]";
+  }
+  return v.dump();
+}
+}  // namespace
+
+std::string Op::str() const {
+  Json p = props();
+  if (p.empty()) return std::string(name());
+  std::string s = std::string(name()) + "{";
+  bool first = true;
+  for (auto it = p.begin(); it != p.end(); ++it) {
+    s += (first ? "" : ", ") + it.key() + "=" + repr(it.value());
+    first = false;
+  }
+  return s + "}";
+}
+
+const std::string& Op::key() const {
+  if (key_.empty()) key_ = std::string(name()) + props().dump();
+  return key_;
+}
+
+std::size_t Op::hash() const { return std::hash<std::string>()(key()); }
+
+std::vector<ShapeVars> Op::infer_shape(const Apply& node,
+                                       const std::vector<ShapeVars>& /*input_shapes*/) const {
+  std::vector<ShapeVars> out;
+  for (int i = 0; i < node.num_outputs(); ++i) {
+    ShapeVars dims;
+    Var o = node.output(i);
+    for (int d = 0; d < o->ndim(); ++d) dims.push_back(shape_i(o, d));
+    out.push_back(dims);
+  }
+  return out;
+}
+
+std::vector<GradTerm> Op::pullback(const Apply& node, const VarList& /*output_grads*/) const {
+  return std::vector<GradTerm>(static_cast<std::size_t>(node.num_inputs()),
+                               GradTerm::not_implemented(str() + " has no pullback"));
+}
+
+std::vector<GradTerm> Op::pushforward(const Apply& node, const VarList& /*input_tangents*/) const {
+  return std::vector<GradTerm>(static_cast<std::size_t>(node.num_outputs()),
+                               GradTerm::not_implemented(str() + " has no pushforward"));
+}
+
+void type_error(const Op& op, const std::string& msg) { throw UserError(op.str() + ": " + msg); }
+
+ApplyPtr make_node(OpPtr op, VarList inputs) {
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i]) throw UserError(op->str() + ": input " + std::to_string(i) + " is null");
+  std::vector<TensorType> types = op->infer_types(inputs);
+  return Apply::create(std::move(op), std::move(inputs), types);
+}
+
+Var apply1(OpPtr op, VarList inputs) {
+  ApplyPtr node = make_node(std::move(op), std::move(inputs));
+  KILN_INTERNAL_ASSERT(node->num_outputs() == 1, "apply1 on a multi-output op");
+  return node->output(0);
+}
+
+}  // namespace kiln

@@ -1,0 +1,108 @@
+// The Op contract (PyTensor's): type inference (make_node), a reference implementation
+// (perform), symbolic shapes (infer_shape), gradients (pullback / pushforward), in-place and
+// view declarations, and props from which equality and hashing derive.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/node.h"
+
+namespace kiln {
+
+using Json = nlohmann::json;
+
+/// Output index -> the input indices it overwrites (destroy_map) or aliases (view_map).
+using IndexMap = std::map<int, std::vector<int>>;
+
+/// Symbolic lengths of one variable: one 0-d int64 Var per dimension.
+using ShapeVars = std::vector<Var>;
+
+/// The gradient (or tangent) contribution for one input of a node.
+struct GradTerm {
+  enum class Kind {
+    Value,         ///< `value` holds the gradient graph
+    Disconnected,  ///< the output does not depend on this input (e.g. an index, a shape)
+    Undefined,     ///< mathematically undefined here (e.g. integer input, Argmax); `reason`
+    NotImplemented ///< kiln does not know this gradient yet; `reason`
+  };
+  Kind kind = Kind::Disconnected;
+  Var value;
+  std::string reason;
+
+  static GradTerm of(Var v) { return {Kind::Value, std::move(v), {}}; }
+  static GradTerm disconnected() { return {Kind::Disconnected, nullptr, {}}; }
+  static GradTerm undefined(std::string why) { return {Kind::Undefined, nullptr, std::move(why)}; }
+  static GradTerm not_implemented(std::string why) {
+    return {Kind::NotImplemented, nullptr, std::move(why)};
+  }
+};
+
+class Op {
+ public:
+  virtual ~Op() = default;
+
+  /// The PyTensor Op class name, as written in graph files ("Elemwise", "DimShuffle").
+  virtual std::string_view name() const = 0;
+
+  /// All props, as written in graph files. Equality and hashing derive from name + props.
+  virtual Json props() const { return Json::object(); }
+
+  /// Human-readable form for dprint and messages, e.g. "Add", "DimShuffle{order=[1,0]}".
+  virtual std::string str() const;
+
+  /// Type inference: checks the inputs (count, dtypes, ranks, static lengths) and returns the
+  /// output types. Errors are UserErrors naming the op and the offending input.
+  virtual std::vector<TensorType> infer_types(const VarList& inputs) const = 0;
+
+  /// Reference implementation: computes `outputs` (already sized to the number of outputs,
+  /// holding null arrays) from `inputs`, whose dtypes and ranks match the node's input types.
+  /// Run-time failures are RuntimeFailures (the evaluator adds the node).
+  virtual void perform(const Apply& node, const std::vector<Array>& inputs,
+                       std::vector<Array>& outputs) const = 0;
+
+  /// Output shapes as graphs of the input shapes. The default builds Shape_i of the outputs
+  /// themselves (i.e. "compute the node to know"); ops override it with real formulas.
+  virtual std::vector<ShapeVars> infer_shape(const Apply& node,
+                                             const std::vector<ShapeVars>& input_shapes) const;
+
+  /// Vector-Jacobian product: one GradTerm per input given one cotangent per output (a null
+  /// Var for an output whose cotangent is zero/disconnected).
+  virtual std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const;
+
+  /// Jacobian-vector product: one tangent per output given one tangent per input (null Var for
+  /// zero/disconnected tangents). A null result means a zero tangent.
+  virtual std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const;
+
+  virtual IndexMap destroy_map() const { return {}; }
+  virtual IndexMap view_map() const { return {}; }
+
+  /// False for ops whose result must not become a constant (e.g. a huge Alloc, AllocEmpty).
+  virtual bool do_constant_folding(const Apply& /*node*/) const { return true; }
+
+  /// Equality and hashing from name + props (so merging identical nodes works).
+  bool equals(const Op& other) const { return this == &other || key() == other.key(); }
+  std::size_t hash() const;
+  /// name + canonical props text (cached).
+  const std::string& key() const;
+
+ private:
+  mutable std::string key_;
+};
+
+/// PyTensor's make_node: validates inputs with the op's type inference and builds the node.
+/// Errors carry the op's name.
+ApplyPtr make_node(OpPtr op, VarList inputs);
+
+/// The single output of a one-output op applied to inputs.
+Var apply1(OpPtr op, VarList inputs);
+
+/// Throws a UserError "<op>: <msg>" (type inference failures).
+[[noreturn]] void type_error(const Op& op, const std::string& msg);
+
+}  // namespace kiln

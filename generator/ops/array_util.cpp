@@ -1,0 +1,123 @@
+#include "ops/array_util.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "ir/error.h"
+#include "kiln/runtime/scalar_math.hpp"
+
+namespace kiln {
+
+Array astype(const Array& a, DType to) {
+  if (a.dtype() == to && a.is_c_contiguous()) return a;
+  Array out = Array::empty(to, a.shape());
+  visit_dtype(a.dtype(), [&](auto fv) {
+    using From = decltype(fv);
+    visit_dtype(to, [&](auto tv) {
+      using To = decltype(tv);
+      To* dst = out.data<To>();
+      std::int64_t i = 0;
+      if (a.is_c_contiguous()) {
+        const From* src = a.data<From>();
+        for (std::int64_t n = a.size(); i < n; ++i) dst[i] = kiln_scalar::convert<To>(src[i]);
+      } else {
+        a.for_each_index([&](const std::int64_t* idx) {
+          dst[i++] = kiln_scalar::convert<To>(*static_cast<const From*>(a.element_ptr(idx)));
+        });
+      }
+    });
+  });
+  return out;
+}
+
+Shape broadcast_shapes(const std::vector<Shape>& shapes) {
+  std::size_t nd = 0;
+  for (const auto& s : shapes) nd = std::max(nd, s.size());
+  Shape out(nd, 1);
+  for (std::size_t d = 0; d < nd; ++d) {
+    for (const auto& s : shapes) {
+      if (d + s.size() < nd) continue;
+      std::int64_t len = s[d + s.size() - nd];
+      if (len == 1) continue;
+      if (out[d] == 1) {
+        out[d] = len;
+      } else if (out[d] != len) {
+        std::string msg = "shapes";
+        for (const auto& t : shapes) msg += " " + shape_str(t);
+        throw RuntimeFailure(msg + " cannot be broadcast together");
+      }
+    }
+  }
+  return out;
+}
+
+Array broadcast_to(const Array& a, const Shape& shape) {
+  if (static_cast<std::size_t>(a.ndim()) > shape.size())
+    throw RuntimeFailure("cannot broadcast shape " + shape_str(a.shape()) + " to " + shape_str(shape));
+  std::size_t lead = shape.size() - static_cast<std::size_t>(a.ndim());
+  Shape strides(shape.size(), 0);
+  for (std::size_t d = 0; d < static_cast<std::size_t>(a.ndim()); ++d) {
+    std::int64_t len = a.shape()[d];
+    if (len == shape[lead + d]) {
+      strides[lead + d] = a.strides()[d];
+    } else if (len != 1) {
+      throw RuntimeFailure("cannot broadcast shape " + shape_str(a.shape()) + " to " +
+                           shape_str(shape));
+    }
+  }
+  return a.view(shape, strides);
+}
+
+std::int64_t scalar_to_int64(const Array& a) {
+  if (a.size() != 1) throw RuntimeFailure("expected a single integer, got shape " + shape_str(a.shape()));
+  if (is_float(a.dtype())) throw RuntimeFailure("expected an integer, got a float");
+  std::vector<std::int64_t> zero(static_cast<std::size_t>(a.ndim()), 0);
+  std::int64_t v = 0;
+  visit_dtype(a.dtype(), [&](auto t) {
+    using T = decltype(t);
+    T x = *static_cast<const T*>(a.element_ptr(zero.data()));
+    if constexpr (std::is_same_v<T, std::uint64_t>) {
+      if (x > static_cast<std::uint64_t>(INT64_MAX)) throw RuntimeFailure("integer too large");
+    }
+    v = static_cast<std::int64_t>(x);
+  });
+  return v;
+}
+
+double element_as_double(const Array& a, const std::int64_t* index) {
+  double v = 0;
+  visit_dtype(a.dtype(), [&](auto t) {
+    using T = decltype(t);
+    v = static_cast<double>(*static_cast<const T*>(a.element_ptr(index)));
+  });
+  return v;
+}
+
+double scalar_to_double(const Array& a) {
+  std::vector<std::int64_t> zero(static_cast<std::size_t>(a.ndim()), 0);
+  return element_as_double(a, zero.data());
+}
+
+Array make_scalar_array(DType dt, double v) {
+  Array a = Array::empty(dt, {});
+  visit_dtype(dt, [&](auto t) {
+    using T = decltype(t);
+    *a.data<T>() = kiln_scalar::convert<T>(v);
+  });
+  return a;
+}
+
+Array make_int64_scalar(std::int64_t v) {
+  Array a = Array::empty(DType::Int64, {});
+  *a.data<std::int64_t>() = v;
+  return a;
+}
+
+int normalize_axis(std::int64_t axis, int ndim) {
+  if (axis < -ndim || axis >= ndim)
+    throw std::out_of_range("axis " + std::to_string(axis) + " is out of range for rank " +
+                            std::to_string(ndim));
+  return static_cast<int>(axis < 0 ? axis + ndim : axis);
+}
+
+}  // namespace kiln

@@ -1,0 +1,154 @@
+#include "ops/elemwise.h"
+
+#include <cctype>
+
+#include "ir/error.h"
+#include "ops/array_util.h"
+#include "ops/constant.h"
+#include "ops/dimshuffle.h"
+#include "ops/scalar/composite.h"
+#include "ops/scalar/scalar_eval.h"
+#include "ops/shape.h"
+
+namespace kiln {
+
+Json Elemwise::props() const { return Json{{"scalar_op", scalar_op_.to_json()}}; }
+
+std::string Elemwise::str() const {
+  // PyTensor prints str(scalar_op).capitalize(): the first letter upper, the rest lower.
+  std::string s = scalar_op_.str();
+  for (std::size_t i = 0; i < s.size(); ++i)
+    s[i] = static_cast<char>(i == 0 ? std::toupper(static_cast<unsigned char>(s[i]))
+                                    : std::tolower(static_cast<unsigned char>(s[i])));
+  if (scalar_op_.id() == ScalarOpId::Composite) s = "Composite" + s.substr(9);
+  if (scalar_op_.id() == ScalarOpId::Cast) s = "Cast" + s.substr(4);
+  return s;
+}
+
+Shape broadcast_static_shapes(const std::vector<TensorType>& types) {
+  const std::size_t nd = types.empty() ? 0 : types[0].shape.size();
+  Shape out(nd, 1);
+  for (std::size_t d = 0; d < nd; ++d) {
+    std::int64_t known = -2;  // none yet
+    bool any_unknown = false;
+    for (const auto& t : types) {
+      std::int64_t len = t.shape[d];
+      if (len == 1) continue;
+      if (len == kUnknownLength) {
+        any_unknown = true;
+      } else if (known == -2) {
+        known = len;
+      } else if (known != len) {
+        throw std::invalid_argument("incompatible static lengths " + std::to_string(known) +
+                                    " and " + std::to_string(len) + " in dimension " +
+                                    std::to_string(d));
+      }
+    }
+    out[d] = known != -2 ? known : any_unknown ? kUnknownLength : 1;
+  }
+  return out;
+}
+
+Shape elemwise_runtime_shape(const std::vector<TensorType>& types, const std::vector<Array>& inputs) {
+  const std::size_t nd = types.empty() ? 0 : types[0].shape.size();
+  Shape out(nd, 1);
+  for (std::size_t d = 0; d < nd; ++d) {
+    int owner = -1;  // the first input that is not statically broadcastable here
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      if (types[k].shape[d] == 1) continue;
+      std::int64_t len = inputs[k].shape()[d];
+      if (owner < 0) {
+        owner = static_cast<int>(k);
+        out[d] = len;
+      } else if (len != out[d]) {
+        bool runtime_broadcast = len == 1 || out[d] == 1;
+        throw RuntimeFailure(
+            std::string(runtime_broadcast ? "runtime broadcasting not allowed (only dimensions of "
+                                            "static length 1 broadcast): "
+                                          : "input dimension mismatch: ") +
+            "input " + std::to_string(owner) + " has length " + std::to_string(out[d]) +
+            " and input " + std::to_string(k) + " has length " + std::to_string(len) +
+            " in dimension " + std::to_string(d));
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<TensorType> Elemwise::infer_types(const VarList& inputs) const {
+  try {
+    scalar_op_.check_arity(inputs.size());
+  } catch (const std::invalid_argument& e) {
+    type_error(*this, e.what());
+  }
+  std::vector<TensorType> types;
+  std::vector<DType> dtypes;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i]->ndim() != inputs[0]->ndim())
+      type_error(*this, "input " + std::to_string(i) + " has rank " +
+                            std::to_string(inputs[i]->ndim()) + " but input 0 has rank " +
+                            std::to_string(inputs[0]->ndim()) +
+                            " (insert a DimShuffle to broadcast)");
+    types.push_back(inputs[i]->type());
+    dtypes.push_back(inputs[i]->dtype());
+  }
+  std::vector<DType> out_dtypes;
+  Shape shape;
+  try {
+    out_dtypes = scalar_op_.output_dtypes(dtypes);
+    shape = broadcast_static_shapes(types);
+  } catch (const std::invalid_argument& e) {
+    type_error(*this, e.what());
+  }
+  std::vector<TensorType> out;
+  for (DType dt : out_dtypes) out.emplace_back(dt, shape);
+  return out;
+}
+
+void Elemwise::perform(const Apply& node, const std::vector<Array>& inputs,
+                       std::vector<Array>& outputs) const {
+  std::vector<TensorType> types;
+  for (const auto& in : node.inputs()) types.push_back(in->type());
+  Shape shape = elemwise_runtime_shape(types, inputs);
+  std::vector<Array> args;
+  for (const auto& in : inputs) args.push_back(broadcast_to(in, shape));
+  outputs = eval_scalar_op(scalar_op_, args, shape);
+}
+
+std::vector<ShapeVars> Elemwise::infer_shape(const Apply& node,
+                                             const std::vector<ShapeVars>& input_shapes) const {
+  const int nd = node.input(0)->ndim();
+  ShapeVars dims;
+  for (int d = 0; d < nd; ++d) {
+    Var dim;
+    for (int k = 0; k < node.num_inputs() && !dim; ++k)
+      if (!node.input(k)->type().broadcastable(d)) dim = input_shapes[static_cast<std::size_t>(k)][static_cast<std::size_t>(d)];
+    dims.push_back(dim ? dim : int64_constant(1));
+  }
+  return std::vector<ShapeVars>(static_cast<std::size_t>(node.num_outputs()), dims);
+}
+
+VarList elemwise(const ScalarOp& op, VarList inputs) {
+  int nd = 0;
+  for (const auto& in : inputs) {
+    if (!in) throw UserError("elemwise " + op.str() + ": null input");
+    nd = std::max(nd, in->ndim());
+  }
+  for (auto& in : inputs)
+    if (in->ndim() < nd) in = expand_dims_left(in, nd - in->ndim());
+  return make_node(std::make_shared<Elemwise>(op), std::move(inputs))->outputs();
+}
+
+Var elemwise1(const ScalarOp& op, VarList inputs) {
+  VarList outs = elemwise(op, std::move(inputs));
+  if (outs.size() != 1) throw UserError(op.str() + " has several outputs");
+  return outs[0];
+}
+
+OpPtr elemwise_from_props(PropReader& props, const std::vector<TensorType>& /*input_types*/) {
+  ScalarOp op = scalar_op_from_json(props.raw("scalar_op"), props.where("scalar_op"));
+  props.finish();
+  return std::make_shared<Elemwise>(std::move(op));
+}
+
+}  // namespace kiln

@@ -1,0 +1,45 @@
+// Elemwise: a scalar op broadcast over its inputs (PyTensor's rules: only dimensions whose
+// static length is 1 broadcast; inputs of lower rank are left-padded by ExpandDims nodes that
+// the builder inserts).
+#pragma once
+
+#include "ir/op.h"
+#include "ops/props.h"
+#include "ops/scalar/scalar_op.h"
+
+namespace kiln {
+
+class Elemwise : public Op {
+ public:
+  explicit Elemwise(ScalarOp scalar_op) : scalar_op_(std::move(scalar_op)) {}
+  const ScalarOp& scalar_op() const { return scalar_op_; }
+
+  std::string_view name() const override { return "Elemwise"; }
+  Json props() const override;
+  std::string str() const override;
+  std::vector<TensorType> infer_types(const VarList& inputs) const override;
+  void perform(const Apply& node, const std::vector<Array>& inputs,
+               std::vector<Array>& outputs) const override;
+  std::vector<ShapeVars> infer_shape(const Apply& node,
+                                     const std::vector<ShapeVars>& input_shapes) const override;
+
+ private:
+  ScalarOp scalar_op_;
+};
+
+/// Static output shape of broadcasting input types (PyTensor's broadcast_static_dim_lengths).
+/// All types must have the same rank. Throws std::invalid_argument on incompatible lengths.
+Shape broadcast_static_shapes(const std::vector<TensorType>& types);
+
+/// Output shape of an Elemwise at run time, refusing runtime broadcasting of dimensions that
+/// are not statically 1 (PyTensor's rule). Throws RuntimeFailure.
+Shape elemwise_runtime_shape(const std::vector<TensorType>& types, const std::vector<Array>& inputs);
+
+/// Applies a scalar op elementwise, left-padding lower-rank inputs with ExpandDims.
+VarList elemwise(const ScalarOp& op, VarList inputs);
+/// The single output of elemwise().
+Var elemwise1(const ScalarOp& op, VarList inputs);
+
+OpPtr elemwise_from_props(PropReader& props, const std::vector<TensorType>& input_types);
+
+}  // namespace kiln

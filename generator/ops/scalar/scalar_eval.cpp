@@ -1,0 +1,226 @@
+#include "ops/scalar/scalar_eval.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "ir/error.h"
+#include "kiln/runtime/scalar_math.hpp"
+#include "ops/array_util.h"
+#include "ops/scalar/composite.h"
+
+namespace kiln {
+
+namespace {
+
+namespace ks = kiln_scalar;
+
+template <typename C>
+C unary(ScalarOpId id, C x) {
+  switch (id) {
+    case ScalarOpId::Neg: return ks::wrap_neg(x);
+    case ScalarOpId::Abs: return ks::abs(x);
+    case ScalarOpId::Sgn: return ks::sgn(x);
+    case ScalarOpId::Sqr: return ks::sqr(x);
+    case ScalarOpId::Identity: return x;
+    case ScalarOpId::Invert:
+      if constexpr (std::is_integral_v<C>) return ks::invert(x);
+      break;
+    default: break;
+  }
+  if constexpr (std::is_floating_point_v<C>) {
+    switch (id) {
+      case ScalarOpId::Exp: return std::exp(x);
+      case ScalarOpId::Exp2: return std::exp2(x);
+      case ScalarOpId::Expm1: return std::expm1(x);
+      case ScalarOpId::Log: return std::log(x);
+      case ScalarOpId::Log2: return std::log2(x);
+      case ScalarOpId::Log10: return std::log10(x);
+      case ScalarOpId::Log1p: return std::log1p(x);
+      case ScalarOpId::Sqrt: return std::sqrt(x);
+      case ScalarOpId::Reciprocal: return C(1) / x;
+      case ScalarOpId::Sin: return std::sin(x);
+      case ScalarOpId::Cos: return std::cos(x);
+      case ScalarOpId::Tan: return std::tan(x);
+      case ScalarOpId::Arcsin: return std::asin(x);
+      case ScalarOpId::Arccos: return std::acos(x);
+      case ScalarOpId::Arctan: return std::atan(x);
+      case ScalarOpId::Sinh: return std::sinh(x);
+      case ScalarOpId::Cosh: return std::cosh(x);
+      case ScalarOpId::Tanh: return std::tanh(x);
+      case ScalarOpId::Arcsinh: return std::asinh(x);
+      case ScalarOpId::Arccosh: return std::acosh(x);
+      case ScalarOpId::Arctanh: return std::atanh(x);
+      case ScalarOpId::Sigmoid: return ks::sigmoid(x);
+      case ScalarOpId::Softplus: return ks::softplus(x);
+      case ScalarOpId::Log1mexp: return ks::log1mexp(x);
+      case ScalarOpId::Erf: return std::erf(x);
+      case ScalarOpId::Erfc: return std::erfc(x);
+      case ScalarOpId::Erfcx: return ks::erfcx(x);
+      case ScalarOpId::Erfinv: return ks::erfinv(x);
+      case ScalarOpId::Gamma: return std::tgamma(x);
+      case ScalarOpId::Gammaln: return ks::gammaln(x);
+      case ScalarOpId::Psi: return ks::psi(x);
+      case ScalarOpId::Floor: return std::floor(x);
+      case ScalarOpId::Ceil: return std::ceil(x);
+      case ScalarOpId::Trunc: return std::trunc(x);
+      case ScalarOpId::RoundHalfToEven: return ks::round_half_to_even(x);
+      case ScalarOpId::RoundHalfAwayFromZero: return ks::round_half_away_from_zero(x);
+      default: break;
+    }
+  }
+  throw InternalError("scalar op " + std::string(scalar_op_info(id).name) +
+                      " has no unary implementation for " +
+                      std::string(dtype_name(DTypeOf<C>::value)));
+}
+
+template <typename C>
+C binary(ScalarOpId id, C a, C b) {
+  switch (id) {
+    case ScalarOpId::Add: return ks::wrap_add(a, b);
+    case ScalarOpId::Sub: return ks::wrap_sub(a, b);
+    case ScalarOpId::Mul: return ks::wrap_mul(a, b);
+    case ScalarOpId::IntDiv: return ks::int_div(a, b);
+    case ScalarOpId::Mod: return ks::mod(a, b);
+    case ScalarOpId::Pow: return ks::pow(a, b);
+    case ScalarOpId::Maximum: return ks::maximum(a, b);
+    case ScalarOpId::Minimum: return ks::minimum(a, b);
+    case ScalarOpId::And:
+      if constexpr (std::is_integral_v<C>) return static_cast<C>(a & b);
+      break;
+    case ScalarOpId::Or:
+      if constexpr (std::is_integral_v<C>) return static_cast<C>(a | b);
+      break;
+    case ScalarOpId::Xor:
+      if constexpr (std::is_integral_v<C>) return static_cast<C>(a ^ b);
+      break;
+    default: break;
+  }
+  if constexpr (std::is_floating_point_v<C>) {
+    switch (id) {
+      case ScalarOpId::TrueDiv: return a / b;
+      case ScalarOpId::Arctan2: return std::atan2(a, b);
+      default: break;
+    }
+  }
+  throw InternalError("scalar op " + std::string(scalar_op_info(id).name) +
+                      " has no binary implementation for " +
+                      std::string(dtype_name(DTypeOf<C>::value)));
+}
+
+template <typename C>
+bool predicate(ScalarOpId id, const C* args) {
+  switch (id) {
+    case ScalarOpId::IsNan:
+      if constexpr (std::is_floating_point_v<C>) return std::isnan(args[0]);
+      return false;
+    case ScalarOpId::IsInf:
+      if constexpr (std::is_floating_point_v<C>) return std::isinf(args[0]);
+      return false;
+    case ScalarOpId::Eq: return args[0] == args[1];
+    case ScalarOpId::Neq: return args[0] != args[1];
+    case ScalarOpId::Lt: return args[0] < args[1];
+    case ScalarOpId::Le: return args[0] <= args[1];
+    case ScalarOpId::Gt: return args[0] > args[1];
+    case ScalarOpId::Ge: return args[0] >= args[1];
+    default: break;
+  }
+  throw InternalError("not a predicate scalar op");
+}
+
+// Evaluates a non-Composite op whose inputs were converted to the computation dtype C (the
+// condition of `switch` to bool) and are C-contiguous.
+template <typename C>
+void eval_typed(const ScalarOp& op, const std::vector<Array>& a, Array& out) {
+  const ScalarOpId id = op.id();
+  const std::int64_t n = out.size();
+  const auto rule = op.info().rule;
+  if (rule == DTypeRule::ToBool) {
+    bool* o = out.data<bool>();
+    C args[2];
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (std::size_t k = 0; k < a.size(); ++k) args[k] = a[k].data<C>()[i];
+      o[i] = predicate<C>(id, args);
+    }
+    return;
+  }
+  C* o = out.data<C>();
+  if (id == ScalarOpId::Switch) {
+    const bool* c = a[0].data<bool>();
+    const C* x = a[1].data<C>();
+    const C* y = a[2].data<C>();
+    for (std::int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i] : y[i];
+    return;
+  }
+  if (id == ScalarOpId::Clip) {
+    const C* x = a[0].data<C>();
+    const C* lo = a[1].data<C>();
+    const C* hi = a[2].data<C>();
+    for (std::int64_t i = 0; i < n; ++i) o[i] = ks::clip(x[i], lo[i], hi[i]);
+    return;
+  }
+  if (a.size() == 1) {
+    const C* x = a[0].data<C>();
+    for (std::int64_t i = 0; i < n; ++i) o[i] = unary<C>(id, x[i]);
+    return;
+  }
+  // Binary, or a left fold for the variadic add and mul.
+  const C* x = a[0].data<C>();
+  for (std::int64_t i = 0; i < n; ++i) o[i] = x[i];
+  for (std::size_t k = 1; k < a.size(); ++k) {
+    const C* y = a[k].data<C>();
+    for (std::int64_t i = 0; i < n; ++i) o[i] = binary<C>(id, o[i], y[i]);
+  }
+}
+
+std::vector<Array> eval_composite(const CompositeGraph& g, const std::vector<Array>& args,
+                                  const Shape& shape) {
+  std::vector<Array> values(g.values().size());
+  for (int i = 0; i < g.num_inputs(); ++i) values[static_cast<std::size_t>(i)] = args[static_cast<std::size_t>(i)];
+  for (std::size_t v = 0; v < g.values().size(); ++v)
+    if (g.values()[v].is_constant()) values[v] = broadcast_to(g.values()[v].constant, shape);
+  for (const auto& node : g.nodes()) {
+    std::vector<Array> ins;
+    for (int v : node.inputs) ins.push_back(values[static_cast<std::size_t>(v)]);
+    auto outs = eval_scalar_op(node.op, ins, shape);
+    for (std::size_t k = 0; k < outs.size(); ++k) values[static_cast<std::size_t>(node.outputs[k])] = outs[k];
+  }
+  std::vector<Array> result;
+  for (int v : g.outputs()) {
+    // Outputs are always fresh arrays, even when they are an input or a constant.
+    Array r = values[static_cast<std::size_t>(v)];
+    bool fresh = v >= g.num_inputs() && !g.values()[static_cast<std::size_t>(v)].is_constant();
+    result.push_back(fresh ? r : r.copy());
+  }
+  return result;
+}
+
+}  // namespace
+
+std::vector<Array> eval_scalar_op(const ScalarOp& op, const std::vector<Array>& args,
+                                  const Shape& shape) {
+  std::vector<DType> in_dtypes;
+  for (const auto& a : args) in_dtypes.push_back(a.dtype());
+  std::vector<DType> out_dtypes;
+  try {
+    out_dtypes = op.output_dtypes(in_dtypes);
+  } catch (const std::invalid_argument& e) {
+    throw RuntimeFailure(e.what());
+  }
+  if (op.id() == ScalarOpId::Composite) return eval_composite(*op.composite_graph(), args, shape);
+  if (op.id() == ScalarOpId::Cast) return {astype(args[0], out_dtypes[0]).copy()};
+  if (op.id() == ScalarOpId::Second) return {astype(args[1], out_dtypes[0]).copy()};
+
+  DType compute = out_dtypes[0];
+  if (op.info().rule == DTypeRule::ToBool)
+    compute = args.size() == 1 ? in_dtypes[0] : upcast(in_dtypes);
+  std::vector<Array> converted;
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    DType want = (op.id() == ScalarOpId::Switch && k == 0) ? DType::Bool : compute;
+    converted.push_back(astype(args[k], want));
+  }
+  Array out = Array::empty(out_dtypes[0], shape);
+  visit_dtype(compute, [&](auto t) { eval_typed<decltype(t)>(op, converted, out); });
+  return {out};
+}
+
+}  // namespace kiln

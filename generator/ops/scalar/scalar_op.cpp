@@ -1,0 +1,192 @@
+#include "ops/scalar/scalar_op.h"
+
+#include <stdexcept>
+
+#include "ops/scalar/composite.h"
+
+namespace kiln {
+
+namespace {
+const std::vector<ScalarOpInfo>& table() {
+  static const std::vector<ScalarOpInfo> t = {
+#define KILN_X(Id, Name, Arity, Rule, Print) \
+  ScalarOpInfo{ScalarOpId::Id, Name, Arity, DTypeRule::Rule, Print},
+      KILN_SCALAR_OPS(KILN_X)
+#undef KILN_X
+  };
+  return t;
+}
+
+int int_bits(DType dt) { return static_cast<int>(dtype_size(dt)) * 8; }
+
+DType signed_of_bits(int bits) {
+  switch (bits) {
+    case 8: return DType::Int8;
+    case 16: return DType::Int16;
+    case 32: return DType::Int32;
+    default: return DType::Int64;
+  }
+}
+}  // namespace
+
+const ScalarOpInfo& scalar_op_info(ScalarOpId id) { return table()[static_cast<std::size_t>(id)]; }
+
+const std::vector<ScalarOpInfo>& all_scalar_ops() { return table(); }
+
+std::optional<ScalarOpId> scalar_op_from_name(std::string_view name) {
+  for (const auto& info : table())
+    if (info.name == name) return info.id;
+  return std::nullopt;
+}
+
+DType upcast(DType a, DType b) {
+  if (a == b) return a;
+  if (is_bool(a)) return b;
+  if (is_bool(b)) return a;
+  if (is_float(a) || is_float(b)) {
+    if (is_float(a) && is_float(b)) return DType::Float64;
+    DType f = is_float(a) ? a : b;
+    DType i = is_float(a) ? b : a;
+    if (f == DType::Float64) return f;
+    return int_bits(i) <= 16 ? DType::Float32 : DType::Float64;
+  }
+  // Two different integer types.
+  if (is_signed_int(a) == is_signed_int(b))
+    return int_bits(a) >= int_bits(b) ? a : b;
+  DType s = is_signed_int(a) ? a : b;
+  DType u = is_signed_int(a) ? b : a;
+  if (int_bits(u) < int_bits(s)) return s;
+  if (int_bits(u) == 64) return DType::Float64;
+  return signed_of_bits(int_bits(u) * 2);
+}
+
+DType upcast(const std::vector<DType>& dtypes) {
+  if (dtypes.empty()) throw std::invalid_argument("upcast of no dtypes");
+  DType r = dtypes[0];
+  for (std::size_t i = 1; i < dtypes.size(); ++i) r = upcast(r, dtypes[i]);
+  return r;
+}
+
+DType upgrade_to_float(DType dt) {
+  if (is_float(dt)) return dt;
+  if (is_bool(dt) || int_bits(dt) <= 16) return DType::Float32;
+  return DType::Float64;
+}
+
+ScalarOp ScalarOp::cast(DType to) {
+  ScalarOp op(ScalarOpId::Cast);
+  op.cast_dtype_ = to;
+  return op;
+}
+
+ScalarOp ScalarOp::composite(std::shared_ptr<const CompositeGraph> graph) {
+  ScalarOp op(ScalarOpId::Composite);
+  op.composite_ = std::move(graph);
+  return op;
+}
+
+int ScalarOp::num_outputs() const {
+  return id_ == ScalarOpId::Composite ? static_cast<int>(composite_->outputs().size()) : 1;
+}
+
+void ScalarOp::check_arity(std::size_t n) const {
+  int arity = info().arity;
+  if (arity == -2) arity = composite_->num_inputs();
+  if (arity == -1) {
+    if (n < 2)
+      throw std::invalid_argument(std::string(info().name) + " takes two or more inputs, got " +
+                                  std::to_string(n));
+    return;
+  }
+  if (n != static_cast<std::size_t>(arity))
+    throw std::invalid_argument(std::string(info().name) + " takes " + std::to_string(arity) +
+                                " input" + (arity == 1 ? "" : "s") + ", got " + std::to_string(n));
+}
+
+std::vector<DType> ScalarOp::output_dtypes(const std::vector<DType>& in) const {
+  check_arity(in.size());
+  const std::string name(info().name);
+  auto refuse = [&](std::size_t i, const std::string& why) {
+    throw std::invalid_argument(name + " " + why + " (input " + std::to_string(i) + " is " +
+                                std::string(dtype_name(in[i])) + ")");
+  };
+  switch (info().rule) {
+    case DTypeRule::Upcast:
+      return {upcast(in)};
+    case DTypeRule::UpcastNoBool: {
+      DType r = upcast(in);
+      if (is_bool(r)) refuse(0, "does not accept only-boolean inputs");
+      return {r};
+    }
+    case DTypeRule::UpcastMin8: {
+      DType r = upcast(in);
+      return {is_bool(r) ? DType::Int8 : r};
+    }
+    case DTypeRule::SameAsFirst:
+      return {in[0]};
+    case DTypeRule::SameNoBool:
+      if (is_bool(in[0])) refuse(0, "does not accept booleans");
+      return {in[0]};
+    case DTypeRule::UpgradeToFloat:
+      return {upgrade_to_float(upcast(in))};
+    case DTypeRule::FloatOnly:
+      if (!is_float(in[0])) refuse(0, "needs a float input");
+      return {in[0]};
+    case DTypeRule::ToBool:
+      return {DType::Bool};
+    case DTypeRule::TrueDiv: {
+      bool all_discrete = true;
+      for (DType d : in) all_discrete = all_discrete && is_discrete(d);
+      return {all_discrete ? DType::Float64 : upcast(in)};
+    }
+    case DTypeRule::Discrete:
+      for (std::size_t i = 0; i < in.size(); ++i) {
+        if (is_float(in[i])) refuse(i, "needs bool or integer inputs");
+        if (is_bool(in[i]) != is_bool(in[0])) refuse(i, "does not mix booleans and integers");
+      }
+      return {upcast(in)};
+    case DTypeRule::Switch:
+      return {upcast(in[1], in[2])};
+    case DTypeRule::Second:
+      return {in[1]};
+    case DTypeRule::Cast:
+      return {cast_dtype_};
+    case DTypeRule::Composite: {
+      auto expected = composite_->input_dtypes();
+      for (std::size_t i = 0; i < in.size(); ++i)
+        if (in[i] != expected[i])
+          throw std::invalid_argument("Composite input " + std::to_string(i) + " is declared " +
+                                      std::string(dtype_name(expected[i])) + " but receives " +
+                                      std::string(dtype_name(in[i])));
+      return composite_->output_dtypes();
+    }
+  }
+  throw std::logic_error("unhandled dtype rule");
+}
+
+nlohmann::json ScalarOp::to_json() const {
+  if (id_ == ScalarOpId::Cast)
+    return nlohmann::json{{"name", "cast"}, {"dtype", std::string(dtype_name(cast_dtype_))}};
+  if (id_ == ScalarOpId::Composite) return composite_->to_json();
+  return std::string(info().name);
+}
+
+std::string ScalarOp::str() const {
+  if (id_ == ScalarOpId::Cast) return "Cast{" + std::string(dtype_name(cast_dtype_)) + "}";
+  if (id_ == ScalarOpId::Composite) {
+    // PyTensor spells out small single-output Composites and abbreviates the others.
+    if (composite_->outputs().size() > 1 || composite_->nodes().size() > 10) return "Composite{...}";
+    return "Composite{" + composite_->expression() + "}";
+  }
+  return std::string(info().print_name);
+}
+
+bool ScalarOp::operator==(const ScalarOp& o) const {
+  if (id_ != o.id_) return false;
+  if (id_ == ScalarOpId::Cast) return cast_dtype_ == o.cast_dtype_;
+  if (id_ == ScalarOpId::Composite)
+    return composite_ == o.composite_ || composite_->to_json() == o.composite_->to_json();
+  return true;
+}
+
+}  // namespace kiln
