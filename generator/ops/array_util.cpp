@@ -113,6 +113,29 @@ Array make_int64_scalar(std::int64_t v) {
   return a;
 }
 
+SliceRange resolve_slice(std::optional<std::int64_t> start, std::optional<std::int64_t> stop,
+                         std::optional<std::int64_t> step, std::int64_t length) {
+  std::int64_t st = step.value_or(1);
+  if (st == 0) throw RuntimeFailure("slice step cannot be zero");
+  auto clamp_bound = [&](std::optional<std::int64_t> v, std::int64_t dflt) -> std::int64_t {
+    if (!v) return dflt;
+    std::int64_t x = *v;
+    if (x < 0) {
+      x += length;
+      if (x < 0) x = st < 0 ? -1 : 0;
+    } else if (x >= length) {
+      x = st < 0 ? length - 1 : length;
+    }
+    return x;
+  };
+  std::int64_t b = clamp_bound(start, st < 0 ? length - 1 : 0);
+  std::int64_t e = clamp_bound(stop, st < 0 ? -1 : length);
+  std::int64_t count = 0;
+  if (st > 0 && e > b) count = (e - b + st - 1) / st;
+  if (st < 0 && b > e) count = (b - e + (-st) - 1) / (-st);
+  return SliceRange{b, st, count};
+}
+
 int normalize_axis(std::int64_t axis, int ndim) {
   if (axis < -ndim || axis >= ndim)
     throw std::out_of_range("axis " + std::to_string(axis) + " is out of range for rank " +

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "kiln/runtime/array.hpp"
@@ -31,6 +32,17 @@ Array make_int64_scalar(std::int64_t v);
 
 /// Reads element `flat` (row-major position) of any array as double / int64.
 double element_as_double(const Array& a, const std::int64_t* index);
+
+/// A Python slice resolved against a length: elements start, start+step, ... (count of them).
+struct SliceRange {
+  std::int64_t start;
+  std::int64_t step;
+  std::int64_t count;
+};
+/// Python's slice.indices(length) (negative values count from the end, out-of-range bounds
+/// clip, step may be negative but not 0 — throws RuntimeFailure for a zero step).
+SliceRange resolve_slice(std::optional<std::int64_t> start, std::optional<std::int64_t> stop,
+                         std::optional<std::int64_t> step, std::int64_t length);
 
 /// Normalises an axis against ndim (negative counts from the end); throws std::out_of_range.
 int normalize_axis(std::int64_t axis, int ndim);

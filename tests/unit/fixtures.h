@@ -1,0 +1,36 @@
+// The NumPy fixture harness: loads tests/fixtures/cases/<family>/<case>/ (see
+// tests/fixtures/gen/common.py for the layout) and compares arrays with tolerances.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/fgraph.h"
+
+namespace kiln::testing {
+
+struct FixtureCase {
+  std::string dir;   ///< absolute path of the case folder
+  std::string name;  ///< "<family>/<case>"
+  FunctionGraph graph;
+  std::vector<Array> inputs;    ///< in graph.inputs() order, views applied
+  std::vector<Array> expected;  ///< one per graph output (empty when `error` is set)
+  std::optional<double> rtol, atol;
+  std::string error;  ///< expected run-time failure substring
+};
+
+/// Every case folder under tests/fixtures/cases, sorted; `filter` keeps names containing it.
+std::vector<std::string> list_fixture_cases(const std::string& filter = "");
+FixtureCase load_fixture_case(const std::string& dir);
+
+/// Nothing when `actual` matches `expected` (same dtype and shape; exact for bool and integers;
+/// |a - e| <= atol + rtol * |e| for floats, NaN matching NaN); else a description.
+std::optional<std::string> compare_arrays(const Array& actual, const Array& expected,
+                                          std::optional<double> rtol = std::nullopt,
+                                          std::optional<double> atol = std::nullopt);
+
+/// A NumPy-style view of `base` per a case's "view" JSON (transpose / slices).
+Array apply_view(const Array& base, const std::string& view_json);
+
+}  // namespace kiln::testing
