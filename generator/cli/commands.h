@@ -9,6 +9,9 @@ namespace kiln::cli {
 void add_validate_command(CLI::App& app, int& exit_code);
 void add_dprint_command(CLI::App& app, int& exit_code);
 void add_eval_command(CLI::App& app, int& exit_code);
+void add_compile_command(CLI::App& app, int& exit_code);
+void add_emit_command(CLI::App& app, int& exit_code);
+void add_run_command(CLI::App& app, int& exit_code);
 
 /// Runs `body` and maps kiln's exceptions to exit codes, printing "kiln: error: ..." to stderr.
 int run_guarded(const std::function<int()>& body);

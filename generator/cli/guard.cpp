@@ -2,6 +2,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "driver/build.h"
 #include "ir/error.h"
 #include "kiln/runtime/npy.hpp"
 
@@ -10,6 +11,9 @@ namespace kiln::cli {
 int run_guarded(const std::function<int()>& body) {
   try {
     return body();
+  } catch (const CompileFailure& e) {
+    std::cerr << "kiln: compiler failure: " << e.what() << "\n";
+    return exit_code::kCompileFailure;
   } catch (const NotImplementedError& e) {
     std::cerr << "kiln: not implemented: " << e.what() << "\n";
     return exit_code::kNotImplemented;

@@ -5,7 +5,8 @@
 #include <map>
 #include <set>
 
-#include "io/array_print.h"
+#include "io/output_names.h"
+#include "kiln/runtime/array_print.hpp"
 #include "ir/error.h"
 #include "kiln/runtime/npy.hpp"
 
@@ -46,39 +47,6 @@ std::vector<Array> read_inputs(const FunctionGraph& fg, const std::vector<std::s
       throw UserError("missing --input for graph input " + fg.inputs()[i]->label() + " of type " +
                       fg.inputs()[i]->type().str());
   return values;
-}
-
-namespace {
-std::string safe_file_stem(const std::string& name) {
-  std::string s;
-  for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-              c == '-' || c == '.';
-    s += ok ? c : '_';
-  }
-  while (!s.empty() && s[0] == '.') s[0] = '_';
-  if (s.size() > 100) s.resize(100);
-  return s;
-}
-}  // namespace
-
-std::vector<std::string> output_file_names(const FunctionGraph& fg) {
-  std::vector<std::string> stems;
-  for (std::size_t i = 0; i < fg.outputs().size(); ++i) {
-    const auto& out = fg.outputs()[i];
-    std::string name = i < fg.output_names().size() && !fg.output_names()[i].empty() ? fg.output_names()[i]
-                       : !out->name().empty()                                     ? out->name()
-                                                                                  : out->file_id();
-    stems.push_back(safe_file_stem(name));
-  }
-  std::map<std::string, int> count;
-  for (const auto& s : stems) ++count[s];
-  std::vector<std::string> files;
-  for (std::size_t i = 0; i < stems.size(); ++i) {
-    bool positional = stems[i].empty() || count[stems[i]] > 1 || stems[i].rfind("output_", 0) == 0;
-    files.push_back((positional ? "output_" + std::to_string(i) : stems[i]) + ".npy");
-  }
-  return files;
 }
 
 void report_outputs(const FunctionGraph& fg, const std::vector<Array>& outputs,

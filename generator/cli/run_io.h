@@ -15,10 +15,6 @@ namespace kiln::cli {
 /// unknown, ambiguous, repeated or missing input.
 std::vector<Array> read_inputs(const FunctionGraph& fg, const std::vector<std::string>& args);
 
-/// File names (without directory) for the graph's outputs: each output's name or id, made safe
-/// (only [A-Za-z0-9_.-], no leading dot), with "output_<i>" where two would clash.
-std::vector<std::string> output_file_names(const FunctionGraph& fg);
-
 /// Prints each output ("y = [...]" for small ones, a summary for big ones) and, when
 /// `output_dir` is not empty, writes them there as .npy files.
 void report_outputs(const FunctionGraph& fg, const std::vector<Array>& outputs,

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/array_print.h"
+#include "kiln/runtime/array_print.hpp"
 #include "io/graph_load.h"
 #include "kiln/runtime/npy.hpp"
 #include "ops/array_util.h"

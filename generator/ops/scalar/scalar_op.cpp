@@ -127,8 +127,13 @@ std::vector<DType> ScalarOp::output_dtypes(const std::vector<DType>& in) const {
     case DTypeRule::SameNoBool:
       if (is_bool(in[0])) refuse(0, "does not accept booleans");
       return {in[0]};
-    case DTypeRule::UpgradeToFloat:
-      return {upgrade_to_float(upcast(in))};
+    case DTypeRule::UpgradeToFloat: {
+      // Each input is upgraded first, then the results upcast: arctan2(int16, uint16) is
+      // float32 (not the float64 of upgrading their upcast, int32).
+      std::vector<DType> upgraded;
+      for (DType d : in) upgraded.push_back(upgrade_to_float(d));
+      return {upcast(upgraded)};
+    }
     case DTypeRule::FloatOnly:
       if (!is_float(in[0])) refuse(0, "needs a float input");
       return {in[0]};
@@ -144,6 +149,8 @@ std::vector<DType> ScalarOp::output_dtypes(const std::vector<DType>& in) const {
         if (is_float(in[i])) refuse(i, "needs bool or integer inputs");
         if (is_bool(in[i]) != is_bool(in[0])) refuse(i, "does not mix booleans and integers");
       }
+      if (is_float(upcast(in)))  // uint64 with a signed type: no integer type holds both
+        refuse(in.size() - 1, "has no integer type holding both uint64 and signed inputs");
       return {upcast(in)};
     case DTypeRule::Switch:
       return {upcast(in[1], in[2])};
@@ -162,6 +169,23 @@ std::vector<DType> ScalarOp::output_dtypes(const std::vector<DType>& in) const {
     }
   }
   throw std::logic_error("unhandled dtype rule");
+}
+
+std::vector<DType> ScalarOp::operand_dtypes(const std::vector<DType>& in) const {
+  std::vector<DType> out = output_dtypes(in);
+  switch (id_) {
+    case ScalarOpId::Cast:
+      return in;
+    case ScalarOpId::Second:
+      return {in[0], out[0]};
+    case ScalarOpId::Switch:
+      return {DType::Bool, out[0], out[0]};
+    default:
+      break;
+  }
+  DType compute = out[0];
+  if (info().rule == DTypeRule::ToBool) compute = in.size() == 1 ? in[0] : upcast(in);
+  return std::vector<DType>(in.size(), compute);
 }
 
 nlohmann::json ScalarOp::to_json() const {

@@ -162,6 +162,11 @@ class ScalarOp {
   /// saying which input) when the op refuses them (e.g. `and` on floats).
   std::vector<DType> output_dtypes(const std::vector<DType>& inputs) const;
 
+  /// The dtype each input is converted to before the op computes (PyTensor computes in the
+  /// output dtype, comparisons in the inputs' upcast, `switch` tests its condition as bool).
+  /// Not for Composite (its inner nodes convert for themselves).
+  std::vector<DType> operand_dtypes(const std::vector<DType>& inputs) const;
+
   /// The graph-file form: "add", or {"name": "cast", "dtype": "int8"}, or a Composite object.
   nlohmann::json to_json() const;
   /// PyTensor's scalar op str: "add", "EQ", "Cast{int8}", "Composite{(i0 + i1)}".

@@ -1,14 +1,20 @@
-#include "io/array_print.h"
+// kiln runtime: NumPy-like text for arrays ("[[1. 2.]\n [3. 4.]]"), used by the CLI and by
+// generated standalone programs to print outputs. Header-only.
+#pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
+
+#include "kiln/runtime/array.hpp"
 
 namespace kiln {
 
-namespace {
 
-std::string format_float(double v) {
+/// One float as NumPy prints it (8 significant digits, "nan", "inf").
+inline std::string format_float(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[64];
@@ -18,7 +24,8 @@ std::string format_float(double v) {
   return s;
 }
 
-std::string format_element(const Array& a, const std::int64_t* idx) {
+/// One element of any dtype as NumPy prints it.
+inline std::string format_element(const Array& a, const std::int64_t* idx) {
   std::string out;
   visit_dtype(a.dtype(), [&](auto t) {
     using T = decltype(t);
@@ -35,9 +42,10 @@ std::string format_element(const Array& a, const std::int64_t* idx) {
   return out;
 }
 
-}  // namespace
 
-std::string format_array(const Array& a, std::int64_t threshold) {
+/// NumPy-style repr of the values; arrays with more than `threshold` elements are summarised
+/// with "..." (the first and last 3 per dimension).
+inline std::string format_array(const Array& a, std::int64_t threshold = 1000) {
   const int nd = a.ndim();
   std::vector<std::int64_t> idx(static_cast<std::size_t>(nd), 0);
   if (nd == 0) return format_element(a, idx.data());

@@ -1,0 +1,16 @@
+#include "cli/build_options.h"
+
+namespace kiln::cli {
+
+void add_build_options(CLI::App* cmd, BuildOptions& options, std::string& cxxflags) {
+  cmd->add_option("--cxx", options.cxx, "C++ compiler (default: $CXX, else c++)");
+  cmd->add_option("--march", options.march,
+                  "target architecture for -march (default: native; e.g. x86-64-v2, x86-64-v3; "
+                  "empty for none)");
+  cmd->add_option("--cxxflags", cxxflags, "extra compiler flags, space separated");
+  cmd->add_option("--cache-dir", options.cache_dir, "cache folder (default: $XDG_CACHE_HOME/kiln)");
+  cmd->add_flag("--no-cache", [&options](std::int64_t) { options.use_cache = false; },
+                "build afresh without reading or writing the cache");
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,112 @@
+// Elemwise: one loop over the broadcast shape computing the scalar op (or a whole Composite)
+// per element, with a contiguous fast path the compiler vectorises and a strided general path.
+#include "codegen/cpp/emitters.h"
+#include "codegen/cpp/scalar_code.h"
+#include "ops/elemwise.h"
+
+namespace kiln {
+
+namespace {
+std::string indent(const std::string& text, const std::string& pad) {
+  std::string out, line;
+  for (char ch : text) {
+    line += ch;
+    if (ch == '\n') {
+      out += pad + line;
+      line.clear();
+    }
+  }
+  if (!line.empty()) out += pad + line + "\n";
+  return out;
+}
+}  // namespace
+
+std::string emit_elemwise(const NodeEmitContext& c) {
+  const auto& op = static_cast<const Elemwise&>(c.node().op());
+  const Apply& node = c.node();
+  const int nd = node.output_ptr(0)->ndim();
+  const int n_in = node.num_inputs();
+  TemplateData data = c.base_data();
+  data.set("ndim", std::to_string(nd));
+  data.set("ndim_or_1", std::to_string(nd > 0 ? nd : 1));
+  data.set("n_in", std::to_string(n_in));
+  data.set("n_operands", std::to_string(n_in + node.num_outputs()));
+
+  // Output shape: per dimension, the common length of the operands that are not statically 1.
+  TemplateData dims{TemplateData::type::list};
+  for (int d = 0; d < nd; ++d) {
+    std::string lengths, bcast;
+    for (int k = 0; k < n_in; ++k) {
+      lengths += (k ? ", " : "") + c.in(k) + ".shape[" + std::to_string(d) + "]";
+      bcast += std::string(k ? ", " : "") + (c.in_var(k).type().broadcastable(d) ? "true" : "false");
+    }
+    TemplateData dim;
+    dim.set("d", std::to_string(d));
+    dim.set("lengths", lengths);
+    dim.set("broadcastable", bcast);
+    dims.push_back(dim);
+  }
+  data.set("dims", dims);
+
+  // Operands and the fast-path condition: an input takes part in the flat loop when it is
+  // statically a single element, or contiguous with no broadcast dimension longer than 1.
+  TemplateData inputs{TemplateData::type::list}, static_bcast{TemplateData::type::list};
+  std::vector<std::string> args;
+  std::vector<DType> arg_dtypes;
+  std::string fast = "true";
+  for (int k = 0; k < n_in; ++k) {
+    const Variable& v = c.in_var(k);
+    bool single = true;
+    for (int d = 0; d < nd; ++d) single = single && v.type().broadcastable(d);
+    TemplateData in;
+    in.set("k", std::to_string(k));
+    in.set("name", c.in(k));
+    in.set("ctype", ctype(v.dtype()));
+    in.set("fast_index", single ? "0" : "e");
+    inputs.push_back(in);
+    if (!single) {
+      fast += " && " + c.in(k) + ".is_contiguous()";
+      for (int d = 0; d < nd; ++d)
+        if (v.type().broadcastable(d)) fast += " && " + c.out(0) + ".shape[" + std::to_string(d) + "] == 1";
+    }
+    for (int d = 0; d < nd; ++d) {
+      if (!v.type().broadcastable(d)) continue;
+      TemplateData sb;
+      sb.set("k", std::to_string(k));
+      sb.set("d", std::to_string(d));
+      static_bcast.push_back(sb);
+    }
+    args.push_back("i" + std::to_string(k));
+    arg_dtypes.push_back(v.dtype());
+  }
+  data.set("inputs", inputs);
+  data.set("static_broadcast", static_bcast);
+  data.set("fast_path", fast);
+
+  int counter = 0;
+  ScalarCode code = emit_scalar_code(op.scalar_op(), args, arg_dtypes, "t", counter);
+  data.set("body", indent(code.statements, "      "));
+
+  TemplateData outputs{TemplateData::type::list}, extra{TemplateData::type::list};
+  for (int k = 0; k < node.num_outputs(); ++k) {
+    TemplateData o;
+    o.set("k", std::to_string(k));
+    o.set("name", c.out(k));
+    o.set("ctype", ctype(node.output_ptr(k)->dtype()));
+    o.set("operand", std::to_string(n_in + k));
+    o.set("alloc", c.alloc(k));
+    o.set("result", code.results[static_cast<std::size_t>(k)]);
+    outputs.push_back(o);
+    if (k > 0) {
+      TemplateData e;
+      e.set("name", c.out(k));
+      e.set("ndim", std::to_string(nd));
+      extra.push_back(e);
+    }
+  }
+  data.set("outputs", outputs);
+  data.set("extra_outputs", extra);
+  return render_template("templates/cpp/ops/elemwise.mustache", data);
+}
+
+}  // namespace kiln

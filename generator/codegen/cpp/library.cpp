@@ -1,0 +1,355 @@
+#include "codegen/cpp/library.h"
+
+#include <set>
+#include <sstream>
+
+#include "codegen/c_names.h"
+#include "codegen/cpp/backend.h"
+#include "codegen/cpp/scalar_code.h"
+#include "codegen/embedded_files.h"
+#include "codegen/lowering.h"
+#include "codegen/render.h"
+#include "codegen/shape_graph.h"
+#include "io/output_names.h"
+#include "ir/error.h"
+#include "kiln/kiln.h"
+#include "kiln/version.h"
+
+namespace kiln {
+
+namespace {
+
+// An embedded header split for inclusion in generated code: its <system> includes (hoisted
+// to the top of the file) and its body without #pragma once and "kiln/..." includes.
+struct Embedded {
+  std::vector<std::string> includes;
+  std::string body;
+};
+
+Embedded split_embedded(std::string_view path) {
+  Embedded e;
+  std::istringstream in{std::string(embedded_file(path))};
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("#pragma once", 0) == 0 || line.rfind("#include \"", 0) == 0) continue;
+    if (line.rfind("#include <", 0) == 0) {
+      e.includes.push_back(line);
+      continue;
+    }
+    e.body += line + "\n";
+  }
+  return e;
+}
+
+void add_includes(std::vector<std::string>& all, const std::vector<std::string>& more) {
+  for (const auto& inc : more)
+    if (std::find(all.begin(), all.end(), inc) == all.end()) all.push_back(inc);
+}
+
+std::string indent(const std::string& text, const std::string& pad) {
+  std::string out, line;
+  for (char ch : text) {
+    line += ch;
+    if (ch == '\n') {
+      out += (line == "\n" ? "" : pad) + line;
+      line.clear();
+    }
+  }
+  if (!line.empty()) out += pad + line + "\n";
+  return out;
+}
+
+std::string element_literal(const Array& a, std::int64_t i) {
+  Array one = Array::view_of(a.storage(), static_cast<char*>(a.data()) + i * static_cast<std::int64_t>(a.itemsize()),
+                             a.dtype(), {}, {});
+  std::string lit = scalar_literal(one);
+  // Drop the static_cast wrapper inside array initialisers (the element type is explicit).
+  if (lit.rfind("static_cast<", 0) == 0) {
+    auto open = lit.find(">(");
+    lit = lit.substr(open + 2, lit.size() - open - 3);
+  }
+  return lit;
+}
+
+std::string constant_array(const std::string& cname, const Array& value) {
+  std::string text = "alignas(64) const " + ctype(value.dtype()) + " " + cname + "[] = {";
+  const std::int64_t n = value.size();
+  if (n == 0) return text + "{}};\n";
+  for (std::int64_t i = 0; i < n; ++i) {
+    text += (i % 8 == 0 ? "\n    " : " ") + element_literal(value, i) + (i + 1 < n ? "," : "");
+  }
+  return text + "\n};\n";
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string s;
+  for (std::size_t i = 0; i < items.size(); ++i) s += (i ? sep : "") + items[i];
+  return s;
+}
+
+std::string node_label(const Apply& node, int index) {
+  std::string s = "node [" + std::to_string(index) + "] " + node.op().str();
+  std::vector<std::string> names;
+  for (int o = 0; o < node.num_outputs(); ++o) {
+    const Variable* v = node.output_ptr(o);
+    std::string n = !v->name().empty() ? v->name() : v->file_id();
+    if (!n.empty()) names.push_back("\"" + n + "\"");
+  }
+  if (!names.empty()) s += " -> " + join(names, ", ");
+  return s;
+}
+
+// One generated function: bind inputs and constants, run every node, copy outputs.
+std::string emit_function(const LoweredGraph& lg, const std::string& fn, const std::string& comment,
+                          std::vector<std::string>& constant_arrays) {
+  const FunctionGraph& fg = *lg.graph;
+  TemplateData data;
+  data.set("fn", fn);
+  data.set("comment", comment);
+  TemplateData vars{TemplateData::type::list};
+  for (const Variable* v : lg.declared) {
+    TemplateData item;
+    item.set("type", tensor_type(*v));
+    item.set("name", lg.var(v).cname);
+    vars.push_back(item);
+  }
+  data.set("vars", vars);
+
+  TemplateData inputs{TemplateData::type::list};
+  for (std::size_t k = 0; k < fg.inputs().size(); ++k) {
+    const Variable& v = *fg.inputs()[k];
+    std::vector<std::string> dims;
+    for (auto d : v.shape()) dims.push_back(std::to_string(d));
+    if (dims.empty()) dims.push_back("0");
+    TemplateData item;
+    item.set("k", std::to_string(k));
+    item.set("name", lg.var(&v).cname);
+    item.set("dl", dl_dtype_literal(v.dtype()));
+    item.set("static_shape", join(dims, ", "));
+    item.set("label", c_string_literal(v.name().empty() ? v.file_id() : v.name()));
+    inputs.push_back(item);
+  }
+  data.set("inputs", inputs);
+
+  TemplateData constants{TemplateData::type::list};
+  for (std::size_t i = 0; i < lg.constants.size(); ++i) {
+    const Variable& v = *lg.constants[i];
+    std::string array = "k" + fn + "_c" + std::to_string(i);
+    constant_arrays.push_back(constant_array(array, v.value()));
+    TemplateData item;
+    item.set("name", lg.var(&v).cname);
+    item.set("ctype", ctype(v.dtype()));
+    item.set("array", array);
+    TemplateData dims{TemplateData::type::list};
+    for (int d = 0; d < v.ndim(); ++d) {
+      TemplateData dim;
+      dim.set("d", std::to_string(d));
+      dim.set("len", std::to_string(v.value().shape()[static_cast<std::size_t>(d)]));
+      dims.push_back(dim);
+    }
+    item.set("dims", dims);
+    constants.push_back(item);
+  }
+  data.set("constants", constants);
+
+  TemplateData steps{TemplateData::type::list};
+  for (std::size_t i = 0; i < lg.order.size(); ++i) {
+    const Apply& node = *lg.order[i];
+    const CppOpEntry& entry = cpp_entry(node.op());
+    NodeEmitContext ctx(node, lg, static_cast<int>(i));
+    std::string label = node_label(node, static_cast<int>(i));
+    std::vector<std::string> outs;
+    for (int o = 0; o < node.num_outputs(); ++o) outs.push_back(lg.var(node.output_ptr(o)).cname);
+    TemplateData item;
+    item.set("index", std::to_string(i));
+    item.set("comment", comment_text(node.op().str(), 100) + " -> " + join(outs, ", "));
+    item.set("where", c_string_literal(label));
+    item.set("code", indent(entry.emit(ctx), "    "));
+    steps.push_back(item);
+  }
+  data.set("steps", steps);
+
+  TemplateData copies{TemplateData::type::list};
+  for (const auto& copy : lg.copies) {
+    TemplateData item;
+    item.set("k", std::to_string(copy.output_index));
+    item.set("source", lg.var(copy.source).cname);
+    item.set("type", tensor_type(*copy.source));
+    item.set("ndim", std::to_string(copy.source->ndim()));
+    item.set("dl", dl_dtype_literal(copy.source->dtype()));
+    copies.push_back(item);
+  }
+  data.set("copies", copies);
+  return render_template("templates/cpp/function.mustache", data);
+}
+
+bool is_view_node(const Apply& node) { return cpp_entry(node.op()).is_view; }
+
+// Unique C identifiers for a list of display names.
+std::vector<std::string> unique_identifiers(const std::vector<std::string>& names, const std::string& fallback,
+                                            std::set<std::string> taken) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    std::string base = c_identifier(names[i], fallback + std::to_string(i));
+    std::string id = base;
+    for (int n = 2; taken.count(id); ++n) id = base + "_" + std::to_string(n);
+    taken.insert(id);
+    out.push_back(id);
+  }
+  return out;
+}
+
+std::string tensor_infos(const VarList& vars, const std::vector<std::string>& names, TemplateData& list) {
+  std::vector<std::string> shapes;
+  int offset = 0;
+  for (std::size_t k = 0; k < vars.size(); ++k) {
+    TemplateData item;
+    item.set("name", c_string_literal(names[k]));
+    item.set("dtype", std::to_string(static_cast<int>(vars[k]->dtype())));
+    item.set("ndim", std::to_string(vars[k]->ndim()));
+    item.set("offset", std::to_string(offset));
+    list.push_back(item);
+    for (auto d : vars[k]->shape()) shapes.push_back(std::to_string(d));
+    offset += vars[k]->ndim();
+  }
+  if (shapes.empty()) shapes.push_back("0");
+  return join(shapes, ", ");
+}
+
+}  // namespace
+
+CppLibrary generate_cpp_library(const FunctionGraph& fg, const std::string& name_override) {
+  CppLibrary lib;
+  lib.name = c_identifier(name_override.empty() ? fg.name() : name_override);
+  const std::string& name = lib.name;
+
+  LoweredGraph main_lg = lower(fg, is_view_node, 0);
+  FunctionGraph shape_fg = build_shape_graph(fg);
+  LoweredGraph shape_lg = lower(shape_fg, is_view_node, main_lg.num_slots);
+
+  std::vector<std::string> constant_arrays;
+  std::string main_fn = emit_function(main_lg, "run_graph", "The graph " + comment_text(fg.name()) + ".", constant_arrays);
+  std::string shape_fn = emit_function(shape_lg, "run_shapes",
+                                       "The output shapes of the graph, computed from the inputs (the shape graph).",
+                                       constant_arrays);
+
+  std::vector<std::string> includes = {"#include <cmath>", "#include <cstdint>", "#include <cstring>", "#include <limits>"};
+  Embedded scalar_math = split_embedded("runtime/include/kiln/runtime/scalar_math.hpp");
+  Embedded runtime = split_embedded("templates/cpp/prologue/runtime.hpp");
+  add_includes(includes, scalar_math.includes);
+  add_includes(includes, runtime.includes);
+
+  std::vector<std::string> input_names, output_names;
+  for (const auto& in : fg.inputs()) input_names.push_back(in->name().empty() ? in->file_id() : in->name());
+  for (std::size_t k = 0; k < fg.outputs().size(); ++k) output_names.push_back(output_display_name(fg, k));
+
+  // NAME.cpp
+  TemplateData src;
+  src.set("name", name);
+  src.set("kiln_version", KILN_VERSION_STRING);
+  src.set("graph_name_comment", c_string_literal(comment_text(fg.name())));
+  src.set("includes", string_list(includes));
+  src.set("prologue", scalar_math.body + "\n" + runtime.body);
+  src.set("constants", string_list(constant_arrays));
+  src.set("functions", string_list({main_fn, shape_fn}));
+  TemplateData in_list{TemplateData::type::list}, out_list{TemplateData::type::list};
+  src.set("input_shapes", tensor_infos(fg.inputs(), input_names, in_list));
+  src.set("output_shapes", tensor_infos(fg.outputs(), output_names, out_list));
+  src.set("inputs", in_list);
+  src.set("outputs", out_list);
+  src.set("num_inputs", std::to_string(fg.inputs().size()));
+  src.set("num_outputs", std::to_string(fg.outputs().size()));
+  src.set("num_shape_outputs", std::to_string(shape_fg.outputs().size()));
+  src.set("num_slots", std::to_string(main_lg.num_slots + shape_lg.num_slots));
+  src.set("name_literal", c_string_literal(name));
+  src.set("graph_name_literal", c_string_literal(fg.name()));
+  lib.source = render_template("templates/cpp/graph.cpp.mustache", src);
+
+  // NAME.h
+  TemplateData hdr;
+  hdr.set("name", name);
+  hdr.set("kiln_version", KILN_VERSION_STRING);
+  hdr.set("graph_name_comment", c_string_literal(comment_text(fg.name())));
+  std::string guard;
+  for (char ch : name) guard += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  hdr.set("guard", guard);
+  hdr.set("abi_header", std::string(embedded_file("runtime/include/kiln/kiln.h")));
+  hdr.set("abi_version", std::to_string(KILN_ABI_VERSION));
+  Embedded cpp_layer = split_embedded("runtime/include/kiln/kiln.hpp");
+  hdr.set("cpp_header", join(cpp_layer.includes, "\n") + "\n" + cpp_layer.body);
+  std::vector<std::string> in_comments, out_comments;
+  for (std::size_t k = 0; k < fg.inputs().size(); ++k)
+    in_comments.push_back(comment_text(input_names[k], 40) + " " + fg.inputs()[k]->type().str());
+  for (std::size_t k = 0; k < fg.outputs().size(); ++k)
+    out_comments.push_back(comment_text(output_names[k], 40) + " " + fg.outputs()[k]->type().str());
+  hdr.set("input_list", in_comments.empty() ? "none" : join(in_comments, ", "));
+  hdr.set("output_list", out_comments.empty() ? "none" : join(out_comments, ", "));
+
+  std::set<std::string> reserved = {"ctx_", "ins", "outs", "status", "f", "name", "kiln"};
+  std::vector<std::string> params = unique_identifiers(input_names, "input", reserved);
+  std::set<std::string> taken_members;
+  std::vector<std::string> members = unique_identifiers(output_names, "output", taken_members);
+  std::vector<std::string> param_decls, bind, adopt, dl_outs, into_decls;
+  bind.push_back("    DLTensor ins[" + std::to_string(std::max<std::size_t>(1, params.size())) + "] = {};");
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    const Variable& v = *fg.inputs()[k];
+    std::string slot = "    ins[" + std::to_string(k) + "]";
+    if (v.ndim() == 0) {
+      param_decls.push_back(ctype(v.dtype()) + " " + params[k]);
+      bind.push_back(slot + ".data = &" + params[k] + ";");
+      bind.push_back(slot + ".device = DLDevice{kDLCPU, 0};");
+      bind.push_back(slot + ".dtype = kiln::dl_dtype(static_cast<kiln_dtype>(" +
+                     std::to_string(static_cast<int>(v.dtype())) + "));");
+    } else {
+      param_decls.push_back("const kiln::Tensor& " + params[k]);
+      bind.push_back(slot + " = " + params[k] + ".dl();");
+    }
+  }
+  TemplateData outs{TemplateData::type::list};
+  std::set<std::string> param_set(params.begin(), params.end());
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    TemplateData item;
+    item.set("member", members[k]);
+    item.set("comment", out_comments[k]);
+    outs.push_back(item);
+    adopt.push_back("kiln::Tensor::adopt(outs[" + std::to_string(k) + "])");
+    std::string out_param = "out_" + members[k];
+    while (param_set.count(out_param)) out_param += "_";
+    into_decls.push_back("kiln::Tensor& " + out_param);
+    dl_outs.push_back(out_param + ".dl()");
+  }
+  std::vector<std::string> all_into = param_decls;
+  all_into.insert(all_into.end(), into_decls.begin(), into_decls.end());
+  hdr.set("outputs", outs);
+  hdr.set("params", join(param_decls, ", "));
+  hdr.set("params_into", join(all_into, ", "));
+  hdr.set("args", join(params, ", "));
+  hdr.set("bind_inputs", join(bind, "\n"));
+  hdr.set("adopt_outputs", join(adopt, ", "));
+  hdr.set("dl_outputs", join(dl_outs, ", "));
+  hdr.set("num_outputs_or_1", std::to_string(std::max<std::size_t>(1, members.size())));
+  lib.header = render_template("templates/cpp/graph.h.mustache", hdr);
+
+  // NAME_main.cpp
+  TemplateData mainp;
+  mainp.set("name", name);
+  mainp.set("kiln_version", KILN_VERSION_STRING);
+  std::vector<std::string> main_includes = {"#include <cstdio>", "#include <cstdlib>", "#include <string>", "#include <vector>"};
+  std::string npy_body;
+  for (const char* path : {"runtime/include/kiln/runtime/dtype.hpp", "runtime/include/kiln/runtime/array.hpp",
+                           "runtime/include/kiln/runtime/npy.hpp", "runtime/include/kiln/runtime/array_print.hpp"}) {
+    Embedded e = split_embedded(path);
+    add_includes(main_includes, e.includes);
+    npy_body += e.body;
+  }
+  mainp.set("includes", string_list(main_includes));
+  mainp.set("npy_runtime", npy_body);
+  std::vector<std::string> files;
+  for (const auto& f : output_file_names(fg)) files.push_back(c_string_literal(f));
+  if (files.empty()) files.push_back("\"\"");
+  mainp.set("output_files", join(files, ", "));
+  lib.main_program = render_template("templates/cpp/main.cpp.mustache", mainp);
+  return lib;
+}
+
+}  // namespace kiln

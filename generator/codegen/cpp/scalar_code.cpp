@@ -1,0 +1,161 @@
+#include "codegen/cpp/scalar_code.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "codegen/cpp/backend.h"
+#include "codegen/embedded_files.h"
+#include "ir/error.h"
+#include "ops/scalar/composite.h"
+
+namespace kiln {
+
+namespace {
+
+// (op name, operand class) -> expression, in file order per op.
+using Table = std::map<std::string, std::vector<std::pair<std::string, std::string>>>;
+
+const Table& table() {
+  static const Table t = [] {
+    Table out;
+    std::istringstream in{std::string(embedded_file("templates/cpp/scalar_ops.txt"))};
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream fields(line);
+      std::string name, cls, expr;
+      fields >> name >> cls;
+      std::getline(fields, expr);
+      expr.erase(0, expr.find_first_not_of(' '));
+      out[name].emplace_back(cls, expr);
+    }
+    return out;
+  }();
+  return t;
+}
+
+std::string operand_class(DType dt) {
+  if (is_float(dt)) return "float";
+  if (is_bool(dt)) return "bool";
+  return "int";
+}
+
+std::string expression_for(const ScalarOp& op, DType compute) {
+  auto it = table().find(std::string(op.info().name));
+  if (it != table().end()) {
+    for (const auto& [cls, expr] : it->second)
+      if (cls == "any" || cls == operand_class(compute)) return expr;
+  }
+  throw NotImplementedError("scalar op " + std::string(op.info().name) + " on " +
+                            std::string(dtype_name(compute)) + " has no cpp implementation");
+}
+
+std::string substitute(const std::string& pattern, const std::vector<std::string>& operands,
+                       const std::string& compute_type, const std::string& out_type) {
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '{') {
+      auto close = pattern.find('}', i);
+      std::string key = pattern.substr(i + 1, close - i - 1);
+      if (key == "T")
+        out += compute_type;
+      else if (key == "OUT")
+        out += out_type;
+      else
+        out += operands.at(static_cast<std::size_t>(std::stoi(key)));
+      i = close;
+    } else {
+      out += pattern[i];
+    }
+  }
+  return out;
+}
+
+std::string convert(const std::string& expr, DType from, DType to) {
+  if (from == to) return expr;
+  return "kiln_scalar::convert<" + ctype(to) + ">(" + expr + ")";
+}
+
+}  // namespace
+
+std::string scalar_literal(const Array& v) {
+  std::string out;
+  visit_dtype(v.dtype(), [&](auto t) {
+    using T = decltype(t);
+    T x = *v.data<T>();
+    if constexpr (std::is_same_v<T, bool>) {
+      out = x ? "true" : "false";
+    } else if constexpr (std::is_floating_point_v<T>) {
+      const bool single = std::is_same_v<T, float>;
+      if (std::isnan(x)) {
+        out = single ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+      } else if (std::isinf(x)) {
+        out = std::string(x < 0 ? "-" : "") + (single ? "__builtin_inff()" : "__builtin_inf()");
+      } else {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%a", static_cast<double>(x));
+        out = std::string(buf) + (single ? "f" : "");
+      }
+    } else if constexpr (std::is_signed_v<T>) {
+      long long y = static_cast<long long>(x);
+      out = y == INT64_MIN ? "(-9223372036854775807LL - 1)" : std::to_string(y) + "LL";
+      out = "static_cast<" + ctype(v.dtype()) + ">(" + out + ")";
+    } else {
+      out = "static_cast<" + ctype(v.dtype()) + ">(" + std::to_string(static_cast<unsigned long long>(x)) + "ULL)";
+    }
+  });
+  return out;
+}
+
+ScalarCode emit_scalar_code(const ScalarOp& op, const std::vector<std::string>& args,
+                            const std::vector<DType>& arg_dtypes, const std::string& prefix,
+                            int& counter) {
+  ScalarCode code;
+  std::vector<DType> out_dtypes = op.output_dtypes(arg_dtypes);
+  if (op.id() == ScalarOpId::Composite) {
+    const CompositeGraph& g = *op.composite_graph();
+    std::vector<std::string> value(g.values().size());
+    for (int i = 0; i < g.num_inputs(); ++i) value[static_cast<std::size_t>(i)] = args[static_cast<std::size_t>(i)];
+    for (std::size_t v = 0; v < g.values().size(); ++v)
+      if (g.values()[v].is_constant()) value[v] = scalar_literal(g.values()[v].constant);
+    for (const auto& node : g.nodes()) {
+      std::vector<std::string> ins;
+      std::vector<DType> in_dtypes;
+      for (int v : node.inputs) {
+        ins.push_back(value[static_cast<std::size_t>(v)]);
+        in_dtypes.push_back(g.values()[static_cast<std::size_t>(v)].dtype);
+      }
+      ScalarCode inner = emit_scalar_code(node.op, ins, in_dtypes, prefix, counter);
+      code.statements += inner.statements;
+      for (std::size_t k = 0; k < node.outputs.size(); ++k)
+        value[static_cast<std::size_t>(node.outputs[k])] = inner.results[k];
+    }
+    for (int v : g.outputs()) code.results.push_back(value[static_cast<std::size_t>(v)]);
+    return code;
+  }
+
+  std::vector<DType> operand_dtypes = op.operand_dtypes(arg_dtypes);
+  std::vector<std::string> operands;
+  for (std::size_t k = 0; k < args.size(); ++k) operands.push_back(convert(args[k], arg_dtypes[k], operand_dtypes[k]));
+  // The computation type is that of the last operand (switch's first operand is its condition).
+  DType compute = operand_dtypes.back();
+  if (op.id() == ScalarOpId::Cast) compute = arg_dtypes[0];
+  const std::string pattern = expression_for(op, compute);
+  const std::string out_type = ctype(out_dtypes[0]);
+  std::string expr;
+  if (operands.size() > 2 && (op.id() == ScalarOpId::Add || op.id() == ScalarOpId::Mul)) {
+    expr = operands[0];
+    for (std::size_t k = 1; k < operands.size(); ++k)
+      expr = substitute(pattern, {expr, operands[k]}, ctype(compute), out_type);
+  } else {
+    expr = substitute(pattern, operands, ctype(compute), out_type);
+  }
+  std::string name = prefix + std::to_string(counter++);
+  code.statements = "const " + out_type + " " + name + " = static_cast<" + out_type + ">(" + expr + ");\n";
+  code.results.push_back(name);
+  return code;
+}
+
+}  // namespace kiln

@@ -1,0 +1,29 @@
+// C++ code for scalar ops: the per-element statements inside generated loops (Elemwise,
+// fused reductions). Expressions come from templates/cpp/scalar_ops.txt — the backend's table
+// of op -> C++ spelling — and follow the same conversion rules as the reference evaluator
+// (ScalarOp::operand_dtypes).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kiln/runtime/array.hpp"
+#include "ops/scalar/scalar_op.h"
+
+namespace kiln {
+
+struct ScalarCode {
+  std::string statements;            ///< C++ statements, one per line
+  std::vector<std::string> results;  ///< an expression (usually a temporary) per output
+};
+
+/// Emits `op` applied to `args` (C++ expressions of dtypes `arg_dtypes`). Temporaries are
+/// named `<prefix>0`, `<prefix>1`, ...; `counter` carries the numbering across calls.
+ScalarCode emit_scalar_code(const ScalarOp& op, const std::vector<std::string>& args,
+                            const std::vector<DType>& arg_dtypes, const std::string& prefix,
+                            int& counter);
+
+/// A C++ literal for a 0-d value of any dtype (exact: hex floats, explicit casts).
+std::string scalar_literal(const Array& value0d);
+
+}  // namespace kiln

@@ -1,0 +1,21 @@
+// Files the generator carries in its binary: the templates/ tree and the runtime headers that
+// generated code embeds (generated at build time by cmake/embed_files.cmake).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln {
+
+struct EmbeddedFile {
+  std::string_view path;  ///< relative to the source root, e.g. "templates/cpp/graph.cpp.mustache"
+  std::string_view text;
+};
+
+const std::vector<EmbeddedFile>& embedded_files();
+
+/// The text of an embedded file; throws InternalError when there is none.
+std::string_view embedded_file(std::string_view path);
+
+}  // namespace kiln

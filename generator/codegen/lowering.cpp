@@ -1,0 +1,126 @@
+#include "codegen/lowering.h"
+
+#include <algorithm>
+#include <set>
+
+#include "ir/error.h"
+
+namespace kiln {
+
+const LoweredVar& LoweredGraph::var(const Variable* v) const {
+  auto it = vars.find(v);
+  KILN_INTERNAL_ASSERT(it != vars.end(), "variable not lowered");
+  return it->second;
+}
+
+LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply&)>& is_view,
+                   int first_slot) {
+  LoweredGraph lg;
+  lg.graph = &fg;
+  lg.order = fg.toposort();
+  lg.first_slot = first_slot;
+  int counter = 0;
+  auto declare = [&](const Variable* v) -> LoweredVar& {
+    auto [it, fresh] = lg.vars.try_emplace(v);
+    if (fresh) {
+      it->second.var = v;
+      it->second.cname = "v" + std::to_string(counter++);
+      lg.declared.push_back(v);
+    }
+    return it->second;
+  };
+
+  for (std::size_t i = 0; i < fg.inputs().size(); ++i) {
+    LoweredVar& lv = declare(fg.inputs()[i].get());
+    lv.kind = StorageKind::Input;
+    lv.input_index = static_cast<int>(i);
+  }
+  auto note_constant = [&](const Variable* v) {
+    if (!v->is_constant() || lg.vars.count(v)) return;
+    LoweredVar& lv = declare(v);
+    lv.kind = StorageKind::Constant;
+    lv.constant_index = static_cast<int>(lg.constants.size());
+    lg.constants.push_back(v);
+  };
+
+  // Which graph output (first position) each variable is.
+  std::unordered_map<const Variable*, int> first_output;
+  for (std::size_t k = 0; k < fg.outputs().size(); ++k)
+    first_output.emplace(fg.outputs()[k].get(), static_cast<int>(k));
+
+  // Storage roots: a view shares its source's root.
+  std::unordered_map<const Variable*, const Variable*> root;
+  for (Apply* node : lg.order) {
+    for (const auto& in : node->inputs()) note_constant(in.get());
+    for (int o = 0; o < node->num_outputs(); ++o) {
+      const Variable* v = node->output_ptr(o);
+      LoweredVar& lv = declare(v);
+      if (o == 0 && is_view(*node)) {
+        lv.kind = StorageKind::View;
+        const Variable* src = node->input(0).get();
+        root[v] = root.count(src) ? root[src] : src;
+      } else if (first_output.count(v)) {
+        lv.kind = StorageKind::Output;
+        lv.output_index = first_output[v];
+        root[v] = v;
+      } else {
+        lv.kind = StorageKind::Workspace;
+        root[v] = v;
+      }
+    }
+  }
+  for (const auto& out : fg.outputs()) note_constant(out.get());
+
+  // Last step at which each storage root is used (graph outputs live to the end).
+  const int end = static_cast<int>(lg.order.size());
+  std::unordered_map<const Variable*, int> last_use;
+  auto root_of = [&](const Variable* v) { return root.count(v) ? root[v] : v; };
+  for (int i = 0; i < end; ++i) {
+    Apply* node = lg.order[static_cast<std::size_t>(i)];
+    for (const auto& in : node->inputs()) last_use[root_of(in.get())] = i;
+    for (int o = 0; o < node->num_outputs(); ++o) {
+      const Variable* r = root_of(node->output_ptr(o));
+      last_use[r] = std::max(last_use[r], i);
+    }
+  }
+  for (const auto& out : fg.outputs()) last_use[root_of(out.get())] = end;
+
+  // Greedy slot assignment in execution order; a slot frees after its root's last use.
+  std::vector<std::pair<int, int>> busy;  // (last use, slot)
+  std::set<int> free_slots;
+  int next_slot = 0;
+  for (int i = 0; i < end; ++i) {
+    for (auto it = busy.begin(); it != busy.end();) {
+      if (it->first < i) {
+        free_slots.insert(it->second);
+        it = busy.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    Apply* node = lg.order[static_cast<std::size_t>(i)];
+    for (int o = 0; o < node->num_outputs(); ++o) {
+      LoweredVar& lv = lg.vars[node->output_ptr(o)];
+      if (lv.kind != StorageKind::Workspace) continue;
+      int slot;
+      if (!free_slots.empty()) {
+        slot = *free_slots.begin();
+        free_slots.erase(free_slots.begin());
+      } else {
+        slot = next_slot++;
+      }
+      lv.slot = first_slot + slot;
+      busy.emplace_back(last_use[lv.var], slot);
+    }
+  }
+  lg.num_slots = next_slot;
+
+  for (std::size_t k = 0; k < fg.outputs().size(); ++k) {
+    const LoweredVar& lv = lg.vars[fg.outputs()[k].get()];
+    if (lv.kind == StorageKind::Output && lv.output_index == static_cast<int>(k)) continue;
+    lg.copies.push_back(OutputCopy{static_cast<int>(k), lv.var});
+  }
+  return lg;
+}
+
+}  // namespace kiln

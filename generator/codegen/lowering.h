@@ -1,0 +1,54 @@
+// Lowering: where every variable of a graph lives in generated code, and in what order nodes
+// run. Inputs are bound from the caller, constants are static arrays, views alias the storage
+// of their source, graph outputs are written straight into their final memory, and other
+// intermediates get workspace slots, shared by liveness (a slot is reused once every variable
+// stored in it — and every view of them — has had its last use).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/fgraph.h"
+
+namespace kiln {
+
+enum class StorageKind { Input, Constant, Workspace, Output, View };
+
+struct LoweredVar {
+  const Variable* var = nullptr;
+  std::string cname;          ///< C identifier in the generated function ("v12")
+  StorageKind kind = StorageKind::Workspace;
+  int input_index = -1;       ///< Input: position in the graph's inputs
+  int constant_index = -1;    ///< Constant: position in LoweredGraph::constants
+  int slot = -1;              ///< Workspace: context slot
+  int output_index = -1;      ///< Output: the graph output written in place
+};
+
+/// A graph output that needs a final copy (it is an input, a constant, a view, or an output
+/// listed twice).
+struct OutputCopy {
+  int output_index;
+  const Variable* source;
+};
+
+struct LoweredGraph {
+  const FunctionGraph* graph = nullptr;
+  std::vector<Apply*> order;  ///< toposort
+  std::vector<const Variable*> declared;  ///< every variable the function declares, in order
+  std::unordered_map<const Variable*, LoweredVar> vars;
+  std::vector<const Variable*> constants;
+  std::vector<OutputCopy> copies;
+  int first_slot = 0;
+  int num_slots = 0;  ///< slots used: [first_slot, first_slot + num_slots)
+
+  const LoweredVar& var(const Variable* v) const;
+};
+
+/// Lowers `fg`. `is_view(node)` says whether the backend implements the node's output 0 as a
+/// view of its input 0 (no storage of its own). Slots are numbered from `first_slot`.
+LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply&)>& is_view,
+                   int first_slot = 0);
+
+}  // namespace kiln

@@ -1,0 +1,37 @@
+#include "codegen/render.h"
+
+#include <map>
+#include <memory>
+
+#include "codegen/embedded_files.h"
+#include "ir/error.h"
+
+namespace kiln {
+
+std::string render_template(const std::string& path, const TemplateData& data) {
+  // Parsed templates are cached: a graph renders the same few templates many times.
+  static std::map<std::string, std::unique_ptr<kainjow::mustache::mustache>> cache;
+  auto it = cache.find(path);
+  if (it == cache.end()) {
+    auto tmpl = std::make_unique<kainjow::mustache::mustache>(std::string(embedded_file(path)));
+    if (!tmpl->is_valid()) throw InternalError("template " + path + ": " + tmpl->error_message());
+    tmpl->set_custom_escape([](const std::string& s) { return s; });
+    it = cache.emplace(path, std::move(tmpl)).first;
+  }
+  std::string out = it->second->render(data);
+  if (!it->second->is_valid()) throw InternalError("template " + path + ": " + it->second->error_message());
+  return out;
+}
+
+TemplateData string_list(const std::vector<std::string>& items) {
+  TemplateData list{TemplateData::type::list};
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    TemplateData item;
+    item.set("item", items[i]);
+    item.set("last", i + 1 == items.size());
+    list.push_back(item);
+  }
+  return list;
+}
+
+}  // namespace kiln

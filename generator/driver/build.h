@@ -1,0 +1,48 @@
+// The compiler driver: builds generated sources with the system compiler into a shared
+// library (and optionally a standalone program), through a content-addressed cache so an
+// unchanged graph is never rebuilt. Safe when several kiln processes build at once: each
+// builds in its own temporary folder and publishes with an atomic rename.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/cpp/library.h"
+#include "ir/error.h"
+
+namespace kiln {
+
+struct BuildOptions {
+  std::string cxx;                    ///< compiler; empty: $CXX, else "c++"
+  std::string march = "native";       ///< -march value; empty: none
+  std::vector<std::string> cxxflags;  ///< extra flags, after kiln's
+  std::string opt_level = "-O3";
+  bool use_cache = true;
+  std::string cache_dir;              ///< empty: $XDG_CACHE_HOME/kiln or ~/.cache/kiln
+};
+
+struct BuildResult {
+  std::string library_path;  ///< the built libNAME.so
+  std::string program_path;  ///< the standalone program (when asked for)
+  bool cache_hit = false;
+  std::string key;           ///< the cache key (sha256 of sources, flags, compiler identity)
+};
+
+/// The system compiler failed on generated code. The message holds its output and where the
+/// generated source was kept.
+class CompileFailure : public UserError {
+ public:
+  using UserError::UserError;
+};
+
+/// Builds libNAME.so (and NAME, the standalone program, when `program` is true).
+BuildResult build_library(const CppLibrary& lib, const BuildOptions& options, bool program = false);
+
+/// The compiler a build would use.
+std::string resolve_compiler(const BuildOptions& options);
+/// The cache folder a build would use.
+std::string resolve_cache_dir(const BuildOptions& options);
+/// Compiler flags for generated sources (also what `kiln_add_graph` uses).
+std::vector<std::string> generated_code_flags(const BuildOptions& options);
+
+}  // namespace kiln

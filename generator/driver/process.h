@@ -1,0 +1,21 @@
+// Running the system compiler: fork/exec of an argument vector (no shell, so nothing in a
+// path or flag can be interpreted as shell syntax), capturing its combined output.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct ProcessResult {
+  int exit_code = -1;  ///< the exit status, or -1 when the program could not be run
+  std::string output;  ///< stdout and stderr, interleaved
+};
+
+/// Runs argv[0] (looked up on PATH) with the arguments and waits for it.
+ProcessResult run_process(const std::vector<std::string>& argv);
+
+/// Splits a flags string like "-O2 -g" at whitespace (no quoting).
+std::vector<std::string> split_flags(const std::string& flags);
+
+}  // namespace kiln

@@ -1,0 +1,338 @@
+// kiln generated-code runtime: tensors over buffers, the per-call context, input binding,
+// workspace and output allocation, error reporting, and small loop helpers.
+//
+// This file is embedded into every generated source inside an anonymous namespace (its
+// #include lines are hoisted above it), so two generated libraries linked into one program
+// never share or clash over these definitions. It is plain C++17 and compiles on its own.
+#pragma once
+
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include <dlpack/dlpack.h>
+
+#include "kiln/kiln.h"
+
+namespace kg {
+
+/// A typed view of a buffer: data points at element [0,...,0]; strides are in elements.
+template <typename T, int N>
+struct Tensor {
+  T* data = nullptr;
+  int64_t shape[N > 0 ? N : 1] = {};
+  int64_t strides[N > 0 ? N : 1] = {};
+
+  int64_t size() const {
+    int64_t n = 1;
+    for (int i = 0; i < N; ++i) n *= shape[i];
+    return n;
+  }
+  /// Sets C-contiguous strides for the current shape.
+  void set_contiguous_strides() {
+    int64_t s = 1;
+    for (int i = N - 1; i >= 0; --i) {
+      strides[i] = s;
+      s *= shape[i] > 0 ? shape[i] : 1;
+    }
+  }
+  bool is_contiguous() const {
+    int64_t s = 1;
+    for (int i = N - 1; i >= 0; --i) {
+      if (shape[i] == 0) return true;
+      if (shape[i] != 1 && strides[i] != s) return false;
+      s *= shape[i];
+    }
+    return true;
+  }
+};
+
+/// A workspace buffer kept by the context across calls (grown on demand, never shrunk).
+struct Slot {
+  void* data = nullptr;
+  size_t capacity = 0;
+};
+
+/// A graph output's allocation in "call" mode (handed over as a DLManagedTensor).
+struct OwnedOutput {
+  DLManagedTensor managed;
+  int64_t shape[16];
+  void* buffer;
+};
+
+/// The per-thread state of a generated graph. Callers see it as the opaque kiln_context; each
+/// generated library casts to its own private Ctx (so libraries never share a definition).
+struct Ctx {
+  char error[1024];
+  int32_t num_threads;
+  int32_t num_slots;
+  Slot* slots;
+};
+
+inline Ctx* ctx_of(kiln_context* c) { return reinterpret_cast<Ctx*>(c); }
+inline const Ctx* ctx_of(const kiln_context* c) { return reinterpret_cast<const Ctx*>(c); }
+inline kiln_context* handle_of(Ctx* c) { return reinterpret_cast<kiln_context*>(c); }
+
+/// A new context with `num_slots` workspace slots; null when out of memory.
+inline Ctx* create_context(int32_t num_slots) {
+  auto* c = static_cast<Ctx*>(std::calloc(1, sizeof(Ctx)));
+  if (!c) return nullptr;
+  c->num_threads = 1;
+  c->num_slots = num_slots;
+  c->slots = static_cast<Slot*>(std::calloc(static_cast<size_t>(num_slots > 0 ? num_slots : 1), sizeof(Slot)));
+  if (!c->slots) {
+    std::free(c);
+    return nullptr;
+  }
+  return c;
+}
+
+inline void destroy_context(Ctx* c) {
+  if (!c) return;
+  for (int32_t i = 0; i < c->num_slots; ++i) std::free(c->slots[i].data);
+  std::free(c->slots);
+  std::free(c);
+}
+
+/// How the current run hands over its outputs.
+struct OutputSink {
+  bool caller_provided = false;     // call_into: write into `given`
+  DLTensor* given = nullptr;        // caller's outputs (call_into)
+  DLManagedTensor** owned = nullptr;  // call: receives new tensors
+  int32_t count = 0;
+};
+
+inline int32_t fail(Ctx* ctx, int32_t status, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/// Records an error message in the context and returns `status`.
+inline int32_t fail(Ctx* ctx, int32_t status, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(ctx->error, sizeof ctx->error, fmt, args);
+  va_end(args);
+  return status;
+}
+
+/// Prefixes the context's message with the place of a failure (a node), keeping the status.
+inline int32_t at_node(Ctx* ctx, int32_t status, const char* where) {
+  char tmp[sizeof ctx->error];
+  std::snprintf(tmp, sizeof tmp, "%s: %s", where, ctx->error);
+  std::memcpy(ctx->error, tmp, sizeof tmp);
+  return status;
+}
+
+#define KILN_TRY(expr)            \
+  do {                            \
+    int32_t kiln_status_ = (expr); \
+    if (kiln_status_) return kiln_status_; \
+  } while (0)
+
+#define KILN_TRY_AT(expr, where)                                        \
+  do {                                                                  \
+    int32_t kiln_status_ = (expr);                                       \
+    if (kiln_status_) return ::kg::at_node(ctx, kiln_status_, (where));  \
+  } while (0)
+
+inline const char* dtype_text(DLDataType t) {
+  if (t.lanes != 1) return "vector dtype";
+  switch (t.code) {
+    case 6: return t.bits == 8 ? "bool" : "bool(?)";
+    case kDLInt:
+      return t.bits == 8 ? "int8" : t.bits == 16 ? "int16" : t.bits == 32 ? "int32" : t.bits == 64 ? "int64" : "int?";
+    case kDLUInt:
+      return t.bits == 8 ? "uint8" : t.bits == 16 ? "uint16" : t.bits == 32 ? "uint32" : t.bits == 64 ? "uint64" : "uint?";
+    case kDLFloat: return t.bits == 32 ? "float32" : t.bits == 64 ? "float64" : "float?";
+    default: return "unsupported dtype";
+  }
+}
+
+/// Binds a caller's DLTensor to a typed view, checking device, dtype, rank and static lengths.
+template <typename T, int N>
+inline int32_t bind_input(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, DLDataType want,
+                          const int64_t* static_shape, const char* name) {
+  if (t.device.device_type != kDLCPU && t.device.device_type != kDLCUDAHost)
+    return fail(ctx, KILN_ERR_DEVICE, "input \"%s\" is not in CPU memory", name);
+  if (t.dtype.code != want.code || t.dtype.bits != want.bits || t.dtype.lanes != 1)
+    return fail(ctx, KILN_ERR_INPUT_DTYPE, "input \"%s\" must be %s, got %s", name, dtype_text(want),
+                dtype_text(t.dtype));
+  if (t.ndim != N)
+    return fail(ctx, KILN_ERR_INPUT_RANK, "input \"%s\" must have %d dimension(s), got %d", name, N,
+                static_cast<int>(t.ndim));
+  if (N > 0 && t.shape == nullptr) return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\" has no shape", name);
+  int64_t size = 1;
+  for (int i = 0; i < N; ++i) {
+    if (t.shape[i] < 0) return fail(ctx, KILN_ERR_INPUT_SHAPE, "input \"%s\" has a negative length", name);
+    if (static_shape[i] >= 0 && t.shape[i] != static_shape[i])
+      return fail(ctx, KILN_ERR_INPUT_SHAPE, "input \"%s\" must have length %lld in dimension %d, got %lld",
+                  name, static_cast<long long>(static_shape[i]), i, static_cast<long long>(t.shape[i]));
+    out.shape[i] = t.shape[i];
+    size *= t.shape[i];
+  }
+  if (t.data == nullptr && size > 0) return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\" has no data", name);
+  out.data = reinterpret_cast<T*>(static_cast<char*>(t.data) + t.byte_offset);
+  if (t.strides) {
+    for (int i = 0; i < N; ++i) out.strides[i] = t.strides[i];
+  } else {
+    out.set_contiguous_strides();
+  }
+  return KILN_OK;
+}
+
+/// Points a view at a buffer of the context's workspace slot, growing it when needed.
+template <typename T, int N>
+inline int32_t alloc_workspace(Ctx* ctx, int slot, Tensor<T, N>& t) {
+  size_t bytes = static_cast<size_t>(t.size()) * sizeof(T);
+  Slot& s = ctx->slots[slot];
+  if (s.capacity < bytes || s.data == nullptr) {
+    std::free(s.data);
+    size_t rounded = (bytes + 63) / 64 * 64;
+    s.data = std::aligned_alloc(64, rounded ? rounded : 64);
+    if (!s.data) {
+      s.capacity = 0;
+      return fail(ctx, KILN_ERR_ALLOC, "out of memory allocating %zu bytes", bytes);
+    }
+    s.capacity = rounded;
+  }
+  t.data = static_cast<T*>(s.data);
+  t.set_contiguous_strides();
+  return KILN_OK;
+}
+
+inline void free_owned(DLManagedTensor* m) {
+  auto* o = reinterpret_cast<OwnedOutput*>(m);
+  std::free(o->buffer);
+  std::free(o);
+}
+
+/// Points a graph output's view at its final memory: a new buffer handed to the caller
+/// ("call"), or the caller's tensor after checking its dtype, shape and layout ("call_into").
+template <typename T, int N>
+inline int32_t alloc_output(Ctx* ctx, OutputSink& sink, int k, Tensor<T, N>& t, DLDataType dt) {
+  if (sink.caller_provided) {
+    DLTensor& d = sink.given[k];
+    if (d.dtype.code != dt.code || d.dtype.bits != dt.bits || d.dtype.lanes != 1)
+      return fail(ctx, KILN_ERR_OUTPUT, "output %d must be %s, got %s", k, dtype_text(dt), dtype_text(d.dtype));
+    if (d.ndim != N) return fail(ctx, KILN_ERR_OUTPUT, "output %d must have %d dimension(s), got %d", k, N, static_cast<int>(d.ndim));
+    int64_t expect = 1;
+    for (int i = N - 1; i >= 0; --i) {
+      if (d.shape[i] != t.shape[i])
+        return fail(ctx, KILN_ERR_OUTPUT, "output %d must have length %lld in dimension %d, got %lld", k,
+                    static_cast<long long>(t.shape[i]), i, static_cast<long long>(d.shape[i]));
+      if (d.strides && t.shape[i] != 1 && d.strides[i] != expect)
+        return fail(ctx, KILN_ERR_OUTPUT, "output %d must be C-contiguous", k);
+      expect *= t.shape[i];
+    }
+    if (d.data == nullptr && t.size() > 0) return fail(ctx, KILN_ERR_OUTPUT, "output %d has no data", k);
+    t.data = reinterpret_cast<T*>(static_cast<char*>(d.data) + d.byte_offset);
+    t.set_contiguous_strides();
+    return KILN_OK;
+  }
+  static_assert(N <= 16, "rank above 16");
+  size_t bytes = static_cast<size_t>(t.size()) * sizeof(T);
+  auto* o = static_cast<OwnedOutput*>(std::calloc(1, sizeof(OwnedOutput)));
+  if (!o) return fail(ctx, KILN_ERR_ALLOC, "out of memory");
+  size_t rounded = (bytes + 63) / 64 * 64;
+  o->buffer = std::aligned_alloc(64, rounded ? rounded : 64);
+  if (!o->buffer) {
+    std::free(o);
+    return fail(ctx, KILN_ERR_ALLOC, "out of memory allocating %zu bytes", bytes);
+  }
+  for (int i = 0; i < N; ++i) o->shape[i] = t.shape[i];
+  DLTensor& d = o->managed.dl_tensor;
+  d.data = o->buffer;
+  d.device = DLDevice{kDLCPU, 0};
+  d.ndim = N;
+  d.dtype = dt;
+  d.shape = o->shape;
+  d.strides = nullptr;
+  d.byte_offset = 0;
+  o->managed.manager_ctx = nullptr;
+  o->managed.deleter = free_owned;
+  if (sink.owned[k]) free_owned(sink.owned[k]);  // a previous failed attempt
+  sink.owned[k] = &o->managed;
+  t.data = static_cast<T*>(o->buffer);
+  t.set_contiguous_strides();
+  return KILN_OK;
+}
+
+/// Calls f(offset) for every element of `shape` with per-tensor strides, in row-major order;
+/// offsets[k] is the element offset into tensor k. The workhorse of non-contiguous loops.
+template <int N, int K, typename F>
+inline void for_each_strided(const int64_t* shape, const int64_t (&strides)[K][N > 0 ? N : 1], F&& f) {
+  int64_t offsets[K] = {};
+  if (N == 0) {
+    f(offsets);
+    return;
+  }
+  for (int i = 0; i < N; ++i)
+    if (shape[i] == 0) return;
+  int64_t idx[N > 0 ? N : 1] = {};
+  while (true) {
+    f(offsets);
+    int d = N - 1;
+    for (; d >= 0; --d) {
+      ++idx[d];
+      for (int k = 0; k < K; ++k) offsets[k] += strides[k][d];
+      if (idx[d] < shape[d]) break;
+      for (int k = 0; k < K; ++k) offsets[k] -= strides[k][d] * shape[d];
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+/// Copies src into dst (same shape; any strides).
+template <typename T, int N>
+inline void copy_tensor(const Tensor<T, N>& src, Tensor<T, N>& dst) {
+  if (src.is_contiguous() && dst.is_contiguous()) {
+    if (src.size() > 0 && src.data != dst.data) std::memmove(dst.data, src.data, static_cast<size_t>(src.size()) * sizeof(T));
+    return;
+  }
+  int64_t strides[2][N > 0 ? N : 1];
+  for (int i = 0; i < N; ++i) {
+    strides[0][i] = src.strides[i];
+    strides[1][i] = dst.strides[i];
+  }
+  const T* s = src.data;
+  T* d = dst.data;
+  for_each_strided<N, 2>(src.shape, strides, [&](const int64_t* off) { d[off[1]] = s[off[0]]; });
+}
+
+/// Checks that `len` of dimension `dim` agrees across the operands of an elementwise node
+/// that are not statically broadcastable there; `out` receives the common length (or 1).
+inline int32_t broadcast_length(Ctx* ctx, int64_t& out, int dim, const int64_t* lengths,
+                                const bool* broadcastable, int count) {
+  int owner = -1;
+  out = 1;
+  for (int k = 0; k < count; ++k) {
+    if (broadcastable[k]) continue;
+    if (owner < 0) {
+      owner = k;
+      out = lengths[k];
+    } else if (lengths[k] != out) {
+      bool runtime_broadcast = lengths[k] == 1 || out == 1;
+      return fail(ctx, KILN_ERR_BROADCAST,
+                  "%s: input %d has length %lld and input %d has length %lld in dimension %d",
+                  runtime_broadcast ? "runtime broadcasting not allowed (only dimensions of static length 1 broadcast)"
+                                    : "input dimension mismatch",
+                  owner, static_cast<long long>(out), k, static_cast<long long>(lengths[k]), dim);
+    }
+  }
+  return KILN_OK;
+}
+
+/// Checks a length against a static length the graph declared.
+inline int32_t check_static_length(Ctx* ctx, int64_t actual, int64_t expected, int dim) {
+  if (expected >= 0 && actual != expected)
+    return fail(ctx, KILN_ERR_BROADCAST, "produced length %lld in dimension %d but the graph declares %lld",
+                static_cast<long long>(actual), dim, static_cast<long long>(expected));
+  return KILN_OK;
+}
+
+/// Elements above which loops run on several threads.
+constexpr int64_t kParallelThreshold = 32768;
+
+}  // namespace kg
