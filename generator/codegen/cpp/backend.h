@@ -51,6 +51,7 @@ struct CppOpEntry {
   std::string_view op_name;  ///< Op::name()
   CppEmitFn emit;
   bool is_view;  ///< output 0 aliases input 0 (no storage of its own)
+  bool needs_blas = false;  ///< the generated code calls CBLAS (link OpenBLAS)
 };
 
 const std::vector<CppOpEntry>& cpp_backend_table();

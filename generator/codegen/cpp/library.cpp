@@ -216,13 +216,14 @@ std::string tensor_infos(const VarList& vars, const std::vector<std::string>& na
   return join(shapes, ", ");
 }
 
-}  // namespace
+// Everything one graph contributes to a source file: its constants, functions, metadata and
+// extern "C" entry points (graph_impl.cpp.mustache).
+struct GraphCode {
+  std::string impl;
+  bool needs_blas = false;
+};
 
-CppLibrary generate_cpp_library(const FunctionGraph& fg, const std::string& name_override) {
-  CppLibrary lib;
-  lib.name = c_identifier(name_override.empty() ? fg.name() : name_override);
-  const std::string& name = lib.name;
-
+GraphCode generate_graph_code(const FunctionGraph& fg, const std::string& name) {
   LoweredGraph main_lg = lower(fg, is_view_node, 0);
   FunctionGraph shape_fg = build_shape_graph(fg);
   LoweredGraph shape_lg = lower(shape_fg, is_view_node, main_lg.num_slots);
@@ -232,24 +233,18 @@ CppLibrary generate_cpp_library(const FunctionGraph& fg, const std::string& name
   std::string shape_fn = emit_function(shape_lg, "run_shapes",
                                        "The output shapes of the graph, computed from the inputs (the shape graph).",
                                        constant_arrays);
-
-  std::vector<std::string> includes = {"#include <cmath>", "#include <cstdint>", "#include <cstring>", "#include <limits>"};
-  Embedded scalar_math = split_embedded("runtime/include/kiln/runtime/scalar_math.hpp");
-  Embedded runtime = split_embedded("templates/cpp/prologue/runtime.hpp");
-  add_includes(includes, scalar_math.includes);
-  add_includes(includes, runtime.includes);
+  GraphCode code;
+  for (const LoweredGraph* lg : {&main_lg, &shape_lg})
+    for (Apply* node : lg->order) code.needs_blas = code.needs_blas || cpp_entry(node->op()).needs_blas;
 
   std::vector<std::string> input_names, output_names;
   for (const auto& in : fg.inputs()) input_names.push_back(in->name().empty() ? in->file_id() : in->name());
   for (std::size_t k = 0; k < fg.outputs().size(); ++k) output_names.push_back(output_display_name(fg, k));
 
-  // NAME.cpp
   TemplateData src;
   src.set("name", name);
   src.set("kiln_version", KILN_VERSION_STRING);
   src.set("graph_name_comment", c_string_literal(comment_text(fg.name())));
-  src.set("includes", string_list(includes));
-  src.set("prologue", scalar_math.body + "\n" + runtime.body);
   src.set("constants", string_list(constant_arrays));
   src.set("functions", string_list({main_fn, shape_fn}));
   TemplateData in_list{TemplateData::type::list}, out_list{TemplateData::type::list};
@@ -263,7 +258,57 @@ CppLibrary generate_cpp_library(const FunctionGraph& fg, const std::string& name
   src.set("num_slots", std::to_string(main_lg.num_slots + shape_lg.num_slots));
   src.set("name_literal", c_string_literal(name));
   src.set("graph_name_literal", c_string_literal(fg.name()));
-  lib.source = render_template("templates/cpp/graph.cpp.mustache", src);
+  code.impl = render_template("templates/cpp/graph_impl.cpp.mustache", src);
+  return code;
+}
+
+// The source file around one or more graphs: includes, the ABI, the runtime prologue.
+std::string source_file(const std::string& file_name, const std::string& description,
+                        const std::vector<std::string>& headers, const std::vector<std::string>& graph_impls) {
+  std::vector<std::string> includes = {"#include <cmath>", "#include <cstdint>", "#include <cstring>", "#include <limits>"};
+  Embedded scalar_math = split_embedded("runtime/include/kiln/runtime/scalar_math.hpp");
+  Embedded runtime = split_embedded("templates/cpp/prologue/runtime.hpp");
+  add_includes(includes, scalar_math.includes);
+  add_includes(includes, runtime.includes);
+  TemplateData src;
+  src.set("file_name", file_name);
+  src.set("description", description);
+  src.set("kiln_version", KILN_VERSION_STRING);
+  src.set("headers", string_list(headers));
+  src.set("includes", string_list(includes));
+  src.set("abi_header", std::string(embedded_file("runtime/include/kiln/kiln.h")));
+  src.set("prologue", scalar_math.body + "\n" + runtime.body);
+  src.set("graphs", string_list(graph_impls));
+  return render_template("templates/cpp/graph.cpp.mustache", src);
+}
+
+}  // namespace
+
+CppLibrary generate_cpp_bundle(const std::vector<std::pair<const FunctionGraph*, std::string>>& graphs,
+                               const std::string& name) {
+  CppLibrary lib;
+  lib.name = c_identifier(name);
+  std::vector<std::string> impls;
+  for (const auto& [fg, graph_name] : graphs) {
+    GraphCode code = generate_graph_code(*fg, c_identifier(graph_name));
+    impls.push_back(code.impl);
+    lib.needs_blas = lib.needs_blas || code.needs_blas;
+  }
+  lib.source = source_file(lib.name + ".cpp", std::to_string(graphs.size()) + " graphs", {}, impls);
+  return lib;
+}
+
+CppLibrary generate_cpp_library(const FunctionGraph& fg, const std::string& name_override) {
+  CppLibrary lib;
+  lib.name = c_identifier(name_override.empty() ? fg.name() : name_override);
+  const std::string& name = lib.name;
+  GraphCode code = generate_graph_code(fg, name);
+  lib.needs_blas = code.needs_blas;
+  lib.source = source_file(name + ".cpp", "the graph " + c_string_literal(comment_text(fg.name())), {name + ".h"}, {code.impl});
+
+  std::vector<std::string> input_names, output_names;
+  for (const auto& in : fg.inputs()) input_names.push_back(in->name().empty() ? in->file_id() : in->name());
+  for (std::size_t k = 0; k < fg.outputs().size(); ++k) output_names.push_back(output_display_name(fg, k));
 
   // NAME.h
   TemplateData hdr;

@@ -21,4 +21,10 @@ struct CppLibrary {
 /// Throws NotImplementedError naming the first op the backend lacks.
 CppLibrary generate_cpp_library(const FunctionGraph& fg, const std::string& name = "");
 
+/// One source file implementing several graphs (each exported under its own prefix, which
+/// must be unique), sharing one copy of the runtime prologue: one compile for many graphs.
+/// `name` names the bundle (the library is lib<name>.so); header and main_program are empty.
+CppLibrary generate_cpp_bundle(const std::vector<std::pair<const FunctionGraph*, std::string>>& graphs,
+                               const std::string& name);
+
 }  // namespace kiln

@@ -70,16 +70,18 @@ struct Ctx {
   int32_t num_threads;
   int32_t num_slots;
   Slot* slots;
+  const void* graph;  ///< identifies the graph that created the context
 };
 
 inline Ctx* ctx_of(kiln_context* c) { return reinterpret_cast<Ctx*>(c); }
 inline const Ctx* ctx_of(const kiln_context* c) { return reinterpret_cast<const Ctx*>(c); }
 inline kiln_context* handle_of(Ctx* c) { return reinterpret_cast<kiln_context*>(c); }
 
-/// A new context with `num_slots` workspace slots; null when out of memory.
-inline Ctx* create_context(int32_t num_slots) {
+/// A new context with `num_slots` workspace slots for `graph`; null when out of memory.
+inline Ctx* create_context(int32_t num_slots, const void* graph) {
   auto* c = static_cast<Ctx*>(std::calloc(1, sizeof(Ctx)));
   if (!c) return nullptr;
+  c->graph = graph;
   c->num_threads = 1;
   c->num_slots = num_slots;
   c->slots = static_cast<Slot*>(std::calloc(static_cast<size_t>(num_slots > 0 ? num_slots : 1), sizeof(Slot)));
@@ -217,11 +219,12 @@ inline int32_t alloc_output(Ctx* ctx, OutputSink& sink, int k, Tensor<T, N>& t, 
       return fail(ctx, KILN_ERR_OUTPUT, "output %d must be %s, got %s", k, dtype_text(dt), dtype_text(d.dtype));
     if (d.ndim != N) return fail(ctx, KILN_ERR_OUTPUT, "output %d must have %d dimension(s), got %d", k, N, static_cast<int>(d.ndim));
     int64_t expect = 1;
+    const bool empty = t.size() == 0;  // any strides describe an empty tensor
     for (int i = N - 1; i >= 0; --i) {
       if (d.shape[i] != t.shape[i])
         return fail(ctx, KILN_ERR_OUTPUT, "output %d must have length %lld in dimension %d, got %lld", k,
                     static_cast<long long>(t.shape[i]), i, static_cast<long long>(d.shape[i]));
-      if (d.strides && t.shape[i] != 1 && d.strides[i] != expect)
+      if (d.strides && !empty && t.shape[i] != 1 && d.strides[i] != expect)
         return fail(ctx, KILN_ERR_OUTPUT, "output %d must be C-contiguous", k);
       expect *= t.shape[i];
     }
