@@ -15,13 +15,12 @@ namespace kiln {
 Json Elemwise::props() const { return Json{{"scalar_op", scalar_op_.to_json()}}; }
 
 std::string Elemwise::str() const {
-  // PyTensor prints str(scalar_op).capitalize(): the first letter upper, the rest lower.
+  // PyTensor prints str(scalar_op).capitalize(): the first letter upper, the rest lower
+  // ("EQ" -> "Eq", "Composite{EQ(i0, i1)}" -> "Composite{eq(i0, i1)}").
   std::string s = scalar_op_.str();
   for (std::size_t i = 0; i < s.size(); ++i)
     s[i] = static_cast<char>(i == 0 ? std::toupper(static_cast<unsigned char>(s[i]))
                                     : std::tolower(static_cast<unsigned char>(s[i])));
-  if (scalar_op_.id() == ScalarOpId::Composite) s = "Composite" + s.substr(9);
-  if (scalar_op_.id() == ScalarOpId::Cast) s = "Cast" + s.substr(4);
   return s;
 }
 
@@ -76,6 +75,7 @@ Shape elemwise_runtime_shape(const std::vector<TensorType>& types, const std::ve
 }
 
 std::vector<TensorType> Elemwise::infer_types(const VarList& inputs) const {
+  if (inputs.empty()) type_error(*this, "needs at least one input (the output shape comes from them)");
   try {
     scalar_op_.check_arity(inputs.size());
   } catch (const std::invalid_argument& e) {

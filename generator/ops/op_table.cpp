@@ -1,9 +1,22 @@
 #include "ops/op_table.h"
 
 #include "ir/error.h"
+#include "ops/advanced_subtensor.h"
+#include "ops/alloc.h"
+#include "ops/assert.h"
+#include "ops/blas.h"
+#include "ops/blockwise.h"
+#include "ops/cumulative.h"
+#include "ops/diag.h"
 #include "ops/dimshuffle.h"
+#include "ops/dot.h"
 #include "ops/elemwise.h"
+#include "ops/join.h"
+#include "ops/reduce.h"
+#include "ops/reshape.h"
 #include "ops/shape.h"
+#include "ops/softmax.h"
+#include "ops/subtensor.h"
 
 namespace kiln {
 
@@ -31,52 +44,52 @@ const std::vector<OpEntry>& op_table() {
       {"Shape", shape_from_props},
       {"Shape_i", shape_i_from_props},
       // --- reductions, cumulative ops, softmax (ops/reduce, ops/cumulative, ops/softmax)
-      {"CAReduce", not_implemented_yet},
-      {"Sum", not_implemented_yet},
-      {"Prod", not_implemented_yet},
-      {"Max", not_implemented_yet},
-      {"Min", not_implemented_yet},
-      {"All", not_implemented_yet},
-      {"Any", not_implemented_yet},
-      {"ProdWithoutZeros", not_implemented_yet},
-      {"Argmax", not_implemented_yet},
-      {"CumOp", not_implemented_yet},
-      {"Softmax", not_implemented_yet},
-      {"LogSoftmax", not_implemented_yet},
-      {"SoftmaxGrad", not_implemented_yet},
+      {"CAReduce", careduce_from_props},
+      {"Sum", sum_from_props},
+      {"Prod", prod_from_props},
+      {"Max", max_from_props},
+      {"Min", min_from_props},
+      {"All", all_from_props},
+      {"Any", any_from_props},
+      {"ProdWithoutZeros", prod_without_zeros_from_props},
+      {"Argmax", argmax_from_props},
+      {"CumOp", cumop_from_props},
+      {"Softmax", softmax_from_props},
+      {"LogSoftmax", log_softmax_from_props},
+      {"SoftmaxGrad", softmax_grad_from_props},
       // --- shape-building and checking ops (ops/reshape, ops/alloc, ops/join, ops/ranges, ...)
-      {"Reshape", not_implemented_yet},
-      {"SpecifyShape", not_implemented_yet},
-      {"Alloc", not_implemented_yet},
-      {"AllocEmpty", not_implemented_yet},
-      {"MakeVector", not_implemented_yet},
-      {"Join", not_implemented_yet},
-      {"Split", not_implemented_yet},
-      {"ARange", not_implemented_yet},
-      {"Eye", not_implemented_yet},
-      {"Tri", not_implemented_yet},
-      {"ExtractDiag", not_implemented_yet},
-      {"AllocDiag", not_implemented_yet},
-      {"CheckAndRaise", not_implemented_yet},
-      {"Assert", not_implemented_yet},
+      {"Reshape", reshape_from_props},
+      {"SpecifyShape", specify_shape_from_props},
+      {"Alloc", alloc_from_props},
+      {"AllocEmpty", alloc_empty_from_props},
+      {"MakeVector", make_vector_from_props},
+      {"Join", join_from_props},
+      {"Split", split_from_props},
+      {"ARange", arange_from_props},
+      {"Eye", eye_from_props},
+      {"Tri", tri_from_props},
+      {"ExtractDiag", extract_diag_from_props},
+      {"AllocDiag", alloc_diag_from_props},
+      {"CheckAndRaise", check_and_raise_from_props},
+      {"Assert", assert_from_props},
       // --- indexing (ops/subtensor, ops/advanced_subtensor)
-      {"Subtensor", not_implemented_yet},
-      {"IncSubtensor", not_implemented_yet},
-      {"AdvancedSubtensor1", not_implemented_yet},
-      {"AdvancedIncSubtensor1", not_implemented_yet},
+      {"Subtensor", subtensor_from_props},
+      {"IncSubtensor", inc_subtensor_from_props},
+      {"AdvancedSubtensor1", advanced_subtensor1_from_props},
+      {"AdvancedIncSubtensor1", advanced_inc_subtensor1_from_props},
       {"AdvancedSubtensor", not_implemented_yet},
       {"AdvancedIncSubtensor", not_implemented_yet},
       // --- products and BLAS forms (ops/dot, ops/blas, ops/blockwise)
-      {"Dot", not_implemented_yet},
-      {"Gemv", not_implemented_yet},
-      {"CGemv", not_implemented_yet},
-      {"Gemm", not_implemented_yet},
-      {"Ger", not_implemented_yet},
-      {"CGer", not_implemented_yet},
-      {"Dot22", not_implemented_yet},
-      {"Dot22Scalar", not_implemented_yet},
-      {"BatchedDot", not_implemented_yet},
-      {"Blockwise", not_implemented_yet},
+      {"Dot", dot_from_props},
+      {"Gemv", gemv_from_props},
+      {"CGemv", cgemv_from_props},
+      {"Gemm", gemm_from_props},
+      {"Ger", ger_from_props},
+      {"CGer", cger_from_props},
+      {"Dot22", dot22_from_props},
+      {"Dot22Scalar", dot22scalar_from_props},
+      {"BatchedDot", batched_dot_from_props},
+      {"Blockwise", blockwise_from_props},
       // --- linear algebra (a later issue)
       {"Cholesky", not_implemented_yet},
       {"Solve", not_implemented_yet},

@@ -1,5 +1,9 @@
 #include "ops/scalar/composite.h"
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -287,6 +291,9 @@ std::shared_ptr<const CompositeGraph> CompositeGraph::from_json(const Json& j,
 }
 
 namespace {
+
+// The scalar ops PyTensor's pprint writes as operators (scalar/basic.py assigns an
+// OperatorPrinter to exactly these); every other op prints as a call, `str(op)(args)`.
 std::string infix(ScalarOpId id) {
   switch (id) {
     case ScalarOpId::Add: return " + ";
@@ -296,42 +303,75 @@ std::string infix(ScalarOpId id) {
     case ScalarOpId::IntDiv: return " // ";
     case ScalarOpId::Mod: return " % ";
     case ScalarOpId::Pow: return " ** ";
-    case ScalarOpId::Eq: return " == ";
-    case ScalarOpId::Neq: return " != ";
-    case ScalarOpId::Lt: return " < ";
-    case ScalarOpId::Le: return " <= ";
-    case ScalarOpId::Gt: return " > ";
-    case ScalarOpId::Ge: return " >= ";
-    case ScalarOpId::And: return " & ";
-    case ScalarOpId::Or: return " | ";
-    case ScalarOpId::Xor: return " ^ ";
     default: return "";
   }
 }
+
+// A float as Python/NumPy's str() prints it: the shortest digits that read back to the same
+// value in its own precision, positional between 1e-4 and 1e16, else scientific ("1e+16").
+template <typename T>
+std::string float_str(T v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  const int max_digits = std::numeric_limits<T>::max_digits10;
+  for (int p = 0; p < max_digits; ++p) {
+    std::snprintf(buf, sizeof buf, "%.*e", p, static_cast<double>(v));
+    if (static_cast<T>(std::strtod(buf, nullptr)) == v) break;
+  }
+  std::string text(buf);
+  const std::size_t epos = text.find('e');
+  const int exponent = std::atoi(text.c_str() + epos + 1);
+  std::string sign = text[0] == '-' ? "-" : "";
+  std::string digits;
+  for (std::size_t i = sign.size(); i < epos; ++i)
+    if (text[i] != '.') digits += text[i];
+  const double magnitude = std::fabs(static_cast<double>(v));
+  if ((magnitude != 0 && magnitude < 1e-4) || exponent >= 16) {
+    std::string e = std::to_string(std::abs(exponent));
+    if (e.size() < 2) e = "0" + e;
+    std::string mantissa = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "");
+    return sign + mantissa + "e" + (exponent < 0 ? "-" : "+") + e;
+  }
+  if (exponent < 0)
+    return sign + "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
+  const auto int_len = static_cast<std::size_t>(exponent) + 1;
+  if (digits.size() <= int_len)
+    return sign + digits + std::string(int_len - digits.size(), '0') + ".0";
+  return sign + digits.substr(0, int_len) + "." + digits.substr(int_len);
+}
+
+// A 0-d constant as PyTensor's pprint shows it (str of the NumPy scalar: "1.0", "5", "True").
+std::string constant_str(const Array& c) {
+  switch (c.dtype()) {
+    case DType::Bool: return *c.data<bool>() ? "True" : "False";
+    case DType::Float32: return float_str(*c.data<float>());
+    case DType::Float64: return float_str(*c.data<double>());
+    default: return element_to_json(c, nullptr).dump();
+  }
+}
+
 }  // namespace
 
 std::string CompositeGraph::expression() const {
   std::vector<std::string> text(values_.size());
   for (int i = 0; i < num_inputs_; ++i) text[static_cast<std::size_t>(i)] = "i" + std::to_string(i);
   for (std::size_t v = 0; v < values_.size(); ++v)
-    if (values_[v].is_constant()) text[v] = element_to_json(values_[v].constant, nullptr).dump();
+    if (values_[v].is_constant()) text[v] = constant_str(values_[v].constant);
   for (const Node& n : nodes_) {
     std::vector<std::string> args;
     for (int v : n.inputs) args.push_back(text[static_cast<std::size_t>(v)]);
-    std::string sep = infix(n.op.id());
+    const std::string sep = infix(n.op.id());
     std::string e;
     if (n.op.id() == ScalarOpId::Neg) {
       e = "(-" + args[0] + ")";
     } else if (!sep.empty()) {
+      // PyTensor parenthesises every operator application.
       e = "(";
       for (std::size_t k = 0; k < args.size(); ++k) e += (k ? sep : "") + args[k];
       e += ")";
     } else {
-      std::string fname = n.op.id() == ScalarOpId::Cast
-                              ? "cast<" + std::string(dtype_name(n.op.cast_dtype())) + ">"
-                              : n.op.id() == ScalarOpId::Composite ? n.op.str()
-                                                                   : std::string(n.op.info().name);
-      e = fname + "(";
+      e = n.op.str() + "(";
       for (std::size_t k = 0; k < args.size(); ++k) e += (k ? ", " : "") + args[k];
       e += ")";
     }

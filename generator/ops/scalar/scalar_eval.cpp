@@ -185,11 +185,14 @@ std::vector<Array> eval_composite(const CompositeGraph& g, const std::vector<Arr
     for (std::size_t k = 0; k < outs.size(); ++k) values[static_cast<std::size_t>(node.outputs[k])] = outs[k];
   }
   std::vector<Array> result;
+  std::vector<bool> handed_out(g.values().size(), false);
   for (int v : g.outputs()) {
-    // Outputs are always fresh arrays, even when they are an input or a constant.
-    Array r = values[static_cast<std::size_t>(v)];
-    bool fresh = v >= g.num_inputs() && !g.values()[static_cast<std::size_t>(v)].is_constant();
-    result.push_back(fresh ? r : r.copy());
+    // Outputs are always fresh arrays, even when they are an input or a constant or a value
+    // listed twice, so no two outputs share memory with each other or with an input.
+    const auto vi = static_cast<std::size_t>(v);
+    bool fresh = v >= g.num_inputs() && !g.values()[vi].is_constant() && !handed_out[vi];
+    handed_out[vi] = true;
+    result.push_back(fresh ? values[vi] : values[vi].copy());
   }
   return result;
 }
@@ -210,14 +213,12 @@ std::vector<Array> eval_scalar_op(const ScalarOp& op, const std::vector<Array>& 
   if (op.id() == ScalarOpId::Cast) return {astype(args[0], out_dtypes[0]).copy()};
   if (op.id() == ScalarOpId::Second) return {astype(args[1], out_dtypes[0]).copy()};
 
-  DType compute = out_dtypes[0];
-  if (op.info().rule == DTypeRule::ToBool)
-    compute = args.size() == 1 ? in_dtypes[0] : upcast(in_dtypes);
+  // The same operand conversion the generated code does (PyTensor computes in the output
+  // dtype, comparisons in the inputs' upcast, and tests switch's condition as bool).
+  const std::vector<DType> operands = op.operand_dtypes(in_dtypes);
   std::vector<Array> converted;
-  for (std::size_t k = 0; k < args.size(); ++k) {
-    DType want = (op.id() == ScalarOpId::Switch && k == 0) ? DType::Bool : compute;
-    converted.push_back(astype(args[k], want));
-  }
+  for (std::size_t k = 0; k < args.size(); ++k) converted.push_back(astype(args[k], operands[k]));
+  const DType compute = operands.back();
   Array out = Array::empty(out_dtypes[0], shape);
   visit_dtype(compute, [&](auto t) { eval_typed<decltype(t)>(op, converted, out); });
   return {out};

@@ -221,8 +221,14 @@ inline T invert(T a) {
     return static_cast<T>(~a);
 }
 
+/// 1 / (1 + exp(-x)), written as exp(x) / (1 + exp(x)) for negative x so that it never
+/// overflows and keeps full relative precision down to the smallest subnormal results.
 template <typename T>
 inline T sigmoid(T x) {
+  if (x < T(0)) {
+    const T e = std::exp(x);
+    return e / (T(1) + e);
+  }
   return T(1) / (T(1) + std::exp(-x));
 }
 
@@ -275,7 +281,8 @@ inline double erfcx(double x) {
 }
 inline float erfcx(float x) { return static_cast<float>(erfcx(static_cast<double>(x))); }
 
-/// Inverse error function: Giles' approximation refined by two Newton steps on erf.
+/// Inverse error function: Giles' approximation refined by two Newton steps (on erf for
+/// |x| <= 0.5, on erfc in the tails).
 inline double erfinv(double x) {
   if (x != x || x < -1.0 || x > 1.0) return std::numeric_limits<double>::quiet_NaN();
   if (x == 1.0) return std::numeric_limits<double>::infinity();
@@ -348,35 +355,51 @@ inline double erfinv(double x) {
     p = 1.0103004648645343977 + p * w;
     p = 4.8499064014085844221 + p * w;
   }
-  double y = p * x;
-  // Newton on erf(y) = x: erf'(y) = 2/sqrt(pi) exp(-y^2).
+  // Two Newton steps. Near +-1, erf(y) rounds to within an ulp of 1 and erf(y) - x is noise,
+  // so the tails solve erfc(|y|) = 1 - |x| instead (1 - |x| is exact for |x| >= 0.5).
+  const double two_over_sqrt_pi = 1.1283791670955126;
+  const double ax = std::fabs(x);
+  double y = std::fabs(p * x);
   for (int i = 0; i < 2; ++i) {
-    double err = std::erf(y) - x;
-    y -= err / (1.1283791670955126 * std::exp(-y * y));
+    const double slope = two_over_sqrt_pi * std::exp(-y * y);  // erf'(y) = -erfc'(y)
+    if (ax <= 0.5)
+      y -= (std::erf(y) - ax) / slope;
+    else
+      y += (std::erfc(y) - (1.0 - ax)) / slope;
   }
-  return y;
+  return std::copysign(y, x);
 }
 inline float erfinv(float x) { return static_cast<float>(erfinv(static_cast<double>(x))); }
 
-/// Digamma. -inf at 0, NaN at negative integers.
+/// Digamma, with scipy's special values: psi(+0) = -inf, psi(-0) = +inf, NaN at negative
+/// integers and -inf, psi(+inf) = +inf.
 inline double psi(double x) {
-  if (x != x) return x;
-  if (x <= 0 && std::floor(x) == x)
-    return x == 0 ? -std::numeric_limits<double>::infinity()
-                  : std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  if (x != x || x == inf) return x;
+  if (x == 0) return std::signbit(x) ? inf : -inf;
   const double pi = 3.141592653589793;
   double result = 0.0;
   if (x < 0) {
-    // Reflection: psi(x) = psi(1 - x) - pi / tan(pi x).
-    result -= pi / std::tan(pi * x);
+    // Reflection: psi(x) = psi(1 - x) - pi / tan(pi x). tan(pi x) has period 1, so it is taken
+    // of the exact fractional part, which keeps pi * x from losing the digits that matter.
+    double whole;
+    const double frac = std::modf(x, &whole);
+    if (frac == 0) return std::numeric_limits<double>::quiet_NaN();
+    result = -pi / std::tan(pi * frac);
     x = 1.0 - x;
   }
-  while (x < 6.0) {
+  // Recurrence psi(x) = psi(x + 1) - 1/x up to x >= 10, where the asymptotic series below,
+  // truncated after x^-14, is accurate to ~1e-17 (at x >= 6 it would only be ~2e-13).
+  while (x < 10.0) {
     result -= 1.0 / x;
     x += 1.0;
   }
-  double f = 1.0 / (x * x);
-  double series = f * (-1.0 / 12 + f * (1.0 / 120 + f * (-1.0 / 252 + f * (1.0 / 240 + f * (-1.0 / 132 + f * (691.0 / 32760 + f * (-1.0 / 12)))))));
+  const double f = 1.0 / (x * x);
+  const double series =
+      f * (-1.0 / 12 +
+           f * (1.0 / 120 +
+                f * (-1.0 / 252 +
+                     f * (1.0 / 240 + f * (-1.0 / 132 + f * (691.0 / 32760 + f * (-1.0 / 12)))))));
   return result + std::log(x) - 0.5 / x + series;
 }
 inline float psi(float x) { return static_cast<float>(psi(static_cast<double>(x))); }

@@ -1,0 +1,493 @@
+#include "ops/blockwise.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <stdexcept>
+
+#include "ir/error.h"
+#include "ops/constant.h"
+#include "ops/dimshuffle.h"
+#include "ops/elemwise.h"
+#include "ops/op_table.h"
+#include "ops/shape.h"
+
+namespace kiln {
+
+// --- signatures ----------------------------------------------------------------------------
+
+namespace {
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string s;
+  for (std::size_t i = 0; i < names.size(); ++i) s += (i ? "," : "") + names[i];
+  return "(" + s + ")";
+}
+
+// A small cursor parser for NumPy's grammar: list "->" list, list = arg ("," arg)*,
+// arg = "(" [name ("," name)*] ")", name = [A-Za-z0-9_]+.
+class SignatureParser {
+ public:
+  explicit SignatureParser(const std::string& text) : text_(text) {
+    for (char c : text)
+      if (!std::isspace(static_cast<unsigned char>(c))) s_ += c;
+  }
+
+  GufuncSignature parse() {
+    GufuncSignature sig;
+    sig.inputs = arguments();
+    if (s_.compare(pos_, 2, "->") != 0) fail("expected ',' or '->'");
+    pos_ += 2;
+    sig.outputs = arguments();
+    if (pos_ != s_.size()) fail("unexpected text");
+    return sig;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw UserError("malformed gufunc signature \"" + text_ + "\": " + what + " after \"" +
+                    s_.substr(0, pos_) + "\" (expected e.g. \"(m,k),(k,n)->(m,n)\")");
+  }
+  bool at(char c) const { return pos_ < s_.size() && s_[pos_] == c; }
+  static bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+  std::vector<std::vector<std::string>> arguments() {
+    std::vector<std::vector<std::string>> args;
+    do {
+      args.push_back(argument());
+    } while (at(',') && ++pos_);
+    return args;
+  }
+
+  std::vector<std::string> argument() {
+    if (!at('(')) fail("expected '('");
+    ++pos_;
+    std::vector<std::string> dims;
+    if (at(')')) {
+      ++pos_;
+      return dims;
+    }
+    while (true) {
+      const std::size_t start = pos_;
+      while (pos_ < s_.size() && name_char(s_[pos_])) ++pos_;
+      if (pos_ == start) fail("expected a dimension name");
+      dims.push_back(s_.substr(start, pos_ - start));
+      if (at(',')) {
+        ++pos_;
+      } else if (at(')')) {
+        ++pos_;
+        return dims;
+      } else {
+        fail("expected ',' or ')'");
+      }
+    }
+  }
+
+  const std::string& text_;
+  std::string s_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+GufuncSignature GufuncSignature::parse(const std::string& text) {
+  return SignatureParser(text).parse();
+}
+
+std::string GufuncSignature::str() const {
+  auto list = [](const std::vector<std::vector<std::string>>& args) {
+    std::string s;
+    for (std::size_t i = 0; i < args.size(); ++i) s += (i ? "," : "") + join_names(args[i]);
+    return s;
+  };
+  return list(inputs) + "->" + list(outputs);
+}
+
+// --- the core ops kiln loops ---------------------------------------------------------------
+
+namespace {
+
+// Checks that a signature describes a dot product: x's last dimension and y's first one carry
+// one name, and the output keeps x's other dimension and y's other one, in order.
+// `min_rank`: 1 for Dot (vectors or matrices), 2 for Dot22 (matrices only).
+std::string check_dot_signature(const std::string& op, const GufuncSignature& sig,
+                                std::size_t min_rank) {
+  if (sig.inputs.size() != 2 || sig.outputs.size() != 1)
+    return op + " takes 2 inputs and gives 1 output, the signature has " +
+           std::to_string(sig.inputs.size()) + " input(s) and " +
+           std::to_string(sig.outputs.size()) + " output(s)";
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::size_t r = sig.inputs[i].size();
+    if (r < min_rank || r > 2)
+      return "input " + std::to_string(i) + " of " + op + " must have " +
+             (min_rank == 2 ? std::string("2 core dimensions")
+                            : std::string("1 or 2 core dimensions")) +
+             ", the signature gives it " + std::to_string(r);
+  }
+  const auto& x = sig.inputs[0];
+  const auto& y = sig.inputs[1];
+  if (x.back() != y.front())
+    return "the contracted dimension must have one name, got '" + x.back() +
+           "' (last of input 0) and '" + y.front() + "' (first of input 1)";
+  std::vector<std::string> expected(x.begin(), x.end() - 1);
+  if (y.size() == 2) expected.push_back(y[1]);
+  if (sig.outputs[0] != expected)
+    return "the output of " + op + " must be " + join_names(expected) + ", the signature says " +
+           join_names(sig.outputs[0]);
+  return "";
+}
+
+struct CoreSupport {
+  std::string name;
+  /// "" when the signature fits the core op, else why it does not.
+  std::string (*check)(const GufuncSignature&);
+};
+
+const std::vector<CoreSupport>& core_support() {
+  static const std::vector<CoreSupport> table = {
+      {"Dot", [](const GufuncSignature& s) { return check_dot_signature("Dot", s, 1); }},
+      {"Dot22", [](const GufuncSignature& s) { return check_dot_signature("Dot22", s, 2); }},
+  };
+  return table;
+}
+
+const CoreSupport* find_core_support(std::string_view name) {
+  for (const auto& s : core_support())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+std::string supported_list() {
+  std::string s;
+  for (const auto& name : blockwise_core_ops()) s += (s.empty() ? "" : ", ") + name;
+  return s;
+}
+
+NotImplementedError unsupported_core(const std::string& core) {
+  return NotImplementedError("Blockwise with core op " + core +
+                             " is not implemented yet in kiln (kiln loops " + supported_list() +
+                             ")");
+}
+
+// The core part (trailing `core` dimensions) of a type.
+TensorType core_type(const TensorType& t, std::size_t core) {
+  return TensorType(t.dtype,
+                    Shape(t.shape.end() - static_cast<std::ptrdiff_t>(core), t.shape.end()));
+}
+
+}  // namespace
+
+const std::vector<std::string>& blockwise_core_ops() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& s : core_support()) v.push_back(s.name);
+    return v;
+  }();
+  return names;
+}
+
+// --- Blockwise -----------------------------------------------------------------------------
+
+Blockwise::Blockwise(OpPtr core_op, const std::string& signature) : core_op_(std::move(core_op)) {
+  if (!core_op_) throw UserError("Blockwise: the core op is null");
+  const CoreSupport* support = find_core_support(core_op_->name());
+  if (!support) throw unsupported_core(core_op_->str());
+  signature_ = GufuncSignature::parse(signature);
+  const std::string why = support->check(signature_);
+  if (!why.empty())
+    throw UserError("signature " + signature_.str() + " does not fit core op " + core_op_->str() +
+                    ": " + why);
+}
+
+int Blockwise::batch_ndim(const Apply& node) const {
+  return node.input(0)->ndim() - static_cast<int>(signature_.inputs[0].size());
+}
+
+Json Blockwise::props() const {
+  return Json{
+      {"core_op", Json{{"op", std::string(core_op_->name())}, {"props", core_op_->props()}}},
+      {"signature", signature_.str()}};
+}
+
+std::string Blockwise::str() const {
+  return "Blockwise{" + core_op_->str() + ", " + signature_.str() + "}";
+}
+
+std::vector<TensorType> Blockwise::infer_types(const VarList& inputs) const {
+  const auto& sig_in = signature_.inputs;
+  if (inputs.size() != sig_in.size())
+    type_error(*this, "takes " + std::to_string(sig_in.size()) + " inputs, got " +
+                          std::to_string(inputs.size()));
+  int batch = -1;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const int core = static_cast<int>(sig_in[i].size());
+    const int nb = inputs[i]->ndim() - core;
+    if (nb < 0)
+      type_error(*this, "input " + std::to_string(i) + " has rank " +
+                            std::to_string(inputs[i]->ndim()) + " but the signature gives it " +
+                            std::to_string(core) + " core dimensions " + join_names(sig_in[i]));
+    if (batch >= 0 && nb != batch)
+      type_error(*this, "input " + std::to_string(i) + " has " + std::to_string(nb) +
+                            " batch dimensions but input 0 has " + std::to_string(batch) +
+                            " (left-pad it with ExpandDims to broadcast)");
+    batch = nb;
+  }
+  // Batch dimensions broadcast like Elemwise.
+  std::vector<TensorType> batch_types;
+  for (const auto& in : inputs)
+    batch_types.emplace_back(in->dtype(), Shape(in->shape().begin(), in->shape().begin() + batch));
+  Shape batch_shape;
+  try {
+    batch_shape = broadcast_static_shapes(batch_types);
+  } catch (const std::invalid_argument& e) {
+    type_error(*this, std::string("incompatible batch shapes: ") + e.what());
+  }
+  // One length per core dimension name.
+  std::map<std::string, std::int64_t> lengths;
+  VarList core_inputs;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const TensorType core = core_type(inputs[i]->type(), sig_in[i].size());
+    for (std::size_t j = 0; j < sig_in[i].size(); ++j) {
+      std::int64_t& len = lengths.emplace(sig_in[i][j], kUnknownLength).first->second;
+      if (len != kUnknownLength && core.shape[j] != kUnknownLength && len != core.shape[j])
+        type_error(*this, "core dimension '" + sig_in[i][j] + "' has static length " +
+                              std::to_string(len) + " in one input and " +
+                              std::to_string(core.shape[j]) + " in input " + std::to_string(i));
+      if (len == kUnknownLength) len = core.shape[j];
+    }
+    core_inputs.push_back(make_input(core));
+  }
+  std::vector<TensorType> core_out;
+  try {
+    core_out = core_op_->infer_types(core_inputs);
+  } catch (const UserError& e) {
+    type_error(*this, e.message());
+  }
+  KILN_INTERNAL_ASSERT(core_out.size() == signature_.outputs.size(),
+                       "Blockwise core op output count");
+  std::vector<TensorType> out;
+  for (std::size_t k = 0; k < core_out.size(); ++k) {
+    const auto& names = signature_.outputs[k];
+    KILN_INTERNAL_ASSERT(core_out[k].shape.size() == names.size(), "Blockwise core op output rank");
+    Shape shape = batch_shape;
+    for (std::size_t j = 0; j < names.size(); ++j) {
+      auto it = lengths.find(names[j]);
+      shape.push_back(it == lengths.end() || it->second == kUnknownLength ? core_out[k].shape[j]
+                                                                          : it->second);
+    }
+    out.emplace_back(core_out[k].dtype, shape);
+  }
+  return out;
+}
+
+namespace {
+
+// Binds every core dimension name to its run-time length; RuntimeFailure on a conflict.
+std::map<std::string, std::int64_t> bind_core_lengths(const GufuncSignature& sig,
+                                                      const std::vector<Array>& inputs, int nb) {
+  std::map<std::string, std::int64_t> lengths;
+  std::map<std::string, std::size_t> owner;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    for (std::size_t j = 0; j < sig.inputs[i].size(); ++j) {
+      const std::string& name = sig.inputs[i][j];
+      const std::int64_t len = inputs[i].shape(nb + static_cast<int>(j));
+      auto [it, fresh] = lengths.emplace(name, len);
+      if (fresh) {
+        owner[name] = i;
+      } else if (it->second != len) {
+        throw RuntimeFailure("core dimension '" + name + "' has length " +
+                             std::to_string(it->second) + " in input " +
+                             std::to_string(owner[name]) + " but " + std::to_string(len) +
+                             " in input " + std::to_string(i) + " (signature " + sig.str() + ")");
+      }
+    }
+  }
+  return lengths;
+}
+
+// The view of one batch element: leading batch dims indexed (length-1 ones broadcast).
+Array batch_element(const Array& a, int nb, const std::vector<std::int64_t>& index) {
+  std::int64_t offset = 0;
+  for (int d = 0; d < nb; ++d)
+    if (a.shape(d) != 1)
+      offset += index[static_cast<std::size_t>(d)] * a.strides()[static_cast<std::size_t>(d)];
+  return a.view(Shape(a.shape().begin() + nb, a.shape().end()),
+                Shape(a.strides().begin() + nb, a.strides().end()), offset);
+}
+
+}  // namespace
+
+void Blockwise::perform(const Apply& node, const std::vector<Array>& inputs,
+                        std::vector<Array>& outputs) const {
+  const int nb = batch_ndim(node);
+  std::vector<TensorType> batch_types;
+  VarList core_inputs;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const TensorType& t = node.input(static_cast<int>(i))->type();
+    batch_types.emplace_back(t.dtype, Shape(t.shape.begin(), t.shape.begin() + nb));
+    core_inputs.push_back(make_input(core_type(t, signature_.inputs[i].size())));
+  }
+  const Shape batch_shape = elemwise_runtime_shape(batch_types, inputs);
+  std::map<std::string, std::int64_t> lengths = bind_core_lengths(signature_, inputs, nb);
+  const ApplyPtr core_node = make_node(core_op_, core_inputs);
+
+  // Expected core output shapes (kUnknownLength for names only the outputs carry).
+  const std::size_t n_out = signature_.outputs.size();
+  std::vector<Shape> core_shapes(n_out);
+  for (std::size_t k = 0; k < n_out; ++k)
+    for (const auto& name : signature_.outputs[k]) {
+      auto it = lengths.find(name);
+      core_shapes[k].push_back(it == lengths.end() ? kUnknownLength : it->second);
+    }
+  std::vector<Array> outs(n_out);
+  auto allocate = [&](std::size_t k) {
+    Shape shape = batch_shape;
+    shape.insert(shape.end(), core_shapes[k].begin(), core_shapes[k].end());
+    outs[k] = Array::empty(node.output_ptr(static_cast<int>(k))->dtype(), shape);
+  };
+  const std::int64_t total = shape_size(batch_shape);
+  for (std::size_t k = 0; k < n_out; ++k) {
+    const bool known = std::find(core_shapes[k].begin(), core_shapes[k].end(), kUnknownLength) ==
+                       core_shapes[k].end();
+    if (known)
+      allocate(k);
+    else if (total == 0)
+      throw RuntimeFailure("cannot tell the core shape of output " + std::to_string(k) +
+                           " of an empty batch");
+  }
+
+  std::vector<std::int64_t> index(static_cast<std::size_t>(nb), 0);
+  for (std::int64_t step = 0; step < total; ++step) {
+    std::vector<Array> args;
+    for (const auto& in : inputs) args.push_back(batch_element(in, nb, index));
+    std::vector<Array> results(n_out);
+    core_op_->perform(*core_node, args, results);
+    for (std::size_t k = 0; k < n_out; ++k) {
+      if (!outs[k].defined()) {
+        core_shapes[k] = results[k].shape();
+        allocate(k);
+      }
+      if (results[k].shape() != core_shapes[k])
+        throw RuntimeFailure("core op " + core_op_->str() + " gave output " + std::to_string(k) +
+                             " of shape " + shape_str(results[k].shape()) + ", expected " +
+                             shape_str(core_shapes[k]));
+      Array dst = batch_element(outs[k], nb, index);
+      results[k].copy_into(dst);
+    }
+    for (int d = nb - 1; d >= 0; --d) {
+      if (++index[static_cast<std::size_t>(d)] < batch_shape[static_cast<std::size_t>(d)]) break;
+      index[static_cast<std::size_t>(d)] = 0;
+    }
+  }
+  outputs = outs;
+}
+
+std::vector<ShapeVars> Blockwise::infer_shape(const Apply& node,
+                                              const std::vector<ShapeVars>& input_shapes) const {
+  const int nb = batch_ndim(node);
+  ShapeVars batch;
+  for (int d = 0; d < nb; ++d) {
+    Var dim;
+    for (int i = 0; i < node.num_inputs() && !dim; ++i)
+      if (!node.input(i)->type().broadcastable(d))
+        dim = input_shapes[static_cast<std::size_t>(i)][static_cast<std::size_t>(d)];
+    batch.push_back(dim ? dim : int64_constant(1));
+  }
+  std::map<std::string, Var> named;
+  for (std::size_t i = 0; i < signature_.inputs.size(); ++i)
+    for (std::size_t j = 0; j < signature_.inputs[i].size(); ++j)
+      named.emplace(signature_.inputs[i][j], input_shapes[i][static_cast<std::size_t>(nb) + j]);
+  std::vector<ShapeVars> out;
+  for (std::size_t k = 0; k < signature_.outputs.size(); ++k) {
+    ShapeVars dims = batch;
+    for (std::size_t j = 0; j < signature_.outputs[k].size(); ++j) {
+      auto it = named.find(signature_.outputs[k][j]);
+      dims.push_back(it != named.end()
+                         ? it->second
+                         : shape_i(node.output(static_cast<int>(k)), nb + static_cast<int>(j)));
+    }
+    out.push_back(dims);
+  }
+  return out;
+}
+
+// --- builders ------------------------------------------------------------------------------
+
+VarList blockwise(OpPtr core_op, const std::string& signature, VarList inputs) {
+  auto op = std::make_shared<Blockwise>(std::move(core_op), signature);
+  const auto& sig = op->signature().inputs;
+  if (inputs.size() != sig.size())
+    throw UserError(op->str() + ": takes " + std::to_string(sig.size()) + " inputs, got " +
+                    std::to_string(inputs.size()));
+  int nb = 0;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i]) throw UserError(op->str() + ": input " + std::to_string(i) + " is null");
+    const int b = inputs[i]->ndim() - static_cast<int>(sig[i].size());
+    if (b < 0)
+      throw UserError(op->str() + ": input " + std::to_string(i) + " has rank " +
+                      std::to_string(inputs[i]->ndim()) + " but the signature gives it " +
+                      std::to_string(sig[i].size()) + " core dimensions");
+    nb = std::max(nb, b);
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    inputs[i] =
+        expand_dims_left(inputs[i], nb - (inputs[i]->ndim() - static_cast<int>(sig[i].size())));
+  return make_node(op, std::move(inputs))->outputs();
+}
+
+Var blockwise1(OpPtr core_op, const std::string& signature, VarList inputs) {
+  VarList outs = blockwise(std::move(core_op), signature, std::move(inputs));
+  if (outs.size() != 1)
+    throw UserError("blockwise1: the signature " + signature + " has several outputs");
+  return outs[0];
+}
+
+// --- graph-file factory --------------------------------------------------------------------
+
+OpPtr blockwise_from_props(PropReader& props, const std::vector<TensorType>& input_types) {
+  const Json& core = props.raw("core_op");
+  const std::string sig_text = props.get_string("signature");
+  props.finish();
+  const std::string core_where = props.where("core_op");
+  if (!core.is_object() || !core.contains("op") || !core["op"].is_string())
+    throw UserError(
+        "Blockwise: prop \"core_op\" must be an op object {\"op\": name, \"props\": {...}}, not " +
+            core.dump(),
+        core_where);
+  for (auto it = core.begin(); it != core.end(); ++it)
+    if (it.key() != "op" && it.key() != "props")
+      throw UserError("Blockwise: unknown key \"" + it.key() + "\" in core_op",
+                      core_where + "/" + it.key());
+  const std::string core_name = core["op"].get<std::string>();
+  const OpEntry* entry = find_op(core_name);
+  if (!entry)
+    throw UserError("Blockwise: unknown core op \"" + core_name + "\"", core_where + "/op");
+  if (!find_core_support(core_name)) {
+    NotImplementedError e = unsupported_core(core_name);
+    throw NotImplementedError(e.message(), core_where);
+  }
+  GufuncSignature sig;
+  try {
+    sig = GufuncSignature::parse(sig_text);
+  } catch (const UserError& e) {
+    throw UserError("Blockwise: " + e.message(), props.where("signature"));
+  }
+  // The core op's factory sees the core part of each input's type (when the ranks allow it).
+  std::vector<TensorType> core_types;
+  for (std::size_t i = 0; i < input_types.size() && i < sig.inputs.size(); ++i)
+    if (input_types[i].shape.size() >= sig.inputs[i].size())
+      core_types.push_back(core_type(input_types[i], sig.inputs[i].size()));
+  static const Json kNoProps = Json::object();
+  PropReader core_props(core.contains("props") ? core["props"] : kNoProps, core_where + "/props",
+                        core_name);
+  OpPtr core_op = entry->make(core_props, core_types);
+  try {
+    return std::make_shared<Blockwise>(core_op, sig_text);
+  } catch (const NotImplementedError& e) {
+    throw NotImplementedError(e.message(), core_where);
+  } catch (const UserError& e) {
+    throw UserError("Blockwise: " + e.message(), props.where("signature"));
+  }
+}
+
+}  // namespace kiln

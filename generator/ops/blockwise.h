@@ -1,0 +1,73 @@
+// Blockwise: a core op looped over leading batch dimensions, described by a gufunc signature
+// such as "(m,k),(k,n)->(m,n)" (PyTensor's Blockwise, NumPy's generalized ufuncs).
+//
+// Every input has the same number of batch dimensions (the builder left-pads with ExpandDims,
+// as PyTensor's make_node does); batch dimensions broadcast like Elemwise: only dimensions of
+// static length 1 broadcast. Core dimensions with one name must have one length. perform calls
+// the core op's perform on views of each batch element.
+//
+// The design is general, but kiln only loops core ops it has checked for it (Dot, Dot22 so
+// far); any other core op is a NotImplementedError naming it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/op.h"
+#include "ops/props.h"
+
+namespace kiln {
+
+/// A parsed gufunc signature: the core dimension names of each input and output.
+struct GufuncSignature {
+  std::vector<std::vector<std::string>> inputs;
+  std::vector<std::vector<std::string>> outputs;
+
+  /// Parses NumPy's grammar ("(m,k),(k,n)->(m,n)", "(n),(n)->()"); whitespace is ignored.
+  /// A malformed text is a UserError that says what is wrong and where.
+  static GufuncSignature parse(const std::string& text);
+  /// The canonical text (no whitespace).
+  std::string str() const;
+};
+
+class Blockwise : public Op {
+ public:
+  /// Throws NotImplementedError when kiln cannot loop `core_op` yet, and UserError when the
+  /// signature is malformed or does not fit the core op.
+  Blockwise(OpPtr core_op, const std::string& signature);
+
+  const Op& core_op() const { return *core_op_; }
+  const OpPtr& core_op_ptr() const { return core_op_; }
+  const GufuncSignature& signature() const { return signature_; }
+  /// Number of leading batch dimensions of a node of this op.
+  int batch_ndim(const Apply& node) const;
+
+  std::string_view name() const override { return "Blockwise"; }
+  Json props() const override;
+  /// PyTensor's form: "Blockwise{Dot, (m,k),(k,n)->(m,n)}".
+  std::string str() const override;
+  std::vector<TensorType> infer_types(const VarList& inputs) const override;
+  void perform(const Apply& node, const std::vector<Array>& inputs,
+               std::vector<Array>& outputs) const override;
+  std::vector<ShapeVars> infer_shape(const Apply& node,
+                                     const std::vector<ShapeVars>& input_shapes) const override;
+
+ private:
+  OpPtr core_op_;
+  GufuncSignature signature_;
+};
+
+/// Names of the core ops kiln can loop in a Blockwise.
+const std::vector<std::string>& blockwise_core_ops();
+
+/// Applies `core_op` over the batch dimensions of `inputs` (inputs with fewer batch dimensions
+/// than the others are left-padded with ExpandDims).
+VarList blockwise(OpPtr core_op, const std::string& signature, VarList inputs);
+/// The single output of blockwise().
+Var blockwise1(OpPtr core_op, const std::string& signature, VarList inputs);
+
+/// Props `core_op` ({"op": ..., "props": ...}) and `signature`; errors name
+/// /nodes/N/props/core_op or /nodes/N/props/signature.
+OpPtr blockwise_from_props(PropReader& props, const std::vector<TensorType>& input_types);
+
+}  // namespace kiln

@@ -1,0 +1,308 @@
+#include "ops/join.h"
+
+#include <set>
+#include <stdexcept>
+
+#include "api/elementwise.h"
+#include "ir/error.h"
+#include "ops/array_util.h"
+#include "ops/constant.h"
+
+namespace kiln {
+
+namespace {
+
+std::string list_text(const std::vector<std::int64_t>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// Normalises a run-time axis (NumPy's AxisError wording).
+int runtime_axis(const std::string& op, std::int64_t axis, int ndim) {
+  try {
+    return normalize_axis(axis, ndim);
+  } catch (const std::out_of_range&) {
+    throw RuntimeFailure(op + ": axis " + std::to_string(axis) +
+                         " is out of bounds for an array of dimension " + std::to_string(ndim));
+  }
+}
+
+// Normalises a constant axis at type inference.
+int static_axis(const Op& op, std::int64_t axis, int ndim) {
+  try {
+    return normalize_axis(axis, ndim);
+  } catch (const std::out_of_range&) {
+    type_error(op, "axis " + std::to_string(axis) + " is out of bounds for tensors of rank " +
+                       std::to_string(ndim));
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Join
+
+std::vector<TensorType> Join::infer_types(const VarList& inputs) const {
+  if (inputs.size() < 2) type_error(*this, "takes the axis and at least one tensor");
+  const Var& axis = inputs[0];
+  if (axis->ndim() != 0 || !is_signed_int(axis->dtype()))
+    type_error(*this, "the axis (input 0) must be a 0-d signed integer, got " + axis->type().str());
+  std::vector<DType> dtypes;
+  std::vector<std::int64_t> ranks;
+  for (std::size_t i = 1; i < inputs.size(); ++i) {
+    if (inputs[i]->ndim() == 0)
+      type_error(*this, "cannot join 0-d tensors (input " + std::to_string(i) +
+                            "); make them vectors first (or use MakeVector)");
+    dtypes.push_back(inputs[i]->dtype());
+    ranks.push_back(inputs[i]->ndim());
+  }
+  const int nd = inputs[1]->ndim();
+  for (auto r : ranks)
+    if (r != nd)
+      type_error(
+          *this,
+          "Only tensors with the same number of dimensions can be joined. Input ndims were: " +
+              list_text(ranks));
+  const DType dtype = upcast(dtypes);
+  const auto axis_value = constant_int(axis);
+  const int ax = axis_value ? static_axis(*this, *axis_value, nd) : -1;
+  if (inputs.size() == 2) return {TensorType(dtype, inputs[1]->shape())};
+  Shape out(static_cast<std::size_t>(nd), kUnknownLength);
+  if (ax < 0) return {TensorType(dtype, out)};  // the axis is only known at run time
+  for (int d = 0; d < nd; ++d) {
+    std::set<std::int64_t> lengths;
+    std::int64_t sum = 0;
+    bool all_known = true;
+    for (std::size_t i = 1; i < inputs.size(); ++i) {
+      const std::int64_t len = inputs[i]->shape()[static_cast<std::size_t>(d)];
+      if (len == kUnknownLength) {
+        all_known = false;
+      } else {
+        lengths.insert(len);
+        sum += len;
+      }
+    }
+    if (d == ax) {
+      out[static_cast<std::size_t>(d)] = all_known ? sum : kUnknownLength;
+    } else if (lengths.size() == 1) {
+      out[static_cast<std::size_t>(d)] = *lengths.begin();
+    } else if (lengths.size() > 1) {
+      type_error(*this, "all input dimensions other than the joined axis (" + std::to_string(ax) +
+                            ") must match exactly or be unknown, but along dimension " +
+                            std::to_string(d) + " the static lengths differ");
+    }
+  }
+  return {TensorType(dtype, out)};
+}
+
+void Join::perform(const Apply& node, const std::vector<Array>& inputs,
+                   std::vector<Array>& outputs) const {
+  const int nd = inputs[1].ndim();
+  const int axis = runtime_axis("Join", scalar_to_int64(inputs[0]), nd);
+  Shape shape = inputs[1].shape();
+  shape[static_cast<std::size_t>(axis)] = 0;
+  for (std::size_t i = 1; i < inputs.size(); ++i) {
+    for (int d = 0; d < nd; ++d) {
+      const std::int64_t len = inputs[i].shape(d);
+      if (d != axis && len != shape[static_cast<std::size_t>(d)])
+        throw RuntimeFailure(
+            "Join: all input array dimensions except for the concatenation axis must "
+            "match exactly, but along dimension " +
+            std::to_string(d) + ", input 1 has length " +
+            std::to_string(shape[static_cast<std::size_t>(d)]) + " and input " + std::to_string(i) +
+            " has length " + std::to_string(len));
+    }
+    shape[static_cast<std::size_t>(axis)] += inputs[i].shape(axis);
+  }
+  const DType dtype = node.output_ptr(0)->dtype();
+  Array out = Array::empty(dtype, shape);
+  std::int64_t offset = 0;
+  for (std::size_t i = 1; i < inputs.size(); ++i) {
+    Array piece = inputs[i].dtype() == dtype ? inputs[i] : astype(inputs[i], dtype);
+    Array region = out.view(piece.shape(), out.strides(),
+                            offset * out.strides()[static_cast<std::size_t>(axis)]);
+    piece.copy_into(region);
+    offset += piece.shape(axis);
+  }
+  outputs[0] = out;
+}
+
+std::vector<ShapeVars> Join::infer_shape(const Apply& node,
+                                         const std::vector<ShapeVars>& input_shapes) const {
+  if (node.num_inputs() == 2) return {input_shapes[1]};
+  const Shape& static_out = node.output_ptr(0)->shape();
+  const int nd = static_cast<int>(static_out.size());
+  const auto axis_value = constant_int(node.input(0));
+  // The joined axis: a constant, or switch(axis >= 0, axis, axis + ndim) at run time.
+  Var join_dim;
+  if (!axis_value) {
+    Var axis = to_int64(node.input(0));
+    join_dim = switch_(ge(axis, int64_constant(0)), axis, axis + int64_constant(nd));
+  }
+  ShapeVars dims;
+  for (int d = 0; d < nd; ++d) {
+    if (static_out[static_cast<std::size_t>(d)] != kUnknownLength) {
+      dims.push_back(int64_constant(static_out[static_cast<std::size_t>(d)]));
+      continue;
+    }
+    Var first = input_shapes[1][static_cast<std::size_t>(d)];
+    Var sum = first;
+    for (std::size_t i = 2; i < input_shapes.size(); ++i)
+      sum = sum + input_shapes[i][static_cast<std::size_t>(d)];
+    if (axis_value)
+      dims.push_back(normalize_axis(*axis_value, nd) == d ? sum : first);
+    else
+      dims.push_back(switch_(eq(int64_constant(d), join_dim), sum, first));
+  }
+  return {dims};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Split
+
+IndexMap Split::view_map() const {
+  IndexMap m;
+  for (int i = 0; i < len_splits_; ++i) m[i] = {0};
+  return m;
+}
+
+std::vector<TensorType> Split::infer_types(const VarList& inputs) const {
+  if (inputs.size() != 3)
+    type_error(*this, "takes 3 inputs (x, axis, sizes), got " + std::to_string(inputs.size()));
+  const TensorType& xt = inputs[0]->type();
+  const Var& axis = inputs[1];
+  const Var& sizes = inputs[2];
+  if (xt.ndim() == 0) type_error(*this, "cannot split a 0-d tensor");
+  if (axis->ndim() != 0 || !is_integer(axis->dtype()))
+    type_error(*this, "the axis (input 1) must be a 0-d integer, got " + axis->type().str());
+  if (sizes->ndim() != 1 || !is_integer(sizes->dtype()))
+    type_error(*this,
+               "the split sizes (input 2) must be an integer vector, got " + sizes->type().str());
+  if (sizes->shape()[0] != kUnknownLength && sizes->shape()[0] != len_splits_)
+    type_error(*this, "expects " + std::to_string(len_splits_) +
+                          " split sizes, but the sizes vector has length " +
+                          std::to_string(sizes->shape()[0]));
+  std::vector<TensorType> out(
+      static_cast<std::size_t>(len_splits_),
+      TensorType(xt.dtype, Shape(static_cast<std::size_t>(xt.ndim()), kUnknownLength)));
+  const auto axis_value = constant_int(axis);
+  if (!axis_value) return out;  // the axis is only known at run time
+  const int ax = static_axis(*this, *axis_value, xt.ndim());
+  auto entries = constant_entries(sizes);
+  std::int64_t sum = 0;
+  bool all_known = entries.has_value();
+  for (int i = 0; i < len_splits_; ++i) {
+    Shape shape = xt.shape;
+    std::optional<std::int64_t> e;
+    if (entries && static_cast<std::size_t>(i) < entries->size())
+      e = (*entries)[static_cast<std::size_t>(i)];
+    if (e && *e < 0)
+      type_error(*this,
+                 "split size " + std::to_string(i) + " is negative (" + std::to_string(*e) + ")");
+    shape[static_cast<std::size_t>(ax)] = e ? *e : kUnknownLength;
+    all_known = all_known && e.has_value();
+    sum += e.value_or(0);
+    out[static_cast<std::size_t>(i)].shape = shape;
+  }
+  const std::int64_t len = xt.shape[static_cast<std::size_t>(ax)];
+  if (all_known && len != kUnknownLength && sum != len)
+    type_error(*this, "the split sizes sum to " + std::to_string(sum) +
+                          ", but x has static length " + std::to_string(len) + " along axis " +
+                          std::to_string(ax));
+  return out;
+}
+
+void Split::perform(const Apply&, const std::vector<Array>& inputs,
+                    std::vector<Array>& outputs) const {
+  const Array& x = inputs[0];
+  const int axis = runtime_axis("Split", scalar_to_int64(inputs[1]), x.ndim());
+  const Array& sizes = inputs[2];
+  if (sizes.shape(0) != len_splits_)
+    throw RuntimeFailure("Split: expected " + std::to_string(len_splits_) + " split sizes, got " +
+                         std::to_string(sizes.shape(0)));
+  std::vector<std::int64_t> lengths;
+  std::int64_t sum = 0;
+  for (std::int64_t i = 0; i < sizes.shape(0); ++i) {
+    const std::int64_t v = scalar_to_int64(sizes.view({}, {}, i * sizes.strides()[0]));
+    if (v < 0)
+      throw RuntimeFailure("Split: split sizes cannot be negative (size " + std::to_string(i) +
+                           " is " + std::to_string(v) + ")");
+    lengths.push_back(v);
+    sum += v;
+  }
+  if (sum != x.shape(axis))
+    throw RuntimeFailure("Split: split sizes sum to " + std::to_string(sum) + "; expected " +
+                         std::to_string(x.shape(axis)) + " (the length of axis " +
+                         std::to_string(axis) + ")");
+  std::int64_t start = 0;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    Shape shape = x.shape();
+    shape[static_cast<std::size_t>(axis)] = lengths[i];
+    outputs[i] = x.view(shape, x.strides(), start * x.strides()[static_cast<std::size_t>(axis)]);
+    start += lengths[i];
+  }
+}
+
+std::vector<ShapeVars> Split::infer_shape(const Apply& node,
+                                          const std::vector<ShapeVars>& input_shapes) const {
+  const auto axis_value = constant_int(node.input(1));
+  const auto entries = constant_entries(node.input(2));
+  const Var& sizes = node.input(2);
+  bool usable = axis_value && entries;
+  for (std::size_t i = 0; usable && i < entries->size(); ++i)
+    usable = (*entries)[i] || sizes->owner();
+  if (!usable) return Op::infer_shape(node, input_shapes);
+  const int ax = normalize_axis(*axis_value, node.input(0)->ndim());
+  std::vector<ShapeVars> out;
+  for (int i = 0; i < len_splits_; ++i) {
+    ShapeVars dims = input_shapes[0];
+    const auto& e = (*entries)[static_cast<std::size_t>(i)];
+    dims[static_cast<std::size_t>(ax)] =
+        e ? int64_constant(*e) : to_int64(sizes->owner()->input(i));  // a MakeVector entry
+    out.push_back(dims);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Builder API and factories
+
+Var join(const IntArg& axis, const VarList& tensors) {
+  if (tensors.empty()) throw UserError("join: cannot join an empty list of tensors");
+  for (const auto& t : tensors)
+    if (!t) throw UserError("join: null tensor");
+  if (tensors.size() == 1) return tensors[0];
+  Var axis_var = axis.var();
+  if (axis.literal() && *axis.literal() < 0 && *axis.literal() >= -tensors[0]->ndim())
+    axis_var = int64_constant(*axis.literal() + tensors[0]->ndim());
+  VarList inputs{axis_var};
+  inputs.insert(inputs.end(), tensors.begin(), tensors.end());
+  return apply1(std::make_shared<Join>(), inputs);
+}
+
+Var concatenate(const VarList& tensors, const IntArg& axis) { return join(axis, tensors); }
+
+VarList split(const Var& x, const IntList& sizes, const IntArg& axis) {
+  Var v = sizes.as_vector();
+  if (v->ndim() != 1 || v->shape()[0] == kUnknownLength)
+    throw UserError("split: the number of pieces must be known statically (sizes " +
+                    v->type().str() + ")");
+  auto op = std::make_shared<Split>(static_cast<int>(v->shape()[0]));
+  return make_node(op, {x, axis.var(), v})->outputs();
+}
+
+OpPtr join_from_props(PropReader& props, const std::vector<TensorType>&) {
+  props.finish();
+  return std::make_shared<Join>();
+}
+
+OpPtr split_from_props(PropReader& props, const std::vector<TensorType>&) {
+  std::int64_t n = props.get_int("len_splits");
+  props.finish();
+  if (n < 1 || n > (1 << 20))
+    props.fail("len_splits", "must be a positive count, not " + std::to_string(n));
+  return std::make_shared<Split>(static_cast<int>(n));
+}
+
+}  // namespace kiln

@@ -1,0 +1,189 @@
+#include "ops/softmax.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "ir/error.h"
+#include "kiln/runtime/scalar_math.hpp"
+#include "ops/array_util.h"
+#include "ops/reduce.h"
+
+namespace kiln {
+
+namespace {
+
+Json axis_json(std::optional<int> axis) { return axis ? Json(*axis) : Json(nullptr); }
+
+void check_float_input(const Op& op, const Var& v, const char* what) {
+  if (!is_float(v->dtype()))
+    type_error(op, std::string(what) + " must be float32 or float64, got " +
+                       std::string(dtype_name(v->dtype())) + " (cast it to a float first)");
+}
+
+void check_axis_fits(const Op& op, std::optional<int> axis, int ndim) {
+  if (axis && (*axis < 0 || *axis >= ndim))
+    type_error(op, "axis " + std::to_string(*axis) + " is out of range for an input of rank " +
+                       std::to_string(ndim));
+}
+
+// `a` as float64 rows: the axis moved last (or everything flattened), contiguous.
+Array as_rows(const Array& a, std::optional<int> axis) {
+  return astype(axis ? move_axes_last(a, {*axis}) : a, DType::Float64);
+}
+
+// The row-major result `rows` (laid out as as_rows made it) back in the input's layout and
+// `dtype`, as a fresh array.
+Array from_rows(const Array& rows, std::optional<int> axis, DType dtype) {
+  Array r = axis ? move_last_axis_to(rows, *axis) : rows;
+  return astype(r, dtype);
+}
+
+double row_max(const double* in, std::int64_t len) {
+  double m = -INFINITY;
+  for (std::int64_t k = 0; k < len; ++k) m = kiln_scalar::maximum(m, in[k]);
+  return m;
+}
+
+std::optional<int> normalized(const char* fn, const Var& x, std::optional<int> axis) {
+  if (!x) throw UserError(std::string(fn) + ": null input");
+  if (!axis) return std::nullopt;
+  try {
+    return normalize_axis(*axis, x->ndim());
+  } catch (const std::out_of_range& e) {
+    throw UserError(std::string(fn) + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+// --- Softmax and LogSoftmax -----------------------------------------------------------------
+
+Json SoftmaxBase::props() const { return Json{{"axis", axis_json(axis_)}}; }
+
+std::vector<TensorType> SoftmaxBase::infer_types(const VarList& inputs) const {
+  if (inputs.size() != 1) type_error(*this, "takes 1 input, got " + std::to_string(inputs.size()));
+  check_float_input(*this, inputs[0], "the input");
+  check_axis_fits(*this, axis_, inputs[0]->ndim());
+  return {inputs[0]->type()};
+}
+
+void SoftmaxBase::perform(const Apply&, const std::vector<Array>& inputs,
+                          std::vector<Array>& outputs) const {
+  const Array& x = inputs[0];
+  Array in = as_rows(x, axis_);
+  Array out = Array::empty(DType::Float64, in.shape());
+  const std::int64_t len = axis_ ? x.shape(*axis_) : x.size();
+  const std::int64_t rows = len == 0 ? 0 : in.size() / len;
+  for (std::int64_t r = 0; r < rows; ++r)
+    compute_row(in.data<double>() + r * len, out.data<double>() + r * len, len);
+  outputs[0] = from_rows(out, axis_, x.dtype());
+}
+
+std::vector<ShapeVars> SoftmaxBase::infer_shape(const Apply&,
+                                                const std::vector<ShapeVars>& input_shapes) const {
+  return {input_shapes[0]};
+}
+
+void Softmax::compute_row(const double* in, double* out, std::int64_t len) const {
+  const double m = row_max(in, len);
+  double total = 0;
+  for (std::int64_t k = 0; k < len; ++k) total += out[k] = std::exp(in[k] - m);
+  for (std::int64_t k = 0; k < len; ++k) out[k] /= total;
+}
+
+void LogSoftmax::compute_row(const double* in, double* out, std::int64_t len) const {
+  double m = row_max(in, len);
+  if (!std::isfinite(m)) m = 0;  // as scipy.special.log_softmax
+  double total = 0;
+  for (std::int64_t k = 0; k < len; ++k) total += std::exp(in[k] - m);
+  const double log_total = std::log(total);
+  for (std::int64_t k = 0; k < len; ++k) out[k] = (in[k] - m) - log_total;
+}
+
+// --- SoftmaxGrad --------------------------------------------------------------------------------
+
+Json SoftmaxGrad::props() const { return Json{{"axis", axis_json(axis_)}}; }
+
+std::vector<TensorType> SoftmaxGrad::infer_types(const VarList& inputs) const {
+  if (inputs.size() != 2)
+    type_error(*this, "takes 2 inputs (dy, sm), got " + std::to_string(inputs.size()));
+  check_float_input(*this, inputs[0], "dy (input 0)");
+  check_float_input(*this, inputs[1], "sm (input 1)");
+  const TensorType& dy = inputs[0]->type();
+  const TensorType& sm = inputs[1]->type();
+  if (dy.ndim() != sm.ndim() || !TensorType(sm.dtype, dy.shape).compatible_with(sm))
+    type_error(*this, "dy " + dy.str() + " and sm " + sm.str() + " must have the same shape");
+  check_axis_fits(*this, axis_, sm.ndim());
+  return {sm};
+}
+
+void SoftmaxGrad::perform(const Apply&, const std::vector<Array>& inputs,
+                          std::vector<Array>& outputs) const {
+  const Array& dy_in = inputs[0];
+  const Array& sm_in = inputs[1];
+  if (dy_in.shape() != sm_in.shape())
+    throw RuntimeFailure("dy has shape " + shape_str(dy_in.shape()) + " but sm has shape " +
+                         shape_str(sm_in.shape()));
+  Array dy = as_rows(dy_in, axis_);
+  Array sm = as_rows(sm_in, axis_);
+  Array out = Array::empty(DType::Float64, sm.shape());
+  const std::int64_t len = axis_ ? sm_in.shape(*axis_) : sm_in.size();
+  const std::int64_t rows = len == 0 ? 0 : sm.size() / len;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const double* g = dy.data<double>() + r * len;
+    const double* s = sm.data<double>() + r * len;
+    double* o = out.data<double>() + r * len;
+    double dot = 0;
+    for (std::int64_t k = 0; k < len; ++k) dot += g[k] * s[k];
+    for (std::int64_t k = 0; k < len; ++k) o[k] = (g[k] - dot) * s[k];
+  }
+  outputs[0] = from_rows(out, axis_, sm_in.dtype());
+}
+
+std::vector<ShapeVars> SoftmaxGrad::infer_shape(const Apply&,
+                                                const std::vector<ShapeVars>& input_shapes) const {
+  return {input_shapes[1]};
+}
+
+// --- builders and factories -----------------------------------------------------------------
+
+Var softmax(const Var& x, std::optional<int> axis) {
+  return apply1(std::make_shared<Softmax>(normalized("softmax", x, axis)), {x});
+}
+
+Var log_softmax(const Var& x, std::optional<int> axis) {
+  return apply1(std::make_shared<LogSoftmax>(normalized("log_softmax", x, axis)), {x});
+}
+
+Var softmax_grad(const Var& dy, const Var& sm, std::optional<int> axis) {
+  if (!dy) throw UserError("softmax_grad: null dy");
+  return apply1(std::make_shared<SoftmaxGrad>(normalized("softmax_grad", sm, axis)), {dy, sm});
+}
+
+OpPtr softmax_from_props(PropReader& props, const std::vector<TensorType>& input_types) {
+  const TensorType& t = single_input_type(props, input_types);
+  auto axis = read_single_axis(props, "axis", t.ndim());
+  props.finish();
+  return std::make_shared<Softmax>(axis);
+}
+
+OpPtr log_softmax_from_props(PropReader& props, const std::vector<TensorType>& input_types) {
+  const TensorType& t = single_input_type(props, input_types);
+  auto axis = read_single_axis(props, "axis", t.ndim());
+  props.finish();
+  return std::make_shared<LogSoftmax>(axis);
+}
+
+OpPtr softmax_grad_from_props(PropReader& props, const std::vector<TensorType>& input_types) {
+  if (input_types.size() != 2) {
+    std::string node = props.where("");
+    node = node.substr(0, node.rfind("/props"));
+    throw UserError(
+        "SoftmaxGrad takes 2 inputs (dy, sm), got " + std::to_string(input_types.size()), node);
+  }
+  auto axis = read_single_axis(props, "axis", input_types[1].ndim());
+  props.finish();
+  return std::make_shared<SoftmaxGrad>(axis);
+}
+
+}  // namespace kiln
