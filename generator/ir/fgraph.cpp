@@ -74,6 +74,7 @@ void FunctionGraph::import_node(const ApplyPtr& node) {
   nodes_.emplace(node.get(), node);
   for (int i = 0; i < node->num_inputs(); ++i) add_client(node->input(i), Client{node.get(), i});
   for (int i = 0; i < node->num_outputs(); ++i) attach(node->output(i));
+  if (on_import_) on_import_(node.get());
 }
 
 void FunctionGraph::add_client(const Var& v, Client c) { clients_[v.get()].push_back(c); }
@@ -250,7 +251,7 @@ FunctionGraph FunctionGraph::clone(std::unordered_map<const Variable*, Var>* map
   FunctionGraph g(std::move(new_inputs), std::move(new_outputs), name_);
   g.output_names_ = output_names_;
   g.extras_ = extras_;
-  return g;
+  return g;  // (the import listener is not copied)
 }
 
 void FunctionGraph::verify() const {

@@ -76,6 +76,10 @@ class FunctionGraph {
   /// The Var (shared handle) of a variable of this graph.
   Var handle(const Variable* v) const;
 
+  /// Called for every node that joins the graph from now on (rewrite drivers use it to visit
+  /// the nodes a replacement brings in). Pass an empty function to stop.
+  void set_import_listener(std::function<void(Apply*)> listener) { on_import_ = std::move(listener); }
+
  private:
   void import_var(const Var& v);
   void import_node(const ApplyPtr& node);
@@ -93,6 +97,7 @@ class FunctionGraph {
   std::unordered_map<const Variable*, std::vector<Client>> clients_;
   std::unordered_map<const Variable*, Var> handles_;
   std::unordered_set<const Variable*> input_set_;
+  std::function<void(Apply*)> on_import_;
 };
 
 }  // namespace kiln

@@ -1,0 +1,46 @@
+// The default rewrite pipeline: one ordered list of passes in pipeline.cpp, read top to bottom
+// (merge, canonicalize, stabilize, specialize, fusion, BLAS, in-place), each a function from
+// graph to graph; --include/--exclude TAG select them and --dump-after=PASS prints the graph
+// after a pass.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "rewrite/rewriter.h"
+
+namespace kiln {
+
+struct PipelineOptions {
+  /// Only rewrites bearing one of these tags (empty: the default pipeline, everything).
+  std::vector<std::string> include;
+  /// Never the rewrites bearing these tags.
+  std::vector<std::string> exclude;
+  /// Pass names after which `dump` is called with the graph.
+  std::vector<std::string> dump_after;
+  std::function<void(const std::string& pass, const FunctionGraph&)> dump;
+  /// Check the graph's invariants after every pass (tests); refused replacements throw.
+  bool verify = false;
+};
+
+struct PipelineReport {
+  std::vector<std::pair<std::string, RewriteStats>> passes;  ///< per pass, in order
+};
+
+/// The names of the passes, in order.
+std::vector<std::string> pipeline_pass_names();
+
+/// Every tag some rewrite bears (for --help and validation).
+std::vector<std::string> known_rewrite_tags();
+
+/// Runs the pipeline on `fg` in place.
+PipelineReport run_pipeline(FunctionGraph& fg, const PipelineOptions& options = {});
+
+/// PyTensor's rewrite_graph(g, include=...): only the local rewrites and passes bearing one of
+/// the tags, to a fixpoint.
+PipelineReport rewrite_graph(FunctionGraph& fg, const std::vector<std::string>& include,
+                             const std::vector<std::string>& exclude = {});
+
+}  // namespace kiln
