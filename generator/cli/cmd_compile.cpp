@@ -1,11 +1,14 @@
-// kiln compile / kiln emit: graph file in, generated sources (and a built library) out.
+// kiln compile / kiln emit: graph file in, rewritten (default pipeline) and generated sources
+// (and a built library) out.
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 
 #include "cli/build_options.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/rewrite_options.h"
 #include "codegen/cpp/library.h"
 #include "driver/build.h"
 #include "driver/process.h"
@@ -22,8 +25,10 @@ struct CompileArgs {
   std::string out_dir;
   std::string name;
   bool program = false;
+  bool stats = false;
   BuildOptions build;
   std::string cxxflags;
+  RewriteArgs rewrite;
 };
 
 void write_text(const fs::path& path, const std::string& text) {
@@ -32,8 +37,36 @@ void write_text(const fs::path& path, const std::string& text) {
   out << text;
 }
 
+void print_stats(const GraphStats& before, const GraphStats& after, const PipelineReport& report) {
+  auto row = [](const char* what, std::int64_t a, std::int64_t b) {
+    std::cout << "  " << std::left << std::setw(34) << what << std::right << std::setw(10) << a << std::setw(10) << b
+              << "\n";
+  };
+  std::cout << "  " << std::left << std::setw(34) << "" << std::right << std::setw(10) << "as written" << std::setw(10)
+            << "compiled" << "\n";
+  row("kernels (computing nodes)", before.kernels, after.kernels);
+  row("views", before.views, after.views);
+  row("scalar operations in loops", before.scalar_ops, after.scalar_ops);
+  row("fused nodes (Composites)", before.fused_nodes, after.fused_nodes);
+  row("intermediate values", before.intermediates, after.intermediates);
+  row("  computed in place", before.inplace, after.inplace);
+  row("  of run-time size", before.dynamic_intermediates, after.dynamic_intermediates);
+  row("workspace buffers (after reuse)", before.slots, after.slots);
+  row("bytes of static intermediates", before.static_bytes, after.static_bytes);
+  for (const auto& [pass, st] : report.passes) {
+    if (st.applied.empty()) continue;
+    std::cout << "  " << pass << ":";
+    for (const auto& [rule, n] : st.applied) std::cout << " " << rule << " x" << n;
+    std::cout << "\n";
+  }
+}
+
 CppLibrary generate(const CompileArgs& args) {
   FunctionGraph fg = load_graph_file(args.file);
+  GraphStats before;
+  if (args.stats) before = graph_stats(fg);
+  PipelineReport report = apply_rewrites(fg, args.rewrite);
+  if (args.stats) print_stats(before, graph_stats(fg), report);
   return generate_cpp_library(fg, args.name);
 }
 
@@ -43,14 +76,20 @@ void prepare_out_dir(const std::string& dir) {
   if (ec) throw UserError("cannot create output folder " + dir + ": " + ec.message());
 }
 
+void add_common(CLI::App* cmd, CompileArgs& args) {
+  cmd->add_option("FILE", args.file, "graph file (.json)")->required();
+  cmd->add_option("-o,--output-dir", args.out_dir, "folder to write into")->required();
+  cmd->add_option("--name", args.name, "symbol prefix and file name (default: the graph's name)");
+  cmd->add_flag("--stats", args.stats, "print kernels, fused nodes and intermediates before and after rewriting");
+  add_rewrite_options(cmd, args.rewrite);
+}
+
 }  // namespace
 
 void add_compile_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("compile", "Compile a graph into a shared library libNAME.so with NAME.h and NAME.cpp");
   auto args = std::make_shared<CompileArgs>();
-  cmd->add_option("FILE", args->file, "graph file (.json)")->required();
-  cmd->add_option("-o,--output-dir", args->out_dir, "folder to write into")->required();
-  cmd->add_option("--name", args->name, "symbol prefix and file name (default: the graph's name)");
+  add_common(cmd, *args);
   cmd->add_flag("--program", args->program, "also build NAME, a standalone program reading/writing .npy files");
   add_build_options(cmd, args->build, args->cxxflags);
   cmd->callback([&exit_code, args] {
@@ -79,9 +118,7 @@ void add_compile_command(CLI::App& app, int& exit_code) {
 void add_emit_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("emit", "Write the generated sources only (NAME.h, NAME.cpp, NAME_main.cpp)");
   auto args = std::make_shared<CompileArgs>();
-  cmd->add_option("FILE", args->file, "graph file (.json)")->required();
-  cmd->add_option("-o,--output-dir", args->out_dir, "folder to write into")->required();
-  cmd->add_option("--name", args->name, "symbol prefix and file name (default: the graph's name)");
+  add_common(cmd, *args);
   cmd->callback([&exit_code, args] {
     exit_code = run_guarded([&] {
       CppLibrary lib = generate(*args);

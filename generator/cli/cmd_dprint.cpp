@@ -20,7 +20,11 @@ void add_dprint_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--print-destroy-map", args->options.print_destroy_map, "show destroy maps (d={...})");
   cmd->add_flag("--print-view-map", args->options.print_view_map, "show view maps (v={...})");
   cmd->add_flag("--print-toposort", args->options.print_toposort, "show each node's toposort position");
-  cmd->add_option("--id-type", args->options.id_type, "CHAR (default), int, or empty for no ids");
+  cmd->add_option("--id-type", args->options.id_type, "CHAR (default), int, or none (also \"\") for no ids")
+      ->transform([](std::string s) { return s == "none" ? std::string() : s; })
+      ->check(CLI::IsMember({"CHAR", "int", ""}));
+  cmd->add_option("--depth", args->options.depth, "print this many levels (default: all)");
+  cmd->add_flag("--stop-on-name", args->options.stop_on_name, "do not expand below named variables");
   cmd->add_flag("--dot", args->dot, "print graphviz dot instead");
   cmd->callback([&exit_code, args] {
     exit_code = run_guarded([&] {

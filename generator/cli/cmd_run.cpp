@@ -4,6 +4,7 @@
 #include "cli/build_options.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/rewrite_options.h"
 #include "cli/run_io.h"
 #include "codegen/cpp/library.h"
 #include "driver/build.h"
@@ -22,6 +23,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
     int threads = 1;
     BuildOptions build;
     std::string cxxflags;
+    RewriteArgs rewrite;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("FILE", args->file, "graph file (.json)")->required();
@@ -29,12 +31,15 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-o,--output-dir", args->output_dir, "write each output as DIR/<name>.npy");
   cmd->add_option("--threads", args->threads, "threads for the call (default 1)");
   add_build_options(cmd, args->build, args->cxxflags);
+  add_rewrite_options(cmd, args->rewrite);
   cmd->callback([&exit_code, args] {
     exit_code = run_guarded([&] {
       args->build.cxxflags = split_flags(args->cxxflags);
       FunctionGraph fg = load_graph_file(args->file);
       std::vector<Array> inputs = read_inputs(fg, args->inputs);
-      CppLibrary lib = generate_cpp_library(fg);
+      FunctionGraph compiled = fg.clone();
+      apply_rewrites(compiled, args->rewrite);
+      CppLibrary lib = generate_cpp_library(compiled);
       BuildResult built = build_library(lib, args->build);
       Library so(built.library_path);
       const kiln_graph_info& info = so.graph(lib.name);

@@ -52,10 +52,19 @@ LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply
   std::unordered_map<const Variable*, const Variable*> root;
   for (Apply* node : lg.order) {
     for (const auto& in : node->inputs()) note_constant(in.get());
+    const IndexMap destroys = node->op().destroy_map();
     for (int o = 0; o < node->num_outputs(); ++o) {
       const Variable* v = node->output_ptr(o);
       LoweredVar& lv = declare(v);
-      if (o == 0 && is_view(*node)) {
+      auto d = destroys.find(o);
+      const Variable* overwritten = d == destroys.end() ? nullptr : node->input(d->second.at(0)).get();
+      if (overwritten && lg.vars.count(overwritten) && lg.vars[overwritten].kind == StorageKind::Workspace &&
+          !first_output.count(v)) {
+        // In place: the output takes over its input's buffer (same root, same slot).
+        lv.kind = StorageKind::Workspace;
+        lv.inplace_of = overwritten;
+        root[v] = root.count(overwritten) ? root[overwritten] : overwritten;
+      } else if (o == 0 && is_view(*node)) {
         lv.kind = StorageKind::View;
         const Variable* src = node->input(0).get();
         root[v] = root.count(src) ? root[src] : src;
@@ -102,6 +111,10 @@ LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply
     for (int o = 0; o < node->num_outputs(); ++o) {
       LoweredVar& lv = lg.vars[node->output_ptr(o)];
       if (lv.kind != StorageKind::Workspace) continue;
+      if (lv.inplace_of) {
+        lv.slot = lg.vars[lv.inplace_of].slot;
+        continue;
+      }
       int slot;
       if (!free_slots.empty()) {
         slot = *free_slots.begin();

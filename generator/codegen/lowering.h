@@ -24,6 +24,7 @@ struct LoweredVar {
   int constant_index = -1;    ///< Constant: position in LoweredGraph::constants
   int slot = -1;              ///< Workspace: context slot
   int output_index = -1;      ///< Output: the graph output written in place
+  const Variable* inplace_of = nullptr;  ///< Workspace: the input whose buffer it overwrites
 };
 
 /// A graph output that needs a final copy (it is an input, a constant, a view, or an output

@@ -33,7 +33,7 @@ void check_keys(const Json& obj, const std::set<std::string>& allowed, const std
 }
 
 const Json& require_array(const Json& obj, const std::string& key, const std::string& where) {
-  if (!obj.contains(key)) throw UserError("missing \"" + key + "\"", where);
+  if (!obj.contains(key)) throw UserError("missing \"" + key + "\"", where.empty() ? "/" : where);
   if (!obj[key].is_array())
     throw UserError("\"" + key + "\" must be an array, not " + std::string(obj[key].type_name()),
                     where + "/" + key);
@@ -48,6 +48,12 @@ TensorType parse_type(const Json& t, const std::string& where) {
   auto dt = dtype_from_name(t["dtype"].get<std::string>());
   if (!dt) throw UserError("unknown dtype \"" + t["dtype"].get<std::string>() + "\"", where + "/dtype");
   const Json& shape = require_array(t, "shape", where);
+  // NumPy's limit (NPY_MAXDIMS); it also bounds the nesting that reading a value walks.
+  constexpr std::size_t kMaxRank = 64;
+  if (shape.size() > kMaxRank)
+    throw UserError("a type may have at most " + std::to_string(kMaxRank) + " dimensions, not " +
+                        std::to_string(shape.size()),
+                    where + "/shape");
   Shape s;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     const Json& d = shape[i];

@@ -202,6 +202,14 @@ Array parse_value(const Json& j, const TensorType& type, const std::string& poin
   }
   Shape shape(nd, 0);
   infer_data_shape(j, 0, nd, shape, pointer);
+  // Below an empty dimension the data says nothing: the type's static lengths hold there (so a
+  // (0, 3) value written as [] keeps its shape), unknown ones become 0.
+  for (std::size_t i = 0; i + 1 < nd; ++i) {
+    if (shape[i] != 0) continue;
+    for (std::size_t k = i + 1; k < nd; ++k)
+      shape[k] = type.shape[k] == kUnknownLength ? 0 : type.shape[k];
+    break;
+  }
   for (std::size_t i = 0; i < nd; ++i)
     if (type.shape[i] != kUnknownLength && type.shape[i] != shape[i])
       throw UserError("value has length " + std::to_string(shape[i]) + " in dimension " +

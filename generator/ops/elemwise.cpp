@@ -12,7 +12,16 @@
 
 namespace kiln {
 
-Json Elemwise::props() const { return Json{{"scalar_op", scalar_op_.to_json()}}; }
+Json Elemwise::props() const {
+  Json p{{"scalar_op", scalar_op_.to_json()}};
+  // PyTensor's spelling ({"0": 1}); loaders accept and ignore it (kiln plans memory itself).
+  if (!inplace_.empty()) {
+    Json pattern = Json::object();
+    for (const auto& [out, ins] : inplace_) pattern[std::to_string(out)] = ins.at(0);
+    p["inplace_pattern"] = pattern;
+  }
+  return p;
+}
 
 std::string Elemwise::str() const {
   // PyTensor prints str(scalar_op).capitalize(): the first letter upper, the rest lower

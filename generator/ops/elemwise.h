@@ -12,7 +12,12 @@ namespace kiln {
 class Elemwise : public Op {
  public:
   explicit Elemwise(ScalarOp scalar_op) : scalar_op_(std::move(scalar_op)) {}
+  /// An in-place variant: output o overwrites input inplace[o] (kiln's in-place rewrite makes
+  /// these for inputs no one reads afterwards; the memory plan gives both one buffer).
+  Elemwise(ScalarOp scalar_op, IndexMap inplace) : scalar_op_(std::move(scalar_op)), inplace_(std::move(inplace)) {}
   const ScalarOp& scalar_op() const { return scalar_op_; }
+  const IndexMap& inplace_pattern() const { return inplace_; }
+  IndexMap destroy_map() const override { return inplace_; }
 
   std::string_view name() const override { return "Elemwise"; }
   Json props() const override;
@@ -25,6 +30,7 @@ class Elemwise : public Op {
 
  private:
   ScalarOp scalar_op_;
+  IndexMap inplace_;
 };
 
 /// Static output shape of broadcasting input types (PyTensor's broadcast_static_dim_lengths).

@@ -4,7 +4,10 @@
 #include <set>
 
 #include "ir/error.h"
+#include "rewrite/blas.h"
 #include "rewrite/database.h"
+#include "rewrite/fusion.h"
+#include "rewrite/inplace.h"
 #include "rewrite/merge.h"
 
 namespace kiln {
@@ -28,13 +31,38 @@ Pass equilibrium_pass(const std::string& name) {
               }};
 }
 
-// The default pipeline, in order.
+// The BLAS rules with the canonicalize ones (which clean up the DimShuffles they leave).
+RewriteStats blas_pass(FunctionGraph& fg, const PipelineOptions& o) {
+  static const std::vector<NodeRewrite> rules = blas_rules();
+  std::vector<const NodeRewrite*> selected = select_rewrites("canonicalize", o.include, o.exclude);
+  for (const auto& r : rules) {
+    bool excluded = false;
+    for (const auto& t : o.exclude) excluded = excluded || r.has_tag(t) || r.name == t;
+    if (!excluded) selected.push_back(&r);
+  }
+  RewriteStats stats = apply_until_equilibrium(fg, selected, o.verify);
+  stats.merge(merge_duplicates(fg));
+  return stats;
+}
+
+RewriteStats fusion_pass(FunctionGraph& fg, const PipelineOptions&) {
+  RewriteStats stats = fuse_elemwise(fg);
+  stats.merge(fuse_reductions(fg));
+  stats.merge(merge_duplicates(fg));
+  return stats;
+}
+
+// The default pipeline, in order. BLAS runs before fusion: its rules look for the plain
+// add/mul nodes around a dot, which fusion would turn into Composites.
 const std::vector<Pass>& passes() {
   static const std::vector<Pass> list = {
       Pass{"merge", {"merge"}, [](FunctionGraph& fg, const PipelineOptions&) { return merge_duplicates(fg); }},
       equilibrium_pass("canonicalize"),
       equilibrium_pass("stabilize"),
       equilibrium_pass("specialize"),
+      Pass{"blas", {"blas"}, blas_pass},
+      Pass{"fusion", {"fusion"}, fusion_pass},
+      Pass{"inplace", {"inplace"}, [](FunctionGraph& fg, const PipelineOptions&) { return make_inplace(fg); }},
   };
   return list;
 }
@@ -57,6 +85,7 @@ std::vector<std::string> known_rewrite_tags() {
   std::set<std::string> tags;
   for (const auto& p : passes()) tags.insert(p.tags.begin(), p.tags.end());
   for (const auto& r : all_node_rewrites()) tags.insert(r.tags.begin(), r.tags.end());
+  for (const auto& r : blas_rules()) tags.insert(r.tags.begin(), r.tags.end());
   return {tags.begin(), tags.end()};
 }
 
@@ -89,8 +118,16 @@ PipelineReport rewrite_graph(FunctionGraph& fg, const std::vector<std::string>& 
   o.exclude = exclude;
   auto wants = [&](const std::string& tag) { return std::find(include.begin(), include.end(), tag) != include.end(); };
   if (wants("merge")) report.passes.emplace_back("merge", merge_duplicates(fg));
-  RewriteStats stats = apply_until_equilibrium(fg, select_rewrites("", include, exclude));
+  std::vector<const NodeRewrite*> rules = select_rewrites("", include, exclude);
+  static const std::vector<NodeRewrite> blas = blas_rules();
+  if (wants("blas"))
+    for (const auto& r : blas) rules.push_back(&r);
+  RewriteStats stats = apply_until_equilibrium(fg, rules);
   report.passes.emplace_back("local rewrites", stats);
+  // Canonical forms expose new duplicates (a + b and b + a): merge once more.
+  if (wants("merge")) report.passes.emplace_back("merge", merge_duplicates(fg));
+  if (wants("fusion")) report.passes.emplace_back("fusion", fusion_pass(fg, o));
+  if (wants("inplace")) report.passes.emplace_back("inplace", make_inplace(fg));
   return report;
 }
 

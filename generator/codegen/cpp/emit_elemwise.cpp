@@ -31,6 +31,8 @@ std::string emit_elemwise(const NodeEmitContext& c) {
   data.set("ndim_or_1", std::to_string(nd > 0 ? nd : 1));
   data.set("n_in", std::to_string(n_in));
   data.set("n_operands", std::to_string(n_in + node.num_outputs()));
+  // An in-place node reads and writes the same buffer: no restrict promises then.
+  data.set("restrict", node.op().destroy_map().empty() ? "__restrict " : "");
 
   // Output shape: per dimension, the common length of the operands that are not statically 1.
   TemplateData dims{TemplateData::type::list};

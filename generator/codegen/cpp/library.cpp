@@ -12,6 +12,8 @@
 #include "codegen/shape_graph.h"
 #include "io/output_names.h"
 #include "ir/error.h"
+#include "ops/elemwise.h"
+#include "ops/scalar/composite.h"
 #include "kiln/kiln.h"
 #include "kiln/version.h"
 
@@ -283,6 +285,37 @@ std::string source_file(const std::string& file_name, const std::string& descrip
 }
 
 }  // namespace
+
+GraphStats graph_stats(const FunctionGraph& fg) {
+  GraphStats st;
+  LoweredGraph lg = lower(fg, is_view_node, 0);
+  st.slots = lg.num_slots;
+  for (Apply* node : lg.order) {
+    (is_view_node(*node) ? st.views : st.kernels) += 1;
+    const std::string name(node->op().name());
+    if (name == "Elemwise") {
+      const auto& sop = static_cast<const Elemwise&>(node->op()).scalar_op();
+      if (sop.id() == ScalarOpId::Composite) {
+        st.fused_nodes += 1;
+        st.scalar_ops += static_cast<int>(sop.composite_graph()->nodes().size());
+      } else {
+        st.scalar_ops += 1;
+      }
+    }
+    for (int o = 0; o < node->num_outputs(); ++o) {
+      const LoweredVar& lv = lg.var(node->output_ptr(o));
+      if (lv.kind != StorageKind::Workspace) continue;
+      st.intermediates += 1;
+      if (lv.inplace_of) st.inplace += 1;
+      const Variable& v = *node->output_ptr(o);
+      if (v.type().fully_static())
+        st.static_bytes += shape_size(v.shape()) * static_cast<std::int64_t>(dtype_size(v.dtype()));
+      else
+        st.dynamic_intermediates += 1;
+    }
+  }
+  return st;
+}
 
 CppLibrary generate_cpp_bundle(const std::vector<std::pair<const FunctionGraph*, std::string>>& graphs,
                                const std::string& name) {

@@ -21,6 +21,20 @@ struct CppLibrary {
 /// Throws NotImplementedError naming the first op the backend lacks.
 CppLibrary generate_cpp_library(const FunctionGraph& fg, const std::string& name = "");
 
+/// What compiling a graph involves (for `kiln compile --stats`).
+struct GraphStats {
+  int kernels = 0;            ///< nodes that compute (not views)
+  int views = 0;              ///< nodes that are views of their input
+  int scalar_ops = 0;         ///< scalar operations inside Elemwise/reduction nodes (Composites counted inside)
+  int fused_nodes = 0;        ///< Elemwise nodes whose scalar op is a Composite
+  int intermediates = 0;      ///< values held in the workspace
+  int inplace = 0;            ///< values computed into their input's buffer
+  int slots = 0;              ///< workspace buffers after sharing by liveness
+  std::int64_t static_bytes = 0;  ///< bytes of intermediates whose shapes are static
+  int dynamic_intermediates = 0;  ///< intermediates whose size is known only at run time
+};
+GraphStats graph_stats(const FunctionGraph& fg);
+
 /// One source file implementing several graphs (each exported under its own prefix, which
 /// must be unique), sharing one copy of the runtime prologue: one compile for many graphs.
 /// `name` names the bundle (the library is lib<name>.so); header and main_program are empty.

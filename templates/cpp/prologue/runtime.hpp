@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <type_traits>
 
 #include <dlpack/dlpack.h>
 
@@ -332,6 +333,112 @@ inline int32_t check_static_length(Ctx* ctx, int64_t actual, int64_t expected, i
   if (expected >= 0 && actual != expected)
     return fail(ctx, KILN_ERR_BROADCAST, "produced length %lld in dimension %d but the graph declares %lld",
                 static_cast<long long>(actual), dim, static_cast<long long>(expected));
+  return KILN_OK;
+}
+
+/// A Python slice resolved against a length: elements start, start + step, ... (count of them).
+struct SliceRange {
+  int64_t start;
+  int64_t step;
+  int64_t count;
+};
+
+/// Python's slice(start, stop, step).indices(length) (omitted parts have has_* false):
+/// negative bounds count from the end, out-of-range bounds clip. Fails for a zero step.
+inline int32_t resolve_slice(Ctx* ctx, int64_t length, bool has_start, int64_t start, bool has_stop,
+                             int64_t stop, bool has_step, int64_t step, SliceRange& r) {
+  const int64_t st = has_step ? step : 1;
+  if (st == 0) return fail(ctx, KILN_ERR_VALUE, "slice step cannot be zero");
+  auto bound = [&](bool given, int64_t v, int64_t dflt) {
+    if (!given) return dflt;
+    if (v < 0) {
+      v += length;
+      if (v < 0) v = st < 0 ? -1 : 0;
+    } else if (v >= length) {
+      v = st < 0 ? length - 1 : length;
+    }
+    return v;
+  };
+  const int64_t b = bound(has_start, start, st < 0 ? length - 1 : 0);
+  const int64_t e = bound(has_stop, stop, st < 0 ? -1 : length);
+  r.start = b;
+  r.step = st;
+  r.count = st > 0 ? (e > b ? (e - b - 1) / st + 1 : 0) : (b > e ? (b - e - 1) / -st + 1 : 0);
+  return KILN_OK;
+}
+
+/// Normalises index i (negative counts from the end) along an axis of `length` into j, or
+/// fails with NumPy's "index 5 is out of bounds for axis 0 with size 4".
+template <typename T>
+inline int32_t check_index(Ctx* ctx, T i, int64_t length, int axis, int64_t& j) {
+  if constexpr (std::is_same_v<T, uint64_t>) {
+    if (i > static_cast<uint64_t>(INT64_MAX))
+      return fail(ctx, KILN_ERR_INDEX, "index %llu is out of bounds for axis %d with size %lld",
+                  static_cast<unsigned long long>(i), axis, static_cast<long long>(length));
+  }
+  const int64_t v = static_cast<int64_t>(i);
+  j = v < 0 ? v + length : v;
+  if (j < 0 || j >= length)
+    return fail(ctx, KILN_ERR_INDEX, "index %lld is out of bounds for axis %d with size %lld",
+                static_cast<long long>(v), axis, static_cast<long long>(length));
+  return KILN_OK;
+}
+
+/// Writes a shape as Python prints a tuple: "(2, 3)", "(3,)", "()".
+inline void shape_text(char* buf, size_t size, const int64_t* shape, int n) {
+  size_t pos = 0;
+  auto append = [&](const char* text) {
+    for (; *text && pos + 1 < size; ++text) buf[pos++] = *text;
+    buf[pos] = '\0';
+  };
+  char num[32];
+  append("(");
+  for (int i = 0; i < n; ++i) {
+    if (i) append(", ");
+    std::snprintf(num, sizeof num, "%lld", static_cast<long long>(shape[i]));
+    append(num);
+  }
+  append(n == 1 ? ",)" : ")");
+}
+
+/// Strides that broadcast a tensor (rank k: shape, strides) to `to` (rank n >= k), NumPy's
+/// rules: 0 along new leading dimensions and stretched length-1 dimensions. Fails with
+/// "cannot broadcast shape (3,) to (2, 2)".
+inline int32_t broadcast_strides(Ctx* ctx, const int64_t* shape, const int64_t* strides, int k,
+                                 const int64_t* to, int n, int64_t* out) {
+  for (int d = 0; d < n; ++d) out[d] = 0;
+  for (int d = 0; d < k; ++d) {
+    const int64_t target = to[n - k + d];
+    if (shape[d] == target) {
+      out[n - k + d] = strides[d];
+    } else if (shape[d] != 1) {
+      char a[256], b[256];
+      shape_text(a, sizeof a, shape, k);
+      shape_text(b, sizeof b, to, n);
+      return fail(ctx, KILN_ERR_BROADCAST, "cannot broadcast shape %s to %s", a, b);
+    }
+  }
+  return KILN_OK;
+}
+
+/// Reads element i of a 0-d or 1-d integer (or bool) tensor as int64, whatever its stride.
+/// Fails (KILN_ERR_VALUE, "integer too large") for a uint64 beyond int64's range.
+template <typename T, int N>
+inline int32_t read_int(Ctx* ctx, const Tensor<T, N>& t, int64_t i, int64_t& out) {
+  static_assert(N <= 1, "read_int reads 0-d or 1-d tensors");
+  const T v = t.data[N == 0 ? 0 : i * t.strides[0]];
+  if constexpr (std::is_same_v<std::remove_cv_t<T>, uint64_t>) {
+    if (v > static_cast<uint64_t>(INT64_MAX)) return fail(ctx, KILN_ERR_VALUE, "integer too large");
+  }
+  out = static_cast<int64_t>(v);
+  return KILN_OK;
+}
+
+/// Reads a 0-d integer length; fails (KILN_ERR_VALUE) with "<what> is negative (-2)".
+template <typename T>
+inline int32_t read_length(Ctx* ctx, const Tensor<T, 0>& t, const char* what, int64_t& out) {
+  KILN_TRY(read_int(ctx, t, 0, out));
+  if (out < 0) return fail(ctx, KILN_ERR_VALUE, "%s is negative (%lld)", what, static_cast<long long>(out));
   return KILN_OK;
 }
 

@@ -1,0 +1,230 @@
+#include "rewrite/fusion.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/error.h"
+#include "ops/elemwise.h"
+#include "ops/reduce.h"
+#include "ops/scalar/composite.h"
+#include "rewrite/rule_helpers.h"
+
+namespace kiln {
+
+namespace {
+
+// Largest number of scalar nodes fused into one Composite (keeps generated loops readable and
+// compile times short).
+constexpr std::size_t kMaxGroupNodes = 128;
+
+std::vector<bool> broadcast_pattern(const Variable& v) {
+  std::vector<bool> p;
+  for (int d = 0; d < v.ndim(); ++d) p.push_back(v.type().broadcastable(d));
+  return p;
+}
+
+// Elemwise nodes that may join a group: one output (fused Composites with several outputs are
+// final), and not an Elemwise with no inputs.
+bool fusable(const Apply* n) {
+  const Elemwise* e = elemwise_op(n);
+  return e && n->num_outputs() == 1 && n->num_inputs() > 0;
+}
+
+class GroupBuilder {
+ public:
+  GroupBuilder(const FunctionGraph& fg, const std::vector<Apply*>& order) : fg_(fg) {
+    for (std::size_t i = 0; i < order.size(); ++i) topo_[order[i]] = static_cast<int>(i);
+  }
+
+  // Grows a group from `seed`; returns its nodes in toposort order.
+  std::vector<Apply*> grow(Apply* seed, const std::unordered_set<Apply*>& taken) {
+    group_.clear();
+    group_.insert(seed);
+    pattern_ = broadcast_pattern(*seed->output_ptr(0));
+    bool changed = true;
+    while (changed && group_.size() < kMaxGroupNodes) {
+      changed = false;
+      std::vector<Apply*> candidates;
+      for (Apply* n : group_) {
+        for (const auto& in : n->inputs())
+          if (in->owner()) candidates.push_back(in->owner());
+        for (const Client& c : fg_.clients(n->output_ptr(0)))
+          if (c.node) candidates.push_back(c.node);
+      }
+      std::sort(candidates.begin(), candidates.end(), [&](Apply* a, Apply* b) { return topo_[a] < topo_[b]; });
+      for (Apply* c : candidates) {
+        if (group_.size() >= kMaxGroupNodes) break;
+        if (group_.count(c) || taken.count(c) || !fusable(c)) continue;
+        if (broadcast_pattern(*c->output_ptr(0)) != pattern_) continue;
+        if (!keeps_acyclic(c)) continue;
+        group_.insert(c);
+        changed = true;
+      }
+    }
+    std::vector<Apply*> nodes(group_.begin(), group_.end());
+    std::sort(nodes.begin(), nodes.end(), [&](Apply* a, Apply* b) { return topo_[a] < topo_[b]; });
+    return nodes;
+  }
+
+ private:
+  // Adding `x` must not create a path group -> outside -> group (the fused node would depend
+  // on itself). Any such path stays within the group's toposort interval, which bounds the
+  // searches.
+  bool keeps_acyclic(Apply* x) {
+    int lo = topo_[x], hi = topo_[x];
+    for (Apply* n : group_) {
+      lo = std::min(lo, topo_[n]);
+      hi = std::max(hi, topo_[n]);
+    }
+    auto in_group = [&](Apply* n) { return n == x || group_.count(n); };
+    // Forward from the outside users of group values (and of x).
+    std::vector<Apply*> stack;
+    std::unordered_set<Apply*> seen;
+    auto push_users = [&](Apply* n) {
+      for (int o = 0; o < n->num_outputs(); ++o)
+        for (const Client& c : fg_.clients(n->output_ptr(o)))
+          if (c.node && !in_group(c.node) && topo_[c.node] <= hi && seen.insert(c.node).second) stack.push_back(c.node);
+    };
+    push_users(x);
+    for (Apply* n : group_) push_users(n);
+    while (!stack.empty()) {
+      Apply* n = stack.back();
+      stack.pop_back();
+      for (int o = 0; o < n->num_outputs(); ++o) {
+        for (const Client& c : fg_.clients(n->output_ptr(o))) {
+          if (!c.node) continue;
+          if (in_group(c.node)) return false;
+          if (topo_[c.node] <= hi && seen.insert(c.node).second) stack.push_back(c.node);
+        }
+      }
+    }
+    (void)lo;
+    return true;
+  }
+
+  const FunctionGraph& fg_;
+  std::unordered_map<const Apply*, int> topo_;
+  std::unordered_set<Apply*> group_;
+  std::vector<bool> pattern_;
+};
+
+// A size-1 constant (any rank) can live inside the Composite as a scalar constant.
+bool scalar_like_constant(const Var& v) { return v->is_constant() && v->value().size() == 1; }
+
+// Builds the Composite of a group and replaces the group's externally used values by the
+// outputs of one Elemwise over it.
+void replace_group(FunctionGraph& fg, const std::vector<Apply*>& nodes) {
+  std::unordered_set<const Apply*> in_group(nodes.begin(), nodes.end());
+  auto g = std::make_shared<CompositeGraph>();
+  std::unordered_map<const Variable*, int> value_of;
+  VarList outer_inputs;
+  // Outer inputs first (a Composite's inputs precede its constants and nodes).
+  for (Apply* n : nodes)
+    for (const auto& in : n->inputs()) {
+      if ((in->owner() && in_group.count(in->owner())) || value_of.count(in.get()) || scalar_like_constant(in)) continue;
+      value_of[in.get()] = g->add_input(in->dtype());
+      outer_inputs.push_back(in);
+    }
+  for (Apply* n : nodes)
+    for (const auto& in : n->inputs())
+      if (scalar_like_constant(in) && !value_of.count(in.get()))
+        value_of[in.get()] = g->add_constant(in->value().view({}, {}).copy());
+  VarList replaced;
+  for (Apply* n : nodes) {
+    std::vector<int> args;
+    for (const auto& in : n->inputs()) args.push_back(value_of.at(in.get()));
+    int out = g->add_node(elemwise_op(n)->scalar_op(), args)[0];
+    value_of[n->output_ptr(0)] = out;
+    bool used_outside = false;
+    for (const Client& c : fg.clients(n->output_ptr(0))) used_outside = used_outside || !c.node || !in_group.count(c.node);
+    if (used_outside) {
+      g->add_output(out);
+      replaced.push_back(n->output(0));
+    }
+  }
+  VarList fused = elemwise(ScalarOp::composite(g), outer_inputs);
+  std::vector<std::pair<Var, Var>> pairs;
+  for (std::size_t k = 0; k < replaced.size(); ++k) {
+    fused[k]->refine_type(replaced[k]->type());
+    pairs.emplace_back(replaced[k], fused[k]);
+  }
+  fg.replace_all(pairs, "fusion");
+}
+
+}  // namespace
+
+RewriteStats fuse_elemwise(FunctionGraph& fg) {
+  RewriteStats stats;
+  std::vector<Apply*> order = fg.toposort();
+  GroupBuilder builder(fg, order);
+  std::unordered_set<Apply*> taken;
+  std::vector<std::vector<Apply*>> groups;
+  // Seeds from the outputs backwards, so groups grow from consumers toward producers.
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Apply* n = *it;
+    if (taken.count(n) || !fusable(n)) continue;
+    std::vector<Apply*> group = builder.grow(n, taken);
+    for (Apply* m : group) taken.insert(m);
+    if (group.size() > 1) groups.push_back(std::move(group));
+  }
+  for (const auto& group : groups) {
+    replace_group(fg, group);
+    stats.applied["elemwise_fusion"] += 1;
+    stats.applied["fused_nodes"] += static_cast<int>(group.size());
+  }
+  return stats;
+}
+
+RewriteStats fuse_reductions(FunctionGraph& fg) {
+  RewriteStats stats;
+  for (Apply* node : fg.toposort()) {
+    if (!fg.contains(node)) continue;
+    const std::string name(node->op().name());
+    if (name != "Sum" && name != "Prod" && name != "Max" && name != "Min" && name != "All" && name != "Any" &&
+        name != "CAReduce")
+      continue;
+    const auto& red = static_cast<const CAReduce&>(node->op());
+    if (red.scalar_op().id() == ScalarOpId::Composite) continue;
+    const Var& x = node->input(0);
+    Apply* producer = x->owner();
+    const Elemwise* ew = elemwise_op(producer);
+    if (!ew || producer->num_outputs() != 1 || client_count(fg, x) != 1) continue;
+    // The reduction's scalar op takes one element: the producer must have one tensor input
+    // (size-1 constants go inside the Composite).
+    VarList tensor_inputs;
+    for (const auto& in : producer->inputs())
+      if (!scalar_like_constant(in)) tensor_inputs.push_back(in);
+    if (tensor_inputs.size() != 1) continue;
+    // Broadcasting inside the producer (a tensor input smaller than x) would change what is
+    // reduced: require the same shape.
+    if (tensor_inputs[0]->type().shape != x->type().shape && !(broadcast_pattern(*tensor_inputs[0]) == broadcast_pattern(*x)))
+      continue;
+    const Var& source = tensor_inputs[0];
+    ReduceDTypes dt = red.dtypes_for(x->dtype());
+    auto g = std::make_shared<CompositeGraph>();
+    int acc = g->add_input(dt.acc);
+    int elem = g->add_input(source->dtype());
+    std::vector<int> args;
+    for (const auto& in : producer->inputs())
+      args.push_back(in == source ? elem : g->add_constant(in->value().view({}, {}).copy()));
+    int value = g->add_node(ew->scalar_op(), args)[0];
+    if (g->values()[static_cast<std::size_t>(value)].dtype != dt.acc) value = g->add_node(ScalarOp::cast(dt.acc), {value})[0];
+    ScalarOpId fold = red.scalar_op().id();
+    if (red.kind() == ReduceKind::ProdWithoutZeros) continue;
+    int folded = g->add_node(ScalarOp(fold), {acc, value})[0];
+    g->add_output(folded);
+    Var fused;
+    try {
+      fused = careduce(ScalarOp::composite(g), source, reduced_axes_list(red.axis(), x->ndim()), dt.out, dt.acc);
+    } catch (const UserError&) {
+      continue;  // a combination the reduction refuses (e.g. and/or over non-bool values)
+    }
+    if (!replacement_problem(*node->output_ptr(0), *fused).empty()) continue;
+    fg.replace(node->output(0), fused, "reduction fusion");
+    stats.applied["reduction_fusion"] += 1;
+  }
+  return stats;
+}
+
+}  // namespace kiln

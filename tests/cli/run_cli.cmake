@@ -1,0 +1,32 @@
+# Runs one kiln CLI command for ctest and checks what it did:
+#   cmake -DCOMMAND="prog|arg|arg" [-DWORKDIR=dir] [-DEXPECT_RC=n] [-DEXPECT_STDOUT_FILE=file]
+#         [-DSTDOUT_REGEX=re] [-DSTDERR_REGEX=re] -P run_cli.cmake
+# COMMAND separates its words with "|" (ctest would split a ";" list).
+if(NOT DEFINED COMMAND)
+  message(FATAL_ERROR "run_cli.cmake: COMMAND is required")
+endif()
+string(REPLACE "|" ";" argv "${COMMAND}")
+if(NOT DEFINED WORKDIR)
+  set(WORKDIR "${CMAKE_CURRENT_LIST_DIR}")
+endif()
+if(NOT DEFINED EXPECT_RC)
+  set(EXPECT_RC 0)
+endif()
+execute_process(COMMAND ${argv} WORKING_DIRECTORY "${WORKDIR}"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+set(context "command: ${argv}\nexit code: ${rc}\nstdout:\n${out}\nstderr:\n${err}")
+if(NOT rc STREQUAL "${EXPECT_RC}")
+  message(FATAL_ERROR "expected exit code ${EXPECT_RC}\n${context}")
+endif()
+if(DEFINED EXPECT_STDOUT_FILE)
+  file(READ "${EXPECT_STDOUT_FILE}" expected)
+  if(NOT out STREQUAL expected)
+    message(FATAL_ERROR "stdout differs from ${EXPECT_STDOUT_FILE}:\n${expected}\n${context}")
+  endif()
+endif()
+if(DEFINED STDOUT_REGEX AND NOT out MATCHES "${STDOUT_REGEX}")
+  message(FATAL_ERROR "stdout does not match ${STDOUT_REGEX}\n${context}")
+endif()
+if(DEFINED STDERR_REGEX AND NOT err MATCHES "${STDERR_REGEX}")
+  message(FATAL_ERROR "stderr does not match ${STDERR_REGEX}\n${context}")
+endif()
