@@ -2,7 +2,9 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/rewrite_options.h"
 #include "io/graph_load.h"
+#include "ir/error.h"
 #include "print/dprint.h"
 
 namespace kiln::cli {
@@ -13,6 +15,8 @@ void add_dprint_command(CLI::App& app, int& exit_code) {
     std::string file;
     DprintOptions options;
     bool dot = false;
+    bool rewritten = false;
+    RewriteArgs rewrites;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("FILE", args->file, "graph file (.json)")->required();
@@ -26,9 +30,20 @@ void add_dprint_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--depth", args->options.depth, "print this many levels (default: all)");
   cmd->add_flag("--stop-on-name", args->options.stop_on_name, "do not expand below named variables");
   cmd->add_flag("--dot", args->dot, "print graphviz dot instead");
+  cmd->add_flag("--rewritten", args->rewritten,
+                "print the graph kiln compile would compile: after the default pipeline (or --include), "
+                "with destroy and view maps");
+  cmd->add_option("--include", args->rewrites.include, "with --rewritten: only the rewrites bearing these tags");
+  cmd->add_option("--exclude", args->rewrites.exclude, "with --rewritten: never the rewrites bearing these tags");
   cmd->callback([&exit_code, args] {
     exit_code = run_guarded([&] {
       FunctionGraph fg = load_graph_file(args->file);
+      if (args->rewritten) {
+        apply_rewrites(fg, args->rewrites);
+        args->options.print_destroy_map = args->options.print_view_map = true;
+      } else if (!args->rewrites.include.empty() || !args->rewrites.exclude.empty()) {
+        throw UserError("--include/--exclude select rewrites: use them with --rewritten");
+      }
       std::cout << (args->dot ? graphviz_dot(fg) : dprint(fg, args->options));
       return exit_code::kOk;
     });

@@ -2,6 +2,7 @@
 
 #include "api/elementwise.h"
 #include "ops/alloc.h"
+#include "ops/array_util.h"
 #include "ops/blas.h"
 #include "ops/dimshuffle.h"
 #include "ops/dot.h"
@@ -31,6 +32,12 @@ NodeRewrite rule(const std::string& name, const std::string& op_name,
 Var zero_of(DType dt) { return scalar_constant(dt, 0); }
 Var one_of(DType dt) { return scalar_constant(dt, 1); }
 
+// A matrix product with an inner length of 1 is an outer product: elementwise (fusable, or a Ger
+// when added to a matrix), as PyTensor's local_dot22_to_ger_or_gemv does.
+bool is_outer_product(const Var& a, const Var& b) {
+  return a->type().broadcastable(1) && b->type().broadcastable(0);
+}
+
 // Dot of a matrix and a vector -> Gemv(empty, 1, A, x, 0); vector and matrix -> on A's
 // transpose; two matrices -> Dot22.
 std::optional<VarList> dot_to_blas(const FunctionGraph&, const Apply& node) {
@@ -46,14 +53,17 @@ std::optional<VarList> dot_to_blas(const FunctionGraph&, const Apply& node) {
     Var y = alloc_empty(dt, {shape_i(b, 1)});
     return VarList{gemv(y, one_of(dt), transpose(b), a, zero_of(dt))};
   }
-  if (a->ndim() == 2 && b->ndim() == 2) return VarList{dot22(a, b)};
+  if (a->ndim() == 2 && b->ndim() == 2) {
+    if (is_outer_product(a, b)) return VarList{a * b};
+    return VarList{dot22(a, b)};
+  }
   return std::nullopt;
 }
 
 // A scalar usable as alpha/beta: a 0-d value, or a size-1 constant of any rank.
 Var as_scalar(const Var& v, DType dt) {
   if (v->ndim() == 0) return cast_to(v, dt);
-  if (v->is_constant() && v->value().size() == 1) return make_constant(v->value().view({}, {}).copy());
+  if (v->is_constant() && v->value().size() == 1) return make_constant(astype(v->value().view({}, {}), dt));
   // A 0-d value broadcast by an ExpandDims.
   if (v->owner() && v->owner()->op().name() == "DimShuffle" && v->owner()->input(0)->ndim() == 0)
     return cast_to(v->owner()->input(0), dt);
@@ -117,6 +127,7 @@ std::optional<VarList> dot22_to_gemv(const FunctionGraph&, const Apply& node) {
   const Var& a = node.input(0);
   const Var& b = node.input(1);
   DType dt = node.output_ptr(0)->dtype();
+  if (is_outer_product(a, b)) return VarList{a * b};
   if (b->type().broadcastable(1)) {
     Var y = alloc_empty(dt, {shape_i(a, 0)});
     Var v = gemv(y, one_of(dt), a, squeeze(b, {1}), zero_of(dt));
@@ -172,21 +183,31 @@ Var column_of(const Var& v, bool column) {
   return ds.new_order() == want ? n->input(0) : nullptr;
 }
 
-// add(A, x[:, None] * y[None, :]) -> ger(A, 1, x, y).
+// add(A, x[:, None] * y[None, :]) -> ger(A, 1, x, y), and with a scalar factor s in the
+// product (a canonical mul chain s * x[:, None] * y[None, :]) -> ger(A, s, x, y).
 std::optional<VarList> outer_into_ger(const FunctionGraph& fg, const Apply& node) {
   if (node.num_inputs() != 2) return std::nullopt;
   const Variable& out = *node.output_ptr(0);
+  DType dt = out.dtype();
+  if (!blas_dtype(dt)) return std::nullopt;
   for (int k = 0; k < 2; ++k) {
     const Var& m = node.input(k);
-    if (!is_elemwise(m, ScalarOpId::Mul) || m->owner()->num_inputs() != 2 || client_count(fg, m) != 1) continue;
-    for (int j = 0; j < 2; ++j) {
-      Var x = column_of(m->owner()->input(j), true);
-      Var y = column_of(m->owner()->input(1 - j), false);
-      const Var& a = node.input(1 - k);
-      DType dt = out.dtype();
-      if (!x || !y || !blas_dtype(dt) || x->dtype() != dt || y->dtype() != dt || a->type() != out.type()) continue;
-      return VarList{ger(a, one_of(dt), x, y)};
+    const Var& a = node.input(1 - k);
+    if (a->type() != out.type()) continue;
+    if (!is_elemwise(m, ScalarOpId::Mul) || client_count(fg, m) != 1) continue;
+    const Apply* mul = m->owner();
+    if (mul->num_inputs() != 2 && mul->num_inputs() != 3) continue;
+    Var x, y, alpha = one_of(dt);
+    bool ok = true;
+    for (int j = 0; j < mul->num_inputs() && ok; ++j) {
+      const Var& f = mul->input(j);
+      if (!x && (x = column_of(f, true))) continue;
+      if (!y && (y = column_of(f, false))) continue;
+      Var s = mul->num_inputs() == 3 ? as_scalar(f, dt) : nullptr;
+      ok = s && s->dtype() == dt && (alpha = s);
     }
+    if (!ok || !x || !y || x->dtype() != dt || y->dtype() != dt) continue;
+    return VarList{ger(a, alpha, x, y)};
   }
   return std::nullopt;
 }

@@ -1,5 +1,7 @@
 #include "codegen/cpp/library.h"
 
+#include <cctype>
+#include <cstring>
 #include <set>
 #include <sstream>
 
@@ -10,6 +12,7 @@
 #include "codegen/lowering.h"
 #include "codegen/render.h"
 #include "codegen/shape_graph.h"
+#include "driver/sha256.h"
 #include "io/output_names.h"
 #include "ir/error.h"
 #include "ops/elemwise.h"
@@ -83,6 +86,51 @@ std::string constant_array(const std::string& cname, const Array& value) {
   return text + "\n};\n";
 }
 
+// Where a graph's constants go: small ones become initialiser lists inside the graph's
+// namespace; large ones become DataBlobs, declared at file scope by their hidden symbol.
+struct ConstantSink {
+  std::string prefix;                     // the graph's symbol prefix
+  std::vector<std::string> arrays;        // inline definitions
+  std::vector<std::string> declarations;  // extern "C" declarations of blob symbols
+  std::vector<DataBlob> blobs;
+};
+
+// Emits constant `index` of function `fn`; returns the name generated code reads it through.
+std::string add_constant(ConstantSink& sink, const std::string& fn, std::size_t index, const Array& value) {
+  if (value.nbytes() < kInlineConstantMaxBytes) {
+    std::string array = "k" + fn + "_c" + std::to_string(index);
+    sink.arrays.push_back(constant_array(array, value));
+    return array;
+  }
+  DataBlob blob;
+  blob.symbol = sink.prefix + "_const_" + fn + "_" + std::to_string(index);
+  blob.file_name = blob.symbol + ".bin";
+  blob.data = value.contiguous();
+  blob.sha256 = sha256_hex(std::string_view(static_cast<const char*>(blob.data.data()), blob.data.nbytes()));
+  // Hidden: shared with NAME_data.S's object, never exported from a shared library.
+  sink.declarations.push_back("extern \"C\" const " + ctype(value.dtype()) + " " + blob.symbol +
+                              "[] __attribute__((visibility(\"hidden\")));  // " +
+                              std::to_string(blob.data.nbytes()) + " bytes, in " + blob.file_name + "\n");
+  sink.blobs.push_back(std::move(blob));
+  return sink.blobs.back().symbol;
+}
+
+// A string for the assembler's .incbin: printable characters that mean nothing to the C
+// preprocessor or the assembler stay, every other byte becomes a three-digit octal escape.
+std::string asm_string_literal(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char ch : s) {
+    if (std::isalnum(ch) || std::strchr("/_.-+,:=@%~ ", ch)) {
+      out += static_cast<char>(ch);
+    } else {
+      const char octal[] = {'\\', static_cast<char>('0' + (ch >> 6)), static_cast<char>('0' + ((ch >> 3) & 7)),
+                            static_cast<char>('0' + (ch & 7)), '\0'};
+      out += octal;
+    }
+  }
+  return out + "\"";
+}
+
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
   std::string s;
   for (std::size_t i = 0; i < items.size(); ++i) s += (i ? sep : "") + items[i];
@@ -103,7 +151,7 @@ std::string node_label(const Apply& node, int index) {
 
 // One generated function: bind inputs and constants, run every node, copy outputs.
 std::string emit_function(const LoweredGraph& lg, const std::string& fn, const std::string& comment,
-                          std::vector<std::string>& constant_arrays) {
+                          ConstantSink& constant_sink) {
   const FunctionGraph& fg = *lg.graph;
   TemplateData data;
   data.set("fn", fn);
@@ -136,8 +184,7 @@ std::string emit_function(const LoweredGraph& lg, const std::string& fn, const s
   TemplateData constants{TemplateData::type::list};
   for (std::size_t i = 0; i < lg.constants.size(); ++i) {
     const Variable& v = *lg.constants[i];
-    std::string array = "k" + fn + "_c" + std::to_string(i);
-    constant_arrays.push_back(constant_array(array, v.value()));
+    std::string array = add_constant(constant_sink, fn, i, v.value());
     TemplateData item;
     item.set("name", lg.var(&v).cname);
     item.set("ctype", ctype(v.dtype()));
@@ -222,6 +269,7 @@ std::string tensor_infos(const VarList& vars, const std::vector<std::string>& na
 // extern "C" entry points (graph_impl.cpp.mustache).
 struct GraphCode {
   std::string impl;
+  std::vector<DataBlob> blobs;
   bool needs_blas = false;
 };
 
@@ -230,11 +278,12 @@ GraphCode generate_graph_code(const FunctionGraph& fg, const std::string& name) 
   FunctionGraph shape_fg = build_shape_graph(fg);
   LoweredGraph shape_lg = lower(shape_fg, is_view_node, main_lg.num_slots);
 
-  std::vector<std::string> constant_arrays;
-  std::string main_fn = emit_function(main_lg, "run_graph", "The graph " + comment_text(fg.name()) + ".", constant_arrays);
+  ConstantSink constants;
+  constants.prefix = name;
+  std::string main_fn = emit_function(main_lg, "run_graph", "The graph " + comment_text(fg.name()) + ".", constants);
   std::string shape_fn = emit_function(shape_lg, "run_shapes",
                                        "The output shapes of the graph, computed from the inputs (the shape graph).",
-                                       constant_arrays);
+                                       constants);
   GraphCode code;
   for (const LoweredGraph* lg : {&main_lg, &shape_lg})
     for (Apply* node : lg->order) code.needs_blas = code.needs_blas || cpp_entry(node->op()).needs_blas;
@@ -247,7 +296,7 @@ GraphCode generate_graph_code(const FunctionGraph& fg, const std::string& name) 
   src.set("name", name);
   src.set("kiln_version", KILN_VERSION_STRING);
   src.set("graph_name_comment", c_string_literal(comment_text(fg.name())));
-  src.set("constants", string_list(constant_arrays));
+  src.set("constants", string_list(constants.arrays));
   src.set("functions", string_list({main_fn, shape_fn}));
   TemplateData in_list{TemplateData::type::list}, out_list{TemplateData::type::list};
   src.set("input_shapes", tensor_infos(fg.inputs(), input_names, in_list));
@@ -261,6 +310,10 @@ GraphCode generate_graph_code(const FunctionGraph& fg, const std::string& name) 
   src.set("name_literal", c_string_literal(name));
   src.set("graph_name_literal", c_string_literal(fg.name()));
   code.impl = render_template("templates/cpp/graph_impl.cpp.mustache", src);
+  if (!constants.declarations.empty())
+    code.impl = "// Large constants of " + name + ", defined in " + name + "_data.S.\n" +
+                join(constants.declarations, "") + "\n" + code.impl;
+  code.blobs = std::move(constants.blobs);
   return code;
 }
 
@@ -326,6 +379,7 @@ CppLibrary generate_cpp_bundle(const std::vector<std::pair<const FunctionGraph*,
     GraphCode code = generate_graph_code(*fg, c_identifier(graph_name));
     impls.push_back(code.impl);
     lib.needs_blas = lib.needs_blas || code.needs_blas;
+    for (auto& blob : code.blobs) lib.blobs.push_back(std::move(blob));
   }
   lib.source = source_file(lib.name + ".cpp", std::to_string(graphs.size()) + " graphs", {}, impls);
   return lib;
@@ -337,6 +391,7 @@ CppLibrary generate_cpp_library(const FunctionGraph& fg, const std::string& name
   const std::string& name = lib.name;
   GraphCode code = generate_graph_code(fg, name);
   lib.needs_blas = code.needs_blas;
+  lib.blobs = std::move(code.blobs);
   lib.source = source_file(name + ".cpp", "the graph " + c_string_literal(comment_text(fg.name())), {name + ".h"}, {code.impl});
 
   std::vector<std::string> input_names, output_names;
@@ -428,6 +483,29 @@ CppLibrary generate_cpp_library(const FunctionGraph& fg, const std::string& name
   mainp.set("output_files", join(files, ", "));
   lib.main_program = render_template("templates/cpp/main.cpp.mustache", mainp);
   return lib;
+}
+
+std::string data_assembly(const CppLibrary& lib, const std::string& data_dir) {
+  // Only ELF is written for (section flags and .type/.size); '%' spells the types so the
+  // file also assembles where '@' starts a comment (ARM). Comments are C style: the file goes
+  // through the C preprocessor, which strips them, so content hashes live in .L labels.
+  std::string s = "/* " + lib.name + "_data.S - generated by kiln " KILN_VERSION_STRING
+                  ": the large constants of " + lib.name + ".cpp as binary data. Do not edit. */\n"
+                  "#if !defined(__ELF__)\n#error \"kiln's data files are written for ELF targets\"\n#endif\n";
+  if (!lib.blobs.empty()) s += "\t.section .rodata.kiln." + lib.name + ",\"a\",%progbits\n";
+  for (const DataBlob& blob : lib.blobs) {
+    const std::string path = data_dir.empty() ? blob.file_name : data_dir + "/" + blob.file_name;
+    s += "\n\t.balign 64\n"
+         "\t.globl " + blob.symbol + "\n"
+         "\t.hidden " + blob.symbol + "\n"
+         "\t.type " + blob.symbol + ", %object\n"
+         "\t.size " + blob.symbol + ", " + std::to_string(blob.data.nbytes()) + "\n" +
+         blob.symbol + ":\n"
+         ".L" + blob.symbol + "_sha256_" + blob.sha256 + ":\n"
+         "\t.incbin " + asm_string_literal(path) + "\n";
+  }
+  // No executable stack for the library that links this object.
+  return s + "\n\t.section .note.GNU-stack,\"\",%progbits\n";
 }
 
 }  // namespace kiln
