@@ -77,19 +77,43 @@ void FunctionGraph::import_node(const ApplyPtr& node) {
   if (on_import_) on_import_(node.get());
 }
 
-void FunctionGraph::add_client(const Var& v, Client c) { clients_[v.get()].push_back(c); }
+void ClientList::add(Client c) {
+  list_.push_back(c);
+  if (!pos_.empty()) {
+    pos_[c] = list_.size() - 1;
+  } else if (list_.size() > kIndexAbove) {
+    for (std::size_t i = 0; i < list_.size(); ++i) pos_[list_[i]] = i;
+  }
+}
+
+void ClientList::remove(Client c) {
+  if (pos_.empty()) {
+    auto it = std::find(list_.begin(), list_.end(), c);
+    if (it != list_.end()) list_.erase(it);
+    return;
+  }
+  auto it = pos_.find(c);
+  if (it == pos_.end()) return;
+  std::size_t i = it->second;
+  pos_.erase(it);
+  if (i + 1 != list_.size()) {
+    list_[i] = list_.back();
+    pos_[list_[i]] = i;
+  }
+  list_.pop_back();
+}
+
+void FunctionGraph::add_client(const Var& v, Client c) { clients_[v.get()].add(c); }
 
 void FunctionGraph::remove_client(const Variable* v, Client c) {
   auto it = clients_.find(v);
   if (it == clients_.end()) return;
-  auto& list = it->second;
-  auto pos = std::find(list.begin(), list.end(), c);
-  if (pos != list.end()) list.erase(pos);
+  it->second.remove(c);
 }
 
 const std::vector<Client>& FunctionGraph::clients(const Variable* v) const {
   auto it = clients_.find(v);
-  return it == clients_.end() ? kNoClients : it->second;
+  return it == clients_.end() ? kNoClients : it->second.list();
 }
 
 Var FunctionGraph::handle(const Variable* v) const {
@@ -294,7 +318,7 @@ void FunctionGraph::verify() const {
     if (!handles_.count(outputs_[i].get())) fail("graph output " + std::to_string(i) + " unknown");
   }
   for (const auto& [v, list] : clients_) {
-    for (const Client& c : list) {
+    for (const Client& c : list.list()) {
       if (c.node && !nodes_.count(c.node)) fail("a client node is not in the graph");
       if (c.node && c.node->input(c.index).get() != v) fail("a stale client entry");
     }

@@ -22,6 +22,30 @@ struct Client {
   bool operator==(const Client& o) const { return node == o.node && index == o.index; }
 };
 
+struct ClientHash {
+  std::size_t operator()(const Client& c) const {
+    return std::hash<const void*>()(c.node) * 31u + static_cast<std::size_t>(c.index);
+  }
+};
+
+/// A variable's clients. Long lists (a constant or an input read by thousands of nodes) get a
+/// position index so that removing a client stays O(1) and rewriting big graphs stays linear.
+class ClientList {
+ public:
+  const std::vector<Client>& list() const { return list_; }
+  void add(Client c);
+  void remove(Client c);
+  void clear() {
+    list_.clear();
+    pos_.clear();
+  }
+
+ private:
+  static constexpr std::size_t kIndexAbove = 32;
+  std::vector<Client> list_;
+  std::unordered_map<Client, std::size_t, ClientHash> pos_;  ///< empty while the list is short
+};
+
 class FunctionGraph {
  public:
   FunctionGraph() = default;
@@ -94,7 +118,7 @@ class FunctionGraph {
   std::vector<std::string> output_names_;
   std::vector<std::pair<std::string, Json>> extras_;
   std::unordered_map<Apply*, ApplyPtr> nodes_;
-  std::unordered_map<const Variable*, std::vector<Client>> clients_;
+  std::unordered_map<const Variable*, ClientList> clients_;
   std::unordered_map<const Variable*, Var> handles_;
   std::unordered_set<const Variable*> input_set_;
   std::function<void(Apply*)> on_import_;

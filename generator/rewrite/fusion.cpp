@@ -1,6 +1,7 @@
 #include "rewrite/fusion.h"
 
 #include <algorithm>
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -37,30 +38,38 @@ class GroupBuilder {
     for (std::size_t i = 0; i < order.size(); ++i) topo_[order[i]] = static_cast<int>(i);
   }
 
-  // Grows a group from `seed`; returns its nodes in toposort order.
-  std::vector<Apply*> grow(Apply* seed, const std::unordered_set<Apply*>& taken) {
+  // Grows a group from `seed` through its producers and consumers (a worklist, so each node's
+  // neighbours are looked at once); returns its nodes in toposort order.
+  std::vector<Apply*> grow(Apply* seed, const std::unordered_set<Apply*>& taken,
+                           const std::unordered_set<Apply*>& created) {
     group_.clear();
-    group_.insert(seed);
+    outside_users_.clear();
+    hi_ = topo_[seed];
     pattern_ = broadcast_pattern(*seed->output_ptr(0));
-    bool changed = true;
-    while (changed && group_.size() < kMaxGroupNodes) {
-      changed = false;
-      std::vector<Apply*> candidates;
-      for (Apply* n : group_) {
-        for (const auto& in : n->inputs())
-          if (in->owner()) candidates.push_back(in->owner());
-        for (const Client& c : fg_.clients(n->output_ptr(0)))
-          if (c.node) candidates.push_back(c.node);
+    add(seed);
+    std::vector<Apply*> frontier{seed};
+    std::vector<Apply*> refused;  // refused for a cycle: may fit once the group has grown
+    auto consider = [&](Apply* c) {
+      if (group_.size() >= kMaxGroupNodes || group_.count(c) || taken.count(c) || created.count(c) || !fusable(c))
+        return;
+      if (broadcast_pattern(*c->output_ptr(0)) != pattern_) return;
+      if (!keeps_acyclic(c)) {
+        refused.push_back(c);
+        return;
       }
-      std::sort(candidates.begin(), candidates.end(), [&](Apply* a, Apply* b) { return topo_[a] < topo_[b]; });
-      for (Apply* c : candidates) {
-        if (group_.size() >= kMaxGroupNodes) break;
-        if (group_.count(c) || taken.count(c) || !fusable(c)) continue;
-        if (broadcast_pattern(*c->output_ptr(0)) != pattern_) continue;
-        if (!keeps_acyclic(c)) continue;
-        group_.insert(c);
-        changed = true;
+      add(c);
+      frontier.push_back(c);
+    };
+    for (bool grew = true; grew;) {
+      std::size_t before = group_.size();
+      for (std::size_t i = 0; i < frontier.size(); ++i) {
+        for (Apply* c : neighbours(frontier[i])) consider(c);
       }
+      frontier.clear();
+      std::vector<Apply*> retry;
+      retry.swap(refused);
+      for (Apply* c : retry) consider(c);
+      grew = group_.size() > before && !frontier.empty();
     }
     std::vector<Apply*> nodes(group_.begin(), group_.end());
     std::sort(nodes.begin(), nodes.end(), [&](Apply* a, Apply* b) { return topo_[a] < topo_[b]; });
@@ -68,26 +77,39 @@ class GroupBuilder {
   }
 
  private:
+  // Producers and consumers of `n`, in toposort order (deterministic groups).
+  std::vector<Apply*> neighbours(Apply* n) {
+    std::vector<Apply*> out;
+    for (const auto& in : n->inputs())
+      if (in->owner()) out.push_back(in->owner());
+    for (const Client& c : fg_.clients(n->output_ptr(0)))
+      if (c.node) out.push_back(c.node);
+    std::sort(out.begin(), out.end(), [&](Apply* a, Apply* b) { return topo_[a] < topo_[b]; });
+    return out;
+  }
+
+  void add(Apply* n) {
+    group_.insert(n);
+    outside_users_.erase(n);
+    hi_ = std::max(hi_, topo_[n]);
+    for (const Client& c : fg_.clients(n->output_ptr(0)))
+      if (c.node && !group_.count(c.node)) outside_users_.insert(c.node);
+  }
+
   // Adding `x` must not create a path group -> outside -> group (the fused node would depend
-  // on itself). Any such path stays within the group's toposort interval, which bounds the
-  // searches.
+  // on itself). Such a path starts at an outside user of the group or of x and stays below
+  // the group's last node in toposort order, which bounds the search.
   bool keeps_acyclic(Apply* x) {
-    int lo = topo_[x], hi = topo_[x];
-    for (Apply* n : group_) {
-      lo = std::min(lo, topo_[n]);
-      hi = std::max(hi, topo_[n]);
-    }
+    int hi = std::max(hi_, topo_[x]);
     auto in_group = [&](Apply* n) { return n == x || group_.count(n); };
-    // Forward from the outside users of group values (and of x).
     std::vector<Apply*> stack;
     std::unordered_set<Apply*> seen;
-    auto push_users = [&](Apply* n) {
-      for (int o = 0; o < n->num_outputs(); ++o)
-        for (const Client& c : fg_.clients(n->output_ptr(o)))
-          if (c.node && !in_group(c.node) && topo_[c.node] <= hi && seen.insert(c.node).second) stack.push_back(c.node);
+    auto visit = [&](Apply* n) {
+      if (n != x && topo_[n] <= hi && seen.insert(n).second) stack.push_back(n);
     };
-    push_users(x);
-    for (Apply* n : group_) push_users(n);
+    for (Apply* u : outside_users_) visit(u);
+    for (const Client& c : fg_.clients(x->output_ptr(0)))
+      if (c.node && !group_.count(c.node)) visit(c.node);
     while (!stack.empty()) {
       Apply* n = stack.back();
       stack.pop_back();
@@ -95,17 +117,18 @@ class GroupBuilder {
         for (const Client& c : fg_.clients(n->output_ptr(o))) {
           if (!c.node) continue;
           if (in_group(c.node)) return false;
-          if (topo_[c.node] <= hi && seen.insert(c.node).second) stack.push_back(c.node);
+          visit(c.node);
         }
       }
     }
-    (void)lo;
     return true;
   }
 
   const FunctionGraph& fg_;
   std::unordered_map<const Apply*, int> topo_;
   std::unordered_set<Apply*> group_;
+  std::unordered_set<Apply*> outside_users_;  ///< consumers of group values outside the group
+  int hi_ = 0;
   std::vector<bool> pattern_;
 };
 
@@ -113,8 +136,8 @@ class GroupBuilder {
 bool scalar_like_constant(const Var& v) { return v->is_constant() && v->value().size() == 1; }
 
 // Builds the Composite of a group and replaces the group's externally used values by the
-// outputs of one Elemwise over it.
-void replace_group(FunctionGraph& fg, const std::vector<Apply*>& nodes) {
+// outputs of one Elemwise over it; returns that node.
+Apply* replace_group(FunctionGraph& fg, const std::vector<Apply*>& nodes) {
   std::unordered_set<const Apply*> in_group(nodes.begin(), nodes.end());
   auto g = std::make_shared<CompositeGraph>();
   std::unordered_map<const Variable*, int> value_of;
@@ -150,6 +173,7 @@ void replace_group(FunctionGraph& fg, const std::vector<Apply*>& nodes) {
     pairs.emplace_back(replaced[k], fused[k]);
   }
   fg.replace_all(pairs, "fusion");
+  return fused[0]->owner();
 }
 
 }  // namespace
@@ -157,21 +181,22 @@ void replace_group(FunctionGraph& fg, const std::vector<Apply*>& nodes) {
 RewriteStats fuse_elemwise(FunctionGraph& fg) {
   RewriteStats stats;
   std::vector<Apply*> order = fg.toposort();
-  GroupBuilder builder(fg, order);
-  std::unordered_set<Apply*> taken;
-  std::vector<std::vector<Apply*>> groups;
-  // Seeds from the outputs backwards, so groups grow from consumers toward producers.
+  auto builder = std::make_unique<GroupBuilder>(fg, order);
+  std::unordered_set<Apply*> taken;    // seeded or grouped already
+  std::unordered_set<Apply*> created;  // the fused nodes of this pass
+  // Seeds from the outputs backwards, so groups grow from consumers toward producers. Each
+  // group is replaced at once and the builder sees the graph with it as one node: two groups
+  // that are each fine alone can depend on each other (A -> B -> A through their members).
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Apply* n = *it;
-    if (taken.count(n) || !fusable(n)) continue;
-    std::vector<Apply*> group = builder.grow(n, taken);
+    if (!fg.contains(n) || created.count(n) || taken.count(n) || !fusable(n)) continue;
+    std::vector<Apply*> group = builder->grow(n, taken, created);
     for (Apply* m : group) taken.insert(m);
-    if (group.size() > 1) groups.push_back(std::move(group));
-  }
-  for (const auto& group : groups) {
-    replace_group(fg, group);
+    if (group.size() < 2) continue;
+    created.insert(replace_group(fg, group));
     stats.applied["elemwise_fusion"] += 1;
     stats.applied["fused_nodes"] += static_cast<int>(group.size());
+    builder = std::make_unique<GroupBuilder>(fg, fg.toposort());
   }
   return stats;
 }

@@ -31,17 +31,30 @@ RewriteStats merge_duplicates(FunctionGraph& fg) {
     fg.replace(handle, it->second, "merge constants");
     ++stats.applied["merge_constants"];
   }
-  std::unordered_map<std::string, Apply*> seen;
+  // Nodes are bucketed by op name and inputs; props (Op::key, which can be a whole Composite's
+  // text) are only compared when two nodes share a bucket.
+  auto shallow_hash = [](const Apply* n) {
+    std::size_t h = std::hash<std::string_view>()(n->op().name());
+    for (const auto& in : n->inputs()) h = h * 1000003u ^ std::hash<const void*>()(in.get());
+    return h;
+  };
+  auto same = [](const Apply* a, const Apply* b) {
+    if (a->num_inputs() != b->num_inputs() || a->num_outputs() != b->num_outputs()) return false;
+    for (int i = 0; i < a->num_inputs(); ++i)
+      if (a->input(i).get() != b->input(i).get()) return false;
+    return a->op().equals(b->op());
+  };
+  std::unordered_map<std::size_t, std::vector<Apply*>> seen;
   for (Apply* node : fg.toposort()) {
     if (!fg.contains(node)) continue;
-    std::string key = node->op().key();
-    for (const auto& in : node->inputs()) {
-      key += '|';
-      key += std::to_string(reinterpret_cast<std::uintptr_t>(in.get()));
+    auto& bucket = seen[shallow_hash(node)];
+    Apply* keep = nullptr;
+    for (Apply* other : bucket)
+      if (!keep && fg.contains(other) && same(other, node)) keep = other;
+    if (!keep) {
+      bucket.push_back(node);
+      continue;
     }
-    auto [it, fresh] = seen.emplace(key, node);
-    if (fresh || it->second == node) continue;
-    Apply* keep = it->second;
     bool ok = true;
     for (int o = 0; o < node->num_outputs() && ok; ++o)
       ok = replacement_problem(*node->output_ptr(o), *keep->output_ptr(o), true).empty();

@@ -1,6 +1,7 @@
 #include "rewrite/pipeline.h"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 #include "ir/error.h"
@@ -101,7 +102,9 @@ PipelineReport run_pipeline(FunctionGraph& fg, const PipelineOptions& options) {
   PipelineReport report;
   for (const auto& pass : passes()) {
     if (!selected(pass, options)) continue;
+    auto start = std::chrono::steady_clock::now();
     RewriteStats stats = pass.run(fg, options);
+    report.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (options.verify) fg.verify();
     report.passes.emplace_back(pass.name, stats);
     if (options.dump && std::find(options.dump_after.begin(), options.dump_after.end(), pass.name) != options.dump_after.end())

@@ -27,6 +27,7 @@ struct PipelineOptions {
 
 struct PipelineReport {
   std::vector<std::pair<std::string, RewriteStats>> passes;  ///< per pass, in order
+  std::vector<double> seconds;                                ///< wall time per pass (run_pipeline)
 };
 
 /// The names of the passes, in order.
