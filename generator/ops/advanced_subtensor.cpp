@@ -5,6 +5,8 @@
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/constant.h"
+#include "api/elementwise.h"
+#include "grad/grad_util.h"
 
 namespace kiln {
 
@@ -205,6 +207,37 @@ OpPtr advanced_inc_subtensor1_from_props(PropReader& props, const std::vector<Te
   bool ignore_duplicates = props.get_bool("ignore_duplicates", false);
   props.finish();
   return std::make_shared<AdvancedIncSubtensor1>(set, ignore_duplicates);
+}
+
+// --- gradients ------------------------------------------------------------------------------
+
+std::vector<GradTerm> AdvancedSubtensor1::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var& x = node.input(0);
+  if (!is_float(x->dtype())) return repeat_term(2, GradTerm::disconnected());
+  // Repeated indices accumulate, as they should for a gradient.
+  Var gx = advanced_inc_subtensor1(zeros_like(x, x->dtype()), cast(output_grads[0], x->dtype()), node.input(1));
+  return {GradTerm::of(gx), GradTerm::disconnected()};
+}
+
+std::vector<GradTerm> AdvancedSubtensor1::pushforward(const Apply& node, const VarList& input_tangents) const {
+  return linear_pushforward(node, input_tangents, {0});
+}
+
+std::vector<GradTerm> AdvancedIncSubtensor1::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var& x = node.input(0);
+  const Var& y = node.input(1);
+  const Var& idx = node.input(2);
+  const Var& g = output_grads[0];
+  std::vector<GradTerm> terms(3, GradTerm::disconnected());
+  if (is_float(x->dtype()))
+    terms[0] = GradTerm::of(set_ ? advanced_inc_subtensor1(g, zeros_like(y, g->dtype()), idx, true) : g);
+  if (is_float(y->dtype())) terms[1] = GradTerm::of(sum_to_type(take(g, idx), y->type()));
+  return terms;
+}
+
+std::vector<GradTerm> AdvancedIncSubtensor1::pushforward(const Apply& node,
+                                                         const VarList& input_tangents) const {
+  return linear_pushforward(node, input_tangents, {0, 1});
 }
 
 }  // namespace kiln

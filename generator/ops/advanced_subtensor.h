@@ -21,6 +21,8 @@ class AdvancedSubtensor1 : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
 };
 
 /// Inputs (x, y, idx). Increments accumulate over repeated indices (np.add.at); with
@@ -46,6 +48,8 @@ class AdvancedIncSubtensor1 : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
 
  private:
   bool set_;

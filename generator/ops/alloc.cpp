@@ -9,6 +9,8 @@
 #include "ops/array_util.h"
 #include "ops/assert.h"
 #include "ops/constant.h"
+#include "grad/grad_util.h"
+#include "ops/subtensor.h"
 
 namespace kiln {
 
@@ -517,6 +519,47 @@ OpPtr tri_from_props(PropReader& props, const std::vector<TensorType>&) {
   DType dtype = props.get_optional_dtype("dtype").value_or(DType::Float64);
   props.finish();
   return std::make_shared<EyeLike>(EyeLike::Kind::Tri, dtype);
+}
+
+// --- gradients ------------------------------------------------------------------------------
+
+std::vector<GradTerm> Alloc::pullback(const Apply& node, const VarList& output_grads) const {
+  std::vector<GradTerm> terms(static_cast<std::size_t>(node.num_inputs()), GradTerm::disconnected());
+  const Var& value = node.input(0);
+  if (is_float(value->dtype())) terms[0] = GradTerm::of(sum_to_type(output_grads[0], value->type()));
+  return terms;
+}
+
+std::vector<GradTerm> Alloc::pushforward(const Apply& node, const VarList& input_tangents) const {
+  return linear_pushforward(node, input_tangents, {0});
+}
+
+std::vector<GradTerm> AllocEmpty::pullback(const Apply& node, const VarList&) const {
+  return repeat_term(static_cast<std::size_t>(node.num_inputs()), GradTerm::disconnected());
+}
+
+std::vector<GradTerm> MakeVector::pullback(const Apply& node, const VarList& output_grads) const {
+  std::vector<GradTerm> terms;
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    const Var& x = node.input(i);
+    terms.push_back(is_float(x->dtype()) ? GradTerm::of(cast_grad(at(output_grads[0], i), x->dtype()))
+                                         : GradTerm::disconnected());
+  }
+  return terms;
+}
+
+std::vector<GradTerm> MakeVector::pushforward(const Apply& node, const VarList& input_tangents) const {
+  std::vector<int> all;
+  for (int i = 0; i < node.num_inputs(); ++i) all.push_back(i);
+  return linear_pushforward(node, input_tangents, all);
+}
+
+std::vector<GradTerm> ARange::pullback(const Apply& node, const VarList&) const {
+  return repeat_term(static_cast<std::size_t>(node.num_inputs()), GradTerm::disconnected());
+}
+
+std::vector<GradTerm> EyeLike::pullback(const Apply& node, const VarList&) const {
+  return repeat_term(static_cast<std::size_t>(node.num_inputs()), GradTerm::disconnected());
 }
 
 }  // namespace kiln

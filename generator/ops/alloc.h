@@ -108,6 +108,8 @@ class Alloc : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
   /// Never folded: a constant Alloc would bake a possibly large buffer into the library
   /// (PyTensor folds it only in rare cases; its rewrites lift Allocs instead).
   bool do_constant_folding(const Apply&) const override { return false; }
@@ -126,6 +128,7 @@ class AllocEmpty : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
   bool do_constant_folding(const Apply&) const override { return false; }
 
  private:
@@ -145,6 +148,8 @@ class MakeVector : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
 
  private:
   DType dtype_;
@@ -163,6 +168,7 @@ class ARange : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
 
  private:
   DType dtype_;
@@ -183,6 +189,7 @@ class EyeLike : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
 
  private:
   Kind kind_;

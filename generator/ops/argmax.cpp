@@ -116,4 +116,8 @@ OpPtr argmax_from_props(PropReader& props, const std::vector<TensorType>& input_
   }
 }
 
+std::vector<GradTerm> Argmax::pullback(const Apply&, const VarList&) const {
+  return {GradTerm::undefined("Argmax is not differentiable (its output is an index)")};
+}
+
 }  // namespace kiln

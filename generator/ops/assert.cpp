@@ -2,6 +2,7 @@
 
 #include "ir/error.h"
 #include "kiln/runtime/scalar_math.hpp"
+#include "grad/grad_util.h"
 
 namespace kiln {
 
@@ -118,6 +119,18 @@ OpPtr assert_from_props(PropReader& props, const std::vector<TensorType>&) {
                "of an Assert can only be \"AssertionError\" (use CheckAndRaise), not \"" +
                    exc_type + "\"");
   return std::make_shared<Assert>(msg);
+}
+
+// --- gradients: the check passes its input through ---------------------------------------------
+
+std::vector<GradTerm> CheckAndRaise::pullback(const Apply& node, const VarList& output_grads) const {
+  std::vector<GradTerm> terms(static_cast<std::size_t>(node.num_inputs()), GradTerm::disconnected());
+  terms[0] = GradTerm::of(cast_grad(output_grads[0], node.input(0)->dtype()));
+  return terms;
+}
+
+std::vector<GradTerm> CheckAndRaise::pushforward(const Apply& node, const VarList& input_tangents) const {
+  return linear_pushforward(node, input_tangents, {0});
 }
 
 }  // namespace kiln

@@ -5,6 +5,9 @@
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/dot.h"
+#include "api/elementwise.h"
+#include "ops/dimshuffle.h"
+#include "ops/reduce.h"
 
 namespace kiln {
 
@@ -339,6 +342,45 @@ OpPtr dot22_from_props(PropReader& props, const std::vector<TensorType>&) {
 OpPtr dot22scalar_from_props(PropReader& props, const std::vector<TensorType>&) {
   props.finish();
   return std::make_shared<Dot22Scalar>();
+}
+
+// --- gradients (the driver differentiates these linear pullbacks for forward mode) -----------
+
+std::vector<GradTerm> Gemv::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var &y = node.input(0), &a = node.input(1), &A = node.input(2), &x = node.input(3),
+            &b = node.input(4);
+  const Var& g = output_grads[0];
+  return {GradTerm::of(g * b), GradTerm::of(sum(g * dot(A, x))), GradTerm::of(a * outer(g, x)),
+          GradTerm::of(a * dot(transpose(A), g)), GradTerm::of(sum(g * y))};
+}
+
+std::vector<GradTerm> Gemm::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var &z = node.input(0), &a = node.input(1), &x = node.input(2), &y = node.input(3),
+            &b = node.input(4);
+  const Var& g = output_grads[0];
+  return {GradTerm::of(g * b), GradTerm::of(sum(g * dot(x, y))),
+          GradTerm::of(a * dot(g, transpose(y))), GradTerm::of(a * dot(transpose(x), g)),
+          GradTerm::of(sum(g * z))};
+}
+
+std::vector<GradTerm> Ger::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var &a = node.input(1), &x = node.input(2), &y = node.input(3);
+  const Var& g = output_grads[0];
+  return {GradTerm::of(g), GradTerm::of(sum(g * outer(x, y))), GradTerm::of(a * dot(g, y)),
+          GradTerm::of(a * dot(transpose(g), x))};
+}
+
+std::vector<GradTerm> Dot22::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var &x = node.input(0), &y = node.input(1);
+  const Var& g = output_grads[0];
+  return {GradTerm::of(dot(g, transpose(y))), GradTerm::of(dot(transpose(x), g))};
+}
+
+std::vector<GradTerm> Dot22Scalar::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var &x = node.input(0), &y = node.input(1), &a = node.input(2);
+  const Var& g = output_grads[0];
+  return {GradTerm::of(a * dot(g, transpose(y))), GradTerm::of(a * dot(transpose(x), g)),
+          GradTerm::of(sum(g * dot(x, y)))};
 }
 
 }  // namespace kiln

@@ -25,6 +25,7 @@ class Gemv : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
 
  private:
   bool c_spelling_;
@@ -40,6 +41,7 @@ class Gemm : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
 };
 
 /// Ger(A, a, x, y) = A + a*outer(x, y); A a matrix, x and y vectors, a 0-d.
@@ -54,6 +56,7 @@ class Ger : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
 
  private:
   bool c_spelling_;
@@ -68,6 +71,7 @@ class Dot22 : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
 };
 
 /// Dot22Scalar(x, y, a) = a*(x@y); a is 0-d.
@@ -79,6 +83,7 @@ class Dot22Scalar : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
 };
 
 /// b*y + a*A@x as a Gemv node (y is not read when b is 0).

@@ -11,6 +11,8 @@
 #include "ops/elemwise.h"
 #include "ops/op_table.h"
 #include "ops/shape.h"
+#include "grad/grad_util.h"
+#include "grad/vectorize.h"
 
 namespace kiln {
 
@@ -488,6 +490,41 @@ OpPtr blockwise_from_props(PropReader& props, const std::vector<TensorType>& inp
   } catch (const UserError& e) {
     throw UserError("Blockwise: " + e.message(), props.where("signature"));
   }
+}
+
+// --- gradients: the core op's pullback, built for core shapes and then vectorized -------------
+
+std::vector<GradTerm> Blockwise::pullback(const Apply& node, const VarList& output_grads) const {
+  const int nb = batch_ndim(node);
+  auto core_type = [&](const TensorType& t) {
+    return TensorType(t.dtype, Shape(t.shape.begin() + nb, t.shape.end()));
+  };
+  VarList core_inputs;
+  Replacements batched;
+  for (const Var& in : node.inputs()) {
+    core_inputs.push_back(make_input(core_type(in->type())));
+    batched.emplace_back(core_inputs.back(), in);
+  }
+  ApplyPtr core = make_node(core_op_, core_inputs);
+  VarList core_grads;
+  for (std::size_t j = 0; j < output_grads.size(); ++j) {
+    const Var& g = output_grads[j];
+    if (!g) {
+      core_grads.push_back(nullptr);
+      continue;
+    }
+    core_grads.push_back(make_input(core_type(g->type())));
+    batched.emplace_back(core_grads.back(), g);
+  }
+  std::vector<GradTerm> terms = core_op_->pullback(*core, core_grads);
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    if (terms[i].kind != GradTerm::Kind::Value) continue;
+    const Var& in = node.input(static_cast<int>(i));
+    Var g = vectorize_graph(terms[i].value, batched);
+    if (g->ndim() < in->ndim()) g = broadcast_like(expand_dims_left(g, in->ndim() - g->ndim()), in);
+    terms[i] = GradTerm::of(sum_to_type(g, in->type()));
+  }
+  return terms;
 }
 
 }  // namespace kiln

@@ -51,6 +51,7 @@ class Blockwise : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
 
  private:
   OpPtr core_op_;

@@ -8,6 +8,10 @@
 #include "ops/constant.h"
 #include "ops/elemwise.h"
 #include "ops/reduce.h"
+#include "api/elementwise.h"
+#include "grad/grad_util.h"
+#include "ops/reshape.h"
+#include "ops/subtensor.h"
 
 namespace kiln {
 
@@ -119,6 +123,43 @@ OpPtr cumop_from_props(PropReader& props, const std::vector<TensorType>& input_t
   std::optional<int> axis = read_single_axis(props, "axis", t.ndim());
   props.finish();
   return std::make_shared<CumOp>(axis, mode);
+}
+
+// --- gradients ------------------------------------------------------------------------------
+
+namespace {
+
+Var flip(const Var& x, int axis) {
+  std::vector<IndexItem> index(static_cast<std::size_t>(axis), slice());
+  index.push_back(slice(none, none, -1));
+  return subtensor(x, index);
+}
+
+// The adjoint of cumsum along `axis`: a cumulative sum from the end.
+Var reverse_cumsum(const Var& g, int axis) { return flip(cumsum(flip(g, axis), axis), axis); }
+
+}  // namespace
+
+std::vector<GradTerm> CumOp::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var& x = node.input(0);
+  if (!is_float(x->dtype())) return {GradTerm::disconnected()};
+  const int axis = axis_.value_or(0);
+  Var g = output_grads[0];
+  // PyTensor's cumprod rule (which divides by x, so it is undefined where x is 0).
+  if (mode_ == CumMode::Mul) g = g * node.output(0);
+  Var gx = reverse_cumsum(g, axis);
+  if (mode_ == CumMode::Mul) gx = gx / (axis_ ? x : reshape(x, IntList{-1}));
+  if (!axis_) {
+    std::vector<IntArg> lengths;
+    for (const Var& l : lengths_of(x)) lengths.emplace_back(l);
+    gx = reshape(gx, IntList(lengths));
+  }
+  return {GradTerm::of(cast_grad(gx, x->dtype()))};
+}
+
+std::vector<GradTerm> CumOp::pushforward(const Apply& node, const VarList& input_tangents) const {
+  if (mode_ == CumMode::Add) return linear_pushforward(node, input_tangents, {0});
+  return Op::pushforward(node, input_tangents);
 }
 
 }  // namespace kiln

@@ -8,6 +8,9 @@
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/constant.h"
+#include "grad/grad_util.h"
+#include "ops/shape.h"
+#include "ops/subtensor.h"
 
 namespace kiln {
 
@@ -244,6 +247,39 @@ OpPtr alloc_diag_from_props(PropReader& props, const std::vector<TensorType>& in
   if (p.axis1 > p.axis2)
     props.fail("axis2", "must be greater than axis1 (the diagonal's axes are given in order)");
   return std::make_shared<AllocDiag>(p.offset, p.axis1, p.axis2);
+}
+
+// --- gradients ------------------------------------------------------------------------------
+
+std::vector<GradTerm> ExtractDiag::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var& x = node.input(0);
+  if (!is_float(x->dtype())) return {GradTerm::disconnected()};
+  // The cotangent laid on the diagonal of a square block (side: diagonal length + |offset|),
+  // cropped to x and written into zeros of x's shape.
+  Var block = alloc_diag(cast(output_grads[0], x->dtype()), offset_, axis1_, axis2_);
+  Var side = shape_i(block, axis1_);
+  std::vector<IndexItem> crop_block, crop_x;
+  for (int d = 0; d <= axis2_; ++d) {
+    const bool diag_axis = d == axis1_ || d == axis2_;
+    crop_block.push_back(diag_axis ? slice(none, shape_i(x, d)) : slice());
+    crop_x.push_back(diag_axis ? slice(none, side) : slice());
+  }
+  Var gx = set_subtensor(zeros_like(x, x->dtype()), crop_x, subtensor(block, crop_block));
+  return {GradTerm::of(gx)};
+}
+
+std::vector<GradTerm> ExtractDiag::pushforward(const Apply& node, const VarList& input_tangents) const {
+  return linear_pushforward(node, input_tangents, {0});
+}
+
+std::vector<GradTerm> AllocDiag::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var& x = node.input(0);
+  if (!is_float(x->dtype())) return {GradTerm::disconnected()};
+  return {GradTerm::of(cast_grad(diagonal(output_grads[0], offset_, axis1_, axis2_), x->dtype()))};
+}
+
+std::vector<GradTerm> AllocDiag::pushforward(const Apply& node, const VarList& input_tangents) const {
+  return linear_pushforward(node, input_tangents, {0});
 }
 
 }  // namespace kiln

@@ -4,6 +4,8 @@
 
 #include "ir/error.h"
 #include "ops/constant.h"
+#include "grad/grad_util.h"
+#include "ops/reduce.h"
 
 namespace kiln {
 
@@ -253,6 +255,29 @@ OpPtr transpose_from_props(PropReader& props, const std::vector<TensorType>& inp
   } catch (const UserError& e) {
     throw UserError(e.message(), props.where("axes"));
   }
+}
+
+// --- gradients ------------------------------------------------------------------------------
+
+std::vector<GradTerm> DimShuffle::pullback(const Apply& node, const VarList& output_grads) const {
+  Var g = output_grads[0];
+  // Inserted axes: summed if the cotangent is not statically 1 there, then dropped.
+  std::vector<int> inserted;
+  for (std::size_t p = 0; p < new_order_.size(); ++p)
+    if (new_order_[p] == kNewAxis && !g->type().broadcastable(static_cast<int>(p)))
+      inserted.push_back(static_cast<int>(p));
+  if (!inserted.empty()) g = expand_reduced(sum(g, inserted), g->ndim(), inserted);
+  // Back to the input's order, re-inserting the dropped (length-1) input dimensions.
+  std::vector<int> order;
+  for (int d = 0; d < input_ndim_; ++d) {
+    auto it = std::find(new_order_.begin(), new_order_.end(), d);
+    order.push_back(it == new_order_.end() ? kNewAxis : static_cast<int>(it - new_order_.begin()));
+  }
+  return {GradTerm::of(cast_grad(dimshuffle(g, order), node.input(0)->dtype()))};
+}
+
+std::vector<GradTerm> DimShuffle::pushforward(const Apply& node, const VarList& input_tangents) const {
+  return linear_pushforward(node, input_tangents, {0});
 }
 
 }  // namespace kiln

@@ -10,6 +10,8 @@
 #include "ops/dimshuffle.h"
 #include "ops/elemwise.h"
 #include "ops/scalar/scalar_op.h"
+#include "api/elementwise.h"
+#include "grad/grad_util.h"
 
 namespace kiln {
 
@@ -236,6 +238,54 @@ OpPtr dot_from_props(PropReader& props, const std::vector<TensorType>&) {
 OpPtr batched_dot_from_props(PropReader& props, const std::vector<TensorType>&) {
   props.finish();
   return std::make_shared<BatchedDot>();
+}
+
+// --- gradients ------------------------------------------------------------------------------
+
+namespace {
+
+GradTerm dot_term(const Var& g, const Var& input) {
+  if (is_discrete(input->dtype())) return GradTerm::disconnected();
+  return GradTerm::of(cast_grad(g, input->dtype()));
+}
+
+}  // namespace
+
+std::vector<GradTerm> Dot::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var& x = node.input(0);
+  const Var& y = node.input(1);
+  const Var& g = output_grads[0];
+  Var gx, gy;
+  if (x->ndim() == 1 && y->ndim() == 1) {
+    gx = g * y;
+    gy = g * x;
+  } else if (x->ndim() == 2 && y->ndim() == 1) {
+    gx = outer(g, y);
+    gy = dot(transpose(x), g);
+  } else if (x->ndim() == 1) {
+    gx = dot(y, g);
+    gy = outer(x, g);
+  } else {
+    gx = dot(g, transpose(y));
+    gy = dot(transpose(x), g);
+  }
+  return {dot_term(gx, x), dot_term(gy, y)};
+}
+
+std::vector<GradTerm> Dot::pushforward(const Apply& node, const VarList& input_tangents) const {
+  VarList parts;
+  if (input_tangents[0]) parts.push_back(dot(input_tangents[0], node.input(1)));
+  if (input_tangents[1]) parts.push_back(dot(node.input(0), input_tangents[1]));
+  if (parts.empty()) return {GradTerm::disconnected()};
+  return {GradTerm::of(add_terms(parts))};
+}
+
+std::vector<GradTerm> BatchedDot::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var& x = node.input(0);
+  const Var& y = node.input(1);
+  const Var& g = output_grads[0];
+  return {dot_term(batched_dot(g, transpose(y, {0, 2, 1})), x),
+          dot_term(batched_dot(transpose(x, {0, 2, 1}), g), y)};
 }
 
 }  // namespace kiln

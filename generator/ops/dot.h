@@ -20,6 +20,8 @@ class Dot : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
 };
 
 /// np.matmul of two 3-d tensors with the batch on axis 0: out[b] = x[b] @ y[b]. The batch
@@ -32,6 +34,7 @@ class BatchedDot : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
 };
 
 /// out[i, j] = sum_k x[i, k] * y[k, j] for 2-d arrays of one dtype and any strides; `out` is a

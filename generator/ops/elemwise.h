@@ -27,6 +27,10 @@ class Elemwise : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  /// The scalar op's partial derivatives times the cotangent, summed back over broadcast
+  /// dimensions (elemwise_grad.cpp).
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
 
  private:
   ScalarOp scalar_op_;

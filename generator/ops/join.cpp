@@ -7,6 +7,7 @@
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/constant.h"
+#include "grad/grad_util.h"
 
 namespace kiln {
 
@@ -303,6 +304,55 @@ OpPtr split_from_props(PropReader& props, const std::vector<TensorType>&) {
   if (n < 1 || n > (1 << 20))
     props.fail("len_splits", "must be a positive count, not " + std::to_string(n));
   return std::make_shared<Split>(static_cast<int>(n));
+}
+
+// --- gradients ------------------------------------------------------------------------------
+
+std::vector<GradTerm> Join::pullback(const Apply& node, const VarList& output_grads) const {
+  std::vector<GradTerm> terms(static_cast<std::size_t>(node.num_inputs()), GradTerm::disconnected());
+  std::optional<std::int64_t> axis = constant_int(node.input(0));
+  if (!axis) {
+    for (int i = 1; i < node.num_inputs(); ++i)
+      terms[static_cast<std::size_t>(i)] = GradTerm::not_implemented("the join axis must be a constant");
+    return terms;
+  }
+  const int nd = node.output(0)->ndim();
+  const int a = static_cast<int>(*axis < 0 ? *axis + nd : *axis);
+  std::vector<IntArg> sizes;
+  for (int i = 1; i < node.num_inputs(); ++i) sizes.emplace_back(lengths_of(node.input(i))[static_cast<std::size_t>(a)]);
+  VarList pieces = node.num_inputs() == 2 ? VarList{output_grads[0]} : split(output_grads[0], IntList(sizes), a);
+  for (int i = 1; i < node.num_inputs(); ++i) {
+    const Var& x = node.input(i);
+    if (is_float(x->dtype()))
+      terms[static_cast<std::size_t>(i)] = GradTerm::of(cast_grad(pieces[static_cast<std::size_t>(i - 1)], x->dtype()));
+  }
+  return terms;
+}
+
+std::vector<GradTerm> Join::pushforward(const Apply& node, const VarList& input_tangents) const {
+  std::vector<int> tensors;
+  for (int i = 1; i < node.num_inputs(); ++i) tensors.push_back(i);
+  return linear_pushforward(node, input_tangents, tensors);
+}
+
+std::vector<GradTerm> Split::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var& x = node.input(0);
+  if (!is_float(x->dtype())) return repeat_term(3, GradTerm::disconnected());
+  VarList pieces;
+  for (int j = 0; j < node.num_outputs(); ++j) {
+    const Var& g = output_grads[static_cast<std::size_t>(j)];
+    pieces.push_back(g ? cast(g, grad_dtype(x->dtype())) : zeros_like(node.output(j)));
+  }
+  Var gx = make_node(std::make_shared<Join>(), [&] {
+             VarList in{node.input(1)};
+             in.insert(in.end(), pieces.begin(), pieces.end());
+             return in;
+           }())->output(0);
+  return {GradTerm::of(cast_grad(gx, x->dtype())), GradTerm::disconnected(), GradTerm::disconnected()};
+}
+
+std::vector<GradTerm> Split::pushforward(const Apply& node, const VarList& input_tangents) const {
+  return linear_pushforward(node, input_tangents, {0});
 }
 
 }  // namespace kiln

@@ -18,6 +18,8 @@ class Join : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
 };
 
 /// Split{len_splits}(x, axis, sizes): len_splits consecutive pieces of x along `axis` (a 0-d
@@ -34,6 +36,8 @@ class Split : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
   IndexMap view_map() const override;
 
  private:

@@ -12,6 +12,8 @@
 #include "ops/scalar/composite.h"
 #include "ops/scalar/scalar_eval.h"
 #include "ops/shape.h"
+#include "api/elementwise.h"
+#include "grad/grad_util.h"
 
 namespace kiln {
 
@@ -661,6 +663,67 @@ std::optional<int> read_single_axis(PropReader& props, const std::string& key, i
   } catch (const std::out_of_range& e) {
     props.fail(key, e.what());
   }
+}
+
+// --- gradients ------------------------------------------------------------------------------
+
+namespace {
+
+// PyTensor's Prod gradient, exact with zeros: prod/x where a group has no zero; where it has
+// exactly one, the product of the others at that zero and 0 elsewhere; 0 for more zeros.
+Var prod_partial(const Var& x, const std::vector<int>& axes, const Var& out) {
+  const int nd = x->ndim();
+  Var p = expand_reduced(out, nd, axes);
+  Var is_zero = eq(x, 0);
+  Var zeros_in_group = expand_reduced(sum(is_zero, axes), nd, axes);
+  Var without_zeros = expand_reduced(prod_without_zeros(x, axes), nd, axes);
+  Var single_zero_here = bitwise_and(eq(zeros_in_group, 1), is_zero);
+  Var with_zero = switch_(single_zero_here, without_zeros, const_like(x, 0));
+  return switch_(neq(zeros_in_group, 0), with_zero, p / x);
+}
+
+}  // namespace
+
+std::vector<GradTerm> CAReduce::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var x = node.input(0);
+  if (is_discrete(x->dtype())) return {GradTerm::disconnected()};
+  const std::vector<int> axes = reduced_axes_list(axis_, x->ndim());
+  const Var out = node.output(0);
+  const Var g = broadcast_like(expand_reduced(output_grads[0], x->ndim(), axes), x);
+  ScalarOpId op = scalar_op_.id();
+  switch (kind_) {
+    case ReduceKind::Sum: op = ScalarOpId::Add; break;
+    case ReduceKind::Prod: op = ScalarOpId::Mul; break;
+    case ReduceKind::Max: op = ScalarOpId::Maximum; break;
+    case ReduceKind::Min: op = ScalarOpId::Minimum; break;
+    case ReduceKind::ProdWithoutZeros: {
+      // Zeros do not take part: d/dx_i = product / x_i for the others, 0 at the zeros.
+      Var p = expand_reduced(out, x->ndim(), axes);
+      return {GradTerm::of(cast_grad(g * switch_(eq(x, 0), const_like(x, 0), p / x), x->dtype()))};
+    }
+    case ReduceKind::All:
+    case ReduceKind::Any:
+      return {GradTerm::undefined(str() + " is not differentiable (its output is a truth value)")};
+    case ReduceKind::CAReduce: break;
+  }
+  switch (op) {
+    case ScalarOpId::Add:
+      return {GradTerm::of(cast_grad(g, x->dtype()))};
+    case ScalarOpId::Mul:
+      return {GradTerm::of(cast_grad(grad_mul(g, prod_partial(x, axes, out), x), x->dtype()))};
+    case ScalarOpId::Maximum:
+    case ScalarOpId::Minimum:
+      // Every element equal to the extremum receives the cotangent (PyTensor's rule).
+      return {GradTerm::of(cast_grad(g * eq(x, expand_reduced(out, x->ndim(), axes)), x->dtype()))};
+    default:
+      return {GradTerm::not_implemented("no gradient for a reduction with " + scalar_op_.str())};
+  }
+}
+
+std::vector<GradTerm> CAReduce::pushforward(const Apply& node, const VarList& input_tangents) const {
+  if (kind_ == ReduceKind::Sum || (kind_ == ReduceKind::CAReduce && scalar_op_.id() == ScalarOpId::Add))
+    return linear_pushforward(node, input_tangents, {0});
+  return Op::pushforward(node, input_tangents);  // the driver differentiates the pullback
 }
 
 }  // namespace kiln

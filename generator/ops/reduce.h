@@ -69,6 +69,8 @@ class CAReduce : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
 
  private:
   ReduceKind kind_;
@@ -93,6 +95,7 @@ class Argmax : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
 
  private:
   ReduceAxes axis_;

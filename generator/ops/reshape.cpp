@@ -4,6 +4,7 @@
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/constant.h"
+#include "grad/grad_util.h"
 
 namespace kiln {
 
@@ -267,6 +268,30 @@ OpPtr reshape_from_props(PropReader& props, const std::vector<TensorType>&) {
 OpPtr specify_shape_from_props(PropReader& props, const std::vector<TensorType>&) {
   props.finish();
   return std::make_shared<SpecifyShape>();
+}
+
+// --- gradients ------------------------------------------------------------------------------
+
+std::vector<GradTerm> Reshape::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var& x = node.input(0);
+  std::vector<IntArg> lengths;
+  for (const Var& l : lengths_of(x)) lengths.emplace_back(l);
+  return {GradTerm::of(cast_grad(reshape(output_grads[0], IntList(lengths)), x->dtype())),
+          GradTerm::disconnected()};
+}
+
+std::vector<GradTerm> Reshape::pushforward(const Apply& node, const VarList& input_tangents) const {
+  return linear_pushforward(node, input_tangents, {0});
+}
+
+std::vector<GradTerm> SpecifyShape::pullback(const Apply& node, const VarList& output_grads) const {
+  std::vector<GradTerm> terms(static_cast<std::size_t>(node.num_inputs()), GradTerm::disconnected());
+  terms[0] = GradTerm::of(cast_grad(output_grads[0], node.input(0)->dtype()));
+  return terms;
+}
+
+std::vector<GradTerm> SpecifyShape::pushforward(const Apply& node, const VarList& input_tangents) const {
+  return linear_pushforward(node, input_tangents, {0});
 }
 
 }  // namespace kiln

@@ -7,6 +7,8 @@
 #include "kiln/runtime/scalar_math.hpp"
 #include "ops/array_util.h"
 #include "ops/reduce.h"
+#include "api/elementwise.h"
+#include "grad/grad_util.h"
 
 namespace kiln {
 
@@ -184,6 +186,45 @@ OpPtr softmax_grad_from_props(PropReader& props, const std::vector<TensorType>& 
   auto axis = read_single_axis(props, "axis", input_types[1].ndim());
   props.finish();
   return std::make_shared<SoftmaxGrad>(axis);
+}
+
+// --- gradients, written with Elemwise and Sum so that they can be differentiated again ---------
+
+namespace {
+
+// sum(v) over the op's axis (every axis when null), keeping the dimensions.
+Var sum_keep(const Var& v, std::optional<int> axis) {
+  std::vector<int> axes;
+  if (axis) axes.push_back(*axis);
+  else for (int d = 0; d < v->ndim(); ++d) axes.push_back(d);
+  if (axes.empty()) return v;
+  return expand_reduced(sum(v, axes), v->ndim(), axes);
+}
+
+}  // namespace
+
+std::vector<GradTerm> Softmax::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var z = node.output(0);
+  const Var& g = output_grads[0];
+  return {GradTerm::of(cast_grad(z * (g - sum_keep(g * z, axis())), z->dtype()))};
+}
+
+std::vector<GradTerm> Softmax::pushforward(const Apply& node, const VarList& input_tangents) const {
+  const Var z = node.output(0);
+  const Var& t = input_tangents[0];
+  return {GradTerm::of(cast_grad(z * (t - sum_keep(z * t, axis())), z->dtype()))};
+}
+
+std::vector<GradTerm> LogSoftmax::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var z = node.output(0);
+  const Var& g = output_grads[0];
+  return {GradTerm::of(cast_grad(g - exp(z) * sum_keep(g, axis()), z->dtype()))};
+}
+
+std::vector<GradTerm> LogSoftmax::pushforward(const Apply& node, const VarList& input_tangents) const {
+  const Var z = node.output(0);
+  const Var& t = input_tangents[0];
+  return {GradTerm::of(cast_grad(t - sum_keep(exp(z) * t, axis()), z->dtype()))};
 }
 
 }  // namespace kiln

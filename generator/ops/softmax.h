@@ -36,6 +36,8 @@ class Softmax final : public SoftmaxBase {
  public:
   explicit Softmax(std::optional<int> axis) : SoftmaxBase(axis) {}
   std::string_view name() const override { return "Softmax"; }
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
 
  protected:
   void compute_row(const double* in, double* out, std::int64_t len) const override;
@@ -46,6 +48,8 @@ class LogSoftmax final : public SoftmaxBase {
  public:
   explicit LogSoftmax(std::optional<int> axis) : SoftmaxBase(axis) {}
   std::string_view name() const override { return "LogSoftmax"; }
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
 
  protected:
   void compute_row(const double* in, double* out, std::int64_t len) const override;

@@ -7,6 +7,10 @@
 #include "kiln/runtime/scalar_math.hpp"
 #include "ops/array_util.h"
 #include "ops/scalar/scalar_op.h"
+#include "grad/grad_util.h"
+#include "ops/dimshuffle.h"
+#include "ops/reduce.h"
+#include "ops/shape.h"
 
 namespace kiln {
 
@@ -455,6 +459,76 @@ OpPtr inc_subtensor_from_props(PropReader& props, const std::vector<TensorType>&
   props.finish();
   if (list.is_null()) props.fail("idx_list", "is required");
   return std::make_shared<IncSubtensor>(BasicIndex::from_json(list, props, "idx_list"), set);
+}
+
+// --- gradients ------------------------------------------------------------------------------
+
+namespace {
+
+// Sums a cotangent of the indexed region back to the shape of the value y written into it.
+// y broadcasts with NumPy's rules here, so a dimension of y whose length is only known at run
+// time may be 1 and broadcast: that case is decided at run time.
+Var sum_to_value(const Var& g, const Var& y) {
+  Var r = sum_to_type(g, y->type());
+  const int nd = y->ndim();
+  for (int d = 0; d < nd; ++d) {
+    if (y->shape()[static_cast<std::size_t>(d)] != kUnknownLength || r->type().broadcastable(d)) continue;
+    Var len = shape_i(y, d);
+    Var summed = expand_reduced(sum(r, {d}), nd, {d});
+    Var chosen = switch_(eq(len, 1), summed, r);
+    std::vector<IndexItem> index(static_cast<std::size_t>(d), slice());
+    index.push_back(slice(none, len));
+    r = subtensor(chosen, index);
+  }
+  return r;
+}
+
+VarList index_inputs(const Apply& node, int first) {
+  return VarList(node.inputs().begin() + first, node.inputs().end());
+}
+
+VarList concat(VarList a, const VarList& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
+
+std::vector<GradTerm> Subtensor::pullback(const Apply& node, const VarList& output_grads) const {
+  std::vector<GradTerm> terms(static_cast<std::size_t>(node.num_inputs()), GradTerm::disconnected());
+  const Var& x = node.input(0);
+  if (!is_float(x->dtype())) return terms;
+  Var g = cast(output_grads[0], x->dtype());
+  terms[0] = GradTerm::of(apply1(std::make_shared<IncSubtensor>(index_, false),
+                                 concat({zeros_like(x, x->dtype()), g}, index_inputs(node, 1))));
+  return terms;
+}
+
+std::vector<GradTerm> Subtensor::pushforward(const Apply& node, const VarList& input_tangents) const {
+  return linear_pushforward(node, input_tangents, {0});
+}
+
+std::vector<GradTerm> IncSubtensor::pullback(const Apply& node, const VarList& output_grads) const {
+  std::vector<GradTerm> terms(static_cast<std::size_t>(node.num_inputs()), GradTerm::disconnected());
+  const Var& x = node.input(0);
+  const Var& y = node.input(1);
+  const Var& g = output_grads[0];
+  const VarList ints = index_inputs(node, 2);
+  if (is_float(x->dtype())) {
+    Var gx = g;
+    if (set_)  // the overwritten region does not reach the output
+      gx = apply1(std::make_shared<IncSubtensor>(index_, true), concat({g, const_like(g, 0)}, ints));
+    terms[0] = GradTerm::of(cast_grad(gx, x->dtype()));
+  }
+  if (is_float(y->dtype())) {
+    Var region = apply1(std::make_shared<Subtensor>(index_), concat({g}, ints));
+    terms[1] = GradTerm::of(sum_to_value(region, y));
+  }
+  return terms;
+}
+
+std::vector<GradTerm> IncSubtensor::pushforward(const Apply& node, const VarList& input_tangents) const {
+  return linear_pushforward(node, input_tangents, {0, 1});
 }
 
 }  // namespace kiln

@@ -1,0 +1,177 @@
+#include "grad/vectorize.h"
+
+#include <algorithm>
+
+#include "api/elementwise.h"
+#include "ir/error.h"
+#include "ops/alloc.h"
+#include "ops/assert.h"
+#include "ops/blockwise.h"
+#include "ops/cumulative.h"
+#include "ops/diag.h"
+#include "ops/dimshuffle.h"
+#include "ops/dot.h"
+#include "ops/elemwise.h"
+#include "ops/join.h"
+#include "ops/reduce.h"
+#include "ops/reshape.h"
+#include "ops/shape.h"
+#include "ops/softmax.h"
+#include "ops/subtensor.h"
+
+namespace kiln {
+
+namespace {
+
+[[noreturn]] void cannot(const Apply& node, const std::string& why = "") {
+  throw NotImplementedError("vectorize_graph: " + node.op().str() + " cannot be vectorized yet" +
+                            (why.empty() ? "" : " (" + why + ")"));
+}
+
+// Leading batch dimensions of each new input relative to the node's own input.
+std::vector<int> batch_dims(const Apply& node, const VarList& inputs) {
+  std::vector<int> b;
+  for (int i = 0; i < node.num_inputs(); ++i)
+    b.push_back(inputs[static_cast<std::size_t>(i)]->ndim() - node.input(i)->ndim());
+  return b;
+}
+
+// Only input 0 may be batched (the others are indices, lengths, axes).
+int only_first_batched(const Apply& node, const std::vector<int>& b) {
+  for (std::size_t i = 1; i < b.size(); ++i)
+    if (b[i] != 0) cannot(node, "input " + std::to_string(i) + " has batch dimensions");
+  return b[0];
+}
+
+std::vector<int> shifted(const std::vector<int>& axes, int b) {
+  std::vector<int> out;
+  for (int a : axes) out.push_back(a + b);
+  return out;
+}
+
+std::string dot_signature(int x_ndim, int y_ndim) {
+  std::string x = x_ndim == 2 ? "(m,k)" : "(k)";
+  std::string y = y_ndim == 2 ? "(k,n)" : "(k)";
+  std::string out = std::string("(") + (x_ndim == 2 ? "m" : "") + (x_ndim == 2 && y_ndim == 2 ? "," : "") +
+                    (y_ndim == 2 ? "n" : "") + ")";
+  return x + "," + y + "->" + out;
+}
+
+// Full slices over the batch dimensions in front of an index pattern.
+BasicIndex with_batch_slices(const BasicIndex& index, int b) {
+  std::vector<IndexEntry> entries(static_cast<std::size_t>(b), IndexEntry::slice(false, false, false));
+  entries.insert(entries.end(), index.entries().begin(), index.entries().end());
+  return BasicIndex(entries);
+}
+
+VarList vectorize_reduction(const Apply& node, const CAReduce& op, const Var& x, int b) {
+  const int nd = node.input(0)->ndim();
+  std::vector<int> axes = shifted(reduced_axes_list(op.axis(), nd), b);
+  auto batched = std::make_shared<CAReduce>(op.kind(), op.scalar_op(), axes, op.dtype(), op.acc_dtype());
+  return make_node(batched, {x})->outputs();
+}
+
+VarList vectorize_alloc(const Apply& node, const VarList& inputs, int b) {
+  const Var& value = inputs[0];
+  const int n = node.output(0)->ndim();
+  const int vnd = node.input(0)->ndim();
+  // Batch dimensions first, then length-1 dimensions up to the core rank, then the value's.
+  std::vector<int> order;
+  for (int d = 0; d < b; ++d) order.push_back(d);
+  for (int d = 0; d < n - vnd; ++d) order.push_back(DimShuffle::kNewAxis);
+  for (int d = 0; d < vnd; ++d) order.push_back(b + d);
+  Var v = dimshuffle(value, order);
+  VarList args{v};
+  for (int d = 0; d < b; ++d) args.push_back(shape_i(value, d));
+  args.insert(args.end(), inputs.begin() + 1, inputs.end());
+  return make_node(node.op_ptr(), args)->outputs();
+}
+
+}  // namespace
+
+VarList vectorize_node(const Apply& node, const VarList& inputs) {
+  const std::vector<int> b = batch_dims(node, inputs);
+  const int nb = *std::max_element(b.begin(), b.end());
+  for (int bi : b)
+    if (bi < 0) cannot(node, "a replacement has fewer dimensions than the variable it replaces");
+  if (nb == 0) return make_node(node.op_ptr(), inputs)->outputs();
+  const Op& op = node.op();
+
+  if (const auto* e = dynamic_cast<const Elemwise*>(&op)) return elemwise(e->scalar_op(), inputs);
+  if (const auto* ds = dynamic_cast<const DimShuffle*>(&op)) {
+    std::vector<int> order;
+    for (int d = 0; d < nb; ++d) order.push_back(d);
+    for (int o : ds->new_order()) order.push_back(o == DimShuffle::kNewAxis ? o : o + nb);
+    return {dimshuffle(inputs[0], order)};
+  }
+  if (const auto* r = dynamic_cast<const CAReduce*>(&op)) return vectorize_reduction(node, *r, inputs[0], nb);
+  if (const auto* a = dynamic_cast<const Argmax*>(&op)) {
+    std::vector<int> axes = shifted(reduced_axes_list(a->axis(), node.input(0)->ndim()), nb);
+    return {apply1(std::make_shared<Argmax>(axes), {inputs[0]})};
+  }
+  if (const auto* s = dynamic_cast<const ShapeI*>(&op)) return {shape_i(inputs[0], s->i() + nb)};
+  if (dynamic_cast<const ShapeOp*>(&op)) return {subtensor(shape(inputs[0]), {slice(nb)})};
+  if (dynamic_cast<const Dot*>(&op) || op.name() == "Dot22")
+    return blockwise(node.op_ptr(), dot_signature(node.input(0)->ndim(), node.input(1)->ndim()), inputs);
+  if (const auto* bw = dynamic_cast<const Blockwise*>(&op))
+    return blockwise(bw->core_op_ptr(), bw->signature().str(), inputs);
+  if (dynamic_cast<const BatchedDot*>(&op))
+    return blockwise(std::make_shared<Dot>(), "(m,k),(k,n)->(m,n)", inputs);
+  if (dynamic_cast<const CheckAndRaise*>(&op)) return make_node(node.op_ptr(), inputs)->outputs();
+
+  const int b0 = only_first_batched(node, b);
+  if (dynamic_cast<const Alloc*>(&op)) return vectorize_alloc(node, inputs, b0);
+  if (const auto* sub = dynamic_cast<const Subtensor*>(&op)) {
+    VarList args = inputs;
+    return make_node(std::make_shared<Subtensor>(with_batch_slices(sub->index(), b0)), args)->outputs();
+  }
+  if (const auto* c = dynamic_cast<const CumOp*>(&op)) {
+    if (!c->axis()) cannot(node, "a cumulative op over the flattened input");
+    return {apply1(std::make_shared<CumOp>(*c->axis() + b0, c->mode()), {inputs[0]})};
+  }
+  if (const auto* sm = dynamic_cast<const SoftmaxBase*>(&op)) {
+    if (!sm->axis()) cannot(node, "a softmax over every element");
+    return {op.name() == "Softmax" ? softmax(inputs[0], *sm->axis() + b0) : log_softmax(inputs[0], *sm->axis() + b0)};
+  }
+  if (const auto* d = dynamic_cast<const ExtractDiag*>(&op))
+    return {apply1(std::make_shared<ExtractDiag>(d->offset(), d->axis1() + b0, d->axis2() + b0), {inputs[0]})};
+  if (const auto* d = dynamic_cast<const AllocDiag*>(&op))
+    return {apply1(std::make_shared<AllocDiag>(d->offset(), d->axis1() + b0, d->axis2() + b0), {inputs[0]})};
+  if (dynamic_cast<const Reshape*>(&op)) {
+    Var batch = subtensor(shape(inputs[0]), {slice(none, b0)});
+    Var target = join(0, {batch, cast(inputs[1], DType::Int64)});
+    return {reshape(inputs[0], target, node.output(0)->ndim() + b0)};
+  }
+  if (dynamic_cast<const SpecifyShape*>(&op)) {
+    VarList args{inputs[0]};
+    for (int d = 0; d < b0; ++d) args.push_back(int64_constant(-1));
+    args.insert(args.end(), inputs.begin() + 1, inputs.end());
+    return make_node(node.op_ptr(), args)->outputs();
+  }
+  cannot(node);
+}
+
+VarList vectorize_graph(const VarList& outputs, const Replacements& replace) {
+  for (const auto& [old_var, new_var] : replace) {
+    if (!old_var || !new_var) throw UserError("vectorize_graph: a replacement pair holds a null variable");
+    const TensorType& core = old_var->type();
+    const TensorType& batched = new_var->type();
+    const int b = batched.ndim() - core.ndim();
+    bool ok = b >= 0 && batched.dtype == core.dtype;
+    for (int d = 0; ok && d < core.ndim(); ++d) {
+      std::int64_t c = core.shape[static_cast<std::size_t>(d)];
+      std::int64_t n = batched.shape[static_cast<std::size_t>(d + b)];
+      ok = c == kUnknownLength || n == kUnknownLength || c == n;
+    }
+    if (!ok)
+      throw UserError("vectorize_graph: cannot use a variable of type " + batched.str() + " for one of type " +
+                      core.str() + " (it must have the same dtype and end with the same shape)");
+  }
+  return rebuild_graph(outputs, replace, vectorize_node);
+}
+
+Var vectorize_graph(const Var& output, const Replacements& replace) {
+  return vectorize_graph(VarList{output}, replace)[0];
+}
+
+}  // namespace kiln
