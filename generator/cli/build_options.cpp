@@ -5,8 +5,13 @@ namespace kiln::cli {
 void add_build_options(CLI::App* cmd, BuildOptions& options, std::string& cxxflags) {
   cmd->add_option("--cxx", options.cxx, "C++ compiler (default: $CXX, else c++)");
   cmd->add_option("--march", options.march,
-                  "target architecture for -march (default: native; e.g. x86-64-v2, x86-64-v3; "
-                  "empty for none)");
+                  "target architecture for -march: native (the default: this machine), x86-64-v2, "
+                  "x86-64-v3, ..., or none (the compiler's portable default); use a named level for "
+                  "a library that will run on other machines");
+  cmd->add_option("--march-variants", options.march_variants,
+                  "compile for several x86-64 levels (e.g. x86-64-v3,x86-64-v2,x86-64) into one library that "
+                  "picks the first one the CPU supports when loaded; replaces --march")
+      ->delimiter(',');
   cmd->add_option("--cxxflags", cxxflags, "extra compiler flags, space separated");
   cmd->add_option("--cache-dir", options.cache_dir, "cache folder (default: $XDG_CACHE_HOME/kiln)");
   cmd->add_flag("--no-cache", [&options](std::int64_t) { options.use_cache = false; },

@@ -11,8 +11,10 @@
 #include "cli/rewrite_options.h"
 #include "codegen/cpp/library.h"
 #include "driver/build.h"
+#include "driver/emit_files.h"
 #include "driver/process.h"
 #include "io/graph_load.h"
+#include "io/output_names.h"
 
 namespace kiln::cli {
 
@@ -26,6 +28,7 @@ struct CompileArgs {
   std::string name;
   bool program = false;
   bool stats = false;
+  std::string depfile;
   BuildOptions build;
   std::string cxxflags;
   RewriteArgs rewrite;
@@ -65,7 +68,12 @@ CppLibrary generate(const CompileArgs& args) {
   FunctionGraph fg = load_graph_file(args.file);
   GraphStats before;
   if (args.stats) before = graph_stats(fg);
+  // Rewrites may replace an output variable by an unnamed one (fusion does); the names are
+  // the typed header's member names, so keep them. (Better fixed in the pipeline itself.)
+  std::vector<std::string> output_names;
+  for (std::size_t k = 0; k < fg.outputs().size(); ++k) output_names.push_back(output_display_name(fg, k));
   PipelineReport report = apply_rewrites(fg, args.rewrite);
+  fg.set_output_names(output_names);
   if (args.stats) print_stats(before, graph_stats(fg), report);
   return generate_cpp_library(fg, args.name);
 }
@@ -116,19 +124,22 @@ void add_compile_command(CLI::App& app, int& exit_code) {
 }
 
 void add_emit_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("emit", "Write the generated sources only (NAME.h, NAME.cpp, NAME_main.cpp)");
+  auto* cmd = app.add_subcommand(
+      "emit", "Write the generated sources only (NAME.h, NAME.cpp, NAME_main.cpp, NAME_data.S and its .bin files)");
   auto args = std::make_shared<CompileArgs>();
   add_common(cmd, *args);
+  cmd->add_option("--depfile", args->depfile,
+                  "also write a Makefile-style depfile: the sources depend on the graph and its .npy files");
   cmd->callback([&exit_code, args] {
     exit_code = run_guarded([&] {
       CppLibrary lib = generate(*args);
-      prepare_out_dir(args->out_dir);
-      fs::path dir(args->out_dir);
-      write_text(dir / (lib.name + ".h"), lib.header);
-      write_text(dir / (lib.name + ".cpp"), lib.source);
-      write_text(dir / (lib.name + "_main.cpp"), lib.main_program);
-      std::cout << "wrote " << (dir / (lib.name + ".h")).string() << ", " << lib.name << ".cpp, " << lib.name
-                << "_main.cpp" << (lib.needs_blas ? " (link with -lopenblas)" : "") << "\n";
+      // Unchanged files keep their time stamps, so build systems rebuild only what changed.
+      std::vector<std::string> written = write_emitted_sources(lib, args->out_dir);
+      if (!args->depfile.empty()) write_depfile(args->depfile, written, graph_input_files(args->file));
+      std::cout << "wrote " << written.front() << ", " << lib.name << ".cpp, " << lib.name << "_main.cpp, "
+                << lib.name << "_data.S";
+      if (!lib.blobs.empty()) std::cout << " and " << lib.blobs.size() << " .bin file(s)";
+      std::cout << (lib.needs_blas ? " (link with -lopenblas)" : "") << "\n";
       return exit_code::kOk;
     });
   });

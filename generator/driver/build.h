@@ -14,7 +14,11 @@ namespace kiln {
 
 struct BuildOptions {
   std::string cxx;                    ///< compiler; empty: $CXX, else "c++"
-  std::string march = "native";       ///< -march value; empty: none
+  std::string march = "native";       ///< -march value; "none" or empty: the compiler's default
+  /// x86-64 levels (x86-64, x86-64-v2, -v3, -v4) to compile the graph for, all in one library
+  /// that picks the first one the CPU supports when loaded (the last is the fallback). Replaces
+  /// `march`. Single-graph libraries only.
+  std::vector<std::string> march_variants;
   std::vector<std::string> cxxflags;  ///< extra flags, after kiln's
   std::string opt_level = "-O3";
   bool use_cache = true;

@@ -1,21 +1,44 @@
 // The C++ backend's output for a graph: NAME.h (C ABI + typed C++ wrapper), NAME.cpp (the
-// kernels, one block per node, plus the shape function), and NAME_main.cpp (a standalone
-// program reading and writing .npy files). Deterministic: the same graph gives the same bytes.
+// kernels, one block per node, plus the shape function), NAME_main.cpp (a standalone program
+// reading and writing .npy files), and NAME_data.S with NAME_*.bin (large constants as binary
+// data). Deterministic: the same graph gives the same bytes.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ir/fgraph.h"
+#include "kiln/runtime/array.hpp"
 
 namespace kiln {
+
+/// A constant too large for an initialiser list: its raw bytes are written to a .bin file and
+/// assembled into the library by an `.incbin` in NAME_data.S, which compiles in a moment
+/// whatever the size. NAME.cpp refers to it by a hidden symbol carrying the graph's prefix.
+struct DataBlob {
+  std::string symbol;     ///< hidden symbol defined by NAME_data.S (NAME_const_...)
+  std::string file_name;  ///< the .bin file, <symbol>.bin (a C identifier plus ".bin")
+  Array data;             ///< C-contiguous, little-endian elements
+  std::string sha256;     ///< of the bytes: written into NAME_data.S so any change reassembles it
+};
+
+/// Constants of at least this many bytes become DataBlobs; smaller ones stay inline.
+constexpr std::size_t kInlineConstantMaxBytes = 4096;
 
 struct CppLibrary {
   std::string name;          ///< symbol prefix: the graph's name made a C identifier
   std::string header;        ///< NAME.h
   std::string source;        ///< NAME.cpp
   std::string main_program;  ///< NAME_main.cpp
+  std::vector<DataBlob> blobs;  ///< large constants (NAME_data.S), in symbol order
   bool needs_blas = false;   ///< link OpenBLAS
 };
+
+/// NAME_data.S: one hidden, 64-byte aligned read-only symbol per blob, filled by `.incbin` from
+/// `data_dir`/<file_name> (the path is escaped; `data_dir` should be absolute, as the assembler
+/// resolves relative paths from its working folder). Without blobs the file defines nothing,
+/// so build systems can always list it. An empty `data_dir` gives the text used in cache keys.
+std::string data_assembly(const CppLibrary& lib, const std::string& data_dir);
 
 /// Generates the sources. `name` overrides the symbol prefix (sanitised either way).
 /// Throws NotImplementedError naming the first op the backend lacks.

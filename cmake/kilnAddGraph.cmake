@@ -1,0 +1,124 @@
+# kiln_add_graph(): a kiln graph file as a library target of your own build.
+#
+#   kiln_add_graph(TARGET <target> GRAPH <graph.json>
+#                  [BACKEND cpp] [STATIC | SHARED] [NAME <prefix>] [MARCH <arch>]
+#                  [OPTIONS <kiln emit options>...])
+#
+# At build time `kiln emit` writes <prefix>.h, <prefix>.cpp and <prefix>_data.S (plus one .bin
+# file per large constant, pulled in by .incbin) into ${CMAKE_CURRENT_BINARY_DIR}/kiln/<target>/.
+# It re-runs only when the graph file, a .npy file the graph references (kiln writes a depfile
+# listing them) or kiln itself changes, and rewrites only files whose bytes changed.
+# The sources are compiled by this project's toolchain with its flags into <target> (STATIC or
+# SHARED; by default as BUILD_SHARED_LIBS says). Users of <target> get <prefix>.h on their
+# include path and call the graph through its typed C++ wrapper; OpenMP and OpenBLAS are linked.
+#
+#   NAME     symbol prefix and file name, a C identifier (default: <target> made one).
+#   MARCH    adds -march=<arch> to the generated code only (e.g. x86-64-v3). Without it the
+#            generated code gets exactly your flags: never -march=native unless you ask.
+#   OPTIONS  passed to `kiln emit` (e.g. --rewrites ... ; see `kiln emit --help`).
+#
+# Usable after find_package(kiln), from kiln's build tree (kiln_DIR=<kiln build dir>), and in
+# a project that adds kiln with add_subdirectory() (that project enables ASM itself:
+# project(... LANGUAGES CXX ASM)).
+
+# The data file is assembled by the compiler driver (ASM); languages are enabled at file scope.
+if(NOT CMAKE_ASM_COMPILER_LOADED)
+  enable_language(ASM)
+endif()
+
+# OpenMP and OpenBLAS, which generated code uses. Imported targets are visible in the folder
+# that creates them only, so kiln_add_graph() looks again wherever it is called.
+macro(_kiln_find_dependencies)
+  if(NOT TARGET OpenMP::OpenMP_CXX)
+    find_package(OpenMP QUIET COMPONENTS CXX)
+  endif()
+  if(NOT TARGET kiln::openblas)
+    find_library(KILN_OPENBLAS_LIBRARY NAMES openblas DOC "OpenBLAS, linked by kiln-generated code")
+    find_path(KILN_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas DOC "the folder of OpenBLAS's cblas.h")
+    if(KILN_OPENBLAS_LIBRARY AND KILN_CBLAS_INCLUDE_DIR)
+      add_library(kiln::openblas INTERFACE IMPORTED)
+      set_target_properties(kiln::openblas PROPERTIES
+        INTERFACE_LINK_LIBRARIES "${KILN_OPENBLAS_LIBRARY}"
+        INTERFACE_INCLUDE_DIRECTORIES "${KILN_CBLAS_INCLUDE_DIR}")
+    endif()
+  endif()
+endmacro()
+_kiln_find_dependencies()
+
+function(kiln_add_graph)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "STATIC;SHARED" "TARGET;GRAPH;BACKEND;NAME;MARCH" "OPTIONS")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "kiln_add_graph: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT arg_TARGET OR NOT arg_GRAPH)
+    message(FATAL_ERROR "kiln_add_graph: TARGET and GRAPH are required")
+  endif()
+  if(arg_STATIC AND arg_SHARED)
+    message(FATAL_ERROR "kiln_add_graph(${arg_TARGET}): give STATIC or SHARED, not both")
+  endif()
+  if(arg_BACKEND AND NOT arg_BACKEND STREQUAL "cpp")
+    message(FATAL_ERROR "kiln_add_graph(${arg_TARGET}): BACKEND ${arg_BACKEND} is not supported (only cpp)")
+  endif()
+  if(NOT TARGET kiln::kiln)
+    message(FATAL_ERROR "kiln_add_graph: no kiln::kiln executable target; call find_package(kiln) first")
+  endif()
+  if(NOT CMAKE_ASM_COMPILER_LOADED)
+    # Languages enabled in a subdirectory (kiln's own, under add_subdirectory) stay there.
+    message(FATAL_ERROR "kiln_add_graph(${arg_TARGET}): enable the ASM language here (large constants "
+                        "are assembled from <prefix>_data.S): project(... LANGUAGES CXX ASM) or "
+                        "enable_language(ASM) before kiln_add_graph (find_package(kiln) does it)")
+  endif()
+  _kiln_find_dependencies()
+  if(NOT TARGET OpenMP::OpenMP_CXX)
+    message(FATAL_ERROR "kiln_add_graph(${arg_TARGET}): generated code needs OpenMP for C++ (not found)")
+  endif()
+  if(NOT TARGET kiln::openblas)
+    message(FATAL_ERROR "kiln_add_graph(${arg_TARGET}): generated code needs OpenBLAS "
+                        "(libopenblas and cblas.h not found; on Debian: apt install libopenblas-dev)")
+  endif()
+
+  # The prefix names the generated files, so it must be known now and be kept as is by kiln.
+  if(arg_NAME)
+    set(name "${arg_NAME}")
+  else()
+    string(MAKE_C_IDENTIFIER "${arg_TARGET}" name)
+  endif()
+  if(NOT name MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+    message(FATAL_ERROR "kiln_add_graph(${arg_TARGET}): NAME \"${name}\" is not a C identifier")
+  endif()
+
+  get_filename_component(graph "${arg_GRAPH}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  set(out "${CMAKE_CURRENT_BINARY_DIR}/kiln/${arg_TARGET}")
+  set(generated "${out}/${name}.h" "${out}/${name}.cpp" "${out}/${name}_data.S")
+  add_custom_command(
+    OUTPUT ${generated}
+    BYPRODUCTS "${out}/${name}_main.cpp"
+    COMMAND kiln::kiln emit "${graph}" -o "${out}" --name "${name}" --depfile "${out}/${name}.d" ${arg_OPTIONS}
+    DEPENDS "${graph}" kiln::kiln
+    DEPFILE "${out}/${name}.d"
+    COMMENT "kiln: generating ${name} from ${arg_GRAPH}"
+    VERBATIM)
+
+  set(type "")
+  if(arg_STATIC)
+    set(type STATIC)
+  elseif(arg_SHARED)
+    set(type SHARED)
+  endif()
+  add_library(${arg_TARGET} ${type} ${generated})
+  target_include_directories(${arg_TARGET} PUBLIC "$<BUILD_INTERFACE:${out}>")
+  target_compile_features(${arg_TARGET} PUBLIC cxx_std_17)
+  target_link_libraries(${arg_TARGET} PUBLIC kiln::runtime PRIVATE OpenMP::OpenMP_CXX kiln::openblas)
+  # Only the <prefix>_* entry points are exported: several graphs link into one program.
+  set_target_properties(${arg_TARGET} PROPERTIES
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    POSITION_INDEPENDENT_CODE ON)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    # As `kiln compile` builds it: math functions need not set errno, so loops vectorise.
+    target_compile_options(${arg_TARGET} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-math-errno>)
+  endif()
+  if(arg_MARCH)
+    target_compile_options(${arg_TARGET} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=${arg_MARCH}>)
+  endif()
+endfunction()

@@ -1,0 +1,111 @@
+#include "driver/emit_files.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/error.h"
+
+namespace kiln {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool same_contents(const fs::path& path, const char* data, std::size_t size) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) != size || ec) return false;
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> buf(std::min<std::size_t>(size, std::size_t{1} << 20));
+  for (std::size_t done = 0; done < size;) {
+    std::size_t n = std::min(buf.size(), size - done);
+    if (!in.read(buf.data(), static_cast<std::streamsize>(n))) return false;
+    if (!std::equal(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n), data + done)) return false;
+    done += n;
+  }
+  return true;
+}
+
+// Leaves an identical file untouched, so its time stamp does not trigger rebuilds.
+void write_if_changed(const fs::path& path, const void* data, std::size_t size) {
+  const char* bytes = static_cast<const char*>(data);
+  if (same_contents(path, bytes, size)) return;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw UserError("cannot write " + path.string());
+  out.write(bytes, static_cast<std::streamsize>(size));
+  if (!out) throw UserError("error writing " + path.string());
+}
+
+void write_if_changed(const fs::path& path, const std::string& text) { write_if_changed(path, text.data(), text.size()); }
+
+// One path in Make's syntax: a space or '#' is backslash-escaped, '$' doubled.
+std::string depfile_path(const std::string& path) {
+  std::string out;
+  for (char ch : path) {
+    if (ch == '\n' || ch == '\r') throw UserError("cannot write a depfile naming a path with a line break: " + path);
+    if (ch == ' ' || ch == '#') out += '\\';
+    if (ch == '$') out += '$';
+    out += ch;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> write_emitted_sources(const CppLibrary& lib, const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw UserError("cannot create output folder " + dir + ": " + ec.message());
+  const fs::path out = fs::absolute(dir).lexically_normal();
+  std::vector<std::string> written;
+  auto put = [&](const std::string& file, const std::string& text) {
+    write_if_changed(out / file, text);
+    written.push_back((out / file).string());
+  };
+  put(lib.name + ".h", lib.header);
+  put(lib.name + ".cpp", lib.source);
+  put(lib.name + "_main.cpp", lib.main_program);
+  for (const DataBlob& blob : lib.blobs) {
+    write_if_changed(out / blob.file_name, blob.data.data(), blob.data.nbytes());
+    written.push_back((out / blob.file_name).string());
+  }
+  std::string data_dir = out.string();
+  if (data_dir.size() > 1 && data_dir.back() == '/') data_dir.pop_back();
+  put(lib.name + "_data.S", data_assembly(lib, data_dir));
+  return written;
+}
+
+std::vector<std::string> graph_input_files(const std::string& graph_path) {
+  const fs::path graph = fs::absolute(graph_path).lexically_normal();
+  std::vector<std::string> files = {graph.string()};
+  std::ifstream in(graph, std::ios::binary);
+  nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("variables") || !doc["variables"].is_array()) return files;
+  for (const auto& var : doc["variables"]) {
+    if (!var.is_object() || !var.contains("value")) continue;
+    const auto& value = var["value"];
+    if (value.is_object() && value.contains("npy") && value["npy"].is_string()) {
+      std::string npy = (graph.parent_path() / value["npy"].get<std::string>()).lexically_normal().string();
+      if (std::find(files.begin(), files.end(), npy) == files.end()) files.push_back(npy);
+    }
+  }
+  return files;
+}
+
+void write_depfile(const std::string& path, const std::vector<std::string>& targets,
+                   const std::vector<std::string>& deps) {
+  std::string text;
+  for (const auto& target : targets) text += (text.empty() ? "" : " ") + depfile_path(target);
+  text += ":";
+  for (const auto& dep : deps) text += " \\\n  " + depfile_path(dep);
+  text += "\n";
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw UserError("cannot write the depfile " + path);
+  out << text;
+  if (!out) throw UserError("error writing the depfile " + path);
+}
+
+}  // namespace kiln
