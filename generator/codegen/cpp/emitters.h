@@ -28,4 +28,21 @@ std::string emit_extract_diag(const NodeEmitContext& c);
 std::string emit_alloc_diag(const NodeEmitContext& c);
 std::string emit_check_and_raise(const NodeEmitContext& c);
 
+/// Reductions (emit_reduce.cpp): every CAReduce name, and Argmax.
+std::string emit_careduce(const NodeEmitContext& c);
+std::string emit_argmax(const NodeEmitContext& c);
+/// CumOp (emit_cumulative.cpp).
+std::string emit_cumop(const NodeEmitContext& c);
+/// Softmax and LogSoftmax, and SoftmaxGrad (emit_softmax.cpp).
+std::string emit_softmax(const NodeEmitContext& c);
+std::string emit_softmax_grad(const NodeEmitContext& c);
+/// Products (emit_dot.cpp): Dot, Dot22 and Dot22Scalar; BatchedDot; Blockwise of Dot/Dot22;
+/// Gemv/CGemv, Gemm, Ger/CGer. They call CBLAS for float32/float64.
+std::string emit_dot(const NodeEmitContext& c);
+std::string emit_batched_dot(const NodeEmitContext& c);
+std::string emit_blockwise(const NodeEmitContext& c);
+std::string emit_gemv(const NodeEmitContext& c);
+std::string emit_gemm(const NodeEmitContext& c);
+std::string emit_ger(const NodeEmitContext& c);
+
 }  // namespace kiln

@@ -1,0 +1,288 @@
+// Products: Dot, Dot22, Dot22Scalar (templates/cpp/ops/dot.mustache), BatchedDot and Blockwise
+// over a core Dot/Dot22 (dot_batched.mustache), Gemv/CGemv and Gemm (blas_gemv_gemm.mustache),
+// Ger/CGer (blas_ger.mustache). Every product is one call of the runtime's kg::product (or
+// kg::rank1_update) on kg::Mat views of the operands: CBLAS for float32/float64, with transposed
+// views passed as CblasTrans, plain wrapping loops for other dtypes.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codegen/c_names.h"
+#include "codegen/cpp/emitters.h"
+#include "ir/error.h"
+#include "ops/array_util.h"
+#include "ops/blockwise.h"
+
+namespace kiln {
+
+namespace {
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+TemplateData new_list() { return TemplateData{TemplateData::type::list}; }
+
+/// Renders templates/cpp/ops/<name>.mustache without the blank lines its empty sections leave.
+std::string render(const std::string& name, const TemplateData& data) {
+  const std::string text = render_template("templates/cpp/ops/" + name + ".mustache", data);
+  std::string out, line;
+  for (char ch : text) {
+    line += ch;
+    if (ch != '\n') continue;
+    if (line.find_first_not_of(" \n") != std::string::npos) out += line;
+    line.clear();
+  }
+  return out + line;
+}
+
+/// How a 1-d operand takes part in a matrix product: as one row (x of vector·matrix, and its
+/// output) or as one column (y of matrix·vector, and its output).
+enum class VecAs { Row, Column };
+
+/// A `kg::Mat<elem>` over dimensions [first, first + core) of tensor `t` (core 0, 1 or 2),
+/// starting `offset` elements in (an expression, or "").
+std::string mat_of(const std::string& elem, const std::string& t, int first, int core, VecAs as,
+                   const std::string& offset = "") {
+  auto shape = [&](int d) { return t + ".shape[" + str(first + d) + "]"; };
+  auto stride = [&](int d) { return t + ".strides[" + str(first + d) + "]"; };
+  std::string dims;
+  if (core == 0)
+    dims = "1, 1, 0, 0";
+  else if (core == 1)
+    dims = as == VecAs::Row ? "1, " + shape(0) + ", 0, " + stride(0) : shape(0) + ", 1, " + stride(0) + ", 0";
+  else
+    dims = shape(0) + ", " + shape(1) + ", " + stride(0) + ", " + stride(1);
+  return "kg::Mat<" + elem + ">{" + t + ".data" + (offset.empty() ? "" : " + " + offset) + ", " + dims + "}";
+}
+
+/// Input i as a read-only operand of the product.
+std::string in_mat(const NodeEmitContext& c, int i, int first, int core, VecAs as, const std::string& offset = "") {
+  return mat_of("const " + ctype(c.in_var(i).dtype()), c.in(i), first, core, as, offset);
+}
+
+/// The output as the product's result.
+std::string out_mat(const NodeEmitContext& c, int first, int core, VecAs as, const std::string& offset = "") {
+  return mat_of(ctype(c.out_var(0).dtype()), c.out(0), first, core, as, offset);
+}
+
+/// `{{"x", v0.shape, 2}, ...}`: the operands named in a shape error, as kg::fail_shapes takes them.
+std::string named_shapes(const NodeEmitContext& c, const std::vector<std::pair<const char*, int>>& operands) {
+  std::string s;
+  for (const auto& [name, i] : operands)
+    s += std::string(s.empty() ? "" : ", ") + "{\"" + name + "\", " + c.in(i) + ".shape, " +
+         str(c.in_var(i).ndim()) + "}";
+  return "{" + s + "}";
+}
+
+TemplateData out_dim(int d, const std::string& len) {
+  TemplateData item;
+  item.set("d", str(d));
+  item.set("len", len);
+  return item;
+}
+
+/// Input i's 0-d value converted to the output's element type.
+std::string scalar_of(const NodeEmitContext& c, int i) {
+  return "kiln_scalar::convert<" + ctype(c.out_var(0).dtype()) + ">(" + c.in(i) + ".data[0])";
+}
+
+/// Whether 0-d input i is a constant that is 0 in `dtype` (then the product never reads C).
+bool constant_zero(const NodeEmitContext& c, int i, DType dtype) {
+  if (!c.input_is_constant(i)) return false;
+  const double v = scalar_to_double(c.in_var(i).value());
+  return dtype == DType::Float32 ? static_cast<float>(v) == 0.0f : v == 0.0;
+}
+
+}  // namespace
+
+std::string emit_dot(const NodeEmitContext& c) {
+  const int xr = c.in_var(0).ndim(), yr = c.in_var(1).ndim();
+  const std::string t = ctype(c.out_var(0).dtype());
+  TemplateData data = c.base_data();
+  data.set("ctype", t);
+  data.set("x_last", str(xr - 1));
+  data.set("shapes", named_shapes(c, {{"x", 0}, {"y", 1}}));
+  TemplateData dims = new_list();
+  if (xr == 2) dims.push_back(out_dim(0, c.in(0) + ".shape[0]"));
+  if (yr == 2) dims.push_back(out_dim(xr - 1, c.in(1) + ".shape[1]"));
+  data.set("out_dims", dims);
+  data.set("xmat", in_mat(c, 0, 0, xr, VecAs::Row));
+  data.set("ymat", in_mat(c, 1, 0, yr, VecAs::Column));
+  // A vector result is a column of matrix·vector or a row of vector·matrix.
+  data.set("omat", out_mat(c, 0, c.out_var(0).ndim(), xr == 2 ? VecAs::Column : VecAs::Row));
+  // Dot22Scalar's third input scales the product.
+  data.set("alpha", c.node().num_inputs() == 3 ? scalar_of(c, 2) : t + "(1)");
+  return render("dot", data);
+}
+
+std::string emit_batched_dot(const NodeEmitContext& c) {
+  const std::string t = ctype(c.out_var(0).dtype());
+  const std::string x = c.in(0), y = c.in(1);
+  TemplateData data = c.base_data();
+  data.set("ctype", t);
+  data.set("nb", "1");
+  data.set("nb_or_1", "1");
+  data.set("batch_dims", new_list());
+  data.set("static_broadcast", new_list());
+  TemplateData checks = new_list();
+  const std::string shapes = named_shapes(c, {{"x", 0}, {"y", 1}});
+  const std::vector<std::pair<std::string, std::string>> mismatches = {
+      {x + ".shape[0] != " + y + ".shape[0]", "batch lengths differ"},
+      {x + ".shape[2] != " + y + ".shape[1]", "inner dimensions do not match"}};
+  for (const auto& [cond, what] : mismatches) {
+    TemplateData item;
+    item.set("mismatch", cond);
+    item.set("failure", "kg::fail_shapes(ctx, \"" + what + "\", " + shapes + ")");
+    checks.push_back(item);
+  }
+  data.set("checks", checks);
+  TemplateData dims = new_list();
+  dims.push_back(out_dim(0, x + ".shape[0]"));
+  dims.push_back(out_dim(1, x + ".shape[1]"));
+  dims.push_back(out_dim(2, y + ".shape[2]"));
+  data.set("out_dims", dims);
+  data.set("xmat", in_mat(c, 0, 1, 2, VecAs::Row, "off[0]"));
+  data.set("ymat", in_mat(c, 1, 1, 2, VecAs::Column, "off[1]"));
+  data.set("omat", out_mat(c, 1, 2, VecAs::Row, "off[2]"));
+  return render("dot_batched", data);
+}
+
+std::string emit_blockwise(const NodeEmitContext& c) {
+  const auto& op = static_cast<const Blockwise&>(c.node().op());
+  const std::string core(op.core_op().name());
+  if (core != "Dot" && core != "Dot22")
+    throw NotImplementedError("`" + op.str() + "` has no cpp implementation (its core op is not a product)");
+  const GufuncSignature& sig = op.signature();
+  const int nb = op.batch_ndim(c.node());
+  TemplateData data = c.base_data();
+  data.set("ctype", ctype(c.out_var(0).dtype()));
+  data.set("nb", str(nb));
+  data.set("nb_or_1", str(nb > 0 ? nb : 1));
+
+  // Batch dimensions broadcast like Elemwise: only static-1 ones.
+  TemplateData batch = new_list(), static_bcast = new_list();
+  for (int d = 0; d < nb; ++d) {
+    std::string lengths, bcast;
+    for (int k = 0; k < 2; ++k) {
+      const bool b = c.in_var(k).type().broadcastable(d);
+      lengths += (k ? ", " : "") + c.in(k) + ".shape[" + str(d) + "]";
+      bcast += std::string(k ? ", " : "") + (b ? "true" : "false");
+      if (!b) continue;
+      TemplateData item;
+      item.set("k", str(k));
+      item.set("d", str(d));
+      static_bcast.push_back(item);
+    }
+    TemplateData item;
+    item.set("d", str(d));
+    item.set("lengths", lengths);
+    item.set("broadcastable", bcast);
+    batch.push_back(item);
+  }
+  data.set("batch_dims", batch);
+  data.set("static_broadcast", static_bcast);
+
+  // Each core dimension name takes its length from its first occurrence; later ones must agree
+  // (checked in input order, with the reference evaluator's message).
+  std::map<std::string, std::pair<int, int>> first;  // name -> (input, dimension)
+  TemplateData checks = new_list();
+  for (int i = 0; i < 2; ++i) {
+    const auto& names = sig.inputs[static_cast<std::size_t>(i)];
+    for (std::size_t j = 0; j < names.size(); ++j) {
+      const std::string len = c.in(i) + ".shape[" + str(nb + static_cast<int>(j)) + "]";
+      auto [it, fresh] = first.emplace(names[j], std::make_pair(i, nb + static_cast<int>(j)));
+      if (fresh) continue;
+      const auto [owner, od] = it->second;
+      const std::string owner_len = c.in(owner) + ".shape[" + str(od) + "]";
+      TemplateData item;
+      item.set("mismatch", owner_len + " != " + len);
+      item.set("failure", "kg::fail(ctx, KILN_ERR_BROADCAST, \"core dimension '%s' has length %lld in input %d but "
+                          "%lld in input %d (signature %s)\", " +
+                              c_string_literal(names[j]) + ", static_cast<long long>(" + owner_len + "), " +
+                              str(owner) + ", static_cast<long long>(" + len + "), " + str(i) + ", " +
+                              c_string_literal(sig.str()) + ")");
+      checks.push_back(item);
+    }
+  }
+  data.set("checks", checks);
+  TemplateData dims = new_list();
+  const auto& out_names = sig.outputs[0];
+  for (std::size_t j = 0; j < out_names.size(); ++j) {
+    const auto [i, d] = first.at(out_names[j]);  // Dot's outputs only use input names
+    dims.push_back(out_dim(nb + static_cast<int>(j), c.in(i) + ".shape[" + str(d) + "]"));
+  }
+  data.set("out_dims", dims);
+
+  const int xc = static_cast<int>(sig.inputs[0].size()), yc = static_cast<int>(sig.inputs[1].size());
+  data.set("xmat", in_mat(c, 0, nb, xc, VecAs::Row, "off[0]"));
+  data.set("ymat", in_mat(c, 1, nb, yc, VecAs::Column, "off[1]"));
+  data.set("omat", out_mat(c, nb, static_cast<int>(out_names.size()), xc == 2 ? VecAs::Column : VecAs::Row,
+                           "off[2]"));
+  return render("dot_batched", data);
+}
+
+std::string emit_gemv(const NodeEmitContext& c) {
+  // Gemv(y, a, A, x, b) = b*y + a*A@x.
+  const std::string y = c.in(0), A = c.in(2), x = c.in(3);
+  const DType dt = c.out_var(0).dtype();
+  const bool b_zero = constant_zero(c, 4, dt);
+  TemplateData data = c.base_data();
+  data.set("ctype", ctype(dt));
+  data.set("mismatch", A + ".shape[0] != " + y + ".shape[0] || " + A + ".shape[1] != " + x + ".shape[0]");
+  data.set("what", c_string_literal("incompatible shapes for b*y + a*A@x"));
+  data.set("shapes", named_shapes(c, {{"y", 0}, {"A", 2}, {"x", 3}}));
+  TemplateData dims = new_list();
+  dims.push_back(out_dim(0, y + ".shape[0]"));
+  data.set("out_dims", dims);
+  data.set("alpha", scalar_of(c, 1));
+  data.set("beta", b_zero ? ctype(dt) + "(0)" : scalar_of(c, 4));
+  data.set("reads_c", !b_zero);
+  data.set("c_role", "y");
+  data.set("xmat", in_mat(c, 2, 0, 2, VecAs::Row));
+  data.set("ymat", in_mat(c, 3, 0, 1, VecAs::Column));
+  data.set("omat", out_mat(c, 0, 1, VecAs::Column));
+  return render("blas_gemv_gemm", data);
+}
+
+std::string emit_gemm(const NodeEmitContext& c) {
+  // Gemm(z, a, x, y, b) = b*z + a*x@y.
+  const std::string z = c.in(0), x = c.in(2), y = c.in(3);
+  const DType dt = c.out_var(0).dtype();
+  const bool b_zero = constant_zero(c, 4, dt);
+  TemplateData data = c.base_data();
+  data.set("ctype", ctype(dt));
+  data.set("mismatch", z + ".shape[0] != " + x + ".shape[0] || " + z + ".shape[1] != " + y + ".shape[1] || " + x +
+                           ".shape[1] != " + y + ".shape[0]");
+  data.set("what", c_string_literal("incompatible shapes for b*z + a*x@y"));
+  data.set("shapes", named_shapes(c, {{"z", 0}, {"x", 2}, {"y", 3}}));
+  TemplateData dims = new_list();
+  dims.push_back(out_dim(0, z + ".shape[0]"));
+  dims.push_back(out_dim(1, z + ".shape[1]"));
+  data.set("out_dims", dims);
+  data.set("alpha", scalar_of(c, 1));
+  data.set("beta", b_zero ? ctype(dt) + "(0)" : scalar_of(c, 4));
+  data.set("reads_c", !b_zero);
+  data.set("c_role", "z");
+  data.set("xmat", in_mat(c, 2, 0, 2, VecAs::Row));
+  data.set("ymat", in_mat(c, 3, 0, 2, VecAs::Column));
+  data.set("omat", out_mat(c, 0, 2, VecAs::Row));
+  return render("blas_gemv_gemm", data);
+}
+
+std::string emit_ger(const NodeEmitContext& c) {
+  // Ger(A, a, x, y) = A + a*outer(x, y).
+  const std::string A = c.in(0), x = c.in(2), y = c.in(3);
+  TemplateData data = c.base_data();
+  data.set("ctype", ctype(c.out_var(0).dtype()));
+  data.set("mismatch", A + ".shape[0] != " + x + ".shape[0] || " + A + ".shape[1] != " + y + ".shape[0]");
+  data.set("what", c_string_literal("incompatible shapes for A + a*outer(x, y)"));
+  data.set("shapes", named_shapes(c, {{"A", 0}, {"x", 2}, {"y", 3}}));
+  data.set("alpha", scalar_of(c, 1));
+  data.set("xmat", in_mat(c, 2, 0, 1, VecAs::Column));
+  data.set("ymat", in_mat(c, 3, 0, 1, VecAs::Row));
+  data.set("omat", out_mat(c, 0, 2, VecAs::Row));
+  return render("blas_ger", data);
+}
+
+}  // namespace kiln
