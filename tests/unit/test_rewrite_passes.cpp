@@ -10,6 +10,7 @@
 #include "api/graph_builder.h"
 #include "eval/evaluator.h"
 #include "fixtures.h"
+#include "io/graph_load.h"
 #include "ops/dimshuffle.h"
 #include "ops/dot.h"
 #include "ops/elemwise.h"
@@ -256,4 +257,16 @@ TEST_CASE("in-place never overwrites a value read later or returned") {
   for (Apply* node : fg.toposort())
     for (const auto& [out, ins] : node->op().destroy_map())
       for (int i : ins) CHECK(node->input(i).get() != fg.outputs()[0].get());
+}
+
+TEST_CASE("fusion: PyTensor's exp(sin(x)) sample is one Composite, one gemv, then cos") {
+  // samples/exp_sin_dot.json: z = exp(sin(x)); out = cos((z[None, :] @ z[:, None]).squeeze())
+  FunctionGraph fg = pipelined(load_graph_file(std::string(KILN_SOURCE_DIR) + "/samples/exp_sin_dot.json"));
+  INFO(dprint(fg));
+  CHECK(count_composites(fg) == 1);
+  CHECK(count_ops(fg, "Gemv") == 1);
+  CHECK(count_ops(fg, "Dot") + count_ops(fg, "Dot22") == 0);
+  Apply* out = fg.outputs()[0]->owner();
+  REQUIRE(out);
+  CHECK(out->op().str() == "Cos");
 }
