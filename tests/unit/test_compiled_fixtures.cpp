@@ -6,7 +6,10 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <algorithm>
+#include <future>
 #include <map>
+#include <thread>
 
 #include "codegen/cpp/library.h"
 #include "compiled.h"
@@ -59,10 +62,20 @@ TEST_CASE("NumPy fixtures: compiled C++ backend") {
       FAIL_CHECK("cannot load " << dir << ": " << std::string(e.what()));
     }
   }
+  // Generate every family's library first, then build them concurrently (one compiler process
+  // per core: the bundles are the bulk of the suite's time), then check in this thread.
+  struct Bundle {
+    std::string family;
+    std::vector<std::pair<const FunctionGraph*, std::string>> graphs;
+    std::vector<const FixtureCase*> cases;
+    CppLibrary lib;
+    std::future<BuildResult> built;
+  };
+  std::vector<Bundle> bundles;
   for (auto& [family, cases] : families) {
     INFO("family " << family);
-    std::vector<std::pair<const FunctionGraph*, std::string>> graphs;
-    std::vector<const FixtureCase*> compiled;
+    Bundle b;
+    b.family = family;
     for (std::size_t i = 0; i < cases.size(); ++i) {
       // Generate each alone first, so one op the backend lacks fails only its own cases.
       try {
@@ -71,19 +84,32 @@ TEST_CASE("NumPy fixtures: compiled C++ backend") {
         FAIL_CHECK("case " << cases[i].name << ": " << std::string(e.what()));
         continue;
       }
-      graphs.emplace_back(&cases[i].graph, "c" + std::to_string(i));
-      compiled.push_back(&cases[i]);
+      b.graphs.emplace_back(&cases[i].graph, "c" + std::to_string(i));
+      b.cases.push_back(&cases[i]);
     }
-    if (graphs.empty()) continue;
-    CppLibrary lib = generate_cpp_bundle(graphs, "fixtures_" + family);
+    if (b.graphs.empty()) continue;
+    b.lib = generate_cpp_bundle(b.graphs, "fixtures_" + family);
+    bundles.push_back(std::move(b));
+  }
+  const std::size_t parallel = std::max(2u, std::thread::hardware_concurrency());
+  for (std::size_t start = 0; start < bundles.size(); start += parallel) {
+    std::size_t end = std::min(bundles.size(), start + parallel);
+    for (std::size_t i = start; i < end; ++i)
+      bundles[i].built = std::async(std::launch::async, [&lib = bundles[i].lib] {
+        return build_library(lib, test_build_options());
+      });
+    for (std::size_t i = start; i < end; ++i) bundles[i].built.wait();
+  }
+  for (auto& b : bundles) {
+    INFO("family " << b.family);
     BuildResult built;
     try {
-      built = build_library(lib, test_build_options());
+      built = b.built.get();
     } catch (const std::exception& e) {
-      FAIL_CHECK("building the " << family << " bundle failed: " << std::string(e.what()));
+      FAIL_CHECK("building the " << b.family << " bundle failed: " << std::string(e.what()));
       continue;
     }
     Library so(built.library_path);
-    for (std::size_t i = 0; i < graphs.size(); ++i) check_case(*compiled[i], so.graph(graphs[i].second));
+    for (std::size_t i = 0; i < b.graphs.size(); ++i) check_case(*b.cases[i], so.graph(b.graphs[i].second));
   }
 }

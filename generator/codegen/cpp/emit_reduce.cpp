@@ -1,0 +1,273 @@
+// Reductions: CAReduce (Sum, Prod, ProdWithoutZeros, Max, Min, All, Any and the generic
+// CAReduce, including fused ones whose scalar op is a Composite `acc, x -> acc'`) and Argmax
+// (templates/cpp/ops/reduce*.mustache). The generated code folds exactly as CAReduce::perform
+// does (same step, identity, accumulator and output dtypes), except that a fold which may be
+// split is cut into independent runs for speed: exact for integers and max/min, a rounding
+// difference at most for float sums and products.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "codegen/c_names.h"
+#include "codegen/cpp/emitters.h"
+#include "codegen/cpp/scalar_code.h"
+#include "ir/error.h"
+#include "ops/reduce.h"
+#include "ops/scalar/composite.h"
+
+namespace kiln {
+
+namespace {
+
+std::string str(int v) { return std::to_string(v); }
+
+TemplateData new_list() { return TemplateData{TemplateData::type::list}; }
+
+// Each line of `code` prefixed with `pad`.
+std::string indented(const std::string& code, const std::string& pad) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < code.size()) {
+    std::size_t end = code.find('\n', start);
+    if (end == std::string::npos) end = code.size();
+    out += pad + code.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
+bool is_fold_op(ScalarOpId id) {
+  switch (id) {
+    case ScalarOpId::Add:
+    case ScalarOpId::Mul:
+    case ScalarOpId::Maximum:
+    case ScalarOpId::Minimum:
+    case ScalarOpId::And:
+    case ScalarOpId::Or:
+    case ScalarOpId::Xor:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The value a fold by `id` starts from, as a C++ expression of type A (the accumulator).
+std::string identity_expr(ScalarOpId id, DType acc) {
+  switch (id) {
+    case ScalarOpId::Mul:
+      return "A(1)";
+    case ScalarOpId::And:
+      if (is_bool(acc)) return "true";
+      return is_float(acc) ? "A(0)" : "static_cast<A>(~A(0))";  // (and of floats is refused)
+    case ScalarOpId::Maximum:
+      return is_float(acc) ? "-std::numeric_limits<A>::infinity()" : "std::numeric_limits<A>::lowest()";
+    case ScalarOpId::Minimum:
+      return is_float(acc) ? "std::numeric_limits<A>::infinity()" : "std::numeric_limits<A>::max()";
+    default:
+      return "A(0)";  // add, or, xor
+  }
+}
+
+// How a Composite `acc, x -> acc'` folds: `op` computes acc' (possibly through casts) from i0
+// (possibly through casts) and a term that does not depend on i0. `splittable` says whether
+// runs folded separately may be joined with `op` in the accumulator dtype and give what the
+// in-order fold gives: always when no cast is involved; for float chains up to rounding; for
+// integer chains when `op` commutes with truncation (add, mul, bitwise).
+struct CompositeFold {
+  ScalarOpId op = ScalarOpId::Add;
+  bool found = false;
+  bool splittable = false;
+};
+
+CompositeFold analyse_composite(const CompositeGraph& g) {
+  const auto& values = g.values();
+  std::vector<int> producer(values.size(), -1);
+  std::vector<bool> uses_acc(values.size(), false);
+  uses_acc[0] = true;
+  for (std::size_t n = 0; n < g.nodes().size(); ++n) {
+    const auto& node = g.nodes()[n];
+    bool dep = false;
+    for (int v : node.inputs) dep = dep || uses_acc[static_cast<std::size_t>(v)];
+    for (int v : node.outputs) {
+      producer[static_cast<std::size_t>(v)] = static_cast<int>(n);
+      uses_acc[static_cast<std::size_t>(v)] = dep;
+    }
+  }
+  const auto node_of = [&](int v) -> const CompositeGraph::Node* {
+    int n = producer[static_cast<std::size_t>(v)];
+    return n < 0 ? nullptr : &g.nodes()[static_cast<std::size_t>(n)];
+  };
+  // The value `v` is a cast (or a chain of casts) of.
+  const auto uncast = [&](int v) {
+    for (const auto* n = node_of(v); n && n->op.id() == ScalarOpId::Cast; n = node_of(v)) v = n->inputs[0];
+    return v;
+  };
+  // The dtypes along that chain, and how many casts it has.
+  std::vector<DType> chain;
+  int casts = 0;
+  const auto record_chain = [&](int v) {
+    chain.push_back(values[static_cast<std::size_t>(v)].dtype);
+    for (const auto* n = node_of(v); n && n->op.id() == ScalarOpId::Cast; n = node_of(v)) {
+      v = n->inputs[0];
+      chain.push_back(values[static_cast<std::size_t>(v)].dtype);
+      ++casts;
+    }
+  };
+
+  CompositeFold fold;
+  const int out = g.outputs()[0];
+  const auto* folding = node_of(uncast(out));
+  if (!folding || !is_fold_op(folding->op.id())) return fold;
+  fold.op = folding->op.id();
+  fold.found = true;
+  if (folding->inputs.size() != 2) return fold;
+  const int lhs = folding->inputs[0], rhs = folding->inputs[1];
+  int acc_side;
+  if (uncast(lhs) == 0 && !uses_acc[static_cast<std::size_t>(rhs)])
+    acc_side = lhs;
+  else if (uncast(rhs) == 0 && !uses_acc[static_cast<std::size_t>(lhs)])
+    acc_side = rhs;
+  else
+    return fold;
+  record_chain(out);
+  record_chain(acc_side);
+  const bool all_float = std::all_of(chain.begin(), chain.end(), [](DType d) { return is_float(d); });
+  const bool all_int = std::all_of(chain.begin(), chain.end(), [](DType d) { return is_discrete(d) && !is_bool(d); });
+  const bool ring_op = fold.op == ScalarOpId::Add || fold.op == ScalarOpId::Mul || fold.op == ScalarOpId::And ||
+                       fold.op == ScalarOpId::Or || fold.op == ScalarOpId::Xor;
+  fold.splittable = casts == 0 || all_float || (all_int && ring_op);
+  return fold;
+}
+
+// Statements ending in `return <expr>;`: scalar op `op` of arguments `args` (of `dtypes`).
+std::string scalar_return(const ScalarOp& op, const std::vector<std::string>& args,
+                          const std::vector<DType>& dtypes, const std::string& before = "") {
+  int counter = 0;
+  ScalarCode code = emit_scalar_code(op, args, dtypes, "t", counter);
+  std::string body = indented(before + code.statements + "return " + code.results[0] + ";", "    ");
+  body.pop_back();  // the template ends the line
+  return body;
+}
+
+// The kept dimensions of an input of rank `ndim` (output dimension i is input dimension d), and
+// the reduced ones.
+void split_axes(const ReduceAxes& axes, int ndim, TemplateData& data, std::vector<int>& reduced) {
+  reduced = reduced_axes_list(axes, ndim);
+  TemplateData kept = new_list();
+  for (int d = 0, i = 0; d < ndim; ++d) {
+    if (std::find(reduced.begin(), reduced.end(), d) != reduced.end()) continue;
+    TemplateData item;
+    item.set("i", str(i++));
+    item.set("d", str(d));
+    kept.push_back(item);
+  }
+  std::string list;
+  for (int d : reduced) list += (list.empty() ? "" : ", ") + str(d);
+  data.set("kept", kept);
+  data.set("axes", list.empty() ? "0" : list);  // a 0-d input: an unused placeholder
+  data.set("ndim", str(ndim));
+  data.set("nred", str(static_cast<int>(reduced.size())));
+}
+
+// One run-time check per reduced axis that it is not empty, failing with `message(d)`.
+template <typename Message>
+TemplateData empty_checks(const std::vector<int>& reduced, Message message) {
+  TemplateData checks = new_list();
+  for (int d : reduced) {
+    TemplateData item;
+    item.set("d", str(d));
+    item.set("message", c_string_literal(message(d)));
+    checks.push_back(item);
+  }
+  return checks;
+}
+
+// Dimensions [from, to) as template items.
+TemplateData dim_range(int from, int to) {
+  TemplateData dims = new_list();
+  for (int d = from; d < to; ++d) {
+    TemplateData item;
+    item.set("d", str(d));
+    dims.push_back(item);
+  }
+  return dims;
+}
+
+}  // namespace
+
+std::string emit_careduce(const NodeEmitContext& c) {
+  const auto& op = static_cast<const CAReduce&>(c.node().op());
+  const DType in = c.in_var(0).dtype();
+  const int ndim = c.in_var(0).ndim();
+  const ReduceDTypes dt = op.dtypes_for(in);
+  TemplateData data = c.base_data();
+  std::vector<int> reduced;
+  split_axes(op.axis(), ndim, data, reduced);
+  data.set("T", ctype(in));
+  data.set("A", ctype(dt.acc));
+  data.set("O", ctype(dt.out));
+
+  if (op.kind() == ReduceKind::Max || op.kind() == ReduceKind::Min) {
+    const std::string prefix = std::string(op.name()) + ": cannot reduce over axis ";
+    const std::string suffix = ", which has length 0 (" + op.scalar_op().str() + " has no identity)";
+    data.set("empty_checks", empty_checks(reduced, [&](int d) { return prefix + str(d) + suffix; }));
+  }
+
+  const ScalarOp& scalar = op.scalar_op();
+  const std::vector<DType> acc2{dt.acc, dt.acc};
+  bool combinable = true;
+  if (op.kind() == ReduceKind::ProdWithoutZeros) {
+    // Zeros are skipped and 0 stands for "no factor yet"; a product that wraps to 0 restarts
+    // the fold, so only the in-order fold gives perform's result.
+    data.set("init", "A(0)");
+    data.set("step",
+             "    const A v = kiln_scalar::convert<A>(x);\n"
+             "    return a == A(0) ? v : v == A(0) ? a : kiln_scalar::wrap_mul(a, v);");
+    combinable = false;
+  } else if (scalar.id() == ScalarOpId::Composite) {
+    const CompositeFold fold = analyse_composite(*scalar.composite_graph());
+    if (!fold.found) throw InternalError("`" + op.str() + "` has no accumulating operation");
+    data.set("init", identity_expr(fold.op, dt.acc));
+    data.set("step", scalar_return(scalar, {"a", "x"}, {dt.acc, in}));
+    combinable = fold.splittable;
+    if (combinable) data.set("combine", scalar_return(ScalarOp(fold.op), {"a", "b"}, acc2));
+  } else {
+    // Elements are converted to the accumulator dtype first, as perform does.
+    data.set("init", identity_expr(scalar.id(), dt.acc));
+    data.set("step", scalar_return(scalar, {"a", "v"}, acc2, "const A v = kiln_scalar::convert<A>(x);\n"));
+    data.set("combine", scalar_return(scalar, {"a", "b"}, acc2));
+  }
+  data.set("combinable", combinable);
+
+  // Reduced axes that are one run followed by kept ones: a C-contiguous input has rows of
+  // outputs to fold together.
+  const int nred = static_cast<int>(reduced.size());
+  const bool run = nred > 0 && reduced.back() - reduced.front() + 1 == nred;
+  if (run && reduced.back() < ndim - 1) {
+    TemplateData column;
+    column.set("pre_dims", dim_range(0, reduced.front()));
+    column.set("post_dims", dim_range(reduced.back() + 1, ndim));
+    data.set("column", column);
+  }
+  data.set("general", nred > 0);
+  data.set("outer", str(nred - 1));
+  data.set("outer_or_1", str(std::max(nred - 1, 1)));
+  return render_template("templates/cpp/ops/reduce.mustache", data);
+}
+
+std::string emit_argmax(const NodeEmitContext& c) {
+  const auto& op = static_cast<const Argmax&>(c.node().op());
+  const DType in = c.in_var(0).dtype();
+  TemplateData data = c.base_data();
+  std::vector<int> reduced;
+  split_axes(op.axis(), c.in_var(0).ndim(), data, reduced);
+  data.set("T", ctype(in));
+  data.set("is_float", is_float(in));
+  data.set("empty_checks", empty_checks(reduced, [](int d) {
+             return "Argmax: cannot take the argmax over axis " + str(d) + ", which has length 0";
+           }));
+  data.set("general", !reduced.empty());
+  return render_template("templates/cpp/ops/reduce_argmax.mustache", data);
+}
+
+}  // namespace kiln
