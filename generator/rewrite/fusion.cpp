@@ -237,6 +237,14 @@ RewriteStats fuse_reductions(FunctionGraph& fg) {
     if (g->values()[static_cast<std::size_t>(value)].dtype != dt.acc) value = g->add_node(ScalarOp::cast(dt.acc), {value})[0];
     ScalarOpId fold = red.scalar_op().id();
     if (red.kind() == ReduceKind::ProdWithoutZeros) continue;
+    // Max/Min of an empty axis fail, a generic CAReduce would return its start value: fold
+    // them only when every reduced length is statically non-zero.
+    if (red.kind() == ReduceKind::Max || red.kind() == ReduceKind::Min) {
+      bool non_empty = true;
+      for (int a : reduced_axes_list(red.axis(), x->ndim()))
+        non_empty = non_empty && x->shape()[static_cast<std::size_t>(a)] > 0;
+      if (!non_empty) continue;
+    }
     int folded = g->add_node(ScalarOp(fold), {acc, value})[0];
     g->add_output(folded);
     Var fused;
