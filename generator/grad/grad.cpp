@@ -6,11 +6,14 @@
 #include "api/elementwise.h"
 #include "grad/grad_util.h"
 #include "grad/replace.h"
+#include "grad/vectorize.h"
 #include "ir/error.h"
 #include "ops/alloc.h"
 #include "ops/dimshuffle.h"
 #include "ops/join.h"
 #include "ops/reshape.h"
+#include "ops/shape.h"
+#include "ops/reduce.h"
 #include "ops/subtensor.h"
 
 namespace kiln {
@@ -326,17 +329,51 @@ VarList Rop(const VarList& outputs, const VarList& wrt, const VarList& tangents,
   return result;
 }
 
+namespace {
+
+// The Jacobian of an expression whose size is only known at run time (PyTensor's
+// jacobian(vectorize=True)): the pullback of a placeholder cotangent is one row of the
+// Jacobian; vectorize_graph batches it over the rows of an identity matrix, so every row comes
+// out of one graph whatever the size.
+Var jacobian_vectorized(const Var& expression, const Var& wrt, const GradOptions& options) {
+  Var cotangent = make_input(expression->type(), "jacobian_cotangent");
+  Var row = Lop({expression}, {wrt}, {cotangent}, options)[0];
+  Var n = prod(shape(expression));
+  Var expression_shape = shape(expression);
+  Var out_shape = join(0, {expression_shape, shape(wrt)});
+  const int out_ndim = expression->ndim() + wrt->ndim();
+  Var basis = reshape(eye(n, std::nullopt, 0, expression->dtype()),
+                      join(0, {make_vector({n}, DType::Int64), expression_shape}), 1 + expression->ndim());
+  Var rows;
+  try {
+    rows = vectorize_graph(row, {{cotangent, basis}});
+  } catch (const NotImplementedError& e) {
+    throw NotImplementedError("jacobian: the expression's shape " + expression->type().shape_str() +
+                              " is not static, so kiln batches its pullback with vectorize_graph, which failed: " +
+                              e.what());
+  }
+  // A gradient that does not depend on the cotangent (disconnected, treated as zero).
+  if (rows->ndim() != 1 + wrt->ndim()) {
+    std::vector<IntArg> lengths;
+    for (int d = 0; d < out_ndim; ++d) lengths.emplace_back(at(out_shape, d));
+    return alloc(const_like(wrt, 0), IntList(lengths));
+  }
+  return reshape(rows, out_shape, out_ndim);
+}
+
+}  // namespace
+
 Var jacobian(const Var& expression, const Var& wrt, const GradOptions& options) {
   if (expression->ndim() == 0) return grad(expression, wrt, options);
-  if (!expression->type().fully_static())
-    throw NotImplementedError("jacobian: the expression's shape " + expression->type().shape_str() +
-                              " must be known statically (kiln builds the Jacobian row by row)");
+  if (!expression->type().fully_static()) return jacobian_vectorized(expression, wrt, options);
   std::int64_t n = 1;
   for (std::int64_t len : expression->shape()) n *= len;
   std::vector<IntArg> out_shape;
   for (std::int64_t len : expression->shape()) out_shape.emplace_back(len);
   for (const Var& l : lengths_of(wrt)) out_shape.emplace_back(l);
   if (n == 0) return alloc(const_like(wrt, 0), IntList(out_shape));
+  // A statically sized expression: one gradient per element, joined (works for every op with
+  // a pullback, whether or not vectorize_graph knows it).
   Var flat = reshape(expression, IntList{-1});
   VarList rows;
   for (std::int64_t i = 0; i < n; ++i) {
@@ -355,9 +392,6 @@ Var hessian(const Var& cost, const Var& wrt, const GradOptions& options) {
   GradOptions second = options;
   second.disconnected = GradOptions::Disconnected::Zero;
   if (wrt->ndim() == 0) return grad(g, wrt, second);
-  if (!wrt->type().fully_static())
-    throw NotImplementedError("hessian: the shape " + wrt->type().shape_str() + " of " + label(wrt) +
-                              " must be known statically (kiln builds the Hessian row by row)");
   return jacobian(g, wrt, second);
 }
 

@@ -49,8 +49,9 @@ VarList Rop(const VarList& outputs, const VarList& wrt, const VarList& tangents,
             const GradOptions& options = {});
 
 /// The Jacobian of `expression` with respect to `wrt`: shape expression.shape + wrt.shape.
-/// Built row by row, so the expression's size must be known statically (NotImplementedError
-/// otherwise).
+/// A statically sized expression is differentiated element by element; one whose size is known
+/// only at run time has its pullback batched over an identity matrix by vectorize_graph (a
+/// NotImplementedError names the op vectorize_graph cannot batch).
 Var jacobian(const Var& expression, const Var& wrt, const GradOptions& options = {});
 
 /// The Hessian of a 0-d cost with respect to `wrt`: shape wrt.shape + wrt.shape (the Jacobian

@@ -1,9 +1,11 @@
 #include "grad/vectorize.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "api/elementwise.h"
 #include "ir/error.h"
+#include "ops/advanced_subtensor.h"
 #include "ops/alloc.h"
 #include "ops/assert.h"
 #include "ops/blockwise.h"
@@ -71,6 +73,111 @@ VarList vectorize_reduction(const Apply& node, const CAReduce& op, const Var& x,
   return make_node(batched, {x})->outputs();
 }
 
+// Gives each of `xs` (whose batch dimension counts are `b`) all `nb` batch dimensions: missing
+// ones are added in front and every batch dimension is broadcast to the common length (the
+// maximum over the inputs that have it: broadcast lengths are 1 or that length).
+VarList with_full_batch(const VarList& xs, const std::vector<int>& b, int nb) {
+  std::vector<Var> lengths;
+  for (int d = 0; d < nb; ++d) {
+    Var len;
+    for (std::size_t k = 0; k < xs.size(); ++k) {
+      const int offset = nb - b[k];  // this input's batch dimension d - offset is global d
+      if (d < offset) continue;
+      Var l = shape_i(xs[k], d - offset);
+      len = len ? maximum(len, l) : l;
+    }
+    lengths.push_back(len);
+  }
+  VarList out;
+  for (std::size_t k = 0; k < xs.size(); ++k) {
+    Var x = b[k] < nb ? expand_dims_left(xs[k], nb - b[k]) : xs[k];
+    std::vector<IntArg> full;
+    for (int d = 0; d < nb; ++d) full.emplace_back(lengths[static_cast<std::size_t>(d)]);
+    for (int d = nb; d < x->ndim(); ++d) full.emplace_back(shape_i(x, d));
+    out.push_back(alloc(x, IntList(full)));
+  }
+  return out;
+}
+
+// Inserts length-1 dimensions after the `nb` batch dimensions of y so that its core part has
+// `core_ndim` dimensions (NumPy aligns broadcasting from the right; batch dimensions must not
+// slide into the core part).
+Var pad_core(const Var& y, int nb, int core_ndim) {
+  const int have = y->ndim() - nb;
+  if (have >= core_ndim) return y;
+  std::vector<int> order;
+  for (int d = 0; d < nb; ++d) order.push_back(d);
+  for (int d = 0; d < core_ndim - have; ++d) order.push_back(DimShuffle::kNewAxis);
+  for (int d = 0; d < have; ++d) order.push_back(nb + d);
+  return dimshuffle(y, order);
+}
+
+// The permutation that moves dimension `from` to the front (and its inverse).
+std::vector<int> to_front(int ndim, int from) {
+  std::vector<int> order{from};
+  for (int d = 0; d < ndim; ++d)
+    if (d != from) order.push_back(d);
+  return order;
+}
+std::vector<int> from_front(int ndim, int to) {
+  std::vector<int> order;
+  for (int d = 1; d <= to; ++d) order.push_back(d);
+  order.push_back(0);
+  for (int d = to + 1; d < ndim; ++d) order.push_back(d);
+  return order;
+}
+
+// Ops whose first inputs are data and whose remaining inputs (indices, axes) must not be
+// batched: Join, MakeVector, IncSubtensor, AdvancedSubtensor1, AdvancedIncSubtensor1.
+std::optional<VarList> vectorize_structural(const Apply& node, const VarList& inputs, const std::vector<int>& b,
+                                            int nb) {
+  const Op& op = node.op();
+  auto unbatched_from = [&](std::size_t first) {
+    for (std::size_t i = first; i < b.size(); ++i)
+      if (b[i] != 0) cannot(node, "input " + std::to_string(i) + " (an index or axis) has batch dimensions");
+  };
+  if (dynamic_cast<const Join*>(&op)) {
+    if (b[0] != 0) cannot(node, "its axis has batch dimensions");
+    std::optional<std::int64_t> axis = constant_int(inputs[0]);
+    if (!axis) cannot(node, "its axis is not a constant");
+    VarList tensors(inputs.begin() + 1, inputs.end());
+    std::vector<int> tb(b.begin() + 1, b.end());
+    const std::int64_t shifted_axis = *axis >= 0 ? *axis + nb : *axis;
+    return VarList{join(shifted_axis, with_full_batch(tensors, tb, nb))};
+  }
+  if (const auto* mv = dynamic_cast<const MakeVector*>(&op)) {
+    VarList columns;
+    for (const Var& s : with_full_batch(inputs, b, nb)) columns.push_back(expand_dims(cast(s, mv->dtype()), nb));
+    if (columns.empty()) cannot(node, "no elements");
+    return VarList{columns.size() == 1 ? columns[0] : join(nb, columns)};
+  }
+  if (const auto* inc = dynamic_cast<const IncSubtensor*>(&op)) {
+    unbatched_from(2);
+    VarList xy = with_full_batch({inputs[0], inputs[1]}, {b[0], b[1]}, nb);
+    const int core = node.input(0)->ndim() - inc->index().num_dropped();
+    VarList args{xy[0], pad_core(xy[1], nb, core)};
+    args.insert(args.end(), inputs.begin() + 2, inputs.end());
+    auto batched = std::make_shared<IncSubtensor>(with_batch_slices(inc->index(), nb), inc->set_instead_of_inc());
+    return make_node(batched, args)->outputs();
+  }
+  if (dynamic_cast<const AdvancedSubtensor1*>(&op)) {
+    unbatched_from(1);
+    const int nd = inputs[0]->ndim();
+    Var front = dimshuffle(inputs[0], to_front(nd, nb));
+    return VarList{dimshuffle(take(front, inputs[1]), from_front(nd, nb))};
+  }
+  if (const auto* inc = dynamic_cast<const AdvancedIncSubtensor1*>(&op)) {
+    unbatched_from(2);
+    VarList xy = with_full_batch({inputs[0], inputs[1]}, {b[0], b[1]}, nb);
+    const int nd = xy[0]->ndim();
+    Var x = dimshuffle(xy[0], to_front(nd, nb));
+    Var y = dimshuffle(pad_core(xy[1], nb, node.input(0)->ndim()), to_front(nd, nb));
+    auto same = std::make_shared<AdvancedIncSubtensor1>(inc->set_instead_of_inc(), inc->ignore_duplicates());
+    return VarList{dimshuffle(apply1(same, {x, y, inputs[2]}), from_front(nd, nb))};
+  }
+  return std::nullopt;
+}
+
 VarList vectorize_alloc(const Apply& node, const VarList& inputs, int b) {
   const Var& value = inputs[0];
   const int n = node.output(0)->ndim();
@@ -118,6 +225,8 @@ VarList vectorize_node(const Apply& node, const VarList& inputs) {
   if (dynamic_cast<const BatchedDot*>(&op))
     return blockwise(std::make_shared<Dot>(), "(m,k),(k,n)->(m,n)", inputs);
   if (dynamic_cast<const CheckAndRaise*>(&op)) return make_node(node.op_ptr(), inputs)->outputs();
+
+  if (auto structural = vectorize_structural(node, inputs, b, nb)) return *structural;
 
   const int b0 = only_first_batched(node, b);
   if (dynamic_cast<const Alloc*>(&op)) return vectorize_alloc(node, inputs, b0);

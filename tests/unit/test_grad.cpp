@@ -19,6 +19,7 @@
 #include "grad/grad.h"
 #include "grad/replace.h"
 #include "grad/vectorize.h"
+#include "ops/constant.h"
 #include "io/graph_load.h"
 #include "ir/error.h"
 #include "ops/advanced_subtensor.h"
@@ -461,6 +462,63 @@ TEST_CASE("grad: hessians of a few functions") {
   }
 }
 
+// Shapes known only at run time: the Jacobian comes from vectorize_graph over an identity
+// matrix and must equal the element-by-element one built for the static shape.
+TEST_CASE("grad: jacobian and hessian of run-time-sized expressions") {
+  std::mt19937 rng(11);
+  const std::vector<std::pair<const char*, Fn>> functions = {
+      {"sum(x^3)", [](const VarList& x) { return sum(x[0] * x[0] * x[0]); }},
+      {"sum(exp(x) sin(x))", [](const VarList& x) { return sum(exp(x[0]) * sin(x[0])); }},
+      {"logsumexp(A x)", [](const VarList& x) {
+         Var a = make_constant(random_array(f64, {4, 3}, *std::make_unique<std::mt19937>(3), {}));
+         return log(sum(exp(dot(a, x[0]))));
+       }},
+      {"sum(softmax(x) * w)", [](const VarList& x) {
+         return sum(softmax(x[0]) * make_constant(random_array(f64, {3}, *std::make_unique<std::mt19937>(5), {})));
+       }},
+      {"prod(x) + max(x)^2", [](const VarList& x) { return prod(x[0]) + sqr(max(x[0])); }},
+  };
+  for (const auto& [name, f] : functions) {
+    SUBCASE(name) {
+      Var xs = make_input(TensorType(f64, {3}), "x");
+      Var xd = make_input(TensorType(f64, {kUnknownLength}), "x");
+      Var hd = hessian(f({xd}), xd);
+      REQUIRE(hd->ndim() == 2);
+      FunctionGraph fs({xs}, {hessian(f({xs}), xs)});
+      FunctionGraph fd({xd}, {hd});
+      Array p = random_array(f64, {3}, rng, {0.2, 1});
+      Array want = evaluate(fs, {p})[0];
+      Array got = evaluate(fd, {p})[0];
+      REQUIRE(got.shape() == Shape{3, 3});
+      std::vector<double> w = values_of(want), g = values_of(got);
+      for (std::size_t k = 0; k < w.size(); ++k) CHECK_MESSAGE(close(g[k], w[k], 1e-12), "H[" << k / 3 << "," << k % 3 << "]");
+    }
+  }
+  SUBCASE("a matrix-valued expression of a vector") {
+    Var xd = make_input(TensorType(f64, {kUnknownLength}), "x");
+    Var j = jacobian(outer(xd, sin(xd)), xd);
+    REQUIRE(j->ndim() == 3);
+    FunctionGraph fd({xd}, {j});
+    Array p = random_array(f64, {2}, rng, {0.2, 1});
+    std::vector<double> x = values_of(p);
+    Array got = evaluate(fd, {p})[0];
+    REQUIRE(got.shape() == Shape{2, 2, 2});
+    std::vector<double> g = values_of(got);
+    // d (x_a sin x_b) / d x_c
+    for (int a = 0; a < 2; ++a)
+      for (int b = 0; b < 2; ++b)
+        for (int c = 0; c < 2; ++c) {
+          double want = (a == c ? std::sin(x[b]) : 0.0) + (b == c ? x[a] * std::cos(x[b]) : 0.0);
+          CHECK(close(g[static_cast<std::size_t>((a * 2 + b) * 2 + c)], want, 1e-12));
+        }
+  }
+  SUBCASE("an empty expression") {
+    Var xd = make_input(TensorType(f64, {kUnknownLength}), "x");
+    FunctionGraph fd({xd}, {jacobian(exp(xd), xd)});
+    CHECK(evaluate(fd, {Array::empty(f64, {0})})[0].shape() == Shape{0, 0});
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The seed examples
 
@@ -533,6 +591,39 @@ TEST_CASE("vectorize_graph: reductions shift their axes, dot becomes Blockwise, 
     FAIL("vectorize_graph of a flattening cumsum should be refused");
   } catch (const NotImplementedError& e) {
     CHECK(std::string(e.what()).find("Cumsum{axis=None}") != std::string::npos);
+  }
+}
+
+// Join, MakeVector, IncSubtensor and the AdvancedSubtensor1 pair: data inputs get the batch
+// dimensions (broadcast when only some have them), index and axis inputs stay as they are.
+TEST_CASE("vectorize_graph: joins, vectors of scalars and (advanced) increments") {
+  Var x = make_input(TensorType(f64, {3}), "x");
+  Var y = make_input(TensorType(f64, {2}), "y");
+  Var picks = int64_vector_constant({2, 0, 2});
+  Var twice0 = int64_vector_constant({0, 0});
+  Var out = concatenate({join(0, {x, y}), make_vector({at(x, 0), sum(y), at(x, -1)}, f64),
+                         inc_subtensor(x, {slice(1, 3)}, y), set_subtensor(x, {idx(0)}, sum(y)), take(x, picks),
+                         inc_take(x, twice0, y)});
+  REQUIRE(out->type().shape == Shape{20});
+  FunctionGraph core({x, y}, {out});
+  std::mt19937 rng(4);
+  for (int batched_input = 0; batched_input < 3; ++batched_input) {
+    CAPTURE(batched_input);  // 0: x batched, 1: y batched, 2: both
+    Var xb = batched_input != 1 ? make_input(TensorType(f64, {4, 3}), "xb") : x;
+    Var yb = batched_input != 0 ? make_input(TensorType(f64, {4, 2}), "yb") : y;
+    Var ob = vectorize_graph(out, {{x, xb}, {y, yb}});
+    REQUIRE(ob->type().shape == Shape{4, 20});
+    FunctionGraph batched({xb, yb}, {ob});
+    Array xv = random_array(f64, xb->type().shape, rng, {}), yv = random_array(f64, yb->type().shape, rng, {});
+    std::vector<double> got = values_of(evaluate(batched, {xv, yv})[0]);
+    for (int b = 0; b < 4; ++b) {
+      Array xr = batched_input != 1 ? xv.view({3}, {1}, b * 3).copy() : xv;
+      Array yr = batched_input != 0 ? yv.view({2}, {1}, b * 2).copy() : yv;
+      std::vector<double> want = values_of(evaluate(core, {xr, yr})[0]);
+      for (int k = 0; k < 20; ++k)
+        CHECK_MESSAGE(got[static_cast<std::size_t>(b * 20 + k)] == doctest::Approx(want[static_cast<std::size_t>(k)]),
+                      "row " << b << " element " << k);
+    }
   }
 }
 
