@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Turns kiln_bench's Google Benchmark JSON into bench/results.json and a markdown table.
+
+Each benchmark is named W<k>/<variant>/<dtype>/threads:<n>. The time of a benchmark is the
+median over its repetitions (wall-clock). Ratios are kiln / hand-written; a benchmark that
+failed its correctness check carries its error and never meets its target."""
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+
+RATIO_TARGETS = {"W1": 1.2, "W2": 1.2, "W3": 1.2, "W4": 1.3, "W5": 1.05}
+# W6 in ns per call, W7 in ms.
+ABS_TARGETS = {("W6", "call_into"): 50e-6, ("W6", "call"): 300e-6,
+               ("W7", "codegen"): 50.0, ("W7", "compile_cold"): 3000.0, ("W7", "cache_hit"): 20.0}
+DESCRIPTIONS = {
+    "W1": "exp(sin(x)) + 0.5 log1p(x*x), 2^24",
+    "W2": "sum(x*x), 2^24",
+    "W3": "row log_softmax, 10000x1000",
+    "W4": "logreg training step, 1e6x20",
+    "W5": "MLP forward 4096x512x512x10",
+    "W6": "log1p on 3 elements (per call)",
+    "W7": "compile W4's graph",
+}
+TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def load(path):
+    with open(path) as f:
+        raw = json.load(f)
+    times, errors = {}, {}
+    for b in raw["benchmarks"]:
+        if b.get("run_type") == "aggregate":
+            continue
+        m = re.match(r"(W\d+/[^/]+/[^/]+/threads:\d+)", b.get("run_name", b["name"]))
+        if not m:
+            continue
+        name = m.group(1)
+        if b.get("error_occurred"):
+            errors[name] = b.get("error_message", "error")
+            continue
+        times.setdefault(name, []).append(b["real_time"] * TO_MS[b["time_unit"]])
+    med = {k: statistics.median(v) for k, v in times.items()}
+    spread = {k: (max(v) - min(v)) / statistics.median(v) if len(v) > 1 else None for k, v in times.items()}
+    return raw.get("context", {}), med, spread, errors
+
+
+def intermediates(stats_dir, graph):
+    """The compiled graph's count of intermediate values, from `kiln compile --stats`."""
+    try:
+        with open(os.path.join(stats_dir, graph + ".txt")) as f:
+            for line in f:
+                m = re.match(r"\s*intermediate values\s+(\d+)\s+(\d+)", line)
+                if m:
+                    return int(m.group(2))
+    except OSError:
+        pass
+    return None
+
+
+def build_rows(med, spread, errors, stats_dir):
+    keys = set(med) | set(errors)
+    parsed = {}
+    for k in keys:
+        w, variant, dtype, th = k.split("/")
+        parsed[k] = (w, variant, dtype, int(th.split(":")[1]))
+    rows = []
+
+    def get(w, v, dt, th):
+        k = f"{w}/{v}/{dt}/threads:{th}"
+        return med.get(k), errors.get(k), spread.get(k)
+
+    combos = sorted({(w, dt, th) for (w, v, dt, th) in parsed.values() if w in RATIO_TARGETS},
+                    key=lambda c: (c[0], c[1] != "float64", c[2]))
+    for w, dt, th in combos:
+        kiln, kerr, ksp = get(w, "kiln", dt, th)
+        hand, herr, hsp = get(w, "hand", dt, th)
+        ev, eerr, _ = get(w, "eval", dt, 1)
+        ratio = kiln / hand if kiln and hand else None
+        target = RATIO_TARGETS[w]
+        row = {"workload": w, "variant": "kiln/hand", "dtype": dt, "threads": th,
+               "kiln_ms": kiln, "hand_ms": hand, "ratio": ratio, "eval_ms": ev if th == 1 else None,
+               "target": f"ratio <= {target}", "met": (ratio is not None and ratio <= target and not kerr),
+               "spread": max(s for s in (ksp, hsp, 0) if s is not None)}
+        if w == "W1":
+            libm, lerr, _ = get(w, "hand_libm", dt, th)
+            row["hand_libm_ms"] = libm
+        if w == "W2":
+            n = intermediates(stats_dir, f"w2_sumsq_{dt}")
+            row["intermediates"] = n
+            if n:
+                row["met"] = False
+        errs = [e for e in (kerr, herr, eerr if th == 1 else None) if e]
+        if errs:
+            row["error"] = "; ".join(errs)
+            row["met"] = False
+        rows.append(row)
+
+    for (w, v), target in ABS_TARGETS.items():
+        bench_variant = {"call_into": "kiln", "call": "kiln_call"}.get(v, v)
+        for dt in ("float64", "float32"):
+            t, err, sp = get(w, bench_variant, dt, 1)
+            if t is None and err is None:
+                continue
+            row = {"workload": w, "variant": v, "dtype": dt, "threads": 1, "kiln_ms": t, "hand_ms": None,
+                   "ratio": None, "eval_ms": None, "met": t is not None and t <= target and not err, "spread": sp}
+            if w == "W6":
+                row["kiln_ns"] = t * 1e6 if t is not None else None
+                row["target"] = f"<= {target * 1e6:.0f} ns"
+                if v == "call_into":
+                    row["eval_ms"] = get(w, "eval", dt, 1)[0]
+            else:
+                row["target"] = f"<= {target:g} ms"
+            if err:
+                row["error"] = err
+            rows.append(row)
+    return rows
+
+
+def fmt(x, unit=""):
+    if x is None:
+        return "–"
+    if x >= 100:
+        return f"{x:.0f}{unit}"
+    if x >= 10:
+        return f"{x:.1f}{unit}"
+    return f"{x:.3g}{unit}"
+
+
+def markdown(rows):
+    out = ["| workload | variant | dtype | threads | kiln | hand-written | kiln/hand | evaluator | target | met |",
+           "|---|---|---|---:|---:|---:|---:|---:|---|---|"]
+    for r in rows:
+        if r["workload"] == "W6":
+            kiln = fmt(r.get("kiln_ns"), " ns")
+            ev = fmt(r["eval_ms"] * 1e6, " ns") if r["eval_ms"] is not None else "–"
+        else:
+            kiln, ev = fmt(r["kiln_ms"], " ms"), fmt(r["eval_ms"], " ms")
+        hand = fmt(r["hand_ms"], " ms")
+        if "hand_libm_ms" in r:
+            hand += f" (libm loop {fmt(r['hand_libm_ms'], ' ms')})"
+        met = "yes" if r["met"] else "**no**"
+        if r.get("error"):
+            met += " (FAILED: " + r["error"].replace("|", "/") + ")"
+        if r["workload"] == "W2" and r.get("intermediates"):
+            met += f" ({r['intermediates']} intermediates)"
+        out.append(f"| {r['workload']} {DESCRIPTIONS[r['workload']]} | {r['variant']} | {r['dtype']} | {r['threads']} "
+                   f"| {kiln} | {hand} | {fmt(r['ratio'])} | {ev} | {r['target']} | {met} |")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("raw", help="kiln_bench --benchmark_out JSON")
+    ap.add_argument("--stats", default="", help="folder of `kiln compile --stats` outputs")
+    ap.add_argument("--json", required=True)
+    ap.add_argument("--markdown", required=True)
+    a = ap.parse_args()
+    context, med, spread, errors = load(a.raw)
+    rows = build_rows(med, spread, errors, a.stats)
+    env = {k: v for k, v in os.environ.items() if k.startswith(("OMP_", "OPENBLAS_", "GOMP_"))}
+    doc = {"context": {"date": context.get("date"), "host": context.get("host_name"),
+                       "num_cpus": context.get("num_cpus"), "load_avg": context.get("load_avg"),
+                       "environment": env,
+                       "timing": "wall clock, median of the repetitions; spread = (max - min) / median"},
+           "results": rows}
+    with open(a.json, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    table = markdown(rows)
+    with open(a.markdown, "w") as f:
+        f.write(table)
+    print(table)
+    failed = [r for r in rows if r.get("error")]
+    if failed:
+        print(f"{len(failed)} row(s) FAILED their correctness check", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
