@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -161,9 +162,10 @@ std::string compare(const char* what, const A* got, const B* want, std::size_t n
     }
   }
   if (worst <= 0) return "";
-  return std::string(what) + " differs at [" + std::to_string(at) + "]: " + std::to_string(static_cast<double>(got[at])) +
-         " vs " + std::to_string(static_cast<double>(want[at])) + " (rtol " + std::to_string(rtol) + ", atol " +
-         std::to_string(atol) + ")";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, " differs at [%zu]: %.17g vs %.17g (rtol %g, atol %g)", at,
+                static_cast<double>(got[at]), static_cast<double>(want[at]), rtol, atol);
+  return std::string(what) + buf;
 }
 
 /// Runs `check` once per key (e.g. "W1/float64/kiln") and remembers its message; later calls
