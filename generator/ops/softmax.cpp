@@ -227,4 +227,32 @@ std::vector<GradTerm> LogSoftmax::pushforward(const Apply& node, const VarList& 
   return {GradTerm::of(cast_grad(t - sum_keep(exp(z) * t, axis()), z->dtype()))};
 }
 
+// SoftmaxGrad(dy, sm) = sm * (dy - S) with S = sum(dy * sm) over the axis. So with a cotangent
+// g: d/d dy = sm * (g - sum(g * sm)) and d/d sm = g * (dy - S) - dy * sum(g * sm).
+std::vector<GradTerm> SoftmaxGrad::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var dy = node.input(0), sm = node.input(1);
+  const Var& g = output_grads[0];
+  Var s = sum_keep(dy * sm, axis());
+  Var gs = sum_keep(g * sm, axis());
+  return {GradTerm::of(sum_to_type(cast_grad(sm * (g - gs), dy->dtype()), dy->type())),
+          GradTerm::of(sum_to_type(cast_grad(g * (dy - s) - dy * gs, sm->dtype()), sm->type()))};
+}
+
+// d out = t_sm * (dy - S) + sm * (t_dy - dS), dS = sum(t_dy * sm + dy * t_sm).
+std::vector<GradTerm> SoftmaxGrad::pushforward(const Apply& node, const VarList& input_tangents) const {
+  const Var dy = node.input(0), sm = node.input(1);
+  const Var out = node.output(0);
+  const Var& t_dy = input_tangents[0];
+  const Var& t_sm = input_tangents[1];
+  Var s = sum_keep(dy * sm, axis());
+  Var d_out;
+  if (t_dy) d_out = sm * (t_dy - sum_keep(t_dy * sm, axis()));
+  if (t_sm) {
+    Var term = t_sm * (dy - s) - sm * sum_keep(dy * t_sm, axis());
+    d_out = d_out ? d_out + term : term;
+  }
+  if (!d_out) return {GradTerm::disconnected()};
+  return {GradTerm::of(cast_grad(d_out, out->dtype()))};
+}
+
 }  // namespace kiln

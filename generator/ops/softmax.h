@@ -68,6 +68,9 @@ class SoftmaxGrad final : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  /// Second derivatives of softmax (graphs from PyTensor carry SoftmaxGrad).
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
 
  private:
   std::optional<int> axis_;

@@ -337,13 +337,15 @@ TEST_CASE("grad: shape-building and indexing ops") {
     verify_grad([&](const VarList& x) { return set_take(x[0], int64_vector_constant({2, 0}), x[1]); },
                 {{3, 2}, {2, 2}});
   }
-  SUBCASE("CumOp, Softmax, LogSoftmax, ExtractDiag, AllocDiag") {
+  SUBCASE("CumOp, Softmax, LogSoftmax, SoftmaxGrad, ExtractDiag, AllocDiag") {
     verify_grad([](const VarList& x) { return cumsum(x[0], 1); }, {{2, 3}});
     verify_grad([](const VarList& x) { return cumsum(x[0]); }, {{2, 3}});
     verify_grad([](const VarList& x) { return cumprod(x[0], 0); }, {{3, 2}}, Check{{0.5, 2}, {}, 1e-6, 1e-5, true});
     verify_grad([](const VarList& x) { return softmax(x[0], 1); }, {{2, 3}});
     verify_grad([](const VarList& x) { return softmax(x[0]); }, {{2, 3}});
     verify_grad([](const VarList& x) { return log_softmax(x[0], 0); }, {{3, 2}});
+    verify_grad([](const VarList& x) { return softmax_grad(x[0], x[1], 1); }, {{2, 3}, {2, 3}});
+    verify_grad([](const VarList& x) { return softmax_grad(x[0], x[1]); }, {{2, 3}, {2, 3}});
     verify_grad([](const VarList& x) { return diagonal(x[0]); }, {{3, 3}});
     verify_grad([](const VarList& x) { return diagonal(x[0], 1); }, {{3, 5}});
     verify_grad([](const VarList& x) { return diagonal(x[0], -1, 1, 2); }, {{2, 4, 3}});
