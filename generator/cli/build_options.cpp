@@ -13,6 +13,9 @@ void add_build_options(CLI::App* cmd, BuildOptions& options, std::string& cxxfla
                   "picks the first one the CPU supports when loaded; replaces --march")
       ->delimiter(',');
   cmd->add_option("--cxxflags", cxxflags, "extra compiler flags, space separated");
+  cmd->add_flag("--fast-math", options.fast_math,
+                "compile with -ffast-math: faster math, but NaN and inf may be mishandled, signed zeros "
+                "ignored and sums reassociated (results change with vector width and thread count)");
   cmd->add_option("--cache-dir", options.cache_dir, "cache folder (default: $XDG_CACHE_HOME/kiln)");
   cmd->add_flag("--no-cache", [&options](std::int64_t) { options.use_cache = false; },
                 "build afresh without reading or writing the cache");

@@ -21,6 +21,9 @@ struct BuildOptions {
   std::vector<std::string> march_variants;
   std::vector<std::string> cxxflags;  ///< extra flags, after kiln's
   std::string opt_level = "-O3";
+  /// -ffast-math: faster math (libmvec's vector functions, reassociated sums) at the cost of IEEE
+  /// semantics: NaN and inf may be mishandled, signed zeros ignored, results depend on order.
+  bool fast_math = false;
   bool use_cache = true;
   std::string cache_dir;              ///< empty: $XDG_CACHE_HOME/kiln or ~/.cache/kiln
 };
@@ -48,5 +51,10 @@ std::string resolve_compiler(const BuildOptions& options);
 std::string resolve_cache_dir(const BuildOptions& options);
 /// Compiler flags for generated sources (also what `kiln_add_graph` uses).
 std::vector<std::string> generated_code_flags(const BuildOptions& options);
+/// Linker flags for a generated library (libm, OpenBLAS when it calls BLAS, SLEEF's vector math).
+std::vector<std::string> generated_code_libraries(const CppLibrary& lib, const BuildOptions& options);
+/// Whether this kiln links generated code with SLEEF's libsleefgnuabi, found when kiln was built:
+/// then math calls in vectorised loops run SLEEF's 1-ULP vector functions (vector_math.hpp).
+bool have_sleef_vector_math();
 
 }  // namespace kiln

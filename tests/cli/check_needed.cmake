@@ -1,5 +1,5 @@
-# Checks that a generated library needs only the C/C++ runtime, libm, OpenMP and OpenBLAS
-# (its direct NEEDED entries; OpenBLAS brings libgfortran itself).
+# Checks that a generated library needs only the C/C++ runtime, libm, OpenMP, OpenBLAS and
+# SLEEF's vector math (its direct NEEDED entries; OpenBLAS brings libgfortran itself).
 # Usage: cmake -DLIBRARY=path.so -P check_needed.cmake
 execute_process(COMMAND objdump -p ${LIBRARY} OUTPUT_VARIABLE dump RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -11,7 +11,7 @@ if(NOT needed)
 endif()
 foreach(entry IN LISTS needed)
   string(REGEX REPLACE "NEEDED +" "" lib "${entry}")
-  if(NOT lib MATCHES "^(libc|libm|libstdc\\+\\+|libgcc_s|libgomp|libopenblas)\\.so")
+  if(NOT lib MATCHES "^(libc|libm|libstdc\\+\\+|libgcc_s|libgomp|libopenblas|libsleefgnuabi)\\.so")
     message(FATAL_ERROR "${LIBRARY} needs ${lib}, which is not allowed")
   endif()
   message(STATUS "needs ${lib}")

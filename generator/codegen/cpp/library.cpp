@@ -323,6 +323,10 @@ std::string source_file(const std::string& file_name, const std::string& descrip
   std::vector<std::string> includes = {"#include <cmath>", "#include <cstdint>", "#include <cstring>", "#include <limits>"};
   Embedded scalar_math = split_embedded("runtime/include/kiln/runtime/scalar_math.hpp");
   Embedded runtime = split_embedded("templates/cpp/prologue/runtime.hpp");
+  // SIMD declarations of libm functions (a no-op unless built with -DKILN_SLEEF_GNUABI): at file
+  // scope, ahead of every use, so that loops calling them vectorise.
+  Embedded vector_math = split_embedded("templates/cpp/prologue/vector_math.hpp");
+  add_includes(includes, vector_math.includes);
   add_includes(includes, scalar_math.includes);
   add_includes(includes, runtime.includes);
   TemplateData src;
@@ -333,6 +337,7 @@ std::string source_file(const std::string& file_name, const std::string& descrip
   src.set("includes", string_list(includes));
   src.set("abi_header", std::string(embedded_file("runtime/include/kiln/kiln.h")));
   src.set("prologue", scalar_math.body + "\n" + runtime.body);
+  src.set("vector_math", vector_math.body);
   src.set("graphs", string_list(graph_impls));
   return render_template("templates/cpp/graph.cpp.mustache", src);
 }

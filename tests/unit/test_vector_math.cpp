@@ -1,0 +1,247 @@
+// Vectorised math in compiled code (issue 7): every libm function that
+// templates/cpp/prologue/vector_math.hpp gives a SIMD variant, in float64 and float32, compiled
+// (one bundle) and run on contiguous inputs long enough for the vector loop: random values over
+// the whole finite range and common ranges, plus special values (NaN, ±inf, ±0, subnormals,
+// near overflow and underflow, domain edges). NaN, inf and zero results must match the reference
+// evaluator (std:: libm) exactly; finite results within a few ULP of it. Where kiln links
+// SLEEF, the library must really call the vector variants (_ZGV* symbols).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "api/elementwise.h"
+#include "api/graph_builder.h"
+#include "codegen/cpp/library.h"
+#include "compiled.h"
+#include "driver/process.h"
+#include "eval/evaluator.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+
+namespace {
+
+struct MathFn {
+  std::string name;  // libm's name (double precision)
+  int arity;
+  std::function<Var(const Var&, const Var&)> build;
+  int max_ulp;  // allowed distance from glibc's result (both are off the exact value)
+  std::vector<DType> dtypes = {f64, f32};  // those whose loops call a vector variant
+};
+
+// The distance allowed from glibc's libm (measured: 1 ULP, 2 for tanh, erfc and float log10):
+// both are within about 1 ULP of the exact value (SLEEF's erfc 1.5), so at most 2 apart.
+const std::vector<MathFn>& functions() {
+  static const std::vector<MathFn> fns = {
+      {"exp", 1, [](const Var& x, const Var&) { return exp(x); }, 2},
+      {"exp2", 1, [](const Var& x, const Var&) { return exp2(x); }, 2},
+      {"expm1", 1, [](const Var& x, const Var&) { return expm1(x); }, 2},
+      {"log", 1, [](const Var& x, const Var&) { return log(x); }, 2},
+      {"log2", 1, [](const Var& x, const Var&) { return log2(x); }, 2},
+      {"log10", 1, [](const Var& x, const Var&) { return log10(x); }, 2},
+      {"log1p", 1, [](const Var& x, const Var&) { return log1p(x); }, 2},
+      {"sin", 1, [](const Var& x, const Var&) { return sin(x); }, 2},
+      {"cos", 1, [](const Var& x, const Var&) { return cos(x); }, 2},
+      {"tan", 1, [](const Var& x, const Var&) { return tan(x); }, 2},
+      {"asin", 1, [](const Var& x, const Var&) { return arcsin(x); }, 2},
+      {"acos", 1, [](const Var& x, const Var&) { return arccos(x); }, 2},
+      {"atan", 1, [](const Var& x, const Var&) { return arctan(x); }, 2},
+      {"tanh", 1, [](const Var& x, const Var&) { return tanh(x); }, 2},
+      {"atanh", 1, [](const Var& x, const Var&) { return arctanh(x); }, 2},
+      {"erf", 1, [](const Var& x, const Var&) { return erf(x); }, 2},
+      {"erfc", 1, [](const Var& x, const Var&) { return erfc(x); }, 3},
+      {"pow", 2, [](const Var& x, const Var& y) { return pow(x, y); }, 2, {f32}},
+      {"atan2", 2, [](const Var& x, const Var& y) { return arctan2(x, y); }, 2},
+  };
+  return fns;
+}
+
+// Values where libm implementations go wrong: non-finite, zeros, subnormals, the ends of the
+// finite range, overflow and underflow of exp, the edges of log1p/asin/atanh's domains.
+template <class T>
+std::vector<T> special_values() {
+  using L = std::numeric_limits<T>;
+  const bool single = sizeof(T) == 4;
+  std::vector<T> v = {L::quiet_NaN(), -L::quiet_NaN(), L::infinity(), -L::infinity(), T(0), -T(0),
+                      L::denorm_min(), -L::denorm_min(), L::min(), -L::min(), L::min() / 3, L::max(), -L::max(),
+                      T(1), T(-1), T(0.5), T(-0.5), T(2), T(3), T(-3), T(1e-8), T(-1e-8),
+                      std::nextafter(T(1), T(0)), std::nextafter(T(-1), T(0)), std::nextafter(T(1), T(2)),
+                      std::nextafter(T(-1), T(-2)), T(10), T(30), T(-30)};
+  // exp's overflow and underflow thresholds, exp2's, and just inside/outside them.
+  for (double edge : single ? std::vector<double>{88.72, 88.73, -87.3, -103.97, -104.0, 127.99, 128.0, -149.0, -150.0}
+                            : std::vector<double>{709.78, 709.79, -708.39, -745.13, -745.14, 1023.99, 1024.0, -1074.0,
+                                                  -1075.0})
+    v.push_back(static_cast<T>(edge));
+  v.push_back(single ? T(1e37) : T(1e300));  // log1p's scaled range (vector_math.hpp)
+  v.push_back(single ? T(3e38) : T(1e308));
+  return v;
+}
+
+// Mixed random values: any finite bit pattern (the whole range), then [-1, 1], [-20, 20] and
+// [-800, 800], in turn.
+template <class T>
+std::vector<T> random_values(std::mt19937_64& rng, std::size_t n) {
+  std::vector<T> v;
+  std::uniform_real_distribution<double> unit(-1, 1);
+  while (v.size() < n) {
+    T x;
+    switch (v.size() % 4) {
+      case 0: {
+        using Bits = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+        const Bits bits = static_cast<Bits>(rng());
+        std::memcpy(&x, &bits, sizeof x);
+        if (!std::isfinite(x)) continue;
+        break;
+      }
+      case 1: x = static_cast<T>(unit(rng)); break;
+      case 2: x = static_cast<T>(20 * unit(rng)); break;
+      default: x = static_cast<T>(800 * unit(rng)); break;
+    }
+    v.push_back(x);
+  }
+  return v;
+}
+
+// Inputs of one function: specials (for two operands, every pair of them), then random values.
+template <class T>
+std::vector<Array> inputs_for(int arity, std::mt19937_64& rng) {
+  const std::vector<T> sp = special_values<T>();
+  std::vector<T> x, y;
+  if (arity == 1) {
+    x = sp;
+  } else {
+    for (T a : sp)
+      for (T b : sp) {
+        x.push_back(a), y.push_back(b);
+      }
+  }
+  const std::vector<T> rx = random_values<T>(rng, 4096), ry = random_values<T>(rng, 4096);
+  x.insert(x.end(), rx.begin(), rx.end());
+  if (arity == 2) {
+    // Shuffled, so that random pairs mix the ranges.
+    std::vector<T> shuffled = ry;
+    std::shuffle(shuffled.begin(), shuffled.end(), rng);
+    y.insert(y.end(), shuffled.begin(), shuffled.end());
+  }
+  std::vector<Array> out;
+  for (const auto* values : {&x, &y}) {
+    if (values->empty()) continue;
+    Array a = Array::empty(sizeof(T) == 8 ? f64 : f32, {static_cast<std::int64_t>(values->size())});
+    std::memcpy(a.data(), values->data(), values->size() * sizeof(T));
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+// Distance in representable values between two finite numbers of one type.
+template <class T>
+std::int64_t ulp_distance(T a, T b) {
+  using Bits = std::conditional_t<sizeof(T) == 8, std::int64_t, std::int32_t>;
+  auto ordered = [](T v) {
+    Bits bits;
+    std::memcpy(&bits, &v, sizeof v);
+    return bits < 0 ? static_cast<std::int64_t>(std::numeric_limits<Bits>::min()) - bits : static_cast<std::int64_t>(bits);
+  };
+  const std::int64_t d = ordered(a) - ordered(b);
+  return d < 0 ? -d : d;
+}
+
+// Compares element by element; returns the largest ULP distance, and reports mismatches.
+template <class T>
+std::int64_t compare(const std::string& what, const std::vector<Array>& inputs, const Array& got, const Array& want,
+                     int max_ulp) {
+  std::int64_t worst = 0;
+  int reported = 0;
+  for (std::int64_t i = 0; i < want.size(); ++i) {
+    const T g = got.data<T>()[i], w = want.data<T>()[i];
+    bool ok;
+    if (std::isnan(w) || std::isinf(w) || w == 0)
+      ok = (std::isnan(w) && std::isnan(g)) || (!std::isnan(w) && g == w && std::signbit(g) == std::signbit(w));
+    else
+      ok = std::isfinite(g) && ulp_distance(g, w) <= max_ulp;
+    if (std::isfinite(w) && std::isfinite(g) && w != 0) worst = std::max(worst, ulp_distance(g, w));
+    if (!ok && reported++ < 5) {
+      std::ostringstream call;
+      call.precision(std::numeric_limits<T>::max_digits10);
+      call << what << "(";
+      for (std::size_t k = 0; k < inputs.size(); ++k) call << (k ? ", " : "") << inputs[k].data<T>()[i];
+      call << ") = " << g << ", reference " << w;
+      FAIL_CHECK(call.str());
+    }
+  }
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("compiled vector math: accuracy and special values of vectorised libm functions") {
+  std::vector<FunctionGraph> graphs;
+  std::vector<std::pair<const FunctionGraph*, std::string>> named;
+  graphs.reserve(functions().size() * 2);  // stable addresses for `named`
+  for (const MathFn& fn : functions())
+    for (DType dt : fn.dtypes) {
+      GraphBuilder g(fn.name);
+      Var x = g.input("x", dt, {-1});
+      Var y = fn.arity == 2 ? g.input("y", dt, {-1}) : x;
+      g.output(fn.build(x, y), "out");
+      graphs.push_back(g.build());
+      named.emplace_back(&graphs.back(), fn.name + "_" + std::string(dtype_name(dt)));
+    }
+  const CppLibrary lib = generate_cpp_bundle(named, "vector_math");
+  const BuildResult built = build_library(lib, test_build_options());
+  Library so(built.library_path);
+
+  std::mt19937_64 rng(7);
+  std::size_t k = 0;
+  for (const MathFn& fn : functions())
+    for (DType dt : fn.dtypes) {
+      const std::string graph_name = named[k].second;
+      const FunctionGraph& fg = graphs[k++];
+      INFO(graph_name);
+      const std::vector<Array> inputs = dt == f64 ? inputs_for<double>(fn.arity, rng) : inputs_for<float>(fn.arity, rng);
+      const std::vector<Array> expected = evaluate(fg, inputs);
+      for (bool into : {false, true}) {
+        CallResult r = call_compiled(so.graph(graph_name), inputs, into);
+        REQUIRE_MESSAGE(r.status == KILN_OK, kiln_status_name(r.status) << ": " << r.error);
+        const std::int64_t worst = dt == f64 ? compare<double>(graph_name, inputs, r.outputs[0], expected[0], fn.max_ulp)
+                                             : compare<float>(graph_name, inputs, r.outputs[0], expected[0], fn.max_ulp);
+        if (!into) MESSAGE(graph_name << ": at most " << worst << " ULP from libm");
+      }
+    }
+
+  // With SLEEF (and GCC on x86-64, which reads the SIMD declarations), each function's loop
+  // must call a vector variant: _ZGV<isa>N<lanes>v[v]_<name>[f].
+  const std::string cxx = resolve_compiler(test_build_options());
+  const bool gcc = run_process({cxx, "--version"}).output.find("clang") == std::string::npos;
+#if defined(__x86_64__)
+  if (have_sleef_vector_math() && gcc) {
+    ProcessResult nm = run_process({"nm", "-D", "--undefined-only", built.library_path});
+    REQUIRE(nm.exit_code == 0);
+    std::set<std::string> vector_calls;
+    std::istringstream lines(nm.output);
+    for (std::string line; std::getline(lines, line);) {
+      auto pos = line.find("_ZGV");
+      if (pos == std::string::npos) continue;
+      const std::string sym = line.substr(pos);
+      vector_calls.insert(sym.substr(sym.find('_', 4) + 1));  // the libm name after _ZGVdN4v_
+    }
+    for (const MathFn& fn : functions())
+      for (DType dt : fn.dtypes) {
+        const std::string name = fn.name + (dt == f32 ? "f" : "");
+        CHECK_MESSAGE(vector_calls.count(name), "no vector call of " << name);
+      }
+    ProcessResult dump = run_process({"objdump", "-p", built.library_path});
+    CHECK(dump.output.find("libsleefgnuabi.so") != std::string::npos);
+  } else {
+    MESSAGE("kiln was built without SLEEF or the compiler is not GCC: scalar libm calls, no vector check");
+  }
+#endif
+}
