@@ -11,8 +11,8 @@
 # The sources are compiled by this project's toolchain with its flags into <target> (STATIC or
 # SHARED; by default as BUILD_SHARED_LIBS says). Users of <target> get <prefix>.h on their
 # include path and call the graph through its typed C++ wrapper; OpenMP and OpenBLAS are linked,
-# and SLEEF's libsleefgnuabi when found (x86-64): loops calling exp, log, sin, ... then vectorise
-# with 1-ULP vector functions (KILN_SLEEF_GNUABI; without it, scalar libm calls).
+# and SLEEF's libsleef when found (x86-64): loops calling exp, log, sin, ... then vectorise
+# with 1-ULP vector functions (KILN_SLEEF; without it, scalar libm calls).
 #
 #   NAME     symbol prefix and file name, a C identifier (default: <target> made one).
 #   MARCH    adds -march=<arch> to the generated code only (e.g. x86-64-v3). Without it the
@@ -45,15 +45,14 @@ macro(_kiln_find_dependencies)
         INTERFACE_INCLUDE_DIRECTORIES "${KILN_CBLAS_INCLUDE_DIR}")
     endif()
   endif()
-  # Optional: the vector-ABI names it exports are x86's (templates/cpp/prologue/vector_math.hpp).
-  if(NOT TARGET kiln::sleef_gnuabi AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
-    find_library(KILN_SLEEF_GNUABI_LIBRARY NAMES sleefgnuabi
-                 DOC "SLEEF's vector-ABI math library, linked by kiln-generated code")
-    if(KILN_SLEEF_GNUABI_LIBRARY)
-      add_library(kiln::sleef_gnuabi INTERFACE IMPORTED)
-      set_target_properties(kiln::sleef_gnuabi PROPERTIES
-        INTERFACE_LINK_LIBRARIES "${KILN_SLEEF_GNUABI_LIBRARY}"
-        INTERFACE_COMPILE_DEFINITIONS KILN_SLEEF_GNUABI)
+  # Optional, x86-64 only (templates/cpp/prologue/vector_math.hpp uses x86's vector ABI).
+  if(NOT TARGET kiln::sleef AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+    find_library(KILN_SLEEF_LIBRARY NAMES sleef DOC "SLEEF's vector math library, linked by kiln-generated code")
+    if(KILN_SLEEF_LIBRARY)
+      add_library(kiln::sleef INTERFACE IMPORTED)
+      set_target_properties(kiln::sleef PROPERTIES
+        INTERFACE_LINK_LIBRARIES "${KILN_SLEEF_LIBRARY}"
+        INTERFACE_COMPILE_DEFINITIONS KILN_SLEEF)
     endif()
   endif()
 endmacro()
@@ -123,8 +122,8 @@ function(kiln_add_graph)
   target_include_directories(${arg_TARGET} PUBLIC "$<BUILD_INTERFACE:${out}>")
   target_compile_features(${arg_TARGET} PUBLIC cxx_std_17)
   target_link_libraries(${arg_TARGET} PUBLIC kiln::runtime PRIVATE OpenMP::OpenMP_CXX kiln::openblas)
-  if(TARGET kiln::sleef_gnuabi)
-    target_link_libraries(${arg_TARGET} PRIVATE kiln::sleef_gnuabi)
+  if(TARGET kiln::sleef)
+    target_link_libraries(${arg_TARGET} PRIVATE kiln::sleef)
   endif()
   # Only the <prefix>_* entry points are exported: several graphs link into one program.
   set_target_properties(${arg_TARGET} PROPERTIES

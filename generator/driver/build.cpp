@@ -140,7 +140,7 @@ std::vector<std::string> generated_code_flags(const BuildOptions& options) {
   if (options.fast_math)
     flags.push_back("-ffast-math");
   else if (have_sleef_vector_math())
-    flags.push_back("-DKILN_SLEEF_GNUABI");
+    flags.push_back("-DKILN_SLEEF");
   // "none" (or empty) leaves the compiler's default target: the portable baseline.
   if (!options.march.empty() && options.march != "none") flags.push_back("-march=" + options.march);
 #if defined(__x86_64__)
@@ -154,7 +154,7 @@ std::vector<std::string> generated_code_flags(const BuildOptions& options) {
 }
 
 bool have_sleef_vector_math() {
-#ifdef KILN_SLEEF_GNUABI_DIR
+#ifdef KILN_SLEEF_DIR
   return true;
 #else
   return false;
@@ -164,13 +164,13 @@ bool have_sleef_vector_math() {
 std::vector<std::string> generated_code_libraries(const CppLibrary& lib, const BuildOptions& options) {
   std::vector<std::string> link;
   if (lib.needs_blas) link.push_back("-lopenblas");
-#ifdef KILN_SLEEF_GNUABI_DIR
-  // Ahead of -lm, whose linker script may pull in glibc's libmvec with the same symbol names.
-  // --as-needed: only libraries whose loops call a vector math function depend on SLEEF.
+#ifdef KILN_SLEEF_DIR
+  // SLEEF's functions per instruction set, which vector_math.hpp's _ZGV* variants call.
+  // --as-needed: code the header leaves scalar (clang) does not depend on SLEEF.
   if (!options.fast_math) {
-    const std::string dir = KILN_SLEEF_GNUABI_DIR;
+    const std::string dir = KILN_SLEEF_DIR;
     if (dir.rfind("/usr/lib", 0) != 0 && dir.rfind("/lib", 0) != 0) link.push_back("-L" + dir);
-    link.insert(link.end(), {"-Wl,--push-state,--as-needed", "-lsleefgnuabi", "-Wl,--pop-state"});
+    link.insert(link.end(), {"-Wl,--push-state,--as-needed", "-lsleef", "-Wl,--pop-state"});
   }
 #else
   (void)options;

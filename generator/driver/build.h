@@ -53,7 +53,7 @@ std::string resolve_cache_dir(const BuildOptions& options);
 std::vector<std::string> generated_code_flags(const BuildOptions& options);
 /// Linker flags for a generated library (libm, OpenBLAS when it calls BLAS, SLEEF's vector math).
 std::vector<std::string> generated_code_libraries(const CppLibrary& lib, const BuildOptions& options);
-/// Whether this kiln links generated code with SLEEF's libsleefgnuabi, found when kiln was built:
+/// Whether this kiln links generated code with SLEEF's libsleef, found when kiln was built:
 /// then math calls in vectorised loops run SLEEF's 1-ULP vector functions (vector_math.hpp).
 bool have_sleef_vector_math();
 

@@ -323,7 +323,7 @@ std::string source_file(const std::string& file_name, const std::string& descrip
   std::vector<std::string> includes = {"#include <cmath>", "#include <cstdint>", "#include <cstring>", "#include <limits>"};
   Embedded scalar_math = split_embedded("runtime/include/kiln/runtime/scalar_math.hpp");
   Embedded runtime = split_embedded("templates/cpp/prologue/runtime.hpp");
-  // SIMD declarations of libm functions (a no-op unless built with -DKILN_SLEEF_GNUABI): at file
+  // SIMD declarations of libm functions (a no-op unless built with -DKILN_SLEEF): at file
   // scope, ahead of every use, so that loops calling them vectorise.
   Embedded vector_math = split_embedded("templates/cpp/prologue/vector_math.hpp");
   add_includes(includes, vector_math.includes);

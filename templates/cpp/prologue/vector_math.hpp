@@ -3,16 +3,21 @@
 // GCC vectorises a loop that calls a math function only when the function is declared with
 // a SIMD variant (`simd("notinbranch")`, OpenMP's `declare simd`); glibc declares its libmvec
 // variants only under -ffast-math. Here the functions below are redeclared with that attribute,
-// so the vectoriser calls their vector-ABI variants (_ZGVbN2v_exp, _ZGVdN4v_exp, _ZGVeN8v_exp,
-// _ZGVdN8v_expf, ...), which SLEEF's libsleefgnuabi provides with 1-ULP accuracy (its 3.5-ULP
-// variants carry a _u35 suffix and are not used) and C99 results for NaN, ±inf and ±0.
+// so the vectoriser calls their x86 vector-ABI variants (_ZGVbN2v_exp for SSE2, _ZGVcN4v_exp
+// AVX, _ZGVdN4v_exp AVX2, _ZGVeN8v_exp AVX-512, _ZGVdN8v_expf, ...). Those are defined right
+// here, hidden and weak, as jumps to SLEEF's functions for each instruction set in libsleef
+// (Sleef_expd4_u10avx2, ...): 1-ULP accuracy and C99 results for NaN, ±inf and ±0. They are
+// not taken from SLEEF's libsleefgnuabi, which exports the _ZGV names themselves: a program
+// that also loads glibc's libmvec (anything built with -ffast-math, or linked with -lm against
+// a library needing _ZGV symbols) would bind those names to libmvec's less accurate functions,
+// and the dynamic loader aborts on libsleefgnuabi's own references to them.
 //
 // Placed outside the generated file's anonymous namespace: declarations inside one would not
-// attach the attribute to libm's functions. Active only when the build defines KILN_SLEEF_GNUABI (kiln's driver does when kiln was built
-// with SLEEF, and then links -lsleefgnuabi; kiln_add_graph does the same), with GCC on x86-64
-// (the vector ABI names above are x86's; clang ignores the attribute on declarations), and not
-// under -ffast-math, where glibc's own declarations and libmvec take over. Otherwise the calls
-// are plain scalar libm calls: slower, equally correct.
+// attach the attribute to libm's functions. Active only when the build defines KILN_SLEEF
+// (kiln's driver does when kiln was built with SLEEF, and links -lsleef; kiln_add_graph does
+// the same), with GCC on x86-64 (the vector ABI names are x86's; clang ignores the attribute on
+// declarations), and not under -ffast-math, where glibc's own declarations and libmvec take
+// over. Otherwise the calls are plain scalar libm calls: slower, equally correct.
 //
 // Measured against long double libm over random and special inputs (SLEEF 3.5.1): at most 1.0
 // ULP on the AVX2 and AVX-512 variants; the SSE/AVX variants of float erf/erfc reach 1.8 ULP,
@@ -27,37 +32,69 @@
 
 #include <cmath>
 
-#if defined(KILN_SLEEF_GNUABI) && defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+#if defined(KILN_SLEEF) && defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
     !defined(__FAST_MATH__)
 #define KILN_VECTOR_MATH 1
-// Both precisions of a libm function: fn(double) and fn##f(float), with SIMD variants.
-#define KILN_VM_SIMD_1(fn)                                                               \
-  extern "C" __attribute__((simd("notinbranch"))) double fn(double) noexcept;            \
-  extern "C" __attribute__((simd("notinbranch"))) float fn##f(float) noexcept;
-#define KILN_VM_SIMD_2(fn)                                                               \
-  extern "C" __attribute__((simd("notinbranch"))) double fn(double, double) noexcept;    \
-  extern "C" __attribute__((simd("notinbranch"))) float fn##f(float, float) noexcept;
-KILN_VM_SIMD_1(exp)
-KILN_VM_SIMD_1(exp2)
-KILN_VM_SIMD_1(expm1)
-KILN_VM_SIMD_1(log)
-KILN_VM_SIMD_1(log2)
-KILN_VM_SIMD_1(log10)
-KILN_VM_SIMD_1(log1p)
-KILN_VM_SIMD_1(sin)
-KILN_VM_SIMD_1(cos)
-KILN_VM_SIMD_1(tan)
-KILN_VM_SIMD_1(asin)
-KILN_VM_SIMD_1(acos)
-KILN_VM_SIMD_1(atan)
-KILN_VM_SIMD_1(tanh)
-KILN_VM_SIMD_1(atanh)
-KILN_VM_SIMD_1(erf)
-KILN_VM_SIMD_1(erfc)
-KILN_VM_SIMD_2(pow)
-KILN_VM_SIMD_2(atan2)
-#undef KILN_VM_SIMD_1
-#undef KILN_VM_SIMD_2
+// GCC vectors, passed in xmm/ymm/zmm registers like __m128d/__m256d/__m512d.
+typedef double kiln_vm_d2 __attribute__((vector_size(16)));
+typedef double kiln_vm_d4 __attribute__((vector_size(32)));
+typedef double kiln_vm_d8 __attribute__((vector_size(64)));
+typedef float kiln_vm_f4 __attribute__((vector_size(16)));
+typedef float kiln_vm_f8 __attribute__((vector_size(32)));
+typedef float kiln_vm_f16 __attribute__((vector_size(64)));
+// One vector-ABI variant `name` forwarding to SLEEF's `sleef` (one or two operands of type V).
+#define KILN_VM_WRAP1(name, sleef, V, isa)                                                        \
+  extern "C" __attribute__((target(isa))) V sleef(V);                                             \
+  extern "C" __attribute__((weak, visibility("hidden"), target(isa))) V name(V a) { return sleef(a); }
+#define KILN_VM_WRAP2(name, sleef, V, isa)                                                        \
+  extern "C" __attribute__((target(isa))) V sleef(V, V);                                          \
+  extern "C" __attribute__((weak, visibility("hidden"), target(isa))) V name(V a, V b) { return sleef(a, b); }
+// fn(double) / fn##f(float) with SIMD variants, for each x86 ISA letter; u: SLEEF's accuracy
+// suffix (u10: 1.0 ULP, u15: 1.5 ULP).
+#define KILN_VM_DOUBLE(fn, u, arity, v)                                                           \
+  KILN_VM_WRAP##arity(_ZGVbN2##v##_##fn, Sleef_##fn##d2_##u##sse2, kiln_vm_d2, "sse2")           \
+  KILN_VM_WRAP##arity(_ZGVcN4##v##_##fn, Sleef_##fn##d4_##u##avx, kiln_vm_d4, "avx")             \
+  KILN_VM_WRAP##arity(_ZGVdN4##v##_##fn, Sleef_##fn##d4_##u##avx2, kiln_vm_d4, "avx2,fma")       \
+  KILN_VM_WRAP##arity(_ZGVeN8##v##_##fn, Sleef_##fn##d8_##u##avx512f, kiln_vm_d8, "avx512f")
+#define KILN_VM_FLOAT(fn, u, arity, v)                                                            \
+  KILN_VM_WRAP##arity(_ZGVbN4##v##_##fn##f, Sleef_##fn##f4_##u##sse2, kiln_vm_f4, "sse2")        \
+  KILN_VM_WRAP##arity(_ZGVcN8##v##_##fn##f, Sleef_##fn##f8_##u##avx, kiln_vm_f8, "avx")          \
+  KILN_VM_WRAP##arity(_ZGVdN8##v##_##fn##f, Sleef_##fn##f8_##u##avx2, kiln_vm_f8, "avx2,fma")    \
+  KILN_VM_WRAP##arity(_ZGVeN16##v##_##fn##f, Sleef_##fn##f16_##u##avx512f, kiln_vm_f16, "avx512f")
+#define KILN_VM_1(fn, u)                                                                          \
+  extern "C" __attribute__((simd("notinbranch"))) double fn(double) noexcept;                     \
+  extern "C" __attribute__((simd("notinbranch"))) float fn##f(float) noexcept;                    \
+  KILN_VM_DOUBLE(fn, u, 1, v)                                                                     \
+  KILN_VM_FLOAT(fn, u, 1, v)
+KILN_VM_1(exp, u10)
+KILN_VM_1(exp2, u10)
+KILN_VM_1(expm1, u10)
+KILN_VM_1(log, u10)
+KILN_VM_1(log2, u10)
+KILN_VM_1(log10, u10)
+KILN_VM_1(log1p, u10)
+KILN_VM_1(sin, u10)
+KILN_VM_1(cos, u10)
+KILN_VM_1(tan, u10)
+KILN_VM_1(asin, u10)
+KILN_VM_1(acos, u10)
+KILN_VM_1(atan, u10)
+KILN_VM_1(tanh, u10)
+KILN_VM_1(atanh, u10)
+KILN_VM_1(erf, u10)
+KILN_VM_1(erfc, u15)
+extern "C" __attribute__((simd("notinbranch"))) double atan2(double, double) noexcept;
+extern "C" __attribute__((simd("notinbranch"))) float atan2f(float, float) noexcept;
+KILN_VM_DOUBLE(atan2, u10, 2, vv)
+KILN_VM_FLOAT(atan2, u10, 2, vv)
+// Float only: SLEEF's pow(double) returns inf for results within a few ULP of the largest double.
+extern "C" __attribute__((simd("notinbranch"))) float powf(float, float) noexcept;
+KILN_VM_FLOAT(pow, u10, 2, vv)
+#undef KILN_VM_1
+#undef KILN_VM_DOUBLE
+#undef KILN_VM_FLOAT
+#undef KILN_VM_WRAP1
+#undef KILN_VM_WRAP2
 #else
 #define KILN_VECTOR_MATH 0
 #endif
