@@ -1,10 +1,11 @@
 // canonicalize, shapes and views: DimShuffle chains merged and lifted through Elemwise, shape
 // queries answered from static lengths or from the producing op's infer_shape, Alloc that
-// changes nothing removed, Subtensor lifted through Elemwise (log(1+x)[0] -> log(1+x[0])),
-// reductions of reductions merged.
+// changes nothing removed (alone, or feeding an Elemwise that broadcasts anyway), Subtensor
+// lifted through Elemwise (log(1+x)[0] -> log(1+x[0])), reductions of reductions merged.
 #include <algorithm>
 
 #include "ops/alloc.h"
+#include "ops/array_util.h"
 #include "ops/constant.h"
 #include "ops/dimshuffle.h"
 #include "ops/reduce.h"
@@ -102,6 +103,63 @@ std::optional<VarList> alloc_unneeded(const FunctionGraph&, const Apply& node) {
   return std::nullopt;
 }
 
+// True when `len` (a 0-d int64) is known to equal the run-time length of dimension d of `v`
+// whenever `v` is computed without error: `len` is Shape_i{d}(v) or a constant equal to v's
+// static length there, or v is an Elemwise output whose inputs of that length (which the
+// Elemwise checks agree) include one of length `len`. `depth` bounds the search.
+bool length_proven(const Var& v, int d, const Var& len, int depth) {
+  const std::int64_t fixed = v->shape()[static_cast<std::size_t>(d)];
+  if (len->is_constant()) return fixed != kUnknownLength && scalar_to_int64(len->value()) == fixed;
+  const Apply* q = len->owner();
+  if (q && q->op().name() == "Shape_i" && q->input(0).get() == v.get() &&
+      static_cast<const ShapeI&>(q->op()).i() == d)
+    return true;
+  const Apply* p = v->owner();
+  if (depth == 0 || !elemwise_op(p) || v->type().broadcastable(d)) return false;
+  for (const auto& in : p->inputs()) {
+    const int e = d - (v->ndim() - in->ndim());
+    if (e >= 0 && !in->type().broadcastable(e) && length_proven(in, e, len, depth - 1)) return true;
+  }
+  return false;
+}
+
+// Elemwise(..., Alloc(x, lengths), ...) -> Elemwise(..., x, ...) when every length the Alloc
+// sets is one that another input of the Elemwise is proven to have: the Alloc only broadcast x
+// to the shape the Elemwise broadcasts to anyway (PyTensor's local_elemwise_alloc). This keeps
+// a `1/n` gradient scale from becoming an n-element buffer written and read back. No run-time
+// check is lost: the proof makes the other input's length the Alloc's.
+std::optional<VarList> elemwise_alloc(const FunctionGraph&, const Apply& node) {
+  const Elemwise* ew = elemwise_op(&node);
+  if (!ew || node.num_outputs() != 1) return std::nullopt;
+  VarList args = node.inputs();
+  bool changed = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const Apply* alloc = args[i]->owner();
+    if (!alloc || alloc->op().name() != "Alloc") continue;
+    const Var& value = alloc->input(0);
+    const int n = args[i]->ndim();
+    if (value->dtype() != args[i]->dtype() || value->ndim() > n) continue;
+    bool proven = true;
+    for (int d = 0; d < n && proven; ++d) {
+      if (args[i]->type().broadcastable(d)) continue;  // length 1: nothing to broadcast to
+      const Var& len = alloc->input(static_cast<std::size_t>(d) + 1);
+      proven = false;
+      for (std::size_t j = 0; j < args.size() && !proven; ++j) {
+        const Var& other = node.input(j);
+        const int e = d - (n - other->ndim());
+        proven = j != i && e >= 0 && !other->type().broadcastable(e) && length_proven(other, e, len, 4);
+      }
+    }
+    if (!proven) continue;
+    args[i] = value->ndim() < n ? expand_dims_left(value, n - value->ndim()) : value;
+    changed = true;
+  }
+  if (!changed) return std::nullopt;
+  Var out = elemwise1(ew->scalar_op(), args);
+  if (!(out->type() == node.output_ptr(0)->type())) return std::nullopt;  // a static shape would change
+  return VarList{out};
+}
+
 // Subtensor(Elemwise(a, b), idx) -> Elemwise(a[idx'], b[idx']): an input broadcast along a
 // dimension takes index 0 (integer entries) or the whole dimension (slices) there.
 std::optional<VarList> lift_subtensor(const FunctionGraph& fg, const Apply& node) {
@@ -176,6 +234,7 @@ std::vector<NodeRewrite> canonicalize_shape_rules() {
   rules.push_back(node_rule("shape_i", "Shape_i", shape_i_rewrite));
   rules.push_back(node_rule("shape_static", "Shape", static_shape));
   rules.push_back(node_rule("alloc_unneeded", "Alloc", alloc_unneeded));
+  rules.push_back(node_rule("elemwise_alloc", "Elemwise", elemwise_alloc));
   rules.push_back(node_rule("subtensor_lift", "Subtensor", lift_subtensor));
   for (const char* kind : {"Sum", "Prod", "Max", "Min", "All", "Any"})
     rules.push_back(node_rule(std::string("reduce_of_reduce_") + kind, kind, merge_reductions));

@@ -9,8 +9,10 @@
 #include "api/elementwise.h"
 #include "api/graph_builder.h"
 #include "eval/evaluator.h"
+#include "grad/grad.h"
 #include "fixtures.h"
 #include "io/graph_load.h"
+#include "ops/alloc.h"
 #include "ops/dimshuffle.h"
 #include "ops/dot.h"
 #include "ops/elemwise.h"
@@ -276,4 +278,50 @@ TEST_CASE("fusion: PyTensor's exp(sin(x)) sample is one Composite, one gemv, the
   Apply* out = fg.outputs()[0]->owner();
   REQUIRE(out);
   CHECK(out->op().str() == "Cos");
+}
+
+TEST_CASE("canonicalize: an Alloc that only broadcasts to an Elemwise's shape is dropped") {
+  GraphBuilder g("scaled");
+  auto x = g.input("x", f64, {-1, -1});
+  auto s = g.input("s", f64, {});
+  // The lengths are x's (directly, and through exp(x), whose length the Elemwise checks).
+  g.output(x * alloc(s, IntList{shape_i(x, 0), shape_i(x, 1)}), "a");
+  g.output(exp(x) + alloc(expand_dims_left(s, 1), IntList{shape_i(x, 0), shape_i(x, 1)}), "b");
+  FunctionGraph fg = pipelined(g.build());
+  INFO(dprint(fg));
+  CHECK(count_ops(fg, "Alloc") == 0);
+}
+
+TEST_CASE("canonicalize: an Alloc that sets an Elemwise's shape, or is not proven to match it, stays") {
+  GraphBuilder g("shaping");
+  auto x = g.input("x", f64, {-1});
+  auto s = g.input("s", f64, {});
+  auto n = g.input("n", DType::Int64, {});
+  g.output(x * alloc(s, IntList{n}), "unproven");  // n == len(x) is a run-time check
+  auto row = g.input("row", f64, {1, -1});
+  g.output(row * alloc(s, IntList{shape_i(x, 0), shape_i(row, 1)}), "shaping");  // sets dim 0
+  FunctionGraph fg = g.build();
+  run_pipeline(fg);
+  INFO(dprint(fg));
+  CHECK(count_ops(fg, "Alloc") == 2);
+}
+
+TEST_CASE("logistic-regression gradients: no Alloc of the gradient scales") {
+  GraphBuilder g("logreg");
+  auto X = g.input("X", f64, {-1, -1});
+  auto y = g.input("y", f64, {-1});
+  auto w = g.input("w", f64, {-1});
+  auto b = g.input("b", f64, {});
+  auto z = dot(X, w) + b;
+  auto loss = mean(y * softplus(-z) + (1.0 - y) * softplus(z)) + 0.01 * sum(w * w);
+  VarList grads = grad(loss, VarList{w, b});
+  g.output(loss, "loss");
+  g.output(grads[0], "grad_w");
+  g.output(grads[1], "grad_b");
+  FunctionGraph fg = pipelined(g.build());
+  INFO(dprint(fg));
+  // The 1/n scale of the mean's gradient (and the L2 term's 0.01) enter their loops as
+  // broadcast scalars instead of buffers of n (and len(w)) copies.
+  CHECK(count_ops(fg, "Alloc") == 0);
+  CHECK(count_ops(fg, "Gemv") == 2);
 }
