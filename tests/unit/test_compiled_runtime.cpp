@@ -1,0 +1,196 @@
+// The generated runtime's allocation behaviour: call_into on a small graph allocates nothing
+// (counted by interposing malloc & co. in this test binary), call allocates only its output,
+// large kiln-allocated outputs are 2 MiB aligned (huge pages), and a parallel loop gives the
+// same result with one thread or two.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+#include "api/elementwise.h"
+#include "api/graph_builder.h"
+#include "codegen/cpp/library.h"
+#include "compiled.h"
+#include "ops/dot.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+
+// ---- counting allocator -----------------------------------------------------------------
+// Definitions in the executable take precedence over glibc's for every library, including
+// the generated ones loaded later. They forward to glibc's internal entry points and count
+// only while a test has switched counting on, on its own thread. Sanitizer builds have their
+// own allocator: there the count is unavailable and the test is skipped.
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define KILN_TEST_COUNTS_MALLOC 1
+namespace {
+thread_local bool g_counting = false;
+std::atomic<long> g_allocations{0};
+void counted() {
+  if (g_counting) g_allocations.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* __libc_memalign(size_t, size_t);
+void* malloc(size_t n) {
+  counted();
+  return __libc_malloc(n);
+}
+void* calloc(size_t n, size_t m) {
+  counted();
+  return __libc_calloc(n, m);
+}
+void* realloc(void* p, size_t n) {
+  counted();
+  return __libc_realloc(p, n);
+}
+void* aligned_alloc(size_t a, size_t n) {
+  counted();
+  return __libc_memalign(a, n);
+}
+void* memalign(size_t a, size_t n) {
+  counted();
+  return __libc_memalign(a, n);
+}
+int posix_memalign(void** p, size_t a, size_t n) {
+  counted();
+  *p = __libc_memalign(a, n);
+  return *p || n == 0 ? 0 : 12 /* ENOMEM */;
+}
+}
+#endif
+
+namespace {
+
+struct CountScope {
+  CountScope() {
+#ifdef KILN_TEST_COUNTS_MALLOC
+    g_allocations = 0;
+    g_counting = true;
+#endif
+  }
+  ~CountScope() { stop(); }
+  long stop() {
+#ifdef KILN_TEST_COUNTS_MALLOC
+    g_counting = false;
+    return g_allocations.load();
+#else
+    return -1;
+#endif
+  }
+};
+
+// y = log(1 + x) * 2 + x over a float64 vector (elementwise, a constant) and z = x * dot(x, x)
+// (a BLAS product into a workspace slot, feeding an elementwise node).
+const kiln_graph_info& small_graph() {
+  static Library* so = [] {
+    GraphBuilder g("runtime_probe");
+    auto x = g.input("x", f64, {-1});
+    g.output(log(1 + x) * 2 + x, "y");
+    g.output(x * dot(x, x), "z");
+    FunctionGraph fg = g.build();
+    BuildResult built = build_library(generate_cpp_library(fg), test_build_options());
+    return new Library(built.library_path);
+  }();
+  return so->graph("runtime_probe");
+}
+
+DLTensor vector_tensor(double* data, int64_t* shape) {
+  DLTensor t{};
+  t.data = data;
+  t.device = DLDevice{kDLCPU, 0};
+  t.ndim = 1;
+  t.dtype = DLDataType{kDLFloat, 64, 1};
+  t.shape = shape;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("compiled runtime: call_into on a small graph allocates nothing; call only its output") {
+#ifndef KILN_TEST_COUNTS_MALLOC
+  MESSAGE("allocation counting unavailable in this build (sanitizer or non-glibc)");
+  return;
+#else
+  const kiln_graph_info& info = small_graph();
+  kiln_context* ctx = info.context_create();
+  REQUIRE(ctx);
+  info.context_set_num_threads(ctx, 2);
+  std::vector<double> x = {0.5, 1.5, 2.5}, y(3), z(3);
+  int64_t shape[1] = {3};
+  DLTensor in = vector_tensor(x.data(), shape);
+  DLTensor out[2] = {vector_tensor(y.data(), shape), vector_tensor(z.data(), shape)};
+  REQUIRE(info.call_into(ctx, &in, out) == KILN_OK);  // first call: workspace slots grow
+
+  {
+    CountScope count;
+    for (int i = 0; i < 100; ++i) REQUIRE(info.call_into(ctx, &in, out) == KILN_OK);
+    CHECK(count.stop() == 0);
+  }
+  for (int i = 0; i < 3; ++i) {
+    CHECK(y[i] == doctest::Approx(std::log1p(x[i]) * 2 + x[i]));
+    CHECK(z[i] == doctest::Approx(x[i] * 8.75));
+  }
+
+  {
+    CountScope count;
+    DLManagedTensor* m[2] = {};
+    REQUIRE(info.call(ctx, &in, m) == KILN_OK);
+    const long during = count.stop();
+    CHECK(during == 2);  // per output, its header and data in one block
+    for (int k = 0; k < 2; ++k) {
+      const double* got = static_cast<const double*>(m[k]->dl_tensor.data);
+      CHECK(reinterpret_cast<std::uintptr_t>(got) % 64 == 0);
+      CHECK(got[2] == doctest::Approx(k == 0 ? y[2] : z[2]));
+      m[k]->deleter(m[k]);
+    }
+  }
+
+  {
+    // A failing call writes its message without allocating either.
+    std::vector<float> wrong(3);
+    DLTensor bad = vector_tensor(reinterpret_cast<double*>(wrong.data()), shape);
+    bad.dtype = DLDataType{kDLFloat, 32, 1};
+    CountScope count;
+    CHECK(info.call_into(ctx, &bad, out) == KILN_ERR_INPUT_DTYPE);
+    CHECK(count.stop() == 0);
+  }
+  info.context_destroy(ctx);
+#endif
+}
+
+TEST_CASE("compiled runtime: large outputs are 2 MiB aligned; threaded loops agree with serial ones") {
+  const kiln_graph_info& info = small_graph();
+  const int64_t n = (int64_t{8} << 20) / 8 + 5;  // 8 MiB + 40 bytes: above the huge-page threshold
+  std::vector<double> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = 0.001 * static_cast<double>(i % 1000);
+  int64_t shape[1] = {n};
+  DLTensor in = vector_tensor(x.data(), shape);
+  std::vector<double> serial(static_cast<size_t>(n));
+  for (int threads : {1, 2}) {
+    kiln_context* ctx = info.context_create();
+    info.context_set_num_threads(ctx, threads);
+    DLManagedTensor* outs[2] = {};
+    REQUIRE(info.call(ctx, &in, outs) == KILN_OK);
+    DLManagedTensor* m = outs[0];
+    outs[1]->deleter(outs[1]);
+    const auto* got = static_cast<const double*>(m->dl_tensor.data);
+    CHECK(reinterpret_cast<std::uintptr_t>(got) % (std::uintptr_t{2} << 20) == 0);
+    if (threads == 1) {
+      serial.assign(got, got + n);
+    } else {
+      bool same = true;
+      for (int64_t i = 0; i < n; ++i) same = same && got[i] == serial[static_cast<size_t>(i)];
+      CHECK(same);
+    }
+    CHECK(got[n - 1] == doctest::Approx(std::log1p(x[n - 1]) * 2 + x[n - 1]));
+    m->deleter(m);
+    info.context_destroy(ctx);
+  }
+}
