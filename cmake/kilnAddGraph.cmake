@@ -43,6 +43,14 @@ macro(_kiln_find_dependencies)
       set_target_properties(kiln::openblas PROPERTIES
         INTERFACE_LINK_LIBRARIES "${KILN_OPENBLAS_LIBRARY}"
         INTERFACE_INCLUDE_DIRECTORIES "${KILN_CBLAS_INCLUDE_DIR}")
+      # Debian's OpenMP build of OpenBLAS (libopenblas0-openmp, same soname), when installed, is
+      # found first at run time, as `kiln compile` does: BLAS then shares libgomp's threads with
+      # the generated loops instead of a second pool spinning against them.
+      get_filename_component(_kiln_blas_dir "${KILN_OPENBLAS_LIBRARY}" DIRECTORY)
+      if(EXISTS "${_kiln_blas_dir}/openblas-openmp/libopenblas.so.0")
+        set_property(TARGET kiln::openblas APPEND PROPERTY
+          INTERFACE_LINK_OPTIONS "LINKER:-rpath,${_kiln_blas_dir}/openblas-openmp")
+      endif()
     endif()
   endif()
   # Optional, x86-64 only (templates/cpp/prologue/vector_math.hpp uses x86's vector ABI).

@@ -161,9 +161,31 @@ bool have_sleef_vector_math() {
 #endif
 }
 
+// The folder of Debian's OpenMP build of OpenBLAS (package libopenblas0-openmp), or "" when
+// it is not installed. It has the pthread build's soname, so a run path to it picks it at load
+// time where present and changes nothing elsewhere (a deployed library falls back to the
+// loader's usual search).
+static std::string openblas_openmp_dir() {
+#if defined(__x86_64__)
+  const char* dir = "/usr/lib/x86_64-linux-gnu/openblas-openmp";
+#elif defined(__aarch64__)
+  const char* dir = "/usr/lib/aarch64-linux-gnu/openblas-openmp";
+#else
+  const char* dir = nullptr;
+#endif
+  std::error_code ec;
+  return dir && fs::exists(fs::path(dir) / "libopenblas.so.0", ec) ? dir : "";
+}
+
 std::vector<std::string> generated_code_libraries(const CppLibrary& lib, const BuildOptions& options) {
   std::vector<std::string> link;
-  if (lib.needs_blas) link.push_back("-lopenblas");
+  if (lib.needs_blas) {
+    link.push_back("-lopenblas");
+    // With OpenMP OpenBLAS, BLAS calls run on libgomp's threads like kiln's own loops instead
+    // of a second pool whose idle threads spin against them (and kg::BlasThreads can give
+    // each call the context's thread count without touching process-wide state).
+    if (const std::string dir = openblas_openmp_dir(); !dir.empty()) link.push_back("-Wl,-rpath," + dir);
+  }
 #ifdef KILN_SLEEF_DIR
   // SLEEF's functions per instruction set, which vector_math.hpp's _ZGV* variants call.
   // --as-needed: code the header leaves scalar (clang) does not depend on SLEEF.
