@@ -14,6 +14,7 @@
 #include <new>
 #include <type_traits>
 
+#include <dlfcn.h>     // dlopen (pinning libgomp, below)
 #include <sys/mman.h>  // madvise (transparent huge pages for large buffers)
 
 #include <dlpack/dlpack.h>
@@ -483,6 +484,16 @@ inline int32_t read_length(Ctx* ctx, const Tensor<T, 0>& t, const char* what, in
 
 /// Elements above which loops run on several threads.
 constexpr int64_t kParallelThreshold = 32768;
+
+/// libgomp's pool threads outlive a parallel region (spinning, then sleeping inside libgomp).
+/// When a host dlcloses a generated library that was the only user of libgomp, libgomp is
+/// unmapped under them and the process crashes at exit. Pinning libgomp (no unload) when this
+/// library is loaded avoids that; the library itself can still be unloaded.
+__attribute__((constructor)) inline void pin_libgomp() {
+#ifdef RTLD_NODELETE
+  dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+#endif
+}
 
 /// Whether a loop over `work` elements should fork threads: above kParallelThreshold and with
 /// more than one thread. Even `#pragma omp parallel for if (false)` enters libgomp
