@@ -29,14 +29,62 @@ void write_file(const fs::path& path, const void* data, std::size_t size) {
 void write_file(const fs::path& path, const std::string& text) { write_file(path, text.data(), text.size()); }
 
 // `cxx --version` plus the compiler's resolved path: part of every cache key.
-const std::string& compiler_identity(const std::string& cxx) {
+// The compiler executable `cxx` names (a path, or a name looked up in PATH), symlinks
+// resolved; empty when it cannot be found.
+fs::path compiler_executable(const std::string& cxx) {
+  std::error_code ec;
+  if (cxx.find('/') != std::string::npos) return fs::canonical(cxx, ec);
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  for (std::size_t start = 0; start <= dirs.size();) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    fs::path candidate = fs::path(dirs.substr(start, end - start)) / cxx;
+    if (end > start && access(candidate.c_str(), X_OK) == 0) return fs::canonical(candidate, ec);
+    start = end + 1;
+  }
+  return {};
+}
+
+// What identifies the compiler in cache keys: its `--version` text. Running it costs a process
+// start on every `kiln compile`, a good part of a cache hit, so the text is remembered in the
+// cache folder under the executable's path, size and modification time (an upgrade changes
+// them). Wrappers such as ccache, whose real compiler can change behind them, are asked each time.
+std::string compiler_identity(const std::string& cxx, const fs::path& cache_root) {
   static std::map<std::string, std::string> memo;
   auto it = memo.find(cxx);
   if (it != memo.end()) return it->second;
+  std::error_code ec;
+  fs::path exe = compiler_executable(cxx);
+  fs::path remembered;
+  if (!exe.empty() && exe.filename().string().find("ccache") == std::string::npos) {
+    auto size = fs::file_size(exe, ec);
+    auto mtime = fs::last_write_time(exe, ec).time_since_epoch().count();
+    if (!ec) {
+      Sha256 h;
+      h.update(exe.string()).update("\n").update(std::to_string(size)).update("\n").update(std::to_string(mtime));
+      remembered = cache_root / "compilers" / h.hex_digest();
+      std::ifstream in(remembered, std::ios::binary);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (in && !text.empty()) return memo.emplace(cxx, text).first->second;
+    }
+  }
   ProcessResult r = run_process({cxx, "--version"});
   if (r.exit_code != 0)
     throw CompileFailure("cannot run the C++ compiler \"" + cxx + "\": " + r.output +
                          " (set --cxx or $CXX)");
+  if (!remembered.empty()) {
+    // Written to a temporary name and renamed, so concurrent kiln processes never read half a file.
+    fs::create_directories(remembered.parent_path(), ec);
+    fs::path tmp = remembered;
+    tmp += "." + std::to_string(getpid()) + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::binary);
+      out << r.output;
+    }
+    fs::rename(tmp, remembered, ec);
+    if (ec) fs::remove(tmp, ec);
+  }
   return memo.emplace(cxx, r.output).first->second;
 }
 
@@ -211,7 +259,7 @@ BuildResult build_library(const CppLibrary& lib, const BuildOptions& options, bo
   const std::vector<std::string> link = generated_code_libraries(lib, options);
 
   Sha256 key_hash;
-  key_hash.update("kiln " KILN_VERSION_STRING "\n").update(compiler_identity(cxx)).update(cxx);
+  key_hash.update("kiln " KILN_VERSION_STRING "\n").update(compiler_identity(cxx, resolve_cache_dir(options))).update(cxx);
   for (const auto& f : flags) key_hash.update("\n").update(f);
   for (const auto& f : link) key_hash.update("\n").update(f);
   for (const auto& v : options.march_variants) key_hash.update("\nvariant ").update(v);

@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <filesystem>
+#include <unistd.h>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -193,4 +195,33 @@ TEST_CASE("compiled runtime: large outputs are 2 MiB aligned; threaded loops agr
     m->deleter(m);
     info.context_destroy(ctx);
   }
+}
+
+// The build cache: the same graph built twice is a hit the second time (same key, no compiler
+// run), and the compiler's --version text is remembered in the cache folder so a hit starts no
+// process; a different graph is a miss with another key.
+TEST_CASE("compiled cache: a second build is a hit; the compiler identity is remembered") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kiln-cache-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  BuildOptions options = test_build_options();
+  options.cache_dir = dir.string();
+  auto library_of = [](double c) {
+    GraphBuilder b("cache_probe");
+    Var x = b.input("x", DType::Float64, {-1});
+    b.output(log1p(x) * c, "y");
+    return generate_cpp_library(b.build());
+  };
+  BuildResult first = build_library(library_of(2.0), options);
+  CHECK_FALSE(first.cache_hit);
+  REQUIRE(fs::is_directory(dir / "compilers"));
+  CHECK(std::distance(fs::directory_iterator(dir / "compilers"), fs::directory_iterator{}) == 1);
+  BuildResult again = build_library(library_of(2.0), options);
+  CHECK(again.cache_hit);
+  CHECK(again.key == first.key);
+  CHECK(again.library_path == first.library_path);
+  BuildResult other = build_library(library_of(3.0), options);
+  CHECK_FALSE(other.cache_hit);
+  CHECK(other.key != first.key);
+  fs::remove_all(dir);
 }
