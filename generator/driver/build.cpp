@@ -51,8 +51,9 @@ fs::path compiler_executable(const std::string& cxx) {
 // cache folder under the executable's path, size and modification time (an upgrade changes
 // them). Wrappers such as ccache, whose real compiler can change behind them, are asked each time.
 std::string compiler_identity(const std::string& cxx, const fs::path& cache_root) {
-  static std::map<std::string, std::string> memo;
-  auto it = memo.find(cxx);
+  static std::map<std::string, std::string> memo;  // per compiler and cache folder
+  const std::string memo_key = cxx + "\n" + cache_root.string();
+  auto it = memo.find(memo_key);
   if (it != memo.end()) return it->second;
   std::error_code ec;
   fs::path exe = compiler_executable(cxx);
@@ -66,7 +67,7 @@ std::string compiler_identity(const std::string& cxx, const fs::path& cache_root
       remembered = cache_root / "compilers" / h.hex_digest();
       std::ifstream in(remembered, std::ios::binary);
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (in && !text.empty()) return memo.emplace(cxx, text).first->second;
+      if (in && !text.empty()) return memo.emplace(memo_key, text).first->second;
     }
   }
   ProcessResult r = run_process({cxx, "--version"});
@@ -85,7 +86,7 @@ std::string compiler_identity(const std::string& cxx, const fs::path& cache_root
     fs::rename(tmp, remembered, ec);
     if (ec) fs::remove(tmp, ec);
   }
-  return memo.emplace(cxx, r.output).first->second;
+  return memo.emplace(memo_key, r.output).first->second;
 }
 
 std::string unique_suffix() {
