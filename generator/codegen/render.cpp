@@ -34,4 +34,17 @@ TemplateData string_list(const std::vector<std::string>& items) {
   return list;
 }
 
+std::string render_op_template(const std::string& name, const TemplateData& data) {
+  const std::string text = render_template("templates/cpp/ops/" + name + ".mustache", data);
+  std::string out, line;
+  for (char ch : text) {
+    line += ch;
+    if (ch != '\n') continue;
+    if (line.find_first_not_of(" \n") != std::string::npos) out += line;
+    line.clear();
+  }
+  if (line.find_first_not_of(' ') != std::string::npos) out += line;
+  return out;
+}
+
 }  // namespace kiln

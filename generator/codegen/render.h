@@ -15,6 +15,9 @@ using TemplateData = kainjow::mustache::data;
 /// Throws InternalError for a template that does not parse.
 std::string render_template(const std::string& path, const TemplateData& data);
 
+/// Renders templates/cpp/ops/<name>.mustache without the blank lines its empty sections leave.
+std::string render_op_template(const std::string& name, const TemplateData& data);
+
 /// A TemplateData list from strings, each item {"item": s, "last": bool}.
 TemplateData string_list(const std::vector<std::string>& items);
 

@@ -46,6 +46,21 @@ std::vector<int> reduced_axes_list(const ReduceAxes& axes, int ndim) {
   return all;
 }
 
+bool is_foldable_scalar_op(ScalarOpId id) {
+  switch (id) {
+    case ScalarOpId::Add:
+    case ScalarOpId::Mul:
+    case ScalarOpId::Maximum:
+    case ScalarOpId::Minimum:
+    case ScalarOpId::And:
+    case ScalarOpId::Or:
+    case ScalarOpId::Xor:
+      return true;
+    default:
+      return false;
+  }
+}
+
 namespace {
 
 bool is_reduced(const ReduceAxes& axes, int d) {
@@ -134,21 +149,6 @@ void check_acc_dtype(DType in, DType acc) {
                                 " would lose precision for an input of dtype " +
                                 std::string(dtype_name(in)) + " (use at least " +
                                 std::string(dtype_name(upcast(in, acc))) + ")");
-}
-
-bool is_foldable_scalar_op(ScalarOpId id) {
-  switch (id) {
-    case ScalarOpId::Add:
-    case ScalarOpId::Mul:
-    case ScalarOpId::Maximum:
-    case ScalarOpId::Minimum:
-    case ScalarOpId::And:
-    case ScalarOpId::Or:
-    case ScalarOpId::Xor:
-      return true;
-    default:
-      return false;
-  }
 }
 
 // The accumulating operation of a Composite `acc, x -> acc'`: the op computing its output,

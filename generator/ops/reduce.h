@@ -32,6 +32,8 @@ ReduceAxes normalize_reduce_axes(const std::optional<std::vector<std::int64_t>>&
 
 /// The reduced axes of an input of rank `ndim`, as an explicit list.
 std::vector<int> reduced_axes_list(const ReduceAxes& axes, int ndim);
+/// Scalar ops a CAReduce can fold with (associative binary ops: add, mul, max, min, and, or, xor).
+bool is_foldable_scalar_op(ScalarOpId id);
 
 /// Output and accumulator dtypes of a reduction.
 struct ReduceDTypes {

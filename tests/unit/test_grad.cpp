@@ -424,10 +424,9 @@ TEST_CASE("grad: Lop with a given cotangent, jacobian") {
   CHECK(values_of(out[1]) == std::vector<double>{3, 1, 1, 1, 5, 1, 1, 1, 7});
 }
 
-// The Hessian against finite differences of the (already verified) gradient.
-TEST_CASE("grad: hessians of a few functions") {
-  std::mt19937 rng(7);
-  const std::vector<std::pair<const char*, Fn>> functions = {
+// Scalar functions of a 3-vector whose Hessians are checked (statically sized and not).
+const std::vector<std::pair<const char*, Fn>>& hessian_functions() {
+  static const std::vector<std::pair<const char*, Fn>> functions = {
       {"sum(x^3)", [](const VarList& x) { return sum(x[0] * x[0] * x[0]); }},
       {"sum(exp(x) sin(x))", [](const VarList& x) { return sum(exp(x[0]) * sin(x[0])); }},
       {"logsumexp(A x)", [](const VarList& x) {
@@ -439,6 +438,13 @@ TEST_CASE("grad: hessians of a few functions") {
        }},
       {"prod(x) + max(x)^2", [](const VarList& x) { return prod(x[0]) + sqr(max(x[0])); }},
   };
+  return functions;
+}
+
+// The Hessian against finite differences of the (already verified) gradient.
+TEST_CASE("grad: hessians of a few functions") {
+  std::mt19937 rng(7);
+  const auto& functions = hessian_functions();
   for (const auto& [name, f] : functions) {
     SUBCASE(name) {
       Var x = make_input(TensorType(f64, {3}), "x");
@@ -468,18 +474,7 @@ TEST_CASE("grad: hessians of a few functions") {
 // matrix and must equal the element-by-element one built for the static shape.
 TEST_CASE("grad: jacobian and hessian of run-time-sized expressions") {
   std::mt19937 rng(11);
-  const std::vector<std::pair<const char*, Fn>> functions = {
-      {"sum(x^3)", [](const VarList& x) { return sum(x[0] * x[0] * x[0]); }},
-      {"sum(exp(x) sin(x))", [](const VarList& x) { return sum(exp(x[0]) * sin(x[0])); }},
-      {"logsumexp(A x)", [](const VarList& x) {
-         Var a = make_constant(random_array(f64, {4, 3}, *std::make_unique<std::mt19937>(3), {}));
-         return log(sum(exp(dot(a, x[0]))));
-       }},
-      {"sum(softmax(x) * w)", [](const VarList& x) {
-         return sum(softmax(x[0]) * make_constant(random_array(f64, {3}, *std::make_unique<std::mt19937>(5), {})));
-       }},
-      {"prod(x) + max(x)^2", [](const VarList& x) { return prod(x[0]) + sqr(max(x[0])); }},
-  };
+  const auto& functions = hessian_functions();
   for (const auto& [name, f] : functions) {
     SUBCASE(name) {
       Var xs = make_input(TensorType(f64, {3}), "x");

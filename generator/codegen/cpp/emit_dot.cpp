@@ -23,18 +23,6 @@ std::string str(std::int64_t v) { return std::to_string(v); }
 
 TemplateData new_list() { return TemplateData{TemplateData::type::list}; }
 
-/// Renders templates/cpp/ops/<name>.mustache without the blank lines its empty sections leave.
-std::string render(const std::string& name, const TemplateData& data) {
-  const std::string text = render_template("templates/cpp/ops/" + name + ".mustache", data);
-  std::string out, line;
-  for (char ch : text) {
-    line += ch;
-    if (ch != '\n') continue;
-    if (line.find_first_not_of(" \n") != std::string::npos) out += line;
-    line.clear();
-  }
-  return out + line;
-}
 
 /// How a 1-d operand takes part in a matrix product: as one row (x of vector·matrix, and its
 /// output) or as one column (y of matrix·vector, and its output).
@@ -113,7 +101,7 @@ std::string emit_dot(const NodeEmitContext& c) {
   data.set("omat", out_mat(c, 0, c.out_var(0).ndim(), xr == 2 ? VecAs::Column : VecAs::Row));
   // Dot22Scalar's third input scales the product.
   data.set("alpha", c.node().num_inputs() == 3 ? scalar_of(c, 2) : t + "(1)");
-  return render("dot", data);
+  return render_op_template("dot", data);
 }
 
 std::string emit_batched_dot(const NodeEmitContext& c) {
@@ -145,7 +133,7 @@ std::string emit_batched_dot(const NodeEmitContext& c) {
   data.set("xmat", in_mat(c, 0, 1, 2, VecAs::Row, "off[0]"));
   data.set("ymat", in_mat(c, 1, 1, 2, VecAs::Column, "off[1]"));
   data.set("omat", out_mat(c, 1, 2, VecAs::Row, "off[2]"));
-  return render("dot_batched", data);
+  return render_op_template("dot_batched", data);
 }
 
 std::string emit_blockwise(const NodeEmitContext& c) {
@@ -219,7 +207,7 @@ std::string emit_blockwise(const NodeEmitContext& c) {
   data.set("ymat", in_mat(c, 1, nb, yc, VecAs::Column, "off[1]"));
   data.set("omat", out_mat(c, nb, static_cast<int>(out_names.size()), xc == 2 ? VecAs::Column : VecAs::Row,
                            "off[2]"));
-  return render("dot_batched", data);
+  return render_op_template("dot_batched", data);
 }
 
 std::string emit_gemv(const NodeEmitContext& c) {
@@ -242,7 +230,7 @@ std::string emit_gemv(const NodeEmitContext& c) {
   data.set("xmat", in_mat(c, 2, 0, 2, VecAs::Row));
   data.set("ymat", in_mat(c, 3, 0, 1, VecAs::Column));
   data.set("omat", out_mat(c, 0, 1, VecAs::Column));
-  return render("blas_gemv_gemm", data);
+  return render_op_template("blas_gemv_gemm", data);
 }
 
 std::string emit_gemm(const NodeEmitContext& c) {
@@ -267,7 +255,7 @@ std::string emit_gemm(const NodeEmitContext& c) {
   data.set("xmat", in_mat(c, 2, 0, 2, VecAs::Row));
   data.set("ymat", in_mat(c, 3, 0, 2, VecAs::Column));
   data.set("omat", out_mat(c, 0, 2, VecAs::Row));
-  return render("blas_gemv_gemm", data);
+  return render_op_template("blas_gemv_gemm", data);
 }
 
 std::string emit_ger(const NodeEmitContext& c) {
@@ -282,7 +270,7 @@ std::string emit_ger(const NodeEmitContext& c) {
   data.set("xmat", in_mat(c, 2, 0, 1, VecAs::Column));
   data.set("ymat", in_mat(c, 3, 0, 1, VecAs::Row));
   data.set("omat", out_mat(c, 0, 2, VecAs::Row));
-  return render("blas_ger", data);
+  return render_op_template("blas_ger", data);
 }
 
 }  // namespace kiln

@@ -36,21 +36,6 @@ std::string indented(const std::string& code, const std::string& pad) {
   return out;
 }
 
-bool is_fold_op(ScalarOpId id) {
-  switch (id) {
-    case ScalarOpId::Add:
-    case ScalarOpId::Mul:
-    case ScalarOpId::Maximum:
-    case ScalarOpId::Minimum:
-    case ScalarOpId::And:
-    case ScalarOpId::Or:
-    case ScalarOpId::Xor:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // The value a fold by `id` starts from, as a C++ expression of type A (the accumulator).
 std::string identity_expr(ScalarOpId id, DType acc) {
   switch (id) {
@@ -117,7 +102,7 @@ CompositeFold analyse_composite(const CompositeGraph& g) {
   CompositeFold fold;
   const int out = g.outputs()[0];
   const auto* folding = node_of(uncast(out));
-  if (!folding || !is_fold_op(folding->op.id())) return fold;
+  if (!folding || !is_foldable_scalar_op(folding->op.id())) return fold;
   fold.op = folding->op.id();
   fold.found = true;
   if (folding->inputs.size() != 2) return fold;

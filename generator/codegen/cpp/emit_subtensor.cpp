@@ -42,19 +42,6 @@ std::optional<std::int64_t> constant_index(const NodeEmitContext& c, int i) {
   }
 }
 
-/// Renders an op template and drops the blank lines its sections leave.
-std::string render(const std::string& name, const TemplateData& data) {
-  const std::string text = render_template("templates/cpp/ops/" + name + ".mustache", data);
-  std::string out, line;
-  for (char ch : text) {
-    line += ch;
-    if (ch != '\n') continue;
-    if (line.find_first_not_of(" \n") != std::string::npos) out += line;
-    line.clear();
-  }
-  if (line.find_first_not_of(' ') != std::string::npos) out += line;
-  return out;
-}
 
 std::string int_literal(std::int64_t v) {
   if (v == INT64_MIN) return "INT64_MIN";
@@ -140,7 +127,7 @@ ResolvedIndex resolve_index(const NodeEmitContext& c, const BasicIndex& index, i
     entries.push_back(entry);
   }
   data.set("entries", entries);
-  r.code = render("subtensor_index", data);
+  r.code = render_op_template("subtensor_index", data);
   return r;
 }
 
@@ -175,7 +162,7 @@ std::string emit_subtensor(const NodeEmitContext& c) {
   const std::string offset = r.offset(c.in(0));
   data.set("has_offset", !offset.empty());
   data.set("offset", offset);
-  return render("subtensor", data);
+  return render_op_template("subtensor", data);
 }
 
 std::string emit_inc_subtensor(const NodeEmitContext& c) {
@@ -201,7 +188,7 @@ std::string emit_inc_subtensor(const NodeEmitContext& c) {
   data.set("last", std::to_string(rank > 0 ? rank - 1 : 0));
   data.set("scalar_region", rank == 0);
   data.set("update", update_expr(x.dtype(), y.dtype(), op.set_instead_of_inc()));
-  return render("subtensor_inc", data);
+  return render_op_template("subtensor_inc", data);
 }
 
 std::string emit_advanced_subtensor1(const NodeEmitContext& c) {
@@ -215,7 +202,7 @@ std::string emit_advanced_subtensor1(const NodeEmitContext& c) {
   data.set("inner", std::to_string(rank - 1));
   data.set("inner_or_1", std::to_string(rank > 1 ? rank - 1 : 1));
   data.set("row_size", row_size(c.in(0), rank));
-  return render("subtensor_take", data);
+  return render_op_template("subtensor_take", data);
 }
 
 std::string emit_advanced_inc_subtensor1(const NodeEmitContext& c) {
@@ -262,7 +249,7 @@ std::string emit_advanced_inc_subtensor1(const NodeEmitContext& c) {
     checks.push_back(item);
   }
   data.set("runtime_broadcast", checks);
-  return render("subtensor_inc_take", data);
+  return render_op_template("subtensor_inc_take", data);
 }
 
 }  // namespace kiln
