@@ -56,6 +56,7 @@ void print_stats(const GraphStats& before, const GraphStats& after, const Pipeli
   row("  of run-time size", before.dynamic_intermediates, after.dynamic_intermediates);
   row("workspace buffers (after reuse)", before.slots, after.slots);
   row("bytes of static intermediates", before.static_bytes, after.static_bytes);
+  row("row-block passes (X read once)", before.row_block_passes, after.row_block_passes);
   for (const auto& [pass, st] : report.passes) {
     if (st.applied.empty()) continue;
     std::cout << "  " << pass << ":";

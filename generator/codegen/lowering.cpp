@@ -14,11 +14,32 @@ const LoweredVar& LoweredGraph::var(const Variable* v) const {
 }
 
 LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply&)>& is_view,
-                   int first_slot) {
+                   int first_slot, std::vector<RowBlockGroup> groups) {
   LoweredGraph lg;
   lg.graph = &fg;
-  lg.order = fg.toposort();
+  lg.order = order_with_groups(fg.toposort(), groups);
   lg.first_slot = first_slot;
+  lg.groups = std::move(groups);
+  for (std::size_t g = 0; g < lg.groups.size(); ++g)
+    for (const Apply* node : lg.groups[g].nodes) lg.group_of[node] = static_cast<int>(g);
+  // A group runs as one step: its inputs are read, and its outputs written, anywhere in
+  // [first member, last member]; liveness treats the whole range as that step.
+  const int end = static_cast<int>(lg.order.size());
+  std::vector<int> use_at(static_cast<std::size_t>(end)), alloc_at(static_cast<std::size_t>(end));
+  for (int i = 0; i < end; ++i) use_at[static_cast<std::size_t>(i)] = alloc_at[static_cast<std::size_t>(i)] = i;
+  for (int i = 0; i < end;) {
+    auto g = lg.group_of.find(lg.order[static_cast<std::size_t>(i)]);
+    if (g == lg.group_of.end()) {
+      ++i;
+      continue;
+    }
+    const int first = i, last = first + static_cast<int>(lg.groups[static_cast<std::size_t>(g->second)].nodes.size()) - 1;
+    for (int j = first; j <= last; ++j) {
+      use_at[static_cast<std::size_t>(j)] = last;
+      alloc_at[static_cast<std::size_t>(j)] = first;
+    }
+    i = last + 1;
+  }
   int counter = 0;
   auto declare = [&](const Variable* v) -> LoweredVar& {
     auto [it, fresh] = lg.vars.try_emplace(v);
@@ -52,10 +73,18 @@ LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply
   std::unordered_map<const Variable*, const Variable*> root;
   for (Apply* node : lg.order) {
     for (const auto& in : node->inputs()) note_constant(in.get());
-    const IndexMap destroys = node->op().destroy_map();
+    // Group members never work in place: their outputs are written row by row while other
+    // members still read their inputs.
+    const bool grouped = lg.group_of.count(node) > 0;
+    const IndexMap destroys = grouped ? IndexMap{} : node->op().destroy_map();
     for (int o = 0; o < node->num_outputs(); ++o) {
       const Variable* v = node->output_ptr(o);
       LoweredVar& lv = declare(v);
+      if (grouped && lg.groups[static_cast<std::size_t>(lg.group_of[node])].internal.count(v)) {
+        lv.kind = StorageKind::Fused;
+        root[v] = v;
+        continue;
+      }
       auto d = destroys.find(o);
       const Variable* overwritten = d == destroys.end() ? nullptr : node->input(d->second.at(0)).get();
       if (overwritten && lg.vars.count(overwritten) && lg.vars[overwritten].kind == StorageKind::Workspace &&
@@ -81,15 +110,15 @@ LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply
   for (const auto& out : fg.outputs()) note_constant(out.get());
 
   // Last step at which each storage root is used (graph outputs live to the end).
-  const int end = static_cast<int>(lg.order.size());
   std::unordered_map<const Variable*, int> last_use;
   auto root_of = [&](const Variable* v) { return root.count(v) ? root[v] : v; };
   for (int i = 0; i < end; ++i) {
     Apply* node = lg.order[static_cast<std::size_t>(i)];
-    for (const auto& in : node->inputs()) last_use[root_of(in.get())] = i;
+    const int at = use_at[static_cast<std::size_t>(i)];
+    for (const auto& in : node->inputs()) last_use[root_of(in.get())] = std::max(last_use[root_of(in.get())], at);
     for (int o = 0; o < node->num_outputs(); ++o) {
       const Variable* r = root_of(node->output_ptr(o));
-      last_use[r] = std::max(last_use[r], i);
+      last_use[r] = std::max(last_use[r], at);
     }
   }
   for (const auto& out : fg.outputs()) last_use[root_of(out.get())] = end;
@@ -100,7 +129,7 @@ LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply
   int next_slot = 0;
   for (int i = 0; i < end; ++i) {
     for (auto it = busy.begin(); it != busy.end();) {
-      if (it->first < i) {
+      if (it->first < alloc_at[static_cast<std::size_t>(i)]) {
         free_slots.insert(it->second);
         it = busy.erase(it);
       } else {
@@ -126,6 +155,8 @@ LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply
       busy.emplace_back(last_use[lv.var], slot);
     }
   }
+  // One slot per group for its per-chunk partial results (never shared: it is scratch).
+  for (std::size_t g = 0; g < lg.groups.size(); ++g) lg.group_slots.push_back(first_slot + next_slot++);
   lg.num_slots = next_slot;
 
   for (std::size_t k = 0; k < fg.outputs().size(); ++k) {

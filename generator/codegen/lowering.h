@@ -10,11 +10,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "codegen/row_block_fusion.h"
 #include "ir/fgraph.h"
 
 namespace kiln {
 
-enum class StorageKind { Input, Constant, Workspace, Output, View };
+/// Fused: a row value of a row-block group that nothing outside the group reads (no storage).
+enum class StorageKind { Input, Constant, Workspace, Output, View, Fused };
 
 struct LoweredVar {
   const Variable* var = nullptr;
@@ -41,6 +43,11 @@ struct LoweredGraph {
   std::unordered_map<const Variable*, LoweredVar> vars;
   std::vector<const Variable*> constants;
   std::vector<OutputCopy> copies;
+  /// Row-block groups (codegen/row_block_fusion.h): each runs as one step, at its first
+  /// member's place in `order`, with one workspace slot of its own for partial results.
+  std::vector<RowBlockGroup> groups;
+  std::vector<int> group_slots;
+  std::unordered_map<const Apply*, int> group_of;  ///< member -> index in groups
   int first_slot = 0;
   int num_slots = 0;  ///< slots used: [first_slot, first_slot + num_slots)
 
@@ -49,7 +56,8 @@ struct LoweredGraph {
 
 /// Lowers `fg`. `is_view(node)` says whether the backend implements the node's output 0 as a
 /// view of its input 0 (no storage of its own). Slots are numbered from `first_slot`.
+/// `groups` (from find_row_block_groups) run as single steps.
 LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply&)>& is_view,
-                   int first_slot = 0);
+                   int first_slot = 0, std::vector<RowBlockGroup> groups = {});
 
 }  // namespace kiln

@@ -34,6 +34,19 @@ TemplateData string_list(const std::vector<std::string>& items) {
   return list;
 }
 
+std::string indent_lines(const std::string& text, const std::string& pad) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    out += (line.empty() ? "" : pad) + line + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
 std::string render_op_template(const std::string& name, const TemplateData& data) {
   const std::string text = render_template("templates/cpp/ops/" + name + ".mustache", data);
   std::string out, line;

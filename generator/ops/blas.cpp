@@ -11,6 +11,13 @@
 
 namespace kiln {
 
+bool blas_ignores_initial(const Apply& node) {
+  const Variable& b = *node.input(4);
+  if (!b.is_constant()) return false;
+  const double v = scalar_to_double(b.value());
+  return node.output_ptr(0)->dtype() == DType::Float32 ? static_cast<float>(v) == 0.0f : v == 0.0;
+}
+
 namespace {
 
 // Type checks shared by the BLAS ops; messages name the op, the input's position and its role

@@ -13,6 +13,10 @@
 
 namespace kiln {
 
+/// Whether a Gemv or Gemm node ignores its input 0 (y or z): its b (input 4) is a constant
+/// equal to 0 in the output's dtype, so the initial values are never read.
+bool blas_ignores_initial(const Apply& node);
+
 /// Gemv(y, a, A, x, b) = b*y + a*A@x; y and x are vectors, A a matrix, a and b 0-d.
 class Gemv : public Op {
  public:

@@ -13,6 +13,7 @@
 #include "codegen/cpp/emitters.h"
 #include "ir/error.h"
 #include "ops/array_util.h"
+#include "ops/blas.h"
 #include "ops/blockwise.h"
 
 namespace kiln {
@@ -75,12 +76,6 @@ std::string scalar_of(const NodeEmitContext& c, int i) {
   return "kiln_scalar::convert<" + ctype(c.out_var(0).dtype()) + ">(" + c.in(i) + ".data[0])";
 }
 
-/// Whether 0-d input i is a constant that is 0 in `dtype` (then the product never reads C).
-bool constant_zero(const NodeEmitContext& c, int i, DType dtype) {
-  if (!c.input_is_constant(i)) return false;
-  const double v = scalar_to_double(c.in_var(i).value());
-  return dtype == DType::Float32 ? static_cast<float>(v) == 0.0f : v == 0.0;
-}
 
 }  // namespace
 
@@ -214,7 +209,7 @@ std::string emit_gemv(const NodeEmitContext& c) {
   // Gemv(y, a, A, x, b) = b*y + a*A@x.
   const std::string y = c.in(0), A = c.in(2), x = c.in(3);
   const DType dt = c.out_var(0).dtype();
-  const bool b_zero = constant_zero(c, 4, dt);
+  const bool b_zero = blas_ignores_initial(c.node());
   TemplateData data = c.base_data();
   data.set("ctype", ctype(dt));
   data.set("mismatch", A + ".shape[0] != " + y + ".shape[0] || " + A + ".shape[1] != " + x + ".shape[0]");
@@ -237,7 +232,7 @@ std::string emit_gemm(const NodeEmitContext& c) {
   // Gemm(z, a, x, y, b) = b*z + a*x@y.
   const std::string z = c.in(0), x = c.in(2), y = c.in(3);
   const DType dt = c.out_var(0).dtype();
-  const bool b_zero = constant_zero(c, 4, dt);
+  const bool b_zero = blas_ignores_initial(c.node());
   TemplateData data = c.base_data();
   data.set("ctype", ctype(dt));
   data.set("mismatch", z + ".shape[0] != " + x + ".shape[0] || " + z + ".shape[1] != " + y + ".shape[1] || " + x +

@@ -23,36 +23,6 @@ std::string str(int v) { return std::to_string(v); }
 
 TemplateData new_list() { return TemplateData{TemplateData::type::list}; }
 
-// Each line of `code` prefixed with `pad`.
-std::string indented(const std::string& code, const std::string& pad) {
-  std::string out;
-  std::size_t start = 0;
-  while (start < code.size()) {
-    std::size_t end = code.find('\n', start);
-    if (end == std::string::npos) end = code.size();
-    out += pad + code.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
-  return out;
-}
-
-// The value a fold by `id` starts from, as a C++ expression of type A (the accumulator).
-std::string identity_expr(ScalarOpId id, DType acc) {
-  switch (id) {
-    case ScalarOpId::Mul:
-      return "A(1)";
-    case ScalarOpId::And:
-      if (is_bool(acc)) return "true";
-      return is_float(acc) ? "A(0)" : "static_cast<A>(~A(0))";  // (and of floats is refused)
-    case ScalarOpId::Maximum:
-      return is_float(acc) ? "-std::numeric_limits<A>::infinity()" : "std::numeric_limits<A>::lowest()";
-    case ScalarOpId::Minimum:
-      return is_float(acc) ? "std::numeric_limits<A>::infinity()" : "std::numeric_limits<A>::max()";
-    default:
-      return "A(0)";  // add, or, xor
-  }
-}
-
 // How a Composite `acc, x -> acc'` folds: `op` computes acc' (possibly through casts) from i0
 // (possibly through casts) and a term that does not depend on i0. `splittable` says whether
 // runs folded separately may be joined with `op` in the accumulator dtype and give what the
@@ -122,16 +92,6 @@ CompositeFold analyse_composite(const CompositeGraph& g) {
                        fold.op == ScalarOpId::Or || fold.op == ScalarOpId::Xor;
   fold.splittable = casts == 0 || all_float || (all_int && ring_op);
   return fold;
-}
-
-// Statements ending in `return <expr>;`: scalar op `op` of arguments `args` (of `dtypes`).
-std::string scalar_return(const ScalarOp& op, const std::vector<std::string>& args,
-                          const std::vector<DType>& dtypes, const std::string& before = "") {
-  int counter = 0;
-  ScalarCode code = emit_scalar_code(op, args, dtypes, "t", counter);
-  std::string body = indented(before + code.statements + "return " + code.results[0] + ";", "    ");
-  body.pop_back();  // the template ends the line
-  return body;
 }
 
 // The kept dimensions of an input of rank `ndim` (output dimension i is input dimension d), and
@@ -212,13 +172,13 @@ std::string emit_careduce(const NodeEmitContext& c) {
   } else if (scalar.id() == ScalarOpId::Composite) {
     const CompositeFold fold = analyse_composite(*scalar.composite_graph());
     if (!fold.found) throw InternalError("`" + op.str() + "` has no accumulating operation");
-    data.set("init", identity_expr(fold.op, dt.acc));
+    data.set("init", fold_identity(fold.op, dt.acc));
     data.set("step", scalar_return(scalar, {"a", "x"}, {dt.acc, in}));
     combinable = fold.splittable;
     if (combinable) data.set("combine", scalar_return(ScalarOp(fold.op), {"a", "b"}, acc2));
   } else {
     // Elements are converted to the accumulator dtype first, as perform does.
-    data.set("init", identity_expr(scalar.id(), dt.acc));
+    data.set("init", fold_identity(scalar.id(), dt.acc));
     data.set("step", scalar_return(scalar, {"a", "v"}, acc2, "const A v = kiln_scalar::convert<A>(x);\n"));
     data.set("combine", scalar_return(scalar, {"a", "b"}, acc2));
   }

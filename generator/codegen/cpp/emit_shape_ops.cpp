@@ -8,6 +8,7 @@
 
 #include "codegen/c_names.h"
 #include "codegen/cpp/emitters.h"
+#include "ops/blas.h"
 #include "ops/alloc.h"
 #include "ops/assert.h"
 #include "ops/diag.h"
@@ -119,6 +120,15 @@ std::string emit_alloc_empty(const NodeEmitContext& c) {
   TemplateData data = c.base_data();
   data.set("lengths", length_items(c, 0));
   data.set("ctype", ctype(c.out_var(0).dtype()));
+  // Zero-filling is for readers of the initial values; a Gemv/Gemm whose b is a constant 0
+  // (PyTensor's usual reason for an AllocEmpty) never reads them.
+  bool read = c.graph().clients(&c.out_var(0)).empty();
+  for (const Client& client : c.graph().clients(&c.out_var(0))) {
+    const std::string_view op = client.node ? client.node->op().name() : "";
+    const bool blas = op == "Gemv" || op == "CGemv" || op == "Gemm";
+    read = read || !blas || client.index != 0 || !blas_ignores_initial(*client.node);
+  }
+  data.set("zero_fill", read);
   return render("alloc_empty", data);
 }
 

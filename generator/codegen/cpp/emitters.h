@@ -1,6 +1,8 @@
 // Every emitter of the C++ backend (one codegen/cpp/emit_<family>.cpp per op family).
 #pragma once
 
+#include <functional>
+
 #include "codegen/cpp/backend.h"
 
 namespace kiln {
@@ -44,5 +46,10 @@ std::string emit_blockwise(const NodeEmitContext& c);
 std::string emit_gemv(const NodeEmitContext& c);
 std::string emit_gemm(const NodeEmitContext& c);
 std::string emit_ger(const NodeEmitContext& c);
+
+/// A row-block group (codegen/row_block_fusion.h) as one step (emit_row_block.cpp);
+/// `where(node)` is the C string literal naming a member in error messages.
+std::string emit_row_block(const RowBlockGroup& group, const LoweredGraph& lg, int step,
+                           const std::function<std::string(const Apply&)>& where);
 
 }  // namespace kiln

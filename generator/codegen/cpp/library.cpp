@@ -7,6 +7,7 @@
 
 #include "codegen/c_names.h"
 #include "codegen/cpp/backend.h"
+#include "codegen/cpp/emitters.h"
 #include "codegen/cpp/scalar_code.h"
 #include "codegen/embedded_files.h"
 #include "codegen/lowering.h"
@@ -202,8 +203,31 @@ std::string emit_function(const LoweredGraph& lg, const std::string& fn, const s
   data.set("constants", constants);
 
   TemplateData steps{TemplateData::type::list};
+  const auto where = [&](const Apply& node) {
+    const auto it = std::find(lg.order.begin(), lg.order.end(), &node);
+    return c_string_literal(node_label(node, static_cast<int>(it - lg.order.begin())));
+  };
   for (std::size_t i = 0; i < lg.order.size(); ++i) {
     const Apply& node = *lg.order[i];
+    const auto group = lg.group_of.find(&node);
+    if (group != lg.group_of.end()) {
+      // A row-block group runs as one step at its first member (the product); the others
+      // are part of it.
+      const RowBlockGroup& g = lg.groups[static_cast<std::size_t>(group->second)];
+      if (&node != g.product) continue;
+      std::vector<std::string> members;
+      for (const Apply* m : g.nodes) {
+        const auto pos = std::find(lg.order.begin(), lg.order.end(), m) - lg.order.begin();
+        members.push_back("[" + std::to_string(pos) + "] " + comment_text(m->op().str(), 60));
+      }
+      TemplateData item;
+      item.set("index", std::to_string(i));
+      item.set("comment", "row-block pass over " + lg.var(g.matrix).cname + ": " + join(members, ", "));
+      item.set("where", where(node));
+      item.set("code", indent(emit_row_block(g, lg, static_cast<int>(i), where), "    "));
+      steps.push_back(item);
+      continue;
+    }
     const CppOpEntry& entry = cpp_entry(node.op());
     NodeEmitContext ctx(node, lg, static_cast<int>(i));
     std::string label = node_label(node, static_cast<int>(i));
@@ -274,7 +298,7 @@ struct GraphCode {
 };
 
 GraphCode generate_graph_code(const FunctionGraph& fg, const std::string& name) {
-  LoweredGraph main_lg = lower(fg, is_view_node, 0);
+  LoweredGraph main_lg = lower(fg, is_view_node, 0, find_row_block_groups(fg));
   FunctionGraph shape_fg = build_shape_graph(fg);
   LoweredGraph shape_lg = lower(shape_fg, is_view_node, main_lg.num_slots);
 
@@ -346,8 +370,9 @@ std::string source_file(const std::string& file_name, const std::string& descrip
 
 GraphStats graph_stats(const FunctionGraph& fg) {
   GraphStats st;
-  LoweredGraph lg = lower(fg, is_view_node, 0);
+  LoweredGraph lg = lower(fg, is_view_node, 0, find_row_block_groups(fg));
   st.slots = lg.num_slots;
+  st.row_block_passes = static_cast<int>(lg.groups.size());
   for (Apply* node : lg.order) {
     (is_view_node(*node) ? st.views : st.kernels) += 1;
     const std::string name(node->op().name());

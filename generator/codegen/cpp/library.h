@@ -55,6 +55,7 @@ struct GraphStats {
   int slots = 0;              ///< workspace buffers after sharing by liveness
   std::int64_t static_bytes = 0;  ///< bytes of intermediates whose shapes are static
   int dynamic_intermediates = 0;  ///< intermediates whose size is known only at run time
+  int row_block_passes = 0;   ///< row-block groups (codegen/row_block_fusion.h): one read of X each
 };
 GraphStats graph_stats(const FunctionGraph& fg);
 

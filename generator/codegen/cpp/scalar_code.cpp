@@ -158,4 +158,36 @@ ScalarCode emit_scalar_code(const ScalarOp& op, const std::vector<std::string>& 
   return code;
 }
 
+std::string scalar_return(const ScalarOp& op, const std::vector<std::string>& args,
+                          const std::vector<DType>& dtypes, const std::string& before) {
+  int counter = 0;
+  ScalarCode code = emit_scalar_code(op, args, dtypes, "t", counter);
+  const std::string text = before + code.statements + "return " + code.results[0] + ";";
+  std::string body;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    body += (body.empty() ? "    " : "\n    ") + text.substr(start, end - start);
+    start = end + 1;
+  }
+  return body;
+}
+
+std::string fold_identity(ScalarOpId id, DType acc) {
+  switch (id) {
+    case ScalarOpId::Mul:
+      return "A(1)";
+    case ScalarOpId::And:
+      if (is_bool(acc)) return "true";
+      return is_float(acc) ? "A(0)" : "static_cast<A>(~A(0))";  // (and of floats is refused)
+    case ScalarOpId::Maximum:
+      return is_float(acc) ? "-std::numeric_limits<A>::infinity()" : "std::numeric_limits<A>::lowest()";
+    case ScalarOpId::Minimum:
+      return is_float(acc) ? "std::numeric_limits<A>::infinity()" : "std::numeric_limits<A>::max()";
+    default:
+      return "A(0)";  // add, or, xor
+  }
+}
+
 }  // namespace kiln

@@ -23,6 +23,14 @@ ScalarCode emit_scalar_code(const ScalarOp& op, const std::vector<std::string>& 
                             const std::vector<DType>& arg_dtypes, const std::string& prefix,
                             int& counter);
 
+/// Statements ending in `return <expr>;` (each line indented by four spaces, no final newline):
+/// `op` of `args` (of `dtypes`) after the statements `before` — the body of a fold lambda.
+std::string scalar_return(const ScalarOp& op, const std::vector<std::string>& args,
+                          const std::vector<DType>& dtypes, const std::string& before = "");
+
+/// The value a fold by `id` starts from, as a C++ expression of type A (the accumulator).
+std::string fold_identity(ScalarOpId id, DType acc);
+
 /// A C++ literal for a 0-d value of any dtype (exact: hex floats, explicit casts).
 std::string scalar_literal(const Array& value0d);
 

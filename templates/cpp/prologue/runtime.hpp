@@ -526,6 +526,28 @@ inline void parallel_for(const Ctx* ctx, int64_t n, int64_t work, F&& f) {
   }
 }
 
+// ---- row-block groups (codegen/row_block_fusion.h, emit_row_block.cpp) ----
+
+/// Rows per block of a fused row-block pass: at most 8192 elements of X, so a block stays in
+/// L1/L2 between its two uses and OpenBLAS never threads a block's gemv (it does from 9216
+/// elements); between 8 and kRowBlockMax rows.
+constexpr int64_t kRowBlockMax = 512;
+inline int64_t row_block_rows(int64_t k) {
+  const int64_t rows = 8192 / (k > 0 ? k : 1);
+  return rows < 8 ? 8 : rows > kRowBlockMax ? kRowBlockMax : rows;
+}
+
+/// Chunks of rows a fused row-block pass is cut into: at most 64, at least 1024 rows each,
+/// and at most 2^21 partial values (`per_chunk` each) in all. From the shape alone, so the
+/// result of a call never depends on its thread count.
+inline int64_t row_chunks(int64_t n, int64_t per_chunk) {
+  int64_t chunks = (n + 1023) / 1024;
+  if (chunks > 64) chunks = 64;
+  const int64_t room = (int64_t{1} << 21) / (per_chunk > 0 ? per_chunk : 1);
+  if (chunks > room) chunks = room;
+  return chunks < 1 ? 1 : chunks;
+}
+
 // ---- rows and column blocks of a tensor (reductions, argmax, scans, softmax:
 // emit_reduce.cpp, emit_cumulative.cpp, emit_softmax.cpp) ----
 
