@@ -207,6 +207,7 @@ TEST_CASE("compiled row-block: several products, kept row values, other reductio
   g.output(z, "z");                              // a row value kept as a graph output
   g.output(dot(transpose(X), r1) + g0, "xt_r1");  // Gemv with an initial value
   g.output(dot(transpose(X), r2), "xt_r2");
+  g.output(dot(transpose(X), z), "xt_z");        // z itself, scaled and shifted, as the vector
   g.output(max(r1), "max_r1");
   g.output(min(r2), "min_r2");
   g.output(sum(gt(z, 0)), "positive");           // an int64 sum of a bool row value
@@ -215,7 +216,7 @@ TEST_CASE("compiled row-block: several products, kept row values, other reductio
   run_pipeline(fg);
   const auto groups = find_row_block_groups(fg);
   REQUIRE(groups.size() == 1);
-  CHECK(groups[0].transposed_products.size() == 2);
+  CHECK(groups[0].transposed_products.size() == 3);
   CHECK(groups[0].reductions.size() == 3);
 
   BuildResult built = compile_graphs({&fg}, "row_block_mix");

@@ -8,21 +8,6 @@
 
 namespace kiln {
 
-namespace {
-std::string indent(const std::string& text, const std::string& pad) {
-  std::string out, line;
-  for (char ch : text) {
-    line += ch;
-    if (ch == '\n') {
-      out += pad + line;
-      line.clear();
-    }
-  }
-  if (!line.empty()) out += pad + line + "\n";
-  return out;
-}
-}  // namespace
-
 std::string emit_elemwise(const NodeEmitContext& c) {
   const auto& op = static_cast<const Elemwise&>(c.node().op());
   const Apply& node = c.node();
@@ -99,7 +84,7 @@ std::string emit_elemwise(const NodeEmitContext& c) {
 
   int counter = 0;
   ScalarCode code = emit_scalar_code(op.scalar_op(), args, arg_dtypes, "t", counter);
-  data.set("body", indent(code.statements, "      "));
+  data.set("body", indent_lines(code.statements, "      "));
 
   TemplateData outputs{TemplateData::type::list}, extra{TemplateData::type::list};
   for (int k = 0; k < node.num_outputs(); ++k) {

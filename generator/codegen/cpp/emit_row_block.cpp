@@ -147,7 +147,7 @@ std::string emit_row_block(const RowBlockGroup& g, const LoweredGraph& lg, int s
   std::string buffers_fill, buffers_decl;
   for (const auto& [i, bdt] : buffered) {
     buffers_decl += "alignas(64) " + ctype(bdt) + " b" + str(i) + "[kg::kRowBlockMax];\n";
-    if (i != 0) buffers_fill += "b" + str(i) + "[i] = r" + str(i) + ";\n";
+    buffers_fill += "b" + str(i) + "[i] = r" + str(i) + ";\n";  // b0 held X_blk v: now z
   }
 
   // Transposed products g = a' Xᵀ r + b' g0: each chunk adds its rows' X_iᵀ r_i into k

@@ -9,6 +9,7 @@
 #include "codegen/cpp/backend.h"
 #include "codegen/cpp/emitters.h"
 #include "codegen/cpp/scalar_code.h"
+#include "codegen/cpp/vector_math_select.h"
 #include "codegen/embedded_files.h"
 #include "codegen/lowering.h"
 #include "codegen/render.h"
@@ -52,18 +53,6 @@ void add_includes(std::vector<std::string>& all, const std::vector<std::string>&
     if (std::find(all.begin(), all.end(), inc) == all.end()) all.push_back(inc);
 }
 
-std::string indent(const std::string& text, const std::string& pad) {
-  std::string out, line;
-  for (char ch : text) {
-    line += ch;
-    if (ch == '\n') {
-      out += (line == "\n" ? "" : pad) + line;
-      line.clear();
-    }
-  }
-  if (!line.empty()) out += pad + line + "\n";
-  return out;
-}
 
 std::string element_literal(const Array& a, std::int64_t i) {
   Array one = Array::view_of(a.storage(), static_cast<char*>(a.data()) + i * static_cast<std::int64_t>(a.itemsize()),
@@ -224,7 +213,7 @@ std::string emit_function(const LoweredGraph& lg, const std::string& fn, const s
       item.set("index", std::to_string(i));
       item.set("comment", "row-block pass over " + lg.var(g.matrix).cname + ": " + join(members, ", "));
       item.set("where", where(node));
-      item.set("code", indent(emit_row_block(g, lg, static_cast<int>(i), where), "    "));
+      item.set("code", indent_lines(emit_row_block(g, lg, static_cast<int>(i), where), "    "));
       steps.push_back(item);
       continue;
     }
@@ -237,7 +226,7 @@ std::string emit_function(const LoweredGraph& lg, const std::string& fn, const s
     item.set("index", std::to_string(i));
     item.set("comment", comment_text(node.op().str(), 100) + " -> " + join(outs, ", "));
     item.set("where", c_string_literal(label));
-    item.set("code", indent(entry.emit(ctx), "    "));
+    item.set("code", indent_lines(entry.emit(ctx), "    "));
     steps.push_back(item);
   }
   data.set("steps", steps);
@@ -361,7 +350,9 @@ std::string source_file(const std::string& file_name, const std::string& descrip
   src.set("includes", string_list(includes));
   src.set("abi_header", std::string(embedded_file("runtime/include/kiln/kiln.h")));
   src.set("prologue", scalar_math.body + "\n" + runtime.body);
-  src.set("vector_math", vector_math.body);
+  // Only the SIMD declarations of the libm functions the graphs call (and the prologue's
+  // kiln_scalar functions they use call).
+  src.set("vector_math", select_vector_math(vector_math.body, called_math_functions(graph_impls)));
   src.set("graphs", string_list(graph_impls));
   return render_template("templates/cpp/graph.cpp.mustache", src);
 }

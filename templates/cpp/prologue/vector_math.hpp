@@ -12,6 +12,9 @@
 // a library needing _ZGV symbols) would bind those names to libmvec's less accurate functions,
 // and the dynamic loader aborts on libsleefgnuabi's own references to them.
 //
+// Generated code keeps only the KILN_VM_1/KILN_VM_2 lines of the functions it calls (see
+// codegen/cpp/vector_math_select.cpp): each line defines eight wrappers, and compile time adds up.
+//
 // Placed outside the generated file's anonymous namespace: declarations inside one would not
 // attach the attribute to libm's functions. Active only when the build defines KILN_SLEEF
 // (kiln's driver does when kiln was built with SLEEF, and links -lsleef; kiln_add_graph does
@@ -31,6 +34,9 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #if defined(KILN_SLEEF) && defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
     !defined(__FAST_MATH__)
@@ -83,14 +89,20 @@ KILN_VM_1(tanh, u10)
 KILN_VM_1(atanh, u10)
 KILN_VM_1(erf, u10)
 KILN_VM_1(erfc, u15)
-extern "C" __attribute__((simd("notinbranch"))) double atan2(double, double) noexcept;
-extern "C" __attribute__((simd("notinbranch"))) float atan2f(float, float) noexcept;
-KILN_VM_DOUBLE(atan2, u10, 2, vv)
-KILN_VM_FLOAT(atan2, u10, 2, vv)
+#define KILN_VM_2(fn, u)                                                                          \
+  extern "C" __attribute__((simd("notinbranch"))) double fn(double, double) noexcept;             \
+  extern "C" __attribute__((simd("notinbranch"))) float fn##f(float, float) noexcept;             \
+  KILN_VM_DOUBLE(fn, u, 2, vv)                                                                    \
+  KILN_VM_FLOAT(fn, u, 2, vv)
+#define KILN_VM_2_FLOAT_ONLY(fn, u)                                                               \
+  extern "C" __attribute__((simd("notinbranch"))) float fn##f(float, float) noexcept;             \
+  KILN_VM_FLOAT(fn, u, 2, vv)
+KILN_VM_2(atan2, u10)
 // Float only: SLEEF's pow(double) returns inf for results within a few ULP of the largest double.
-extern "C" __attribute__((simd("notinbranch"))) float powf(float, float) noexcept;
-KILN_VM_FLOAT(pow, u10, 2, vv)
+KILN_VM_2_FLOAT_ONLY(pow, u10)
 #undef KILN_VM_1
+#undef KILN_VM_2
+#undef KILN_VM_2_FLOAT_ONLY
 #undef KILN_VM_DOUBLE
 #undef KILN_VM_FLOAT
 #undef KILN_VM_WRAP1
@@ -108,15 +120,27 @@ namespace {  // internal linkage: libraries from other kiln versions may link in
 template <class T>
 inline T log1p(T x) {
 #if KILN_VECTOR_MATH
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
   T threshold, scale, log_of_scale;  // log_of_scale = -log(scale)
   if constexpr (sizeof(T) == 4) {
     threshold = 1e37f, scale = 0x1p-32f, log_of_scale = 22.18070977791824990137f;  // 32·ln2
   } else {
     threshold = 1e300, scale = 0x1p-64, log_of_scale = 44.36141955583649980275;  // 64·ln2
   }
-  const bool big = x > threshold;
-  const T y = std::log1p(big ? x * scale : x);
-  return big ? y + log_of_scale : y;
+  // The factor (scale or 1) and the correction (log_of_scale or -0) are picked with bit masks,
+  // not ?: — GCC threads two tests of `big` into two paths with a log1p call each (two vector
+  // calls per element). x * 1 and y + -0 are exact (NaN, ±0 and ±inf included).
+  const U mask = U(0) - static_cast<U>(x > threshold);
+  const auto pick = [mask](T if_big, T otherwise) {
+    U a, b;
+    std::memcpy(&a, &if_big, sizeof a);
+    std::memcpy(&b, &otherwise, sizeof b);
+    const U bits = (a & mask) | (b & ~mask);
+    T r;
+    std::memcpy(&r, &bits, sizeof r);
+    return r;
+  };
+  return std::log1p(x * pick(scale, T(1))) + pick(log_of_scale, T(-0.0));
 #else
   return std::log1p(x);
 #endif
