@@ -95,6 +95,24 @@ RowBlockGroup grow_group(Apply* root, const std::vector<Apply*>& order, std::siz
 
 }  // namespace
 
+bool runs_as_steps(const std::vector<Apply*>& order, const std::vector<RowBlockGroup>& groups) {
+  std::unordered_map<const Apply*, std::size_t> pos;
+  for (std::size_t i = 0; i < order.size(); ++i) pos[order[i]] = i;
+  for (const RowBlockGroup& g : groups) {
+    std::size_t first = order.size(), last = 0;
+    for (const Apply* node : g.nodes) {
+      first = std::min(first, pos.at(node));
+      last = std::max(last, pos.at(node));
+    }
+    if (last - first + 1 != g.nodes.size()) return false;
+    // The step runs at `first`: every member's inputs from outside the group come before it.
+    for (const Apply* node : g.nodes)
+      for (const auto& in : node->inputs())
+        if (in->owner() && !g.contains(in->owner()) && pos.at(in->owner()) >= first) return false;
+  }
+  return true;
+}
+
 bool RowBlockGroup::contains(const Apply* node) const {
   return std::find(nodes.begin(), nodes.end(), node) != nodes.end();
 }
@@ -117,6 +135,9 @@ std::vector<RowBlockGroup> find_row_block_groups(const FunctionGraph& fg) {
     for (Apply* member : g.nodes) taken.insert(member);
     groups.push_back(std::move(g));
   }
+  // Each group alone contracts to one step; together, moving one group's members next to each
+  // other could separate another's. Keep the groups that still form valid single steps.
+  while (!groups.empty() && !runs_as_steps(order_with_groups(order, groups), groups)) groups.pop_back();
   return groups;
 }
 

@@ -39,6 +39,10 @@ struct RowBlockGroup {
 /// each contractible to one step (no path leaves a group and comes back into it).
 std::vector<RowBlockGroup> find_row_block_groups(const FunctionGraph& fg);
 
+/// Whether, in `order`, each group's members are consecutive and everything they read from
+/// outside the group comes before the first of them.
+bool runs_as_steps(const std::vector<Apply*>& order, const std::vector<RowBlockGroup>& groups);
+
 /// `order` (a toposort) with each group's members moved together: nodes between a group's
 /// first and last member that depend on the group move after it, in their order.
 std::vector<Apply*> order_with_groups(const std::vector<Apply*>& order, const std::vector<RowBlockGroup>& groups);

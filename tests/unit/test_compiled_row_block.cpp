@@ -250,3 +250,31 @@ TEST_CASE("compiled row-block: several products, kept row values, other reductio
     CHECK(r2.error.find("node [") != std::string::npos);
   }
 }
+
+TEST_CASE("compiled row-block: two groups, one reading the other's reduction") {
+  GraphBuilder g("row_block_two");
+  auto X1 = g.input("X1", f64, {-1, -1});
+  auto X2 = g.input("X2", f64, {-1, -1});
+  auto v1 = g.input("v1", f64, {-1});
+  auto v2 = g.input("v2", f64, {-1});
+  auto z1 = dot(X1, v1);  // the first product in the graph's order
+  auto t2 = tanh(dot(X2, v2));
+  auto s2 = sum(t2);
+  g.output(dot(transpose(X2), t2), "g2");
+  g.output(dot(transpose(X1), z1 * s2), "g1");  // reads group 2's reduction: after it
+  FunctionGraph fg = g.build();
+  run_pipeline(fg);
+  const auto groups = find_row_block_groups(fg);
+  CHECK(groups.size() == 2);  // group 2 moves ahead of group 1's first member
+  CHECK(runs_as_steps(order_with_groups(fg.toposort(), groups), groups));
+
+  BuildResult built = compile_graphs({&fg}, "row_block_two");
+  Library so(built.library_path);
+  std::mt19937 rng(13);
+  for (const auto& [n, k] : std::vector<std::pair<std::int64_t, std::int64_t>>{{3, 2}, {3000, 5}}) {
+    INFO("X " << n << "x" << k);
+    check_against_perform(fg, so.graph("g0"),
+                          {random_array(f64, {n, k}, rng), random_array(f64, {n + 1, k + 1}, rng),
+                           random_array(f64, {k}, rng), random_array(f64, {k + 1}, rng)});
+  }
+}
