@@ -530,10 +530,15 @@ inline void parallel_for(const Ctx* ctx, int64_t n, int64_t work, F&& f) {
 
 /// Rows per block of a fused row-block pass: at most 8192 elements of X, so a block stays in
 /// L1/L2 between its two uses and OpenBLAS never threads a block's gemv (it does from 9216
-/// elements); between 8 and kRowBlockMax rows.
+/// elements); and, where that leaves at least 64 rows, few enough that OpenBLAS's gemv keeps
+/// its m + n + 16 element work buffer on the stack (MAX_STACK_ALLOC, 2048 bytes in Debian's
+/// build) instead of taking it from its locked memory pool on every call, which threads running
+/// blocks at the same time contend for. Between 8 and kRowBlockMax rows.
 constexpr int64_t kRowBlockMax = 512;
-inline int64_t row_block_rows(int64_t k) {
-  const int64_t rows = 8192 / (k > 0 ? k : 1);
+inline int64_t row_block_rows(int64_t k, size_t itemsize) {
+  int64_t rows = 8192 / (k > 0 ? k : 1);
+  const int64_t stack_rows = static_cast<int64_t>(2048 / itemsize) - k - 24;
+  if (stack_rows >= 64 && stack_rows < rows) rows = stack_rows;
   return rows < 8 ? 8 : rows > kRowBlockMax ? kRowBlockMax : rows;
 }
 
