@@ -851,6 +851,12 @@ inline bool blas_output_vector(T* data, int64_t n, int64_t stride, T*& ptr, int&
   return true;
 }
 
+/// The transpose of a matrix view (no copy).
+template <typename T>
+inline Mat<T> transposed(const Mat<T>& a) {
+  return Mat<T>{a.data, a.cols, a.rows, a.cs, a.rs};
+}
+
 /// The BLAS part of product(): dot for 1×1 outputs, gemv for one row or column, else gemm.
 /// Lengths are nonzero and fit an int. `done` is false when c's layout does not suit BLAS.
 template <typename T, typename X, typename Y>
@@ -878,17 +884,8 @@ inline int32_t blas_product(Ctx* ctx, T alpha, const Mat<const X>& x, const Mat<
     const bool stored_t = a.trans == CblasTrans;  // BLAS holds x as a k×m array
     blas_gemv(a.trans, stored_t ? ki : mi, stored_t ? mi : ki, alpha, a.data, a.ld, yv.data, yv.inc, beta, cp, inc);
   } else if (m == 1) {
-    // One row: c^T = alpha * y^T @ x[0, :]^T + beta * c^T.
-    T* cp;
-    int inc;
-    if (!blas_output_vector(c.data, n, c.cs, cp, inc)) return KILN_OK;
-    BlasMatrix<T> b;
-    BlasVector<T> xv;
-    KILN_TRY(blas_matrix<T>(ctx, y, s.y, b));
-    KILN_TRY(blas_vector<T>(ctx, x.data, k, x.cs, s.x, xv));
-    const bool stored_t = b.trans == CblasTrans;  // BLAS holds y as an n×k array: y^T as is
-    blas_gemv(stored_t ? CblasNoTrans : CblasTrans, stored_t ? ni : ki, stored_t ? ki : ni, alpha, b.data, b.ld,
-              xv.data, xv.inc, beta, cp, inc);
+    // One row: c^T = alpha * y^T @ x^T + beta * c^T, the one-column case.
+    return blas_product(ctx, alpha, transposed(y), transposed(x), beta, transposed(c), s, done);
   } else {
     if (c.cs != 1 || c.rs < n || c.rs > INT_MAX) return KILN_OK;
     BlasMatrix<T> a, b;
