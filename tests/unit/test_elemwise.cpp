@@ -547,6 +547,40 @@ TEST_CASE("kiln's own scalar definitions") {
   CHECK(ks::sigmoid(-800.0) == 0.0);
 }
 
+TEST_CASE("branch-free sigmoid and softplus across PyTensor's switch points and the extremes") {
+  namespace ks = kiln_scalar;
+  // Within 2 ULP of a long double evaluation, around where PyTensor's piecewise softplus
+  // switches form (x < -37: exp(x); x > 33.3: x) and out to where the results over- or
+  // underflow; NaN stays NaN, ±inf give the limits.
+  // |got - want| in units of the last place of want, rounded to got's type.
+  const auto ulps = [](auto got, long double want) {
+    using T = decltype(got);
+    const T w = static_cast<T>(want);
+    if (got == w) return 0.0;
+    const T inf = std::numeric_limits<T>::infinity();
+    return static_cast<double>(std::fabs(got - w) / (std::nextafter(std::fabs(w), inf) - std::fabs(w)));
+  };
+  for (double x : {-800.0, -745.0, -700.0, -100.0, -37.5, -37.0, -36.5, -20.0, -1.0, -1e-300, 0.0, 1e-300, 1.0,
+                   20.0, 33.0, 33.3, 33.5, 40.0, 100.0, 700.0, 710.0, 1e300}) {
+    INFO("x = " << x);
+    const long double lx = x;
+    const long double sig = 1.0L / (1.0L + std::exp(-lx));
+    const long double sp = lx > 0 ? lx + std::log1p(std::exp(-lx)) : std::log1p(std::exp(lx));
+    CHECK(ulps(ks::sigmoid(x), sig) <= 2);
+    CHECK(ulps(ks::softplus(x), sp) <= 2);
+    if (std::fabs(x) < 1e38) {
+      CHECK(ulps(ks::sigmoid(static_cast<float>(x)), sig) <= 2);
+      CHECK(ulps(ks::softplus(static_cast<float>(x)), sp) <= 2);
+    }
+  }
+  CHECK(std::isnan(ks::sigmoid(std::nan(""))));
+  CHECK(std::isnan(ks::softplus(std::nan(""))));
+  CHECK(ks::sigmoid(kInf) == 1.0);
+  CHECK(ks::sigmoid(-kInf) == 0.0);
+  CHECK(ks::softplus(kInf) == kInf);
+  CHECK(ks::softplus(-kInf) == 0.0);
+}
+
 TEST_CASE("C++ operators build Elemwise nodes with PyTensor's literal autocasting") {
   GraphBuilder g("ops");
   Var x = g.input("x", f32, {-1});
