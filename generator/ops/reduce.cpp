@@ -319,6 +319,11 @@ CAReduce::CAReduce(ReduceKind kind, ScalarOp scalar_op, ReduceAxes axis, std::op
 
 std::string_view CAReduce::name() const { return kind_name(kind_); }
 
+std::string CAReduce::empty_axis_message(int axis) const {
+  return std::string(name()) + ": cannot reduce over axis " + std::to_string(axis) + ", which has length 0 (" +
+         scalar_op_.str() + " has no identity)";
+}
+
 ReduceDTypes CAReduce::dtypes_for(DType in) const {
   switch (kind_) {
     case ReduceKind::Sum:
@@ -404,9 +409,7 @@ void CAReduce::perform(const Apply&, const std::vector<Array>& inputs,
     } else {
       len *= n;
       if (n == 0 && (kind_ == ReduceKind::Max || kind_ == ReduceKind::Min))
-        throw RuntimeFailure(std::string(name()) + ": cannot reduce over axis " +
-                             std::to_string(d) + ", which has length 0 (" + scalar_op_.str() +
-                             " has no identity)");
+        throw RuntimeFailure(empty_axis_message(d));
     }
   }
   Array moved = move_axes_last(x, axes);

@@ -62,6 +62,8 @@ class CAReduce : public Op {
   /// input or the props are refused (precision-losing acc_dtype, `and` of floats, a Composite
   /// whose types do not fit).
   ReduceDTypes dtypes_for(DType input) const;
+  /// The error for a Max or Min over `axis` of length 0 (the evaluator's and generated code's).
+  std::string empty_axis_message(int axis) const;
 
   std::string_view name() const override;
   Json props() const override;

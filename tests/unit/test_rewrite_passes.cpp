@@ -79,12 +79,6 @@ int count_composites(const FunctionGraph& fg) {
   return n;
 }
 
-std::string ops_of(const FunctionGraph& fg) {
-  std::string s;
-  for (Apply* n : fg.toposort()) s += (s.empty() ? "" : " ") + std::string(n->op().name());
-  return s;
-}
-
 }  // namespace
 
 TEST_CASE("fusion: an elementwise chain with broadcasting is one Composite") {

@@ -153,9 +153,7 @@ std::string emit_careduce(const NodeEmitContext& c) {
   data.set("O", ctype(dt.out));
 
   if (op.kind() == ReduceKind::Max || op.kind() == ReduceKind::Min) {
-    const std::string prefix = std::string(op.name()) + ": cannot reduce over axis ";
-    const std::string suffix = ", which has length 0 (" + op.scalar_op().str() + " has no identity)";
-    data.set("empty_checks", empty_checks(reduced, [&](int d) { return prefix + str(d) + suffix; }));
+    data.set("empty_checks", empty_checks(reduced, [&](int d) { return op.empty_axis_message(d); }));
   }
 
   const ScalarOp& scalar = op.scalar_op();

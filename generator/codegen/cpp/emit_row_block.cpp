@@ -34,7 +34,6 @@ std::string scalar_value(const std::string& t, const std::string& name) {
   return "kiln_scalar::convert<" + t + ">(" + name + ".data[0])";
 }
 
-
 std::string product_mismatch(const std::string& y, const std::string& A, const std::string& x_len,
                              const std::string& x_shape) {
   return "if (" + A + ".shape[0] != " + y + ".shape[0] || " + A + ".shape[1] != " + x_len + ")\n" +
@@ -191,7 +190,7 @@ std::string emit_row_block(const RowBlockGroup& g, const LoweredGraph& lg, int s
   }
 
   // Reductions: a Fold<r> struct each; 16 lanes per chunk, joined in order.
-  std::string folds;
+  std::string folds, chunk_end;
   const int n_r = static_cast<int>(g.reductions.size());
   for (int r = 0; r < n_r; ++r) {
     const Apply& node = *g.reductions[static_cast<std::size_t>(r)];
@@ -209,9 +208,7 @@ std::string emit_row_block(const RowBlockGroup& g, const LoweredGraph& lg, int s
     std::string code;
     if (op.kind() == ReduceKind::Max || op.kind() == ReduceKind::Min)
       code += "if (n == 0)\n  return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, \"%s\", " +
-              c_string_literal(std::string(op.name()) + ": cannot reduce over axis 0, which has length 0 (" +
-                               op.scalar_op().str() + " has no identity)") +
-              "), kWhere);\n";
+              c_string_literal(op.empty_axis_message(0)) + "), kWhere);\n";
     code += c.alloc(0) + "\n";
     checks.push_back(labelled(where(node), code));
     const std::string lanes = "lanes" + str(r), off = str(2 * n_t) + " * k + " + str(r);
@@ -222,19 +219,13 @@ std::string emit_row_block(const RowBlockGroup& g, const LoweredGraph& lg, int s
                  "    for (int l = 0; l < kLanes; ++l) " + lanes + "[l] = " + F + "::step(" + lanes + "[l], " + b +
                  "[i + l]);\n  }\n  for (; i < m; ++i) " + lanes + "[0] = " + F + "::step(" + lanes + "[0], " + b +
                  "[i]);\n}\n";
+    // Each chunk's fold is kept bitwise in one double's 8 bytes of the partial results.
+    chunk_end += "{\n  " + F + "::A acc = " + lanes + "[0];\n  for (int l = 1; l < kLanes; ++l) acc = " + F +
+                 "::combine(acc, " + lanes + "[l]);\n  std::memcpy(part_c + " + off + ", &acc, sizeof acc);\n}\n";
     finish += "{\n  " + F + "::A acc = " + F + "::init();\n  for (int64_t ch = 0; ch < chunks; ++ch) {\n    " + F +
               "::A v;\n    std::memcpy(&v, part.data + ch * per_chunk + " + off + ", sizeof v);\n    acc = " + F +
               "::combine(acc, v);\n  }\n  " + c.out(0) + ".data[0] = kiln_scalar::convert<" + F + "::O>(acc);\n}\n";
   }
-  // Each chunk's fold is kept bitwise in one double's 8 bytes of the partial results.
-  std::string chunk_end;
-  for (int r = 0; r < n_r; ++r) {
-    const std::string lanes = "lanes" + str(r), F = "Fold" + str(r);
-    chunk_end += "{\n  " + F + "::A acc = " + lanes + "[0];\n  for (int l = 1; l < kLanes; ++l) acc = " + F +
-                 "::combine(acc, " + lanes + "[l]);\n  std::memcpy(part_c + " + str(2 * n_t) + " * k + " + str(r) +
-                 ", &acc, sizeof acc);\n}\n";
-  }
-
   TemplateData data;
   data.set("T", T);
   data.set("X", X);

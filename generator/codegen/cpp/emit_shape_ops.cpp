@@ -122,7 +122,7 @@ std::string emit_alloc_empty(const NodeEmitContext& c) {
   data.set("ctype", ctype(c.out_var(0).dtype()));
   // Zero-filling is for readers of the initial values; a Gemv/Gemm whose b is a constant 0
   // (PyTensor's usual reason for an AllocEmpty) never reads them.
-  bool read = c.graph().clients(&c.out_var(0)).empty();
+  bool read = false;
   for (const Client& client : c.graph().clients(&c.out_var(0))) {
     const std::string_view op = client.node ? client.node->op().name() : "";
     const bool blas = op == "Gemv" || op == "CGemv" || op == "Gemm";

@@ -53,7 +53,6 @@ void add_includes(std::vector<std::string>& all, const std::vector<std::string>&
     if (std::find(all.begin(), all.end(), inc) == all.end()) all.push_back(inc);
 }
 
-
 std::string element_literal(const Array& a, std::int64_t i) {
   Array one = Array::view_of(a.storage(), static_cast<char*>(a.data()) + i * static_cast<std::int64_t>(a.itemsize()),
                              a.dtype(), {}, {});
