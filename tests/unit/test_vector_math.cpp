@@ -20,6 +20,8 @@
 #include "api/elementwise.h"
 #include "api/graph_builder.h"
 #include "codegen/cpp/library.h"
+#include "codegen/cpp/vector_math_select.h"
+#include "codegen/embedded_files.h"
 #include "compiled.h"
 #include "driver/process.h"
 #include "eval/evaluator.h"
@@ -248,4 +250,34 @@ TEST_CASE("compiled vector math: accuracy and special values of vectorised libm 
     MESSAGE("kiln was built without SLEEF or the compiler is not GCC: scalar libm calls, no vector check");
   }
 #endif
+}
+
+TEST_CASE("vector math selection: the SIMD declarations of the functions generated code calls") {
+  // Direct calls, kiln_vm's log1p, and calls made inside kiln_scalar functions (softplus calls
+  // exp and log1p; erfcx calls exp and erfc through its own body).
+  const auto called = called_math_functions(
+      {"const double t0 = std::sin(x);\nconst float t1 = kiln_vm::log1p(y);", "kiln_scalar::softplus(z)",
+       "kiln_scalar::erfcx(w)"});
+  for (const char* fn : {"sin", "log1p", "exp", "erfc"}) CHECK_MESSAGE(called.count(fn) == 1, fn);
+  CHECK(called.count("tanh") == 0);
+  CHECK(called.count("softplus") == 0);  // kiln_scalar's own functions are followed, not listed
+
+  std::string body(embedded_file("templates/cpp/prologue/vector_math.hpp"));
+  const std::string kept = select_vector_math(body, {"exp", "atan2"});
+  CHECK(kept.find("KILN_VM_1(exp, u10)") != std::string::npos);
+  CHECK(kept.find("KILN_VM_2(atan2, u10)") != std::string::npos);
+  CHECK(kept.find("KILN_VM_1(sin, u10)") == std::string::npos);
+  CHECK(kept.find("KILN_VM_2_FLOAT_ONLY(pow, u10)") == std::string::npos);
+  CHECK(kept.find("#define KILN_VM_1(fn, u)") != std::string::npos);  // the macros stay
+  // Every KILN_VM_* line of the header names a function (the selection parses "(name,").
+  std::istringstream lines(body);
+  std::string line;
+  int entries = 0;
+  while (std::getline(lines, line))
+    if (line.rfind("KILN_VM_1(", 0) == 0 || line.rfind("KILN_VM_2(", 0) == 0 ||
+        line.rfind("KILN_VM_2_FLOAT_ONLY(", 0) == 0) {
+      ++entries;
+      CHECK(line.find(',') != std::string::npos);
+    }
+  CHECK(entries == 19);  // 17 one-operand functions, atan2, pow (float)
 }
