@@ -1,7 +1,7 @@
 // Which parts of templates/cpp/prologue/vector_math.hpp a generated source needs. Each of its
 // KILN_VM_* lines declares one libm function's SIMD variants and defines eight forwarding
 // wrappers; a graph that calls exp and log1p needs two of those lines, and compiling all
-// all nineteen costs a sizeable share of a small graph's compile time.
+// nineteen costs a sizeable share of a small graph's compile time.
 #pragma once
 
 #include <set>
