@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <iterator>
 
 #include "cli/build_options.h"
 #include "cli/commands.h"
@@ -11,6 +12,7 @@
 #include "cli/rewrite_options.h"
 #include "codegen/cpp/library.h"
 #include "driver/build.h"
+#include "driver/direct_cache.h"
 #include "driver/emit_files.h"
 #include "driver/process.h"
 #include "io/graph_load.h"
@@ -33,12 +35,6 @@ struct CompileArgs {
   std::string cxxflags;
   RewriteArgs rewrite;
 };
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw UserError("cannot write " + path.string());
-  out << text;
-}
 
 void print_stats(const GraphStats& before, const GraphStats& after, const PipelineReport& report) {
   auto row = [](const char* what, std::int64_t a, std::int64_t b) {
@@ -65,8 +61,19 @@ void print_stats(const GraphStats& before, const GraphStats& after, const Pipeli
   }
 }
 
-CppLibrary generate(const CompileArgs& args) {
-  FunctionGraph fg = load_graph_file(args.file);
+std::string read_graph_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError("cannot open graph file", path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::string graph_folder(const std::string& path) {
+  const fs::path dir = fs::path(path).parent_path();
+  return dir.empty() ? "." : dir.string();
+}
+
+CppLibrary generate(const CompileArgs& args, const std::string& graph_text) {
+  FunctionGraph fg = load_graph_text(graph_text, graph_folder(args.file), args.file);
   GraphStats before;
   if (args.stats) before = graph_stats(fg);
   // Rewrites may replace an output variable by an unnamed one (fusion does); the names are
@@ -77,6 +84,30 @@ CppLibrary generate(const CompileArgs& args) {
   fg.set_output_names(output_names);
   if (args.stats) print_stats(before, graph_stats(fg), report);
   return generate_cpp_library(fg, args.name);
+}
+
+CppLibrary generate(const CompileArgs& args) { return generate(args, read_graph_file(args.file)); }
+
+// Every choice of `kiln compile` that changes its output, besides the build options and the
+// graph (direct_cache_key hashes those itself). A new option that changes the output belongs here.
+std::string direct_mode_options(const CompileArgs& args) {
+  std::string text = "name=" + args.name + "\nprogram=" + std::to_string(args.program) +
+                     "\nno_rewrite=" + std::to_string(args.rewrite.no_rewrite);
+  for (const auto& tag : args.rewrite.include) text += "\ninclude=" + tag;
+  for (const auto& tag : args.rewrite.exclude) text += "\nexclude=" + tag;
+  return text;
+}
+
+// Direct mode serves only what a hit reproduces exactly: not --stats or --dump-after, which
+// print what loading and rewriting did.
+bool direct_mode_applies(const CompileArgs& args) {
+  return args.build.use_cache && !args.stats && args.rewrite.dump_after.empty();
+}
+
+void print_written(const fs::path& dir, const std::string& name, bool program, bool cached) {
+  std::cout << "wrote " << (dir / ("lib" + name + ".so")).string() << ", " << name << ".h, " << name << ".cpp";
+  if (program) std::cout << ", " << name << "_main.cpp, " << name;
+  std::cout << (cached ? " (cached)" : "") << "\n";
 }
 
 void prepare_out_dir(const std::string& dir) {
@@ -104,21 +135,33 @@ void add_compile_command(CLI::App& app, int& exit_code) {
   cmd->callback([&exit_code, args] {
     exit_code = run_guarded([&] {
       args->build.cxxflags = split_flags(args->cxxflags);
-      CppLibrary lib = generate(*args);
-      BuildResult built = build_library(lib, args->build, args->program);
-      prepare_out_dir(args->out_dir);
-      fs::path dir(args->out_dir);
-      write_text(dir / (lib.name + ".h"), lib.header);
-      write_text(dir / (lib.name + ".cpp"), lib.source);
-      fs::copy_file(built.library_path, dir / ("lib" + lib.name + ".so"), fs::copy_options::overwrite_existing);
-      std::cout << "wrote " << (dir / ("lib" + lib.name + ".so")).string() << ", " << lib.name << ".h, "
-                << lib.name << ".cpp";
-      if (args->program) {
-        write_text(dir / (lib.name + "_main.cpp"), lib.main_program);
-        fs::copy_file(built.program_path, dir / lib.name, fs::copy_options::overwrite_existing);
-        std::cout << ", " << lib.name << "_main.cpp, " << lib.name;
+      const std::string graph_text = read_graph_file(args->file);
+      const fs::path dir(args->out_dir);
+      DirectCacheKey direct;
+      if (direct_mode_applies(*args)) {
+        direct = direct_cache_key(graph_text, graph_folder(args->file), args->build, direct_mode_options(*args));
+        if (auto hit = direct_cache_lookup(direct, args->build, args->program)) {
+          prepare_out_dir(args->out_dir);
+          const fs::path entry(hit->entry_dir);
+          std::vector<std::string> files = {hit->name + ".h", hit->name + ".cpp", "lib" + hit->name + ".so"};
+          if (args->program) files.insert(files.end(), {hit->name + "_main.cpp", hit->name});
+          for (const auto& file : files) copy_file_if_changed((entry / file).string(), (dir / file).string());
+          print_written(dir, hit->name, args->program, true);
+          return exit_code::kOk;
+        }
       }
-      std::cout << (built.cache_hit ? " (cached)" : "") << "\n";
+      CppLibrary lib = generate(*args, graph_text);
+      BuildResult built = build_library(lib, args->build, args->program);
+      direct_cache_record(direct, lib.name, built.key, args->build);
+      prepare_out_dir(args->out_dir);
+      write_file_if_changed((dir / (lib.name + ".h")).string(), lib.header, true);
+      write_file_if_changed((dir / (lib.name + ".cpp")).string(), lib.source, true);
+      copy_file_if_changed(built.library_path, (dir / ("lib" + lib.name + ".so")).string());
+      if (args->program) {
+        write_file_if_changed((dir / (lib.name + "_main.cpp")).string(), lib.main_program, true);
+        copy_file_if_changed(built.program_path, (dir / lib.name).string());
+      }
+      print_written(dir, lib.name, args->program, built.cache_hit);
       return exit_code::kOk;
     });
   });

@@ -182,6 +182,14 @@ std::string resolve_cache_dir(const BuildOptions& options) {
   return (fs::temp_directory_path() / "kiln-cache").string();
 }
 
+std::string cache_entry_dir(const BuildOptions& options, const std::string& key) {
+  return (fs::path(resolve_cache_dir(options)) / key.substr(0, 2) / key).string();
+}
+
+std::string compiler_identity(const BuildOptions& options) {
+  return compiler_identity(resolve_compiler(options), resolve_cache_dir(options));
+}
+
 std::vector<std::string> generated_code_flags(const BuildOptions& options) {
   std::vector<std::string> flags = {"-std=c++17", options.opt_level, "-fPIC", "-fopenmp",
                                     "-fvisibility=hidden", "-fno-math-errno"};
@@ -273,7 +281,7 @@ BuildResult build_library(const CppLibrary& lib, const BuildOptions& options, bo
 
   const std::string so_name = "lib" + lib.name + ".so";
   fs::path root = resolve_cache_dir(options);
-  fs::path final_dir = root / result.key.substr(0, 2) / result.key;
+  fs::path final_dir = cache_entry_dir(options, result.key);
   if (options.use_cache && fs::exists(final_dir / so_name) && (!program || fs::exists(final_dir / lib.name))) {
     result.library_path = (final_dir / so_name).string();
     if (program) result.program_path = (final_dir / lib.name).string();

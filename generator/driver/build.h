@@ -49,6 +49,11 @@ BuildResult build_library(const CppLibrary& lib, const BuildOptions& options, bo
 std::string resolve_compiler(const BuildOptions& options);
 /// The cache folder a build would use.
 std::string resolve_cache_dir(const BuildOptions& options);
+/// The folder of the cache entry with this key (BuildResult::key): libNAME.so, NAME.h, NAME.cpp
+/// and, when built with the program, NAME_main.cpp and NAME.
+std::string cache_entry_dir(const BuildOptions& options, const std::string& key);
+/// What identifies the compiler a build would use (its `--version` text), as cache keys hold it.
+std::string compiler_identity(const BuildOptions& options);
 /// Compiler flags for generated sources (also what `kiln_add_graph` uses).
 std::vector<std::string> generated_code_flags(const BuildOptions& options);
 /// Linker flags for a generated library (libm, OpenBLAS when it calls BLAS, SLEEF's vector math).

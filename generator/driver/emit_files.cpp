@@ -1,5 +1,7 @@
 #include "driver/emit_files.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -29,17 +31,18 @@ bool same_contents(const fs::path& path, const char* data, std::size_t size) {
   return true;
 }
 
-// Leaves an identical file untouched, so its time stamp does not trigger rebuilds.
-void write_if_changed(const fs::path& path, const void* data, std::size_t size) {
-  const char* bytes = static_cast<const char*>(data);
-  if (same_contents(path, bytes, size)) return;
+void write_bytes(const fs::path& path, const char* data, std::size_t size) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw UserError("cannot write " + path.string());
-  out.write(bytes, static_cast<std::streamsize>(size));
+  out.write(data, static_cast<std::streamsize>(size));
   if (!out) throw UserError("error writing " + path.string());
 }
 
-void write_if_changed(const fs::path& path, const std::string& text) { write_if_changed(path, text.data(), text.size()); }
+void touch(const fs::path& path) {
+  std::error_code ec;
+  fs::last_write_time(path, fs::file_time_type::clock::now(), ec);
+  if (ec) throw UserError("cannot update the time stamp of " + path.string() + ": " + ec.message());
+}
 
 // One path in Make's syntax: a space or '#' is backslash-escaped, '$' doubled.
 std::string depfile_path(const std::string& path) {
@@ -55,6 +58,31 @@ std::string depfile_path(const std::string& path) {
 
 }  // namespace
 
+void write_file_if_changed(const std::string& path, const std::string& text, bool touch_unchanged) {
+  if (!same_contents(path, text.data(), text.size()))
+    write_bytes(path, text.data(), text.size());
+  else if (touch_unchanged)
+    touch(path);
+}
+
+void copy_file_if_changed(const std::string& from, const std::string& to) {
+  std::ifstream in(from, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in && !in.eof()) throw UserError("cannot read " + from);
+  if (same_contents(to, bytes.data(), bytes.size())) return touch(to);
+  // Into a temporary file and renamed over `to`: a process that has the old library loaded
+  // keeps its pages instead of seeing the file change under it.
+  std::error_code ec;
+  const std::string tmp = to + "." + std::to_string(getpid()) + ".tmp";
+  fs::copy_file(from, tmp, fs::copy_options::overwrite_existing, ec);
+  if (!ec) fs::rename(tmp, to, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw UserError("cannot write " + to + ": " + ec.message());
+  }
+}
+
 std::vector<std::string> write_emitted_sources(const CppLibrary& lib, const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -62,14 +90,16 @@ std::vector<std::string> write_emitted_sources(const CppLibrary& lib, const std:
   const fs::path out = fs::absolute(dir).lexically_normal();
   std::vector<std::string> written;
   auto put = [&](const std::string& file, const std::string& text) {
-    write_if_changed(out / file, text);
+    write_file_if_changed((out / file).string(), text, /*touch_unchanged=*/false);
     written.push_back((out / file).string());
   };
   put(lib.name + ".h", lib.header);
   put(lib.name + ".cpp", lib.source);
   put(lib.name + "_main.cpp", lib.main_program);
   for (const DataBlob& blob : lib.blobs) {
-    write_if_changed(out / blob.file_name, blob.data.data(), blob.data.nbytes());
+    const auto* bytes = static_cast<const char*>(blob.data.data());
+    if (!same_contents(out / blob.file_name, bytes, blob.data.nbytes()))
+      write_bytes(out / blob.file_name, bytes, blob.data.nbytes());
     written.push_back((out / blob.file_name).string());
   }
   std::string data_dir = out.string();
@@ -78,20 +108,29 @@ std::vector<std::string> write_emitted_sources(const CppLibrary& lib, const std:
   return written;
 }
 
-std::vector<std::string> graph_input_files(const std::string& graph_path) {
-  const fs::path graph = fs::absolute(graph_path).lexically_normal();
-  std::vector<std::string> files = {graph.string()};
-  std::ifstream in(graph, std::ios::binary);
-  nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+std::vector<std::string> graph_npy_files(const std::string& graph_text, const std::string& base_dir) {
+  const fs::path dir = fs::absolute(base_dir.empty() ? "." : base_dir);
+  std::vector<std::string> files;
+  nlohmann::json doc = nlohmann::json::parse(graph_text, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object() || !doc.contains("variables") || !doc["variables"].is_array()) return files;
   for (const auto& var : doc["variables"]) {
     if (!var.is_object() || !var.contains("value")) continue;
     const auto& value = var["value"];
     if (value.is_object() && value.contains("npy") && value["npy"].is_string()) {
-      std::string npy = (graph.parent_path() / value["npy"].get<std::string>()).lexically_normal().string();
+      std::string npy = (dir / value["npy"].get<std::string>()).lexically_normal().string();
       if (std::find(files.begin(), files.end(), npy) == files.end()) files.push_back(npy);
     }
   }
+  return files;
+}
+
+std::vector<std::string> graph_input_files(const std::string& graph_path) {
+  const fs::path graph = fs::absolute(graph_path).lexically_normal();
+  std::ifstream in(graph, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> files = {graph.string()};
+  for (auto& npy : graph_npy_files(text, graph.parent_path().string()))
+    if (npy != files.front()) files.push_back(std::move(npy));
   return files;
 }
 

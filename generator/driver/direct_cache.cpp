@@ -1,0 +1,114 @@
+#include "driver/direct_cache.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "driver/emit_files.h"
+#include "driver/sha256.h"
+#include "kiln/version.h"
+
+namespace kiln {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Which kiln generated the code: templates and runtime headers are embedded in the executable,
+// so its path, size and modification time stand for all of them (as ccache's compiler_check
+// "mtime"): a rebuilt kiln never reuses another kiln's records.
+std::string kiln_identity() {
+  static const std::string identity = [] {
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    std::string text = "kiln " KILN_VERSION_STRING "\n";
+    if (ec) return text + "unknown executable";
+    const auto size = fs::file_size(exe, ec);
+    const auto mtime = fs::last_write_time(exe, ec).time_since_epoch().count();
+    return text + exe.string() + "\n" + std::to_string(size) + "\n" + std::to_string(mtime);
+  }();
+  return identity;
+}
+
+bool read_file(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return !in.bad();
+}
+
+// Each field is preceded by its length, so no two different field lists hash the same bytes.
+void update_field(Sha256& h, const std::string& field) {
+  h.update(std::to_string(field.size())).update(":").update(field);
+}
+
+fs::path record_path(const BuildOptions& build, const std::string& key) {
+  return fs::path(resolve_cache_dir(build)) / "direct" / key.substr(0, 2) / key;
+}
+
+}  // namespace
+
+DirectCacheKey direct_cache_key(const std::string& graph_text, const std::string& graph_dir,
+                                const BuildOptions& build, const std::string& other_options) {
+  Sha256 h;
+  update_field(h, "kiln direct-mode key v1");
+  update_field(h, kiln_identity());
+  update_field(h, resolve_compiler(build));
+  update_field(h, compiler_identity(build));
+  for (const auto& flag : generated_code_flags(build)) update_field(h, flag);
+  update_field(h, build.march);
+  for (const auto& variant : build.march_variants) update_field(h, "variant " + variant);
+  update_field(h, other_options);
+  update_field(h, graph_text);
+  std::string bytes;
+  const fs::path dir = fs::absolute(graph_dir.empty() ? "." : graph_dir).lexically_normal();
+  for (const auto& npy : graph_npy_files(graph_text, graph_dir)) {
+    // A path the loader refuses (outside the graph's folder) is not read here either.
+    const std::string relative = fs::path(npy).lexically_relative(dir).string();
+    if (relative.empty() || relative.rfind("..", 0) == 0) return {};
+    if (!read_file(npy, bytes)) return {};
+    update_field(h, npy);
+    update_field(h, bytes);
+  }
+  return {h.hex_digest()};
+}
+
+std::optional<DirectCacheHit> direct_cache_lookup(const DirectCacheKey& key, const BuildOptions& build, bool program) {
+  if (key.key.empty() || !build.use_cache) return std::nullopt;
+  std::ifstream in(record_path(build, key.key), std::ios::binary);
+  std::string build_key, name;
+  if (!std::getline(in, build_key) || !std::getline(in, name) || build_key.size() != 64 || name.empty())
+    return std::nullopt;
+  DirectCacheHit hit{name, cache_entry_dir(build, build_key)};
+  std::vector<std::string> files = {"lib" + name + ".so", name + ".h", name + ".cpp"};
+  if (program) files.insert(files.end(), {name + "_main.cpp", name});
+  std::error_code ec;
+  for (const auto& file : files)
+    if (!fs::is_regular_file(fs::path(hit.entry_dir) / file, ec)) return std::nullopt;
+  return hit;
+}
+
+void direct_cache_record(const DirectCacheKey& key, const std::string& name, const std::string& build_key,
+                         const BuildOptions& build) {
+  if (key.key.empty() || !build.use_cache) return;
+  const fs::path path = record_path(build, key.key);
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  // A temporary name and a rename: concurrent kiln processes never read half a record.
+  fs::path tmp = path;
+  tmp += "." + std::to_string(getpid()) + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << build_key << "\n" << name << "\n";
+    if (!out) {
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) fs::remove(tmp, ec);
+}
+
+}  // namespace kiln
