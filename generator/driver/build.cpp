@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <random>
 
 #include "driver/process.h"
@@ -52,6 +53,8 @@ fs::path compiler_executable(const std::string& cxx) {
 // them). Wrappers such as ccache, whose real compiler can change behind them, are asked each time.
 std::string compiler_identity(const std::string& cxx, const fs::path& cache_root) {
   static std::map<std::string, std::string> memo;  // per compiler and cache folder
+  static std::mutex memo_mutex;                      // builds may run on several threads
+  std::lock_guard<std::mutex> lock(memo_mutex);
   const std::string memo_key = cxx + "\n" + cache_root.string();
   auto it = memo.find(memo_key);
   if (it != memo.end()) return it->second;

@@ -1,5 +1,9 @@
 #include "compiled.h"
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
 namespace kiln::testing {
 
 BuildOptions test_build_options() {
@@ -51,6 +55,42 @@ CallResult call_compiled(const kiln_graph_info& info, const std::vector<Array>& 
   r.error = info.context_last_error(ctx);
   info.context_destroy(ctx);
   return r;
+}
+
+std::vector<BuiltBundle> build_in_bundles(const NamedGraphs& graphs, const std::string& prefix,
+                                          std::size_t per_bundle) {
+  // Even bundles: n graphs into ceil(n / per_bundle) libraries whose sizes differ by one at most.
+  const std::size_t n = graphs.size(), count = (n + per_bundle - 1) / std::max<std::size_t>(per_bundle, 1);
+  std::vector<BuiltBundle> bundles(count);
+  std::vector<CppLibrary> libs(count);
+  for (std::size_t b = 0, start = 0; b < count; ++b) {
+    const std::size_t size = n / count + (b < n % count ? 1 : 0);
+    NamedGraphs part(graphs.begin() + static_cast<std::ptrdiff_t>(start),
+                     graphs.begin() + static_cast<std::ptrdiff_t>(start + size));
+    for (std::size_t i = start; i < start + size; ++i) bundles[b].members.push_back(i);
+    libs[b] = generate_cpp_bundle(part, prefix + "_" + std::to_string(b));
+    start += size;
+  }
+  std::vector<std::size_t> order(count);
+  for (std::size_t b = 0; b < count; ++b) order[b] = b;
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return libs[a].source.size() > libs[b].source.size(); });
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t k; (k = next.fetch_add(1)) < count;) {
+      const std::size_t b = order[k];
+      try {
+        bundles[b].library_path = build_library(libs[b], test_build_options()).library_path;
+      } catch (const std::exception& e) {
+        bundles[b].error = e.what();
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  const std::size_t threads = std::min<std::size_t>(count, std::max(2u, std::thread::hardware_concurrency()));
+  for (std::size_t t = 0; t < threads; ++t) workers.emplace_back(work);
+  for (auto& w : workers) w.join();
+  return bundles;
 }
 
 }  // namespace kiln::testing

@@ -7,9 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <algorithm>
-#include <future>
 #include <map>
-#include <thread>
 
 #include "codegen/cpp/library.h"
 #include "compiled.h"
@@ -62,54 +60,30 @@ TEST_CASE("NumPy fixtures: compiled C++ backend") {
       FAIL_CHECK("cannot load " << dir << ": " << std::string(e.what()));
     }
   }
-  // Generate every family's library first, then build them concurrently (one compiler process
-  // per core: the bundles are the bulk of the suite's time), then check in this thread.
-  struct Bundle {
-    std::string family;
-    std::vector<std::pair<const FunctionGraph*, std::string>> graphs;
-    std::vector<const FixtureCase*> cases;
-    CppLibrary lib;
-    std::future<BuildResult> built;
-  };
-  std::vector<Bundle> bundles;
+  // Every case that generates alone joins the build; one op the backend lacks then fails only
+  // its own cases. The rest compile as bundles of a few dozen graphs, several at once.
+  NamedGraphs graphs;
+  std::vector<const FixtureCase*> built_cases;
   for (auto& [family, cases] : families) {
-    INFO("family " << family);
-    Bundle b;
-    b.family = family;
-    for (std::size_t i = 0; i < cases.size(); ++i) {
-      // Generate each alone first, so one op the backend lacks fails only its own cases.
+    for (const FixtureCase& c : cases) {
+      const std::string name = "c" + std::to_string(graphs.size());
       try {
-        generate_cpp_bundle({{&cases[i].graph, "c" + std::to_string(i)}}, "probe");
+        generate_cpp_bundle({{&c.graph, name}}, "probe");
       } catch (const std::exception& e) {
-        FAIL_CHECK("case " << cases[i].name << ": " << std::string(e.what()));
+        FAIL_CHECK("case " << c.name << ": " << std::string(e.what()));
         continue;
       }
-      b.graphs.emplace_back(&cases[i].graph, "c" + std::to_string(i));
-      b.cases.push_back(&cases[i]);
+      graphs.emplace_back(&c.graph, name);
+      built_cases.push_back(&c);
     }
-    if (b.graphs.empty()) continue;
-    b.lib = generate_cpp_bundle(b.graphs, "fixtures_" + family);
-    bundles.push_back(std::move(b));
   }
-  const std::size_t parallel = std::max(2u, std::thread::hardware_concurrency());
-  for (std::size_t start = 0; start < bundles.size(); start += parallel) {
-    std::size_t end = std::min(bundles.size(), start + parallel);
-    for (std::size_t i = start; i < end; ++i)
-      bundles[i].built = std::async(std::launch::async, [&lib = bundles[i].lib] {
-        return build_library(lib, test_build_options());
-      });
-    for (std::size_t i = start; i < end; ++i) bundles[i].built.wait();
-  }
-  for (auto& b : bundles) {
-    INFO("family " << b.family);
-    BuildResult built;
-    try {
-      built = b.built.get();
-    } catch (const std::exception& e) {
-      FAIL_CHECK("building the " << b.family << " bundle failed: " << std::string(e.what()));
+  for (const BuiltBundle& bundle : build_in_bundles(graphs, "fixtures", 48)) {
+    if (!bundle.error.empty()) {
+      FAIL_CHECK("building a bundle of " << bundle.members.size() << " cases (" << built_cases[bundle.members[0]]->name
+                                         << ", ...) failed: " << bundle.error);
       continue;
     }
-    Library so(built.library_path);
-    for (std::size_t i = 0; i < b.graphs.size(); ++i) check_case(*b.cases[i], so.graph(b.graphs[i].second));
+    Library so(bundle.library_path);
+    for (std::size_t i : bundle.members) check_case(*built_cases[i], so.graph(graphs[i].second));
   }
 }
