@@ -268,14 +268,16 @@ TEST_CASE("vector math selection: the SIMD declarations of the functions generat
   CHECK(kept.find("KILN_VM_2(atan2, u10)") != std::string::npos);
   CHECK(kept.find("KILN_VM_1(sin, u10)") == std::string::npos);
   CHECK(kept.find("KILN_VM_2_FLOAT_ONLY(pow, u10)") == std::string::npos);
+  CHECK(kept.find("KILN_VM_1_LOG1P(log1p, u10)") == std::string::npos);
+  CHECK(select_vector_math(body, {"log1p"}).find("KILN_VM_1_LOG1P(log1p, u10)") != std::string::npos);
   CHECK(kept.find("#define KILN_VM_1(fn, u)") != std::string::npos);  // the macros stay
   // Every KILN_VM_* line of the header names a function (the selection parses "(name,").
   std::istringstream lines(body);
   std::string line;
   int entries = 0;
   while (std::getline(lines, line))
-    if (line.rfind("KILN_VM_1(", 0) == 0 || line.rfind("KILN_VM_2(", 0) == 0 ||
-        line.rfind("KILN_VM_2_FLOAT_ONLY(", 0) == 0) {
+    if (line.rfind("KILN_VM_1(", 0) == 0 || line.rfind("KILN_VM_1_LOG1P(", 0) == 0 ||
+        line.rfind("KILN_VM_2(", 0) == 0 || line.rfind("KILN_VM_2_FLOAT_ONLY(", 0) == 0) {
       ++entries;
       CHECK(line.find(',') != std::string::npos);
     }

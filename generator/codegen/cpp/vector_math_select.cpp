@@ -87,7 +87,7 @@ std::string select_vector_math(const std::string& body, const std::set<std::stri
   std::string line, out;
   while (std::getline(in, line)) {
     bool keep = true;
-    for (const std::string prefix : {"KILN_VM_1(", "KILN_VM_2(", "KILN_VM_2_FLOAT_ONLY("}) {
+    for (const std::string prefix : {"KILN_VM_1(", "KILN_VM_1_LOG1P(", "KILN_VM_2(", "KILN_VM_2_FLOAT_ONLY("}) {
       if (line.rfind(prefix, 0) != 0) continue;
       const std::size_t comma = line.find(',');
       keep = comma != std::string::npos && called.count(line.substr(prefix.size(), comma - prefix.size())) > 0;

@@ -28,15 +28,12 @@
 // Left out, as SLEEF is wrong or inexact on part of their domain: pow in double (inf for
 // results within a few ULP of the largest double; powf is fine), sinh and cosh (overflow early
 // near |x| = 709.78), asinh and acosh (wrong beyond 1.3e154), tgamma and lgamma (tens to
-// hundreds of ULP), fmod (wrong). log1p is declared, but SLEEF's is wrong above 1e307:
-// generated code calls kiln_vm::log1p, which scales such inputs. A call of std::log1p itself
-// in a vectorised loop would be wrong there.
+// hundreds of ULP), fmod (wrong). SLEEF's log1p is wrong above 1e307: its wrappers below
+// scale such inputs first.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <type_traits>
 
 #if defined(KILN_SLEEF) && defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
     !defined(__FAST_MATH__)
@@ -78,7 +75,6 @@ KILN_VM_1(expm1, u10)
 KILN_VM_1(log, u10)
 KILN_VM_1(log2, u10)
 KILN_VM_1(log10, u10)
-KILN_VM_1(log1p, u10)
 KILN_VM_1(sin, u10)
 KILN_VM_1(cos, u10)
 KILN_VM_1(tan, u10)
@@ -89,6 +85,33 @@ KILN_VM_1(tanh, u10)
 KILN_VM_1(atanh, u10)
 KILN_VM_1(erf, u10)
 KILN_VM_1(erfc, u15)
+// log1p: SLEEF's returns inf above 1e307 (3.4e38 in float). Its vector variants here scale such
+// inputs by 2^-64 (2^-32) first, where log1p(x) = log(x) to working precision, and add the
+// logarithm of the scale back (at most 1.5 ULP); NaN, ±inf and ±0 pass through unchanged. Scalar
+// calls (a loop's last elements) stay glibc's log1p, right everywhere and with no scaling cost.
+#define KILN_VM_WRAP_LOG1P(name, sleef, V, isa, big, scale, log_of_scale)                         \
+  extern "C" __attribute__((target(isa))) V sleef(V);                                             \
+  extern "C" __attribute__((weak, visibility("hidden"), target(isa))) V name(V x) {               \
+    const auto is_big = x > big;                                                                  \
+    const V y = sleef(is_big ? x * scale : x);                                                    \
+    return is_big ? y + log_of_scale : y;                                                         \
+  }
+#define KILN_VM_LOG1P_D(name, sleef, V, isa) \
+  KILN_VM_WRAP_LOG1P(name, sleef, V, isa, 1e300, 0x1p-64, 44.36141955583649980275)  /* 64·ln2 */
+#define KILN_VM_LOG1P_F(name, sleef, V, isa) \
+  KILN_VM_WRAP_LOG1P(name, sleef, V, isa, 1e37f, 0x1p-32f, 22.18070977791824990137f)  /* 32·ln2 */
+#define KILN_VM_1_LOG1P(fn, u)                                                                    \
+  extern "C" __attribute__((simd("notinbranch"))) double fn(double) noexcept;                     \
+  extern "C" __attribute__((simd("notinbranch"))) float fn##f(float) noexcept;                    \
+  KILN_VM_LOG1P_D(_ZGVbN2v_##fn, Sleef_##fn##d2_##u##sse2, kiln_vm_d2, "sse2")                    \
+  KILN_VM_LOG1P_D(_ZGVcN4v_##fn, Sleef_##fn##d4_##u##avx, kiln_vm_d4, "avx")                      \
+  KILN_VM_LOG1P_D(_ZGVdN4v_##fn, Sleef_##fn##d4_##u##avx2, kiln_vm_d4, "avx2,fma")                \
+  KILN_VM_LOG1P_D(_ZGVeN8v_##fn, Sleef_##fn##d8_##u##avx512f, kiln_vm_d8, "avx512f")              \
+  KILN_VM_LOG1P_F(_ZGVbN4v_##fn##f, Sleef_##fn##f4_##u##sse2, kiln_vm_f4, "sse2")                 \
+  KILN_VM_LOG1P_F(_ZGVcN8v_##fn##f, Sleef_##fn##f8_##u##avx, kiln_vm_f8, "avx")                   \
+  KILN_VM_LOG1P_F(_ZGVdN8v_##fn##f, Sleef_##fn##f8_##u##avx2, kiln_vm_f8, "avx2,fma")             \
+  KILN_VM_LOG1P_F(_ZGVeN16v_##fn##f, Sleef_##fn##f16_##u##avx512f, kiln_vm_f16, "avx512f")
+KILN_VM_1_LOG1P(log1p, u10)
 #define KILN_VM_2(fn, u)                                                                          \
   extern "C" __attribute__((simd("notinbranch"))) double fn(double, double) noexcept;             \
   extern "C" __attribute__((simd("notinbranch"))) float fn##f(float, float) noexcept;             \
@@ -101,6 +124,10 @@ KILN_VM_2(atan2, u10)
 // Float only: SLEEF's pow(double) returns inf for results within a few ULP of the largest double.
 KILN_VM_2_FLOAT_ONLY(pow, u10)
 #undef KILN_VM_1
+#undef KILN_VM_1_LOG1P
+#undef KILN_VM_LOG1P_D
+#undef KILN_VM_LOG1P_F
+#undef KILN_VM_WRAP_LOG1P
 #undef KILN_VM_2
 #undef KILN_VM_2_FLOAT_ONLY
 #undef KILN_VM_DOUBLE
@@ -114,36 +141,12 @@ KILN_VM_2_FLOAT_ONLY(pow, u10)
 namespace kiln_vm {
 namespace {  // internal linkage: libraries from other kiln versions may link into one program
 
-/// log(1 + x). SLEEF's vector log1p returns inf above 1e307 (3.4e38 in float): there the
-/// input is scaled by 2^-64 (2^-32), where log1p(x) = log(x) to working precision, and the
-/// logarithm of the scale added back (at most 1.5 ULP). Branch-free, so the loop vectorises.
+/// log(1 + x), right over the whole range in vectorised loops too: the vector variants above
+/// scale the inputs SLEEF gets wrong. (Kept as the name generated code calls, so a future
+/// correction has one place to go.)
 template <class T>
 inline T log1p(T x) {
-#if KILN_VECTOR_MATH
-  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-  T threshold, scale, log_of_scale;  // log_of_scale = -log(scale)
-  if constexpr (sizeof(T) == 4) {
-    threshold = 1e37f, scale = 0x1p-32f, log_of_scale = 22.18070977791824990137f;  // 32·ln2
-  } else {
-    threshold = 1e300, scale = 0x1p-64, log_of_scale = 44.36141955583649980275;  // 64·ln2
-  }
-  // The factor (scale or 1) and the correction (log_of_scale or -0) are picked with bit masks,
-  // not ?: — GCC threads two tests of `big` into two paths with a log1p call each (two vector
-  // calls per element). x * 1 and y + -0 are exact (NaN, ±0 and ±inf included).
-  const U mask = U(0) - static_cast<U>(x > threshold);
-  const auto pick = [mask](T if_big, T otherwise) {
-    U a, b;
-    std::memcpy(&a, &if_big, sizeof a);
-    std::memcpy(&b, &otherwise, sizeof b);
-    const U bits = (a & mask) | (b & ~mask);
-    T r;
-    std::memcpy(&r, &bits, sizeof r);
-    return r;
-  };
-  return std::log1p(x * pick(scale, T(1))) + pick(log_of_scale, T(-0.0));
-#else
   return std::log1p(x);
-#endif
 }
 
 }  // namespace
