@@ -18,16 +18,19 @@ namespace {
 
 // Which kiln generated the code: templates and runtime headers are embedded in the executable,
 // so its path, size and modification time stand for all of them (as ccache's compiler_check
-// "mtime"): a rebuilt kiln never reuses another kiln's records.
+// "mtime"): a rebuilt kiln never reuses another kiln's records. Empty when the executable
+// cannot be found (no /proc): then there is no direct mode.
 std::string kiln_identity() {
-  static const std::string identity = [] {
+  static const std::string identity = []() -> std::string {
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    std::string text = "kiln " KILN_VERSION_STRING "\n";
-    if (ec) return text + "unknown executable";
+    if (ec) return "";
     const auto size = fs::file_size(exe, ec);
+    if (ec) return "";
     const auto mtime = fs::last_write_time(exe, ec).time_since_epoch().count();
-    return text + exe.string() + "\n" + std::to_string(size) + "\n" + std::to_string(mtime);
+    if (ec) return "";
+    return "kiln " KILN_VERSION_STRING "\n" + exe.string() + "\n" + std::to_string(size) + "\n" +
+           std::to_string(mtime);
   }();
   return identity;
 }
@@ -52,9 +55,11 @@ fs::path record_path(const BuildOptions& build, const std::string& key) {
 
 DirectCacheKey direct_cache_key(const std::string& graph_text, const std::string& graph_dir,
                                 const BuildOptions& build, const std::string& other_options) {
+  const std::string kiln = kiln_identity();
+  if (kiln.empty()) return {};
   Sha256 h;
   update_field(h, "kiln direct-mode key v1");
-  update_field(h, kiln_identity());
+  update_field(h, kiln);
   update_field(h, resolve_compiler(build));
   update_field(h, compiler_identity(build));
   for (const auto& flag : generated_code_flags(build)) update_field(h, flag);

@@ -19,8 +19,9 @@ struct DirectCacheKey {
 
 /// The key for compiling the graph text `graph_text`, read from a file in `graph_dir`, with
 /// `build` and `other_options` (a description of every other choice that changes the output:
-/// rewrite options, the library name, whether the program is built). Empty when a .npy file the
-/// graph names cannot be read: the normal path then reports the error.
+/// rewrite options, the library name, whether the program is built). Empty (no direct mode)
+/// when a .npy file the graph names cannot be read or lies outside `graph_dir` (the normal path
+/// then reports the error), or when this kiln executable cannot be identified (no /proc).
 DirectCacheKey direct_cache_key(const std::string& graph_text, const std::string& graph_dir,
                                 const BuildOptions& build, const std::string& other_options);
 
