@@ -9,7 +9,6 @@
 #include "codegen/cpp/library.h"
 #include "common.hpp"
 #include "io/graph_load.h"
-#include "io/output_names.h"
 #include "rewrite/pipeline.h"
 
 extern char** environ;
@@ -54,11 +53,7 @@ void register_w7() {
     const std::string path = graph_dir() + "/" + kGraph + ".json";
     for (auto _ : st) {
       kiln::FunctionGraph fg = kiln::load_graph_file(path);
-      // As kiln compile: keep the output names across rewrites, run the default pipeline.
-      std::vector<std::string> names;
-      for (std::size_t k = 0; k < fg.outputs().size(); ++k) names.push_back(kiln::output_display_name(fg, k));
-      kiln::run_pipeline(fg);
-      fg.set_output_names(names);
+      kiln::run_pipeline(fg);  // as kiln compile: the default pipeline
       kiln::CppLibrary lib = kiln::generate_cpp_library(fg, kGraph);
       benchmark::DoNotOptimize(lib.source.data());
     }

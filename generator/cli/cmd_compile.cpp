@@ -16,7 +16,6 @@
 #include "driver/emit_files.h"
 #include "driver/process.h"
 #include "io/graph_load.h"
-#include "io/output_names.h"
 
 namespace kiln::cli {
 
@@ -76,12 +75,8 @@ CppLibrary generate(const CompileArgs& args, const std::string& graph_text) {
   FunctionGraph fg = load_graph_text(graph_text, graph_folder(args.file), args.file);
   GraphStats before;
   if (args.stats) before = graph_stats(fg);
-  // Rewrites may replace an output variable by an unnamed one (fusion does); the names are
-  // the typed header's member names, so keep them. (Better fixed in the pipeline itself.)
-  std::vector<std::string> output_names;
-  for (std::size_t k = 0; k < fg.outputs().size(); ++k) output_names.push_back(output_display_name(fg, k));
+  // (Outputs keep their names across rewrites: FunctionGraph::replace records them.)
   PipelineReport report = apply_rewrites(fg, args.rewrite);
-  fg.set_output_names(output_names);
   if (args.stats) print_stats(before, graph_stats(fg), report);
   return generate_cpp_library(fg, args.name);
 }

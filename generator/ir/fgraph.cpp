@@ -165,7 +165,7 @@ void FunctionGraph::replace(const Var& old_var, const Var& new_var, const std::s
   std::vector<Client> uses = clients(old_var.get());
   for (const Client& c : uses) {
     if (c.node == nullptr)
-      outputs_[static_cast<std::size_t>(c.index)] = new_var;
+      replace_output(static_cast<std::size_t>(c.index), old_var, new_var);
     else
       c.node->set_input(c.index, new_var);
     add_client(new_var, c);
@@ -177,6 +177,16 @@ void FunctionGraph::replace(const Var& old_var, const Var& new_var, const std::s
     clients_.erase(old_var.get());
     handles_.erase(old_var.get());
   }
+}
+
+void FunctionGraph::replace_output(std::size_t k, const Var& old_var, const Var& new_var) {
+  // The output keeps the name it is known by (the typed header's member, the .npy file name)
+  // when a rewrite puts another variable, often an unnamed one, in its place.
+  if (k >= output_names_.size() || output_names_[k].empty()) {
+    output_names_.resize(outputs_.size());
+    output_names_[k] = old_var->name().empty() ? old_var->file_id() : old_var->name();
+  }
+  outputs_[k] = new_var;
 }
 
 void FunctionGraph::replace_all(const std::vector<std::pair<Var, Var>>& pairs,

@@ -105,6 +105,8 @@ class FunctionGraph {
   void set_import_listener(std::function<void(Apply*)> listener) { on_import_ = std::move(listener); }
 
  private:
+  // Output k becomes new_var; it keeps old_var's name (or id) as its output name.
+  void replace_output(std::size_t k, const Var& old_var, const Var& new_var);
   void import_var(const Var& v);
   void import_node(const ApplyPtr& node);
   void add_client(const Var& v, Client c);

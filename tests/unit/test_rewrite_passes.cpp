@@ -12,6 +12,7 @@
 #include "grad/grad.h"
 #include "fixtures.h"
 #include "io/graph_load.h"
+#include "io/output_names.h"
 #include "ops/alloc.h"
 #include "ops/dimshuffle.h"
 #include "ops/dot.h"
@@ -318,4 +319,30 @@ TEST_CASE("logistic-regression gradients: no Alloc of the gradient scales") {
   // broadcast scalars instead of buffers of n (and len(w)) copies.
   CHECK(count_ops(fg, "Alloc") == 0);
   CHECK(count_ops(fg, "Gemv") == 2);
+}
+
+TEST_CASE("rewrites: outputs keep their names when a rewrite puts another variable in their place") {
+  // Loaded graphs name outputs through their variables; fusion replaces y by an unnamed
+  // Composite output, merge replaces y2 by y1 (the same computation).
+  FunctionGraph fg = load_graph_text(R"({"format": "kiln-graph", "version": 1, "name": "names",
+    "variables": [
+      {"id": "x", "name": "x", "type": {"dtype": "float64", "shape": [null]}},
+      {"id": "e", "type": {"dtype": "float64", "shape": [null]}},
+      {"id": "y", "name": "y", "type": {"dtype": "float64", "shape": [null]}},
+      {"id": "y1", "name": "first", "type": {"dtype": "float64", "shape": [null]}},
+      {"id": "y2", "name": "second", "type": {"dtype": "float64", "shape": [null]}}],
+    "nodes": [
+      {"op": "Elemwise", "props": {"scalar_op": "exp"}, "inputs": ["x"], "outputs": ["e"]},
+      {"op": "Elemwise", "props": {"scalar_op": "sin"}, "inputs": ["e"], "outputs": ["y"]},
+      {"op": "Elemwise", "props": {"scalar_op": "cos"}, "inputs": ["x"], "outputs": ["y1"]},
+      {"op": "Elemwise", "props": {"scalar_op": "cos"}, "inputs": ["x"], "outputs": ["y2"]}],
+    "inputs": ["x"], "outputs": ["y", "y1", "y2"]})",
+                                     "");
+  run_pipeline(fg);
+  INFO(dprint(fg));
+  CHECK(fg.outputs()[0]->name() != "y");  // replaced: the name comes from the output slot
+  CHECK(fg.outputs()[1] == fg.outputs()[2]);
+  CHECK(output_display_name(fg, 0) == "y");
+  CHECK(output_display_name(fg, 1) == "first");
+  CHECK(output_display_name(fg, 2) == "second");
 }
