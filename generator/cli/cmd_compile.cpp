@@ -1,10 +1,8 @@
 // kiln compile / kiln emit: graph file in, rewritten (default pipeline) and generated sources
 // (and a built library) out.
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
-#include <iterator>
 
 #include "cli/build_options.h"
 #include "cli/commands.h"
@@ -60,19 +58,8 @@ void print_stats(const GraphStats& before, const GraphStats& after, const Pipeli
   }
 }
 
-std::string read_graph_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError("cannot open graph file", path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-std::string graph_folder(const std::string& path) {
-  const fs::path dir = fs::path(path).parent_path();
-  return dir.empty() ? "." : dir.string();
-}
-
 CppLibrary generate(const CompileArgs& args, const std::string& graph_text) {
-  FunctionGraph fg = load_graph_text(graph_text, graph_folder(args.file), args.file);
+  FunctionGraph fg = load_graph_text(graph_text, graph_file_folder(args.file), args.file);
   GraphStats before;
   if (args.stats) before = graph_stats(fg);
   // (Outputs keep their names across rewrites: FunctionGraph::replace records them.)
@@ -134,7 +121,7 @@ void add_compile_command(CLI::App& app, int& exit_code) {
       const fs::path dir(args->out_dir);
       DirectCacheKey direct;
       if (direct_mode_applies(*args)) {
-        direct = direct_cache_key(graph_text, graph_folder(args->file), args->build, direct_mode_options(*args));
+        direct = direct_cache_key(graph_text, graph_file_folder(args->file), args->build, direct_mode_options(*args));
         if (auto hit = direct_cache_lookup(direct, args->build, args->program)) {
           prepare_out_dir(args->out_dir);
           const fs::path entry(hit->entry_dir);

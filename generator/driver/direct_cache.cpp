@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 
 #include "driver/emit_files.h"
 #include "driver/sha256.h"
@@ -33,13 +32,6 @@ std::string kiln_identity() {
            std::to_string(mtime);
   }();
   return identity;
-}
-
-bool read_file(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return !in.bad();
 }
 
 // Each field is preceded by its length, so no two different field lists hash the same bytes.

@@ -56,19 +56,29 @@ std::string depfile_path(const std::string& path) {
   return out;
 }
 
-}  // namespace
-
-void write_file_if_changed(const std::string& path, const std::string& text, bool touch_unchanged) {
-  if (!same_contents(path, text.data(), text.size()))
-    write_bytes(path, text.data(), text.size());
+void write_if_changed(const fs::path& path, const char* data, std::size_t size, bool touch_unchanged) {
+  if (!same_contents(path, data, size))
+    write_bytes(path, data, size);
   else if (touch_unchanged)
     touch(path);
 }
 
+}  // namespace
+
+bool read_file(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return !in.bad();
+}
+
+void write_file_if_changed(const std::string& path, const std::string& text, bool touch_unchanged) {
+  write_if_changed(path, text.data(), text.size(), touch_unchanged);
+}
+
 void copy_file_if_changed(const std::string& from, const std::string& to) {
-  std::ifstream in(from, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in && !in.eof()) throw UserError("cannot read " + from);
+  std::string bytes;
+  if (!read_file(from, bytes)) throw UserError("cannot read " + from);
   if (same_contents(to, bytes.data(), bytes.size())) return touch(to);
   // Into a temporary file and renamed over `to`: a process that has the old library loaded
   // keeps its pages instead of seeing the file change under it.
@@ -97,9 +107,8 @@ std::vector<std::string> write_emitted_sources(const CppLibrary& lib, const std:
   put(lib.name + ".cpp", lib.source);
   put(lib.name + "_main.cpp", lib.main_program);
   for (const DataBlob& blob : lib.blobs) {
-    const auto* bytes = static_cast<const char*>(blob.data.data());
-    if (!same_contents(out / blob.file_name, bytes, blob.data.nbytes()))
-      write_bytes(out / blob.file_name, bytes, blob.data.nbytes());
+    write_if_changed(out / blob.file_name, static_cast<const char*>(blob.data.data()), blob.data.nbytes(),
+                     /*touch_unchanged=*/false);
     written.push_back((out / blob.file_name).string());
   }
   std::string data_dir = out.string();
@@ -126,8 +135,8 @@ std::vector<std::string> graph_npy_files(const std::string& graph_text, const st
 
 std::vector<std::string> graph_input_files(const std::string& graph_path) {
   const fs::path graph = fs::absolute(graph_path).lexically_normal();
-  std::ifstream in(graph, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  read_file(graph.string(), text);
   std::vector<std::string> files = {graph.string()};
   for (auto& npy : graph_npy_files(text, graph.parent_path().string()))
     if (npy != files.front()) files.push_back(std::move(npy));

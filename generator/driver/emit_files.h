@@ -15,6 +15,9 @@ namespace kiln {
 /// files by absolute path. Returns the paths written or kept, NAME.h first.
 std::vector<std::string> write_emitted_sources(const CppLibrary& lib, const std::string& dir);
 
+/// Reads a whole file into `out`; false when it cannot be read.
+bool read_file(const std::string& path, std::string& out);
+
 /// Writes `text` into `path` unless the file already holds exactly these bytes; an unchanged
 /// file is left alone, or with `touch_unchanged` only gets a new modification time. Rewriting
 /// is what costs: on ext4, truncating or replacing a file with data flushes it (~2 ms for a

@@ -351,13 +351,21 @@ FunctionGraph load_graph_text(const std::string& text, const std::string& base_d
   return fg;
 }
 
-FunctionGraph load_graph_file(const std::string& path) {
+std::string read_graph_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError("cannot open graph file", path);
   std::stringstream ss;
   ss << in.rdbuf();
-  fs::path dir = fs::path(path).parent_path();
-  return load_graph_text(ss.str(), dir.empty() ? "." : dir.string(), path);
+  return ss.str();
+}
+
+std::string graph_file_folder(const std::string& path) {
+  const fs::path dir = fs::path(path).parent_path();
+  return dir.empty() ? "." : dir.string();
+}
+
+FunctionGraph load_graph_file(const std::string& path) {
+  return load_graph_text(read_graph_file(path), graph_file_folder(path), path);
 }
 
 }  // namespace kiln

@@ -12,6 +12,12 @@ namespace kiln {
 /// folder and may not escape it.
 FunctionGraph load_graph_file(const std::string& path);
 
+/// A graph file's bytes, as load_graph_file reads them (a UserError when it cannot be opened),
+/// and the folder its {"npy": path} constants are read from. For callers that need the bytes
+/// too (kiln compile's direct-mode key) and then call load_graph_text.
+std::string read_graph_file(const std::string& path);
+std::string graph_file_folder(const std::string& path);
+
 /// Loads a graph from JSON text. `base_dir` resolves npy paths ("" refuses them);
 /// `source` names the text in messages (a file name).
 FunctionGraph load_graph_text(const std::string& text, const std::string& base_dir,

@@ -53,22 +53,22 @@ typedef float kiln_vm_f16 __attribute__((vector_size(64)));
   extern "C" __attribute__((target(isa))) V sleef(V, V);                                          \
   extern "C" __attribute__((weak, visibility("hidden"), target(isa))) V name(V a, V b) { return sleef(a, b); }
 // fn(double) / fn##f(float) with SIMD variants, for each x86 ISA letter; u: SLEEF's accuracy
-// suffix (u10: 1.0 ULP, u15: 1.5 ULP).
-#define KILN_VM_DOUBLE(fn, u, arity, v)                                                           \
-  KILN_VM_WRAP##arity(_ZGVbN2##v##_##fn, Sleef_##fn##d2_##u##sse2, kiln_vm_d2, "sse2")           \
-  KILN_VM_WRAP##arity(_ZGVcN4##v##_##fn, Sleef_##fn##d4_##u##avx, kiln_vm_d4, "avx")             \
-  KILN_VM_WRAP##arity(_ZGVdN4##v##_##fn, Sleef_##fn##d4_##u##avx2, kiln_vm_d4, "avx2,fma")       \
-  KILN_VM_WRAP##arity(_ZGVeN8##v##_##fn, Sleef_##fn##d8_##u##avx512f, kiln_vm_d8, "avx512f")
-#define KILN_VM_FLOAT(fn, u, arity, v)                                                            \
-  KILN_VM_WRAP##arity(_ZGVbN4##v##_##fn##f, Sleef_##fn##f4_##u##sse2, kiln_vm_f4, "sse2")        \
-  KILN_VM_WRAP##arity(_ZGVcN8##v##_##fn##f, Sleef_##fn##f8_##u##avx, kiln_vm_f8, "avx")          \
-  KILN_VM_WRAP##arity(_ZGVdN8##v##_##fn##f, Sleef_##fn##f8_##u##avx2, kiln_vm_f8, "avx2,fma")    \
-  KILN_VM_WRAP##arity(_ZGVeN16##v##_##fn##f, Sleef_##fn##f16_##u##avx512f, kiln_vm_f16, "avx512f")
+// suffix (u10: 1.0 ULP, u15: 1.5 ULP); wrap: the macro defining one variant.
+#define KILN_VM_DOUBLE(fn, u, wrap, v)                                                            \
+  wrap(_ZGVbN2##v##_##fn, Sleef_##fn##d2_##u##sse2, kiln_vm_d2, "sse2")                           \
+  wrap(_ZGVcN4##v##_##fn, Sleef_##fn##d4_##u##avx, kiln_vm_d4, "avx")                             \
+  wrap(_ZGVdN4##v##_##fn, Sleef_##fn##d4_##u##avx2, kiln_vm_d4, "avx2,fma")                       \
+  wrap(_ZGVeN8##v##_##fn, Sleef_##fn##d8_##u##avx512f, kiln_vm_d8, "avx512f")
+#define KILN_VM_FLOAT(fn, u, wrap, v)                                                             \
+  wrap(_ZGVbN4##v##_##fn##f, Sleef_##fn##f4_##u##sse2, kiln_vm_f4, "sse2")                        \
+  wrap(_ZGVcN8##v##_##fn##f, Sleef_##fn##f8_##u##avx, kiln_vm_f8, "avx")                          \
+  wrap(_ZGVdN8##v##_##fn##f, Sleef_##fn##f8_##u##avx2, kiln_vm_f8, "avx2,fma")                    \
+  wrap(_ZGVeN16##v##_##fn##f, Sleef_##fn##f16_##u##avx512f, kiln_vm_f16, "avx512f")
 #define KILN_VM_1(fn, u)                                                                          \
   extern "C" __attribute__((simd("notinbranch"))) double fn(double) noexcept;                     \
   extern "C" __attribute__((simd("notinbranch"))) float fn##f(float) noexcept;                    \
-  KILN_VM_DOUBLE(fn, u, 1, v)                                                                     \
-  KILN_VM_FLOAT(fn, u, 1, v)
+  KILN_VM_DOUBLE(fn, u, KILN_VM_WRAP1, v)                                                         \
+  KILN_VM_FLOAT(fn, u, KILN_VM_WRAP1, v)
 KILN_VM_1(exp, u10)
 KILN_VM_1(exp2, u10)
 KILN_VM_1(expm1, u10)
@@ -103,23 +103,17 @@ KILN_VM_1(erfc, u15)
 #define KILN_VM_1_LOG1P(fn, u)                                                                    \
   extern "C" __attribute__((simd("notinbranch"))) double fn(double) noexcept;                     \
   extern "C" __attribute__((simd("notinbranch"))) float fn##f(float) noexcept;                    \
-  KILN_VM_LOG1P_D(_ZGVbN2v_##fn, Sleef_##fn##d2_##u##sse2, kiln_vm_d2, "sse2")                    \
-  KILN_VM_LOG1P_D(_ZGVcN4v_##fn, Sleef_##fn##d4_##u##avx, kiln_vm_d4, "avx")                      \
-  KILN_VM_LOG1P_D(_ZGVdN4v_##fn, Sleef_##fn##d4_##u##avx2, kiln_vm_d4, "avx2,fma")                \
-  KILN_VM_LOG1P_D(_ZGVeN8v_##fn, Sleef_##fn##d8_##u##avx512f, kiln_vm_d8, "avx512f")              \
-  KILN_VM_LOG1P_F(_ZGVbN4v_##fn##f, Sleef_##fn##f4_##u##sse2, kiln_vm_f4, "sse2")                 \
-  KILN_VM_LOG1P_F(_ZGVcN8v_##fn##f, Sleef_##fn##f8_##u##avx, kiln_vm_f8, "avx")                   \
-  KILN_VM_LOG1P_F(_ZGVdN8v_##fn##f, Sleef_##fn##f8_##u##avx2, kiln_vm_f8, "avx2,fma")             \
-  KILN_VM_LOG1P_F(_ZGVeN16v_##fn##f, Sleef_##fn##f16_##u##avx512f, kiln_vm_f16, "avx512f")
+  KILN_VM_DOUBLE(fn, u, KILN_VM_LOG1P_D, v)                                                       \
+  KILN_VM_FLOAT(fn, u, KILN_VM_LOG1P_F, v)
 KILN_VM_1_LOG1P(log1p, u10)
 #define KILN_VM_2(fn, u)                                                                          \
   extern "C" __attribute__((simd("notinbranch"))) double fn(double, double) noexcept;             \
   extern "C" __attribute__((simd("notinbranch"))) float fn##f(float, float) noexcept;             \
-  KILN_VM_DOUBLE(fn, u, 2, vv)                                                                    \
-  KILN_VM_FLOAT(fn, u, 2, vv)
+  KILN_VM_DOUBLE(fn, u, KILN_VM_WRAP2, vv)                                                        \
+  KILN_VM_FLOAT(fn, u, KILN_VM_WRAP2, vv)
 #define KILN_VM_2_FLOAT_ONLY(fn, u)                                                               \
   extern "C" __attribute__((simd("notinbranch"))) float fn##f(float, float) noexcept;             \
-  KILN_VM_FLOAT(fn, u, 2, vv)
+  KILN_VM_FLOAT(fn, u, KILN_VM_WRAP2, vv)
 KILN_VM_2(atan2, u10)
 // Float only: SLEEF's pow(double) returns inf for results within a few ULP of the largest double.
 KILN_VM_2_FLOAT_ONLY(pow, u10)
@@ -137,17 +131,3 @@ KILN_VM_2_FLOAT_ONLY(pow, u10)
 #else
 #define KILN_VECTOR_MATH 0
 #endif
-
-namespace kiln_vm {
-namespace {  // internal linkage: libraries from other kiln versions may link into one program
-
-/// log(1 + x), right over the whole range in vectorised loops too: the vector variants above
-/// scale the inputs SLEEF gets wrong. (Kept as the name generated code calls, so a future
-/// correction has one place to go.)
-template <class T>
-inline T log1p(T x) {
-  return std::log1p(x);
-}
-
-}  // namespace
-}  // namespace kiln_vm
