@@ -73,7 +73,7 @@ std::set<std::string> called_math_functions(const std::vector<std::string>& code
     const std::string* text = work.back();
     work.pop_back();
     for_each_call(*text, [&](const std::string& qualifier, const std::string& name) {
-      if (qualifier == "std") called.insert(name);
+      if (qualifier == "std" || qualifier == "kiln_vm") called.insert(name);
       const auto body = bodies.find(name);
       if ((qualifier.empty() || qualifier == "kiln_scalar") && body != bodies.end() && followed.insert(name).second)
         work.push_back(&body->second);

@@ -10,7 +10,7 @@
 
 namespace kiln {
 
-/// The functions that `code` (generated C++) may call as std::NAME, directly
+/// The functions that `code` (generated C++) may call as std::NAME or kiln_vm::NAME, directly
 /// or through the kiln_scalar functions of runtime/include/kiln/runtime/scalar_math.hpp
 /// (followed into their bodies, transitively).
 std::set<std::string> called_math_functions(const std::vector<std::string>& code);

@@ -19,8 +19,9 @@
 // attach the attribute to libm's functions. Active only when the build defines KILN_SLEEF
 // (kiln's driver does when kiln was built with SLEEF, and links -lsleef; kiln_add_graph does
 // the same), with GCC on x86-64 (the vector ABI names are x86's; clang ignores the attribute on
-// declarations), and not under -ffast-math, where glibc's own declarations and libmvec take
-// over. Otherwise the calls are plain scalar libm calls: slower, equally correct.
+// declarations) producing ELF (for hidden, weak and the alias below), and not under -ffast-math,
+// where glibc's own declarations and libmvec take over. Otherwise the calls are plain scalar libm
+// calls: slower, equally correct.
 //
 // Measured against long double libm over random and special inputs (SLEEF 3.5.1): at most 1.0
 // ULP on the AVX2 and AVX-512 variants; the SSE/AVX variants of float erf/erfc reach 1.8 ULP,
@@ -36,7 +37,7 @@
 #include <cstdint>
 
 #if defined(KILN_SLEEF) && defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-    !defined(__FAST_MATH__)
+    defined(__ELF__) && !defined(__FAST_MATH__)
 #define KILN_VECTOR_MATH 1
 // GCC vectors, passed in xmm/ymm/zmm registers like __m128d/__m256d/__m512d.
 typedef double kiln_vm_d2 __attribute__((vector_size(16)));
@@ -59,11 +60,13 @@ typedef float kiln_vm_f16 __attribute__((vector_size(64)));
   wrap(_ZGVcN4##v##_##fn, Sleef_##fn##d4_##u##avx, kiln_vm_d4, "avx")                             \
   wrap(_ZGVdN4##v##_##fn, Sleef_##fn##d4_##u##avx2, kiln_vm_d4, "avx2,fma")                       \
   wrap(_ZGVeN8##v##_##fn, Sleef_##fn##d8_##u##avx512f, kiln_vm_d8, "avx512f")
-#define KILN_VM_FLOAT(fn, u, wrap, v)                                                             \
-  wrap(_ZGVbN4##v##_##fn##f, Sleef_##fn##f4_##u##sse2, kiln_vm_f4, "sse2")                        \
-  wrap(_ZGVcN8##v##_##fn##f, Sleef_##fn##f8_##u##avx, kiln_vm_f8, "avx")                          \
-  wrap(_ZGVdN8##v##_##fn##f, Sleef_##fn##f8_##u##avx2, kiln_vm_f8, "avx2,fma")                    \
-  wrap(_ZGVeN16##v##_##fn##f, Sleef_##fn##f16_##u##avx512f, kiln_vm_f16, "avx512f")
+// name: the scalar function whose variants these are (fn##f, or kiln's own kiln_vm_log1pf).
+#define KILN_VM_FLOAT_AS(name, fn, u, wrap, v)                                                    \
+  wrap(_ZGVbN4##v##_##name, Sleef_##fn##f4_##u##sse2, kiln_vm_f4, "sse2")                         \
+  wrap(_ZGVcN8##v##_##name, Sleef_##fn##f8_##u##avx, kiln_vm_f8, "avx")                           \
+  wrap(_ZGVdN8##v##_##name, Sleef_##fn##f8_##u##avx2, kiln_vm_f8, "avx2,fma")                     \
+  wrap(_ZGVeN16##v##_##name, Sleef_##fn##f16_##u##avx512f, kiln_vm_f16, "avx512f")
+#define KILN_VM_FLOAT(fn, u, wrap, v) KILN_VM_FLOAT_AS(fn##f, fn, u, wrap, v)
 #define KILN_VM_1(fn, u)                                                                          \
   extern "C" __attribute__((simd("notinbranch"))) double fn(double) noexcept;                     \
   extern "C" __attribute__((simd("notinbranch"))) float fn##f(float) noexcept;                    \
@@ -87,8 +90,15 @@ KILN_VM_1(erf, u10)
 KILN_VM_1(erfc, u15)
 // log1p: SLEEF's returns inf above 1e307 (3.4e38 in float). Its vector variants here scale such
 // inputs by 2^-64 (2^-32) first, where log1p(x) = log(x) to working precision, and add the
-// logarithm of the scale back (at most 1.5 ULP); NaN, ±inf and ±0 pass through unchanged. Scalar
-// calls (a loop's last elements) stay glibc's log1p, right everywhere and with no scaling cost.
+// logarithm of the scale back (at most 1.5 ULP); NaN, ±inf and ±0 pass through unchanged.
+// Scalar calls (a loop's last elements, and all of a short vector's) are glibc's log1p in double.
+// In float, generated code calls kiln_vm_log1pf instead of log1pf (see kiln_vm::log1p below): its
+// vector variants are the same, and its scalar body is log(1 + x) in double, where 1 + x is
+// exact for a float x with |x| >= 2^-29 (x - x²/2 below that): correctly rounded for all but 7
+// of the 2^32 floats (an exhaustive check against log1pl), where glibc's log1pf is off by up to
+// 0.84 ULP, and a quarter faster than that fdlibm port with a division (W6 in bench/). The scalar
+// body is bound to the name kiln_vm_log1pf by an assembler alias: defined in C++ under that
+// name, GCC would make its own SIMD clones of it, clashing with the SLEEF wrappers.
 #define KILN_VM_WRAP_LOG1P(name, sleef, V, isa, big, scale, log_of_scale)                         \
   extern "C" __attribute__((target(isa))) V sleef(V);                                             \
   extern "C" __attribute__((weak, visibility("hidden"), target(isa))) V name(V x) {               \
@@ -104,7 +114,14 @@ KILN_VM_1(erfc, u15)
   extern "C" __attribute__((simd("notinbranch"))) double fn(double) noexcept;                     \
   extern "C" __attribute__((simd("notinbranch"))) float fn##f(float) noexcept;                    \
   KILN_VM_DOUBLE(fn, u, KILN_VM_LOG1P_D, v)                                                       \
-  KILN_VM_FLOAT(fn, u, KILN_VM_LOG1P_F, v)
+  KILN_VM_FLOAT(fn, u, KILN_VM_LOG1P_F, v)                                                        \
+  extern "C" __attribute__((simd("notinbranch"), const)) float kiln_vm_log1pf(float) noexcept;    \
+  KILN_VM_FLOAT_AS(kiln_vm_log1pf, fn, u, KILN_VM_LOG1P_F, v)                                     \
+  extern "C" __attribute__((weak, visibility("hidden"), used)) float kiln_vm_log1pf_scalar(float x) noexcept { \
+    const double d = x;                                                                           \
+    return __builtin_fabs(d) < 0x1p-29 ? float(d - 0.5 * d * d) : float(::log(1.0 + d));          \
+  }                                                                                               \
+  __asm__(".weak kiln_vm_log1pf\n\t.hidden kiln_vm_log1pf\n\t.set kiln_vm_log1pf, kiln_vm_log1pf_scalar");
 KILN_VM_1_LOG1P(log1p, u10)
 #define KILN_VM_2(fn, u)                                                                          \
   extern "C" __attribute__((simd("notinbranch"))) double fn(double, double) noexcept;             \
@@ -126,8 +143,27 @@ KILN_VM_2_FLOAT_ONLY(pow, u10)
 #undef KILN_VM_2_FLOAT_ONLY
 #undef KILN_VM_DOUBLE
 #undef KILN_VM_FLOAT
+#undef KILN_VM_FLOAT_AS
 #undef KILN_VM_WRAP1
 #undef KILN_VM_WRAP2
 #else
 #define KILN_VECTOR_MATH 0
 #endif
+
+namespace kiln_vm {
+namespace {  // internal linkage: libraries from other kiln versions may link into one program
+
+/// log(1 + x) as generated code calls it: in float with vector math, kiln_vm_log1pf (above).
+/// A template, so that the name is looked up only where float log1p is used: the selection
+/// drops KILN_VM_1_LOG1P, which declares it, from code that does not call log1p.
+template <class T>
+inline T log1p(T x) {
+#if KILN_VECTOR_MATH
+  if constexpr (sizeof(T) == sizeof(float)) return kiln_vm_log1pf(x);
+  else
+#endif
+    return std::log1p(x);
+}
+
+}  // namespace
+}  // namespace kiln_vm
