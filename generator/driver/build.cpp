@@ -10,6 +10,7 @@
 #include <mutex>
 #include <random>
 
+#include "driver/emit_files.h"
 #include "driver/process.h"
 #include "driver/sha256.h"
 #include "kiln/version.h"
@@ -68,9 +69,8 @@ std::string compiler_identity(const std::string& cxx, const fs::path& cache_root
       Sha256 h;
       h.update(exe.string()).update("\n").update(std::to_string(size)).update("\n").update(std::to_string(mtime));
       remembered = cache_root / "compilers" / h.hex_digest();
-      std::ifstream in(remembered, std::ios::binary);
-      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (in && !text.empty()) return memo.emplace(memo_key, text).first->second;
+      std::string text;
+      if (read_file(remembered.string(), text) && !text.empty()) return memo.emplace(memo_key, text).first->second;
     }
   }
   ProcessResult r = run_process({cxx, "--version"});
