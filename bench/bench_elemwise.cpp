@@ -83,14 +83,7 @@ void register_w1(int threads) {
       return compare("kiln W1 vs hand-written", d.y_kiln.data(), d.y_hand.data(), kN, 4 * rtol<T>(), 0);
     });
     if (!err.empty()) return st.SkipWithError(err.c_str());
-    time_kiln_call_into(st, g, threads, in, out);
-  });
-  add(bench_name<T>("W1", "hand", threads), [threads](benchmark::State& st) {
-    auto& d = Data<T>::get();
-    for (auto _ : st) {
-      w1_hand(d.x.data(), d.y_hand.data(), kN, threads);
-      benchmark::ClobberMemory();
-    }
+    time_kiln_and_hand(st, g, threads, in, out, [&] { w1_hand(d.x.data(), d.y_hand.data(), kN, threads); });
   });
   add(bench_name<T>("W1", "hand_libm", threads), [threads](benchmark::State& st) {
     auto& d = Data<T>::get();
@@ -115,11 +108,7 @@ void register_w2(int threads) {
       return compare("kiln W2 vs hand-written", d.s_kiln.data(), &want, 1, 4 * rtol<T>(), 0);
     });
     if (!err.empty()) return st.SkipWithError(err.c_str());
-    time_kiln_call_into(st, g, threads, in, out);
-  });
-  add(bench_name<T>("W2", "hand", threads), [threads](benchmark::State& st) {
-    auto& d = Data<T>::get();
-    for (auto _ : st) benchmark::DoNotOptimize(w2_hand(d.x.data(), kN, threads));
+    time_kiln_and_hand(st, g, threads, in, out, [&] { benchmark::DoNotOptimize(w2_hand(d.x.data(), kN, threads)); });
   });
 }
 

@@ -155,14 +155,7 @@ void register_w4(int threads) {
       return compare_outputs("kiln W4 vs hand-written", values(d.kiln), d.hand);
     });
     if (!err.empty()) return st.SkipWithError(err.c_str());
-    time_kiln_call_into(st, g, threads, in, out);
-  });
-  add(bench_name<T>("W4", "hand", threads), [threads](benchmark::State& st) {
-    auto& d = Data<T>::get();
-    for (auto _ : st) {
-      d.hand_step(d.hand, threads);
-      benchmark::ClobberMemory();
-    }
+    time_kiln_and_hand(st, g, threads, in, out, [&] { d.hand_step(d.hand, threads); });
   });
 }
 

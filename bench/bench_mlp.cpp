@@ -83,14 +83,7 @@ void register_w5(int threads) {
                      atol<T>());
     });
     if (!err.empty()) return st.SkipWithError(err.c_str());
-    time_kiln_call_into(st, g, threads, in, out);
-  });
-  add(bench_name<T>("W5", "hand", threads), [threads](benchmark::State& st) {
-    auto& d = Data<T>::get();
-    for (auto _ : st) {
-      d.hand(threads);
-      benchmark::ClobberMemory();
-    }
+    time_kiln_and_hand(st, g, threads, in, out, [&] { d.hand(threads); });
   });
 }
 

@@ -68,14 +68,7 @@ void register_w3(int threads) {
                      atol<T>());
     });
     if (!err.empty()) return st.SkipWithError(err.c_str());
-    time_kiln_call_into(st, g, threads, in, out);
-  });
-  add(bench_name<T>("W3", "hand", threads), [threads](benchmark::State& st) {
-    auto& d = Data<T>::get();
-    for (auto _ : st) {
-      w3_hand(d.x.data(), d.y_hand.data(), threads);
-      benchmark::ClobberMemory();
-    }
+    time_kiln_and_hand(st, g, threads, in, out, [&] { w3_hand(d.x.data(), d.y_hand.data(), threads); });
   });
 }
 

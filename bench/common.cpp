@@ -1,5 +1,7 @@
 #include "common.hpp"
 
+#include <chrono>
+
 #include "eval/evaluator.h"
 #include "io/graph_load.h"
 
@@ -95,6 +97,53 @@ void time_kiln_call_into(benchmark::State& state, KilnGraph& g, int threads, con
     }
     benchmark::ClobberMemory();
   }
+}
+
+void time_kiln_and_hand(benchmark::State& state, KilnGraph& g, int threads, const std::vector<DLTensor>& in,
+                        std::vector<DLTensor>& out, const std::function<void()>& hand) {
+  g.set_num_threads(threads);
+  try {
+    g.call_into(in, out);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  hand();
+  const kiln_graph_info& info = g.info();
+  using Clock = std::chrono::steady_clock;
+  Clock::duration kiln_time{}, hand_time{};
+  const auto time_kiln = [&] {
+    const auto t0 = Clock::now();
+    const int32_t st = info.call_into(g.ctx(), in.data(), out.data());
+    benchmark::ClobberMemory();
+    kiln_time += Clock::now() - t0;
+    return st == KILN_OK;
+  };
+  const auto time_hand = [&] {
+    const auto t0 = Clock::now();
+    hand();
+    benchmark::ClobberMemory();
+    hand_time += Clock::now() - t0;
+  };
+  bool kiln_first = true;
+  for (auto _ : state) {
+    bool ok = true;
+    if (kiln_first) {
+      ok = time_kiln();
+      time_hand();
+    } else {
+      time_hand();
+      ok = time_kiln();
+    }
+    if (!ok) {
+      state.SkipWithError(info.context_last_error(g.ctx()));
+      return;
+    }
+    kiln_first = !kiln_first;
+  }
+  const auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  state.counters["kiln_ms"] = benchmark::Counter(ms(kiln_time), benchmark::Counter::kAvgIterations);
+  state.counters["hand_ms"] = benchmark::Counter(ms(hand_time), benchmark::Counter::kAvgIterations);
 }
 
 benchmark::internal::Benchmark* add(const std::string& name, std::function<void(benchmark::State&)> fn) {

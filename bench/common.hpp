@@ -177,6 +177,15 @@ const std::string& checked_once(const std::string& key, const std::function<std:
 void time_kiln_call_into(benchmark::State& state, KilnGraph& g, int threads, const std::vector<DLTensor>& in,
                          std::vector<DLTensor>& out);
 
+/// The timed loop of a workload with a hand-written baseline (W1-W5): kiln's call_into and
+/// `hand` alternate call by call, which one goes first alternating too, each timed on its own,
+/// so both run on the same machine. (This VM's speed drifts within one 0.3 s repetition, so
+/// separate kiln and hand benchmarks, even interleaved, compare different machines.) One
+/// untimed warm-up call of each first. The benchmark's own time is the pair's; the counters
+/// kiln_ms and hand_ms are each side's mean per call, and report.py takes the ratio from them.
+void time_kiln_and_hand(benchmark::State& state, KilnGraph& g, int threads, const std::vector<DLTensor>& in,
+                        std::vector<DLTensor>& out, const std::function<void()>& hand);
+
 /// Registers a benchmark timed on the wall clock (threads matter), in milliseconds.
 benchmark::internal::Benchmark* add(const std::string& name, std::function<void(benchmark::State&)> fn);
 
