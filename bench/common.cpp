@@ -79,15 +79,27 @@ const std::string& checked_once(const std::string& key, const std::function<std:
   return done[key] = msg;
 }
 
-void time_kiln_call_into(benchmark::State& state, KilnGraph& g, int threads, const std::vector<DLTensor>& in,
-                         std::vector<DLTensor>& out) {
+namespace {
+
+// One untimed call_into with `threads` threads, so the context's workspace exists (steady
+// state); false, with the benchmark skipped, when it fails.
+bool warm_up(benchmark::State& state, KilnGraph& g, int threads, const std::vector<DLTensor>& in,
+             std::vector<DLTensor>& out) {
   g.set_num_threads(threads);
   try {
     g.call_into(in, out);
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
-    return;
+    return false;
   }
+  return true;
+}
+
+}  // namespace
+
+void time_kiln_call_into(benchmark::State& state, KilnGraph& g, int threads, const std::vector<DLTensor>& in,
+                         std::vector<DLTensor>& out) {
+  if (!warm_up(state, g, threads, in, out)) return;
   const kiln_graph_info& info = g.info();
   for (auto _ : state) {
     int32_t st = info.call_into(g.ctx(), in.data(), out.data());
@@ -101,13 +113,7 @@ void time_kiln_call_into(benchmark::State& state, KilnGraph& g, int threads, con
 
 void time_kiln_and_hand(benchmark::State& state, KilnGraph& g, int threads, const std::vector<DLTensor>& in,
                         std::vector<DLTensor>& out, const std::function<void()>& hand) {
-  g.set_num_threads(threads);
-  try {
-    g.call_into(in, out);
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-    return;
-  }
+  if (!warm_up(state, g, threads, in, out)) return;
   hand();
   const kiln_graph_info& info = g.info();
   using Clock = std::chrono::steady_clock;
