@@ -538,6 +538,14 @@ TEST_CASE("kiln's own scalar definitions") {
   CHECK(std::isnan(ks::psi(-3.0)));
   CHECK(std::isnan(ks::psi(-kInf)));
   CHECK(ks::psi(1.0) == doctest::Approx(-0.5772156649015329).epsilon(1e-15));
+  // tri_gamma: scipy's polygamma(1, x) special values; pi^2/6 at 1, pi^2/2 + 4 at -1/2.
+  CHECK(ks::trigamma(0.0) == kInf);
+  CHECK(ks::trigamma(-0.0) == kInf);
+  CHECK(ks::trigamma(-3.0) == kInf);
+  CHECK(std::isnan(ks::trigamma(-kInf)));
+  CHECK(ks::trigamma(kInf) == 0.0);
+  CHECK(ks::trigamma(1.0) == doctest::Approx(1.6449340668482264).epsilon(1e-15));
+  CHECK(ks::trigamma(-0.5) == doctest::Approx(8.934802200544679).epsilon(1e-15));
   // erfinv to full precision next to 1 (the inverse of erfc there).
   CHECK(ks::erfinv(1.0 - std::ldexp(1.0, -53)) ==
         doctest::Approx(5.8635847487551676).epsilon(1e-15));

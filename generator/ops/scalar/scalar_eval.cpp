@@ -60,6 +60,7 @@ C unary(ScalarOpId id, C x) {
       case ScalarOpId::Gamma: return std::tgamma(x);
       case ScalarOpId::Gammaln: return ks::gammaln(x);
       case ScalarOpId::Psi: return ks::psi(x);
+      case ScalarOpId::TriGamma: return ks::trigamma(x);
       case ScalarOpId::Floor: return std::floor(x);
       case ScalarOpId::Ceil: return std::ceil(x);
       case ScalarOpId::Trunc: return std::trunc(x);

@@ -58,6 +58,7 @@ Var unary_partial(Id id, const Var& x, const Var& z) {
     case Id::Erfinv: return c(kSqrtPiOverTwo) * exp(sqr(z));
     case Id::Gamma: return z * psi(x);
     case Id::Gammaln: return psi(x);
+    case Id::Psi: return tri_gamma(x);
     case Id::Identity: return c(1);
     case Id::Cast: return c(1);
     default: break;
@@ -73,7 +74,7 @@ bool is_unary_rule(Id id) {
     case Id::Arccos: case Id::Arctan: case Id::Sinh: case Id::Cosh: case Id::Tanh:
     case Id::Arcsinh: case Id::Arccosh: case Id::Arctanh: case Id::Sigmoid: case Id::Softplus:
     case Id::Log1mexp: case Id::Erf: case Id::Erfc: case Id::Erfcx: case Id::Erfinv:
-    case Id::Gamma: case Id::Gammaln: case Id::Identity: case Id::Cast:
+    case Id::Gamma: case Id::Gammaln: case Id::Psi: case Id::Identity: case Id::Cast:
       return true;
     default:
       return false;
@@ -158,8 +159,8 @@ std::vector<GradTerm> scalar_partials(const ScalarOp& op, const VarList& inputs,
   if (is_not_differentiable(id))
     return repeat_term(n, GradTerm::undefined(op.str() + " is not differentiable (its output is a "
                                               "truth value or a bit pattern)"));
-  if (id == Id::Psi)
-    return {GradTerm::not_implemented("the derivative of psi (trigamma) is not available in kiln")};
+  if (id == Id::TriGamma)
+    return {GradTerm::not_implemented("the derivative of tri_gamma (polygamma(2, x)) is not available in kiln")};
   std::vector<GradTerm> terms;
   if (is_piecewise_constant(id) || (id == Id::Cast && is_discrete(output->dtype()))) {
     terms = repeat_term(n, val(const_like(output, 0)));

@@ -78,6 +78,7 @@ enum class DTypeRule {
   X(Gamma, "gamma", 1, UpgradeToFloat, "gamma")                                                \
   X(Gammaln, "gammaln", 1, UpgradeToFloat, "gammaln")                                          \
   X(Psi, "psi", 1, UpgradeToFloat, "psi")                                                      \
+  X(TriGamma, "tri_gamma", 1, UpgradeToFloat, "tri_gamma")                                     \
   X(Floor, "floor", 1, UpgradeToFloat, "floor")                                                \
   X(Ceil, "ceil", 1, UpgradeToFloat, "ceil")                                                   \
   X(Trunc, "trunc", 1, UpgradeToFloat, "trunc")                                                \
