@@ -133,14 +133,9 @@ void time_kiln_and_hand(benchmark::State& state, KilnGraph& g, int threads, cons
   };
   bool kiln_first = true;
   for (auto _ : state) {
-    bool ok = true;
-    if (kiln_first) {
-      ok = time_kiln();
-      time_hand();
-    } else {
-      time_hand();
-      ok = time_kiln();
-    }
+    if (!kiln_first) time_hand();
+    const bool ok = time_kiln();
+    if (kiln_first) time_hand();
     if (!ok) {
       state.SkipWithError(info.context_last_error(g.ctx()));
       return;

@@ -160,9 +160,8 @@ template <class T>
 inline T log1p(T x) {
 #if KILN_VECTOR_MATH
   if constexpr (sizeof(T) == sizeof(float)) return kiln_vm_log1pf(x);
-  else
 #endif
-    return std::log1p(x);
+  return std::log1p(x);
 }
 
 }  // namespace
