@@ -37,9 +37,9 @@ const std::vector<OpEntry>& op_table() {
       // --- elementwise and dimension shuffles (ops/elemwise, ops/dimshuffle)
       {"Elemwise", elemwise_from_props},
       {"DimShuffle", dimshuffle_from_props},
-      {"ExpandDims", expand_dims_from_props},
-      {"Squeeze", squeeze_from_props},
-      {"Transpose", transpose_from_props},
+      {"ExpandDims", expand_dims_from_props, "DimShuffle"},
+      {"Squeeze", squeeze_from_props, "DimShuffle"},
+      {"Transpose", transpose_from_props, "DimShuffle"},
       // --- shapes (ops/shape)
       {"Shape", shape_from_props},
       {"Shape_i", shape_i_from_props},
@@ -102,6 +102,8 @@ const std::vector<OpEntry>& op_table() {
   };
   return table;
 }
+
+bool OpEntry::implemented() const { return make != not_implemented_yet; }
 
 const OpEntry* find_op(std::string_view name) {
   for (const auto& e : op_table())

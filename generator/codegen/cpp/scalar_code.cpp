@@ -80,6 +80,14 @@ std::string convert(const std::string& expr, DType from, DType to) {
 
 }  // namespace
 
+std::vector<std::string> cpp_scalar_operand_classes(const std::string& name) {
+  std::vector<std::string> classes;
+  auto it = table().find(name);
+  if (it != table().end())
+    for (const auto& entry : it->second) classes.push_back(entry.first);
+  return classes;
+}
+
 std::string scalar_literal(const Array& v) {
   std::string out;
   visit_dtype(v.dtype(), [&](auto t) {

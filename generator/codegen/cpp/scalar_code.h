@@ -31,6 +31,11 @@ std::string scalar_return(const ScalarOp& op, const std::vector<std::string>& ar
 /// The value a fold by `id` starts from, as a C++ expression of type A (the accumulator).
 std::string fold_identity(ScalarOpId id, DType acc);
 
+/// The operand classes ("float", "int", "bool", "any") the backend's table spells scalar op
+/// `name` for, in table order; empty when it has no spelling (Composite has none: its inner
+/// nodes are spelled one by one).
+std::vector<std::string> cpp_scalar_operand_classes(const std::string& name);
+
 /// A C++ literal for a 0-d value of any dtype (exact: hex floats, explicit casts).
 std::string scalar_literal(const Array& value0d);
 
