@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <map>
 
-#include "codegen/cpp/library.h"
 #include "compiled.h"
 #include "eval/evaluator.h"
 #include "fixtures.h"
@@ -68,7 +67,7 @@ TEST_CASE("NumPy fixtures: compiled C++ backend") {
     for (const FixtureCase& c : cases) {
       const std::string name = "c" + std::to_string(graphs.size());
       try {
-        generate_cpp_bundle({{&c.graph, name}}, "probe");
+        emit_bundle({{&c.graph, name}}, "probe", test_compile_options());
       } catch (const std::exception& e) {
         FAIL_CHECK("case " << c.name << ": " << std::string(e.what()));
         continue;

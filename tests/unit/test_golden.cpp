@@ -12,13 +12,12 @@
 #include <set>
 #include <sstream>
 
-#include "codegen/cpp/library.h"
+#include "compile/compile.h"
 #include "driver/emit_files.h"
 #include "driver/process.h"
 #include "grad/grad.h"
 #include "io/graph_load.h"
 #include "ir/error.h"
-#include "rewrite/pipeline.h"
 
 using namespace kiln;
 namespace fs = std::filesystem;
@@ -104,9 +103,10 @@ bool has_option(const GoldenCase& c, const std::string& option) {
 
 // File name -> bytes, as the case generates them now.
 std::vector<std::pair<std::string, std::string>> generated_files(const GoldenCase& c) {
-  FunctionGraph fg = case_graph(c);
-  if (!has_option(c, "no-rewrite")) run_pipeline(fg);
-  CppLibrary lib = generate_cpp_library(fg, c.name);
+  CompileOptions options;
+  options.name = c.name;
+  options.rewrite = !has_option(c, "no-rewrite");
+  const CppLibrary lib = emit(case_graph(c), options).sources;
   return {{c.name + ".h", lib.header},
           {c.name + ".cpp", lib.source},
           {c.name + "_main.cpp", lib.main_program},

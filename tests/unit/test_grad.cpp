@@ -12,7 +12,6 @@
 
 #include "api/elementwise.h"
 #include "api/graph_builder.h"
-#include "codegen/cpp/library.h"
 #include "compiled.h"
 #include "eval/evaluator.h"
 #include "fixtures.h"
@@ -673,8 +672,8 @@ TEST_CASE("grad compiled: value and gradient of a logistic loss and of a softmax
   FunctionGraph opt2 = fg2.clone();
   pipeline_for_compiling(opt2);
 
-  std::vector<std::pair<const FunctionGraph*, std::string>> named = {{&opt, "g0"}, {&opt2, "g1"}};
-  BuildResult built = build_library(generate_cpp_bundle(named, "grad_compiled"), test_build_options());
+  NamedGraphs named = {{&opt, "g0"}, {&opt2, "g1"}};
+  BuildResult built = build_bundle(named, "grad_compiled");
   Library so(built.library_path);
   std::mt19937 rng(3);
   for (std::int64_t n : {5, 1, 0}) {
@@ -708,8 +707,8 @@ TEST_CASE("grad compiled: the logistic-regression sample trains (loss falls, acc
   FunctionGraph step(loss.inputs(), {loss.outputs()[0], loss.outputs()[1], grads[0], grads[1]},
                      "logistic_regression_grad");
   pipeline_for_compiling(step);
-  std::vector<std::pair<const FunctionGraph*, std::string>> named = {{&step, "logistic_regression_grad"}};
-  BuildResult built = build_library(generate_cpp_bundle(named, "logreg_sample"), test_build_options());
+  NamedGraphs named = {{&step, "logistic_regression_grad"}};
+  BuildResult built = build_bundle(named, "logreg_sample");
   Library so(built.library_path);
   const logreg::Dataset data = logreg::make_dataset(400, 8, 1234);
   const logreg::Result r = logreg::train(so.graph("logistic_regression_grad"), data, 1000, 0.1);
