@@ -9,6 +9,7 @@
 #include "cli/exit_codes.h"
 #include "cli/rewrite_options.h"
 #include "compile/compile.h"
+#include "codegen/backend.h"
 #include "driver/direct_cache.h"
 #include "driver/emit_files.h"
 #include "driver/process.h"
@@ -74,13 +75,16 @@ std::string direct_mode_options(const CompileArgs& args) {
 }
 
 // Direct mode serves only what a hit reproduces exactly: not --stats or --dump-after, which
-// print what loading and rewriting did.
+// print what loading and rewriting did. (Its index entries name NAME.cpp, so it serves
+// backends whose source is NAME.cpp.)
 bool direct_mode_applies(const CompileArgs& args) {
-  return args.options.build.use_cache && !args.options.stats && args.options.rewrites.dump_after.empty();
+  return args.options.build.use_cache && !args.options.stats && args.options.rewrites.dump_after.empty() &&
+         find_backend(args.options.backend).toolchain.source_suffix == ".cpp";
 }
 
-void print_written(const fs::path& dir, const std::string& name, bool program, bool cached) {
-  std::cout << "wrote " << (dir / ("lib" + name + ".so")).string() << ", " << name << ".h, " << name << ".cpp";
+void print_written(const fs::path& dir, const std::string& name, const std::string& source_file, bool program,
+                   bool cached) {
+  std::cout << "wrote " << (dir / ("lib" + name + ".so")).string() << ", " << name << ".h, " << source_file;
   if (program) std::cout << ", " << name << "_main.cpp, " << name;
   std::cout << (cached ? " (cached)" : "") << "\n";
 }
@@ -123,23 +127,23 @@ void add_compile_command(CLI::App& app, int& exit_code) {
           std::vector<std::string> files = {hit->name + ".h", hit->name + ".cpp", "lib" + hit->name + ".so"};
           if (o.program) files.insert(files.end(), {hit->name + "_main.cpp", hit->name});
           for (const auto& file : files) copy_file_if_changed((entry / file).string(), (dir / file).string());
-          print_written(dir, hit->name, o.program, true);
+          print_written(dir, hit->name, hit->name + ".cpp", o.program, true);
           return exit_code::kOk;
         }
       }
       Artifacts a = compile(load(*args, graph_text), o);
       report(*args, a);
-      const CppLibrary& lib = a.sources;
+      const GeneratedLibrary& lib = a.sources;
       direct_cache_record(direct, lib.name, a.build.key, o.build);
       prepare_out_dir(args->out_dir);
       write_file_if_changed((dir / (lib.name + ".h")).string(), lib.header, true);
-      write_file_if_changed((dir / (lib.name + ".cpp")).string(), lib.source, true);
+      write_file_if_changed((dir / lib.source_file).string(), lib.source, true);
       copy_file_if_changed(a.build.library_path, (dir / ("lib" + lib.name + ".so")).string());
       if (o.program) {
         write_file_if_changed((dir / (lib.name + "_main.cpp")).string(), lib.main_program, true);
         copy_file_if_changed(a.build.program_path, (dir / lib.name).string());
       }
-      print_written(dir, lib.name, o.program, a.build.cache_hit);
+      print_written(dir, lib.name, lib.source_file, o.program, a.build.cache_hit);
       return exit_code::kOk;
     });
   });
@@ -156,11 +160,11 @@ void add_emit_command(CLI::App& app, int& exit_code) {
     exit_code = run_guarded([&] {
       Emitted e = emit(load(*args, read_graph_file(args->file)), args->options);
       report(*args, e);
-      const CppLibrary& lib = e.sources;
+      const GeneratedLibrary& lib = e.sources;
       // Unchanged files keep their time stamps, so build systems rebuild only what changed.
       std::vector<std::string> written = write_emitted_sources(lib, args->out_dir);
       if (!args->depfile.empty()) write_depfile(args->depfile, written, graph_input_files(args->file));
-      std::cout << "wrote " << written.front() << ", " << lib.name << ".cpp, " << lib.name << "_main.cpp, "
+      std::cout << "wrote " << written.front() << ", " << lib.source_file << ", " << lib.name << "_main.cpp, "
                 << lib.name << "_data.S";
       if (!lib.blobs.empty()) std::cout << " and " << lib.blobs.size() << " .bin file(s)";
       std::cout << (lib.needs_blas ? " (link with -lopenblas)" : "") << "\n";

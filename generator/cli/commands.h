@@ -12,6 +12,7 @@ void add_eval_command(CLI::App& app, int& exit_code);
 void add_compile_command(CLI::App& app, int& exit_code);
 void add_emit_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);
+void add_backends_command(CLI::App& app, int& exit_code);
 void add_rewrite_command(CLI::App& app, int& exit_code);
 void add_grad_command(CLI::App& app, int& exit_code);
 void add_vectorize_command(CLI::App& app, int& exit_code);

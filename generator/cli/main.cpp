@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_compile_command(app, exit_code);
   kiln::cli::add_emit_command(app, exit_code);
   kiln::cli::add_run_command(app, exit_code);
+  kiln::cli::add_backends_command(app, exit_code);
   kiln::cli::add_rewrite_command(app, exit_code);
   kiln::cli::add_grad_command(app, exit_code);
   kiln::cli::add_vectorize_command(app, exit_code);

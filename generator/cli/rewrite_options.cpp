@@ -1,5 +1,7 @@
 #include "cli/rewrite_options.h"
 
+#include "codegen/backend.h"
+
 namespace kiln::cli {
 
 void add_rewrite_options(CLI::App* cmd, CompileOptions& options) {
@@ -16,7 +18,10 @@ void add_rewrite_options(CLI::App* cmd, CompileOptions& options) {
 }
 
 void add_backend_option(CLI::App* cmd, CompileOptions& options) {
-  cmd->add_option("--backend", options.backend, "the backend that generates the code (default cpp)");
+  std::string names;
+  for (const Backend* b : backends()) names += (names.empty() ? "" : ", ") + b->name;
+  cmd->add_option("--backend", options.backend,
+                  "the backend that generates the code: " + names + " (default cpp; see kiln backends)");
 }
 
 }  // namespace kiln::cli

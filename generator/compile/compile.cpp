@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <iostream>
 
+#include "codegen/backend.h"
+#include "codegen/source.h"
 #include "ir/error.h"
 #include "print/dprint.h"
 
@@ -28,21 +30,23 @@ void check_tags(const PipelineOptions& o) {
 }  // namespace
 
 PipelineReport rewrite_for_backend(FunctionGraph& fg, const CompileOptions& options) {
+  const Backend& backend = find_backend(options.backend);
   if (!options.rewrite) return {};
   PipelineOptions o = options.rewrites;
   check_tags(o);
-  if (!o.include.empty()) return rewrite_graph(fg, o.include, o.exclude);
+  o.capabilities = backend.capabilities;
+  if (!o.include.empty()) return rewrite_graph(fg, o.include, o.exclude, o.capabilities);
   if (!o.dump) o.dump = dprint_to_stderr;
   return run_pipeline(fg, o);
 }
 
 Emitted emit(FunctionGraph graph, const CompileOptions& options) {
-  if (options.backend != "cpp") throw UserError("unknown backend \"" + options.backend + "\" (kiln has: cpp)");
+  const Backend& backend = find_backend(options.backend);
   Emitted e;
-  if (options.stats) e.stats_before = graph_stats(graph);
+  if (options.stats) e.stats_before = graph_stats(graph, backend);
   e.rewrites = rewrite_for_backend(graph, options);
-  if (options.stats) e.stats_after = graph_stats(graph);
-  e.sources = generate_cpp_library(graph, options.name);
+  if (options.stats) e.stats_after = graph_stats(graph, backend);
+  e.sources = generate_library(backend, graph, options.name);
   return e;
 }
 
@@ -53,12 +57,12 @@ Artifacts compile(FunctionGraph graph, const CompileOptions& options) {
   return a;
 }
 
-BuildResult build(const CppLibrary& sources, const CompileOptions& options) {
+BuildResult build(const GeneratedLibrary& sources, const CompileOptions& options) {
   return build_library(sources, options.build, options.program);
 }
 
-CppLibrary emit_bundle(const NamedGraphs& graphs, const std::string& name, const CompileOptions&) {
-  return generate_cpp_bundle(graphs, name);
+GeneratedLibrary emit_bundle(const NamedGraphs& graphs, const std::string& name, const CompileOptions& options) {
+  return generate_bundle(find_backend(options.backend), graphs, name);
 }
 
 BuildResult compile_bundle(const NamedGraphs& graphs, const std::string& name, const CompileOptions& options) {

@@ -9,14 +9,16 @@
 #include <utility>
 #include <vector>
 
-#include "codegen/cpp/library.h"
+#include "codegen/generated_library.h"
+#include "codegen/stats.h"
 #include "driver/build.h"
 #include "rewrite/pipeline.h"
 
 namespace kiln {
 
 struct CompileOptions {
-  /// The backend that generates the code (`kiln compile --backend`).
+  /// The backend that generates the code (`kiln compile --backend`; codegen/backend.h). An
+  /// unknown name is a UserError listing the registered ones.
   std::string backend = "cpp";
   /// Symbol prefix and file name (made a C identifier); empty: the graph's name.
   std::string name;
@@ -36,7 +38,7 @@ struct CompileOptions {
 
 /// The sources of a graph, and what rewriting did.
 struct Emitted {
-  CppLibrary sources;
+  GeneratedLibrary sources;
   PipelineReport rewrites;
   std::optional<GraphStats> stats_before;  ///< the graph as given (options.stats)
   std::optional<GraphStats> stats_after;   ///< the graph as compiled (options.stats)
@@ -48,7 +50,7 @@ struct Artifacts : Emitted {
 };
 
 /// Rewrites `fg` in place as `options` say (`rewrite`, `rewrites`), with the passes the
-/// backend can compile. Unknown rewrite tags are UserErrors. What `kiln rewrite` and
+/// backend can compile (its capabilities: no BLAS pass for a backend without BLAS). Unknown rewrite tags are UserErrors. What `kiln rewrite` and
 /// `kiln dprint --rewritten` show.
 PipelineReport rewrite_for_backend(FunctionGraph& fg, const CompileOptions& options);
 
@@ -60,7 +62,7 @@ Emitted emit(FunctionGraph graph, const CompileOptions& options = {});
 Artifacts compile(FunctionGraph graph, const CompileOptions& options = {});
 
 /// Builds generated sources (through the cache) as `options.build` and `options.program` say.
-BuildResult build(const CppLibrary& sources, const CompileOptions& options);
+BuildResult build(const GeneratedLibrary& sources, const CompileOptions& options);
 
 /// Graphs for one library, each exported under its own symbol prefix (unique).
 using NamedGraphs = std::vector<std::pair<const FunctionGraph*, std::string>>;
@@ -68,7 +70,7 @@ using NamedGraphs = std::vector<std::pair<const FunctionGraph*, std::string>>;
 /// One source for several graphs sharing one copy of the runtime (one compile for many graphs:
 /// the tests' bundles). `name` names the library. The graphs are used as given (no rewriting:
 /// rewrite them first, or pass rewritten copies); NAME.h and the program are not generated.
-CppLibrary emit_bundle(const NamedGraphs& graphs, const std::string& name, const CompileOptions& options = {});
+GeneratedLibrary emit_bundle(const NamedGraphs& graphs, const std::string& name, const CompileOptions& options = {});
 
 /// emit_bundle() and build.
 BuildResult compile_bundle(const NamedGraphs& graphs, const std::string& name, const CompileOptions& options = {});

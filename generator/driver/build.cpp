@@ -10,9 +10,10 @@
 #include <mutex>
 #include <random>
 
+#include "codegen/backend.h"
 #include "driver/emit_files.h"
 #include "driver/process.h"
-#include "driver/sha256.h"
+#include "util/sha256.h"
 #include "kiln/version.h"
 
 namespace kiln {
@@ -161,7 +162,7 @@ std::string variant_dispatcher(const std::string& name, const std::vector<std::s
   return s;
 }
 
-void check_variants(const CppLibrary& lib, const std::vector<std::string>& variants) {
+void check_variants(const GeneratedLibrary& lib, const std::vector<std::string>& variants) {
   if (variants.empty()) return;
   if (lib.header.empty()) throw UserError("--march-variants needs a library of one graph");
   for (const auto& v : variants)
@@ -172,10 +173,10 @@ void check_variants(const CppLibrary& lib, const std::vector<std::string>& varia
 
 }  // namespace
 
-std::string resolve_compiler(const BuildOptions& options) {
+std::string resolve_compiler(const BuildOptions& options, const Toolchain& toolchain) {
   if (!options.cxx.empty()) return options.cxx;
-  const char* env = std::getenv("CXX");
-  return env && *env ? env : "c++";
+  const char* env = std::getenv(toolchain.compiler_env.c_str());
+  return env && *env ? env : toolchain.default_compiler;
 }
 
 std::string resolve_cache_dir(const BuildOptions& options) {
@@ -193,13 +194,14 @@ std::string compiler_identity(const BuildOptions& options) {
   return compiler_identity(resolve_compiler(options), resolve_cache_dir(options));
 }
 
-std::vector<std::string> generated_code_flags(const BuildOptions& options) {
-  std::vector<std::string> flags = {"-std=c++17", options.opt_level, "-fPIC", "-fopenmp",
-                                    "-fvisibility=hidden", "-fno-math-errno"};
+std::vector<std::string> generated_code_flags(const BuildOptions& options, const Toolchain& toolchain) {
+  std::vector<std::string> flags = {"-std=c++17", options.opt_level, "-fPIC"};
+  if (toolchain.openmp) flags.push_back("-fopenmp");
+  flags.insert(flags.end(), {"-fvisibility=hidden", "-fno-math-errno"});
   // Under -ffast-math glibc declares libmvec's variants itself; vector_math.hpp steps aside.
   if (options.fast_math)
     flags.push_back("-ffast-math");
-  else if (have_sleef_vector_math())
+  else if (toolchain.vector_math && have_sleef_vector_math())
     flags.push_back("-DKILN_SLEEF");
   // "none" (or empty) leaves the compiler's default target: the portable baseline.
   if (!options.march.empty() && options.march != "none") flags.push_back("-march=" + options.march);
@@ -237,9 +239,10 @@ static std::string openblas_openmp_dir() {
   return dir && fs::exists(fs::path(dir) / "libopenblas.so.0", ec) ? dir : "";
 }
 
-std::vector<std::string> generated_code_libraries(const CppLibrary& lib, const BuildOptions& options) {
+std::vector<std::string> generated_code_libraries(const GeneratedLibrary& lib, const BuildOptions& options) {
+  const Toolchain& toolchain = find_backend(lib.backend).toolchain;
   std::vector<std::string> link;
-  if (lib.needs_blas) {
+  if (lib.needs_blas && toolchain.blas) {
     link.push_back("-lopenblas");
     // With OpenMP OpenBLAS, BLAS calls run on libgomp's threads like kiln's own loops instead
     // of a second pool whose idle threads spin against them (and kg::BlasThreads can give
@@ -249,7 +252,7 @@ std::vector<std::string> generated_code_libraries(const CppLibrary& lib, const B
 #ifdef KILN_SLEEF_DIR
   // SLEEF's functions per instruction set, which vector_math.hpp's _ZGV* variants call.
   // --as-needed: code the header leaves scalar (clang) does not depend on SLEEF.
-  if (!options.fast_math) {
+  if (!options.fast_math && toolchain.vector_math) {
     const std::string dir = KILN_SLEEF_DIR;
     if (dir.rfind("/usr/lib", 0) != 0 && dir.rfind("/lib", 0) != 0) link.push_back("-L" + dir);
     link.insert(link.end(), {"-Wl,--push-state,--as-needed", "-lsleef", "-Wl,--pop-state"});
@@ -261,13 +264,14 @@ std::vector<std::string> generated_code_libraries(const CppLibrary& lib, const B
   return link;
 }
 
-BuildResult build_library(const CppLibrary& lib, const BuildOptions& options, bool program) {
-  const std::string cxx = resolve_compiler(options);
+BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& options, bool program) {
+  const Toolchain& toolchain = find_backend(lib.backend).toolchain;
+  const std::string cxx = resolve_compiler(options, toolchain);
   check_variants(lib, options.march_variants);
   // With variants, what is not compiled per variant (dispatcher, data) targets the baseline.
   BuildOptions base = options;
   if (!options.march_variants.empty()) base.march = "none";
-  const std::vector<std::string> flags = generated_code_flags(base);
+  const std::vector<std::string> flags = generated_code_flags(base, toolchain);
   const std::vector<std::string> link = generated_code_libraries(lib, options);
 
   Sha256 key_hash;
@@ -298,7 +302,7 @@ BuildResult build_library(const CppLibrary& lib, const BuildOptions& options, bo
   fs::create_directories(work, ec);
   if (ec) throw UserError("cannot create build folder " + work.string() + ": " + ec.message());
   write_file(work / (lib.name + ".h"), lib.header);
-  write_file(work / (lib.name + ".cpp"), lib.source);
+  write_file(work / lib.source_file, lib.source);
   // Large constants: raw .bin files pulled in by the assembler (.incbin) from an absolute path.
   const fs::path data_source = work / (lib.name + "_data.S");
   for (const DataBlob& blob : lib.blobs) write_file(work / blob.file_name, blob.data.data(), blob.data.nbytes());
@@ -310,17 +314,17 @@ BuildResult build_library(const CppLibrary& lib, const BuildOptions& options, bo
   };
   // What the final command compiles and links: NAME.cpp, or one object per -march variant
   // plus the dispatcher that exports NAME_*.
-  std::vector<std::string> inputs = {(work / (lib.name + ".cpp")).string()};
+  std::vector<std::string> inputs = {(work / lib.source_file).string()};
   if (!options.march_variants.empty()) {
     inputs.clear();
     for (std::size_t k = 0; k < options.march_variants.size(); ++k) {
       BuildOptions variant = options;
       variant.march = options.march_variants[k];
       std::vector<std::string> vcmd = {cxx};
-      for (const auto& list : {generated_code_flags(variant), variant_flags(lib.name, k)})
+      for (const auto& list : {generated_code_flags(variant, toolchain), variant_flags(lib.name, k)})
         vcmd.insert(vcmd.end(), list.begin(), list.end());
       const std::string object = (work / (variant_prefix(lib.name, k) + ".o")).string();
-      vcmd.insert(vcmd.end(), {"-I", work.string(), "-c", (work / (lib.name + ".cpp")).string(), "-o", object});
+      vcmd.insert(vcmd.end(), {"-I", work.string(), "-c", (work / lib.source_file).string(), "-o", object});
       ProcessResult vr = run_process(vcmd);
       if (vr.exit_code != 0) fail("compiling the " + variant.march + " variant", vr);
       inputs.push_back(object);

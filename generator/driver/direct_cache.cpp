@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "driver/emit_files.h"
-#include "driver/sha256.h"
+#include "util/sha256.h"
 #include "kiln/version.h"
 
 namespace kiln {

@@ -37,7 +37,7 @@ std::string read_text(const std::filesystem::path& p) {
 }
 
 // The sources of a graph as given (no rewriting), under `name`.
-CppLibrary sources_of(FunctionGraph fg, const std::string& name = "") {
+GeneratedLibrary sources_of(FunctionGraph fg, const std::string& name = "") {
   CompileOptions options;
   options.rewrite = false;
   options.name = name;
@@ -47,9 +47,9 @@ CppLibrary sources_of(FunctionGraph fg, const std::string& name = "") {
 }  // namespace
 
 TEST_CASE("deploy: small constants stay inline, large ones become prefixed, hidden blobs") {
-  CppLibrary small = sources_of(table_graph(16));
+  GeneratedLibrary small = sources_of(table_graph(16));
   CHECK(small.blobs.empty());
-  CppLibrary large = sources_of(table_graph(1024), "big_one");
+  GeneratedLibrary large = sources_of(table_graph(1024), "big_one");
   REQUIRE(large.blobs.size() == 1);
   const DataBlob& blob = large.blobs[0];
   CHECK(blob.symbol.rfind("big_one_", 0) == 0);
@@ -65,7 +65,7 @@ TEST_CASE("deploy: small constants stay inline, large ones become prefixed, hidd
 }
 
 TEST_CASE("deploy: the .incbin path is escaped for the preprocessor and the assembler") {
-  CppLibrary lib = sources_of(table_graph(1024), "esc");
+  GeneratedLibrary lib = sources_of(table_graph(1024), "esc");
   std::string s = data_assembly(lib, "/a \"b\"\\c\n#d'e?f");
   CHECK(s.find(".incbin \"/a \\042b\\042\\134c\\012\\043d\\047e\\077f/esc_") != std::string::npos);
   CHECK(s.find("\"b\"") == std::string::npos);

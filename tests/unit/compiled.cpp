@@ -69,12 +69,11 @@ CallResult call_compiled(const kiln_graph_info& info, const std::vector<Array>& 
 }
 
 std::vector<BuiltBundle> build_in_bundles(const NamedGraphs& graphs, const std::string& prefix,
-                                          std::size_t per_bundle) {
+                                          std::size_t per_bundle, const CompileOptions& options) {
   // Even bundles: n graphs into ceil(n / per_bundle) libraries whose sizes differ by one at most.
   const std::size_t n = graphs.size(), count = (n + per_bundle - 1) / std::max<std::size_t>(per_bundle, 1);
   std::vector<BuiltBundle> bundles(count);
-  std::vector<CppLibrary> libs(count);
-  const CompileOptions options = test_compile_options();
+  std::vector<GeneratedLibrary> libs(count);
   for (std::size_t b = 0, start = 0; b < count; ++b) {
     const std::size_t size = n / count + (b < n % count ? 1 : 0);
     NamedGraphs part(graphs.begin() + static_cast<std::ptrdiff_t>(start),

@@ -43,6 +43,7 @@ struct BuiltBundle {
 /// the shared prologue's cost down; several bundles keep every core busy (a single 4 MB source
 /// takes minutes at -O3 on one core while the other idles).
 std::vector<BuiltBundle> build_in_bundles(const NamedGraphs& graphs, const std::string& prefix,
-                                          std::size_t per_bundle);
+                                          std::size_t per_bundle,
+                                          const CompileOptions& options = test_compile_options());
 
 }  // namespace kiln::testing

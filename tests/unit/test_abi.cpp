@@ -183,7 +183,7 @@ TEST_CASE("ABI: a C++ program using only the generated header and library") {
   g.output(exp(x), "e");
   FunctionGraph fg = g.build();
   Artifacts compiled = compile(std::move(fg), test_compile_options());
-  const CppLibrary& lib = compiled.sources;
+  const GeneratedLibrary& lib = compiled.sources;
   const BuildResult& built = compiled.build;
   fs::path dir = fs::path(KILN_TEST_CACHE_DIR) / "typed_wrapper_program";
   fs::create_directories(dir);

@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "../backend/plain_backend.h"
 #include "compile/compile.h"
 #include "driver/emit_files.h"
 #include "driver/process.h"
@@ -31,7 +32,7 @@ const fs::path kActualDir = KILN_GOLDEN_ACTUAL_DIR;
 struct GoldenCase {
   std::string name;
   std::string graph;                 ///< relative to the source root
-  std::vector<std::string> options;  ///< grad=..., jacobian=..., no-rewrite
+  std::vector<std::string> options;  ///< grad=..., jacobian=..., no-rewrite, backend=...
 };
 
 std::vector<GoldenCase> read_cases() {
@@ -88,7 +89,8 @@ FunctionGraph case_graph(const GoldenCase& c) {
       outputs.push_back(jacobian(named(fg, expr), named(fg, wrt.at(0))));
       names.push_back("jacobian");
     } else {
-      REQUIRE_MESSAGE(o == "no-rewrite", "unknown option " << o << " of golden case " << c.name);
+      REQUIRE_MESSAGE((o == "no-rewrite" || o.rfind("backend=", 0) == 0),
+                      "unknown option " << o << " of golden case " << c.name);
     }
   }
   if (outputs.size() == fg.outputs().size()) return fg;
@@ -106,7 +108,9 @@ std::vector<std::pair<std::string, std::string>> generated_files(const GoldenCas
   CompileOptions options;
   options.name = c.name;
   options.rewrite = !has_option(c, "no-rewrite");
-  const CppLibrary lib = emit(case_graph(c), options).sources;
+  for (const auto& o : c.options)
+    if (o.rfind("backend=", 0) == 0) options.backend = o.substr(8);
+  const GeneratedLibrary lib = emit(case_graph(c), options).sources;
   return {{c.name + ".h", lib.header},
           {c.name + ".cpp", lib.source},
           {c.name + "_main.cpp", lib.main_program},
@@ -136,6 +140,7 @@ std::string unified_diff(const fs::path& golden, const fs::path& actual, std::si
 TEST_CASE("golden: generated sources match tests/golden byte for byte") {
   const char* update_env = std::getenv("KILN_UPDATE_GOLDEN");
   const bool update = update_env && std::string(update_env) == "1";
+  testing::register_plain_backend();  // a case may use the tests' second backend
   std::vector<GoldenCase> cases = read_cases();
   CHECK(cases.size() >= 30);
   std::set<std::string> listed;

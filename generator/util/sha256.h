@@ -1,4 +1,5 @@
-// SHA-256 (FIPS 180-4), for content-addressed cache keys.
+// SHA-256 (FIPS 180-4): content-addressed cache keys (driver/) and the content hashes of large
+// constants in NAME_data.S (codegen/constants.h).
 #pragma once
 
 #include <cstdint>
