@@ -3,9 +3,11 @@
 // categorical, each producing one core sample per call with NumPy's order of draws.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "kiln/runtime/random/continuous.hpp"
