@@ -3,10 +3,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
-#include "grad/replace.h"
-#include "grad/vectorize.h"
+#include "ops/math.h"
+#include "ops/grad_util.h"
+#include "transform/replace.h"
+#include "transform/vectorize.h"
 #include "ir/error.h"
 #include "ops/alloc.h"
 #include "ops/dimshuffle.h"

@@ -5,8 +5,8 @@
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/constant.h"
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
+#include "ops/math.h"
+#include "ops/grad_util.h"
 
 namespace kiln {
 

@@ -3,13 +3,13 @@
 #include <cmath>
 #include <cstring>
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ir/error.h"
 #include "kiln/runtime/scalar_math.hpp"
 #include "ops/array_util.h"
 #include "ops/assert.h"
 #include "ops/constant.h"
-#include "grad/grad_util.h"
+#include "ops/grad_util.h"
 #include "ops/subtensor.h"
 
 namespace kiln {

@@ -2,7 +2,7 @@
 
 #include "ir/error.h"
 #include "kiln/runtime/scalar_math.hpp"
-#include "grad/grad_util.h"
+#include "ops/grad_util.h"
 
 namespace kiln {
 

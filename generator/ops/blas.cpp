@@ -5,7 +5,7 @@
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/dot.h"
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ops/dimshuffle.h"
 #include "ops/reduce.h"
 

@@ -11,8 +11,8 @@
 #include "ops/elemwise.h"
 #include "ops/op_table.h"
 #include "ops/shape.h"
-#include "grad/grad_util.h"
-#include "grad/vectorize.h"
+#include "ops/grad_util.h"
+#include "transform/vectorize.h"
 
 namespace kiln {
 

@@ -8,8 +8,8 @@
 #include "ops/constant.h"
 #include "ops/elemwise.h"
 #include "ops/reduce.h"
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
+#include "ops/math.h"
+#include "ops/grad_util.h"
 #include "ops/reshape.h"
 #include "ops/subtensor.h"
 

@@ -4,11 +4,11 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/constant.h"
-#include "grad/grad_util.h"
+#include "ops/grad_util.h"
 #include "ops/shape.h"
 #include "ops/subtensor.h"
 

@@ -4,7 +4,7 @@
 
 #include "ir/error.h"
 #include "ops/constant.h"
-#include "grad/grad_util.h"
+#include "ops/grad_util.h"
 #include "ops/reduce.h"
 
 namespace kiln {

@@ -10,8 +10,8 @@
 #include "ops/dimshuffle.h"
 #include "ops/elemwise.h"
 #include "ops/scalar/scalar_op.h"
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
+#include "ops/math.h"
+#include "ops/grad_util.h"
 
 namespace kiln {
 

@@ -1,9 +1,9 @@
 // Elemwise's pullback and pushforward: the scalar op's partial derivatives (scalar_grad.cpp)
 // times the cotangent, summed back over broadcast dimensions; a Composite is differentiated
 // through its inner graph, expanded into Elemwise nodes over the node's inputs.
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "grad/grad.h"
-#include "grad/grad_util.h"
+#include "ops/grad_util.h"
 #include "ops/elemwise.h"
 #include "ops/scalar/composite.h"
 #include "ops/scalar/scalar_grad.h"

@@ -3,11 +3,11 @@
 #include <set>
 #include <stdexcept>
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/constant.h"
-#include "grad/grad_util.h"
+#include "ops/grad_util.h"
 
 namespace kiln {
 

@@ -12,8 +12,8 @@
 #include "ops/scalar/composite.h"
 #include "ops/scalar/scalar_eval.h"
 #include "ops/shape.h"
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
+#include "ops/math.h"
+#include "ops/grad_util.h"
 
 namespace kiln {
 

@@ -1,10 +1,10 @@
 #include "ops/reshape.h"
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/constant.h"
-#include "grad/grad_util.h"
+#include "ops/grad_util.h"
 
 namespace kiln {
 

@@ -7,8 +7,8 @@
 #include "kiln/runtime/scalar_math.hpp"
 #include "ops/array_util.h"
 #include "ops/reduce.h"
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
+#include "ops/math.h"
+#include "ops/grad_util.h"
 
 namespace kiln {
 

@@ -2,12 +2,12 @@
 
 #include <array>
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ir/error.h"
 #include "kiln/runtime/scalar_math.hpp"
 #include "ops/array_util.h"
 #include "ops/scalar/scalar_op.h"
-#include "grad/grad_util.h"
+#include "ops/grad_util.h"
 #include "ops/dimshuffle.h"
 #include "ops/reduce.h"
 #include "ops/shape.h"

@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
+#include "ops/math.h"
+#include "ops/grad_util.h"
 #include "ir/error.h"
 
 namespace kiln {

@@ -1,8 +1,8 @@
-#include "grad/grad_util.h"
+#include "ops/grad_util.h"
 
 #include <algorithm>
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ir/error.h"
 #include "ops/alloc.h"
 #include "ops/array_util.h"

@@ -1,9 +1,9 @@
-#include "grad/vectorize.h"
+#include "transform/vectorize.h"
 
 #include <algorithm>
 #include <optional>
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ir/error.h"
 #include "ops/advanced_subtensor.h"
 #include "ops/alloc.h"

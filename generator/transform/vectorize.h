@@ -5,7 +5,7 @@
 // any other op is a NotImplementedError naming it.
 #pragma once
 
-#include "grad/replace.h"
+#include "transform/replace.h"
 
 namespace kiln {
 

@@ -1,4 +1,4 @@
-#include "grad/replace.h"
+#include "transform/replace.h"
 
 #include <functional>
 #include <unordered_map>
