@@ -1,8 +1,7 @@
 #include "codegen/stats.h"
 
+#include "codegen/backend.h"
 #include "codegen/lowering.h"
-#include "ops/elemwise.h"
-#include "ops/scalar/composite.h"
 
 namespace kiln {
 
@@ -14,15 +13,12 @@ GraphStats graph_stats(const FunctionGraph& fg, const Backend& backend) {
   st.row_block_passes = static_cast<int>(lg.groups.size());
   for (Apply* node : lg.order) {
     (is_view(*node) ? st.views : st.kernels) += 1;
-    const std::string name(node->op().name());
-    if (name == "Elemwise") {
-      const auto& sop = static_cast<const Elemwise&>(node->op()).scalar_op();
-      if (sop.id() == ScalarOpId::Composite) {
-        st.fused_nodes += 1;
-        st.scalar_ops += static_cast<int>(sop.composite_graph()->nodes().size());
-      } else {
-        st.scalar_ops += 1;
-      }
+    if (node->op().name() == "Elemwise") {
+      // A fused Elemwise counts the operations of its body (ir/inner_graph.h).
+      std::size_t inner = 0;
+      for (const InnerGraphUse& use : node->op().inner_graphs()) inner += use.is_body ? use.graph->num_nodes() : 0;
+      st.fused_nodes += inner > 0 ? 1 : 0;
+      st.scalar_ops += inner > 0 ? static_cast<int>(inner) : 1;
     }
     for (int o = 0; o < node->num_outputs(); ++o) {
       const LoweredVar& lv = lg.var(node->output_ptr(o));

@@ -4,10 +4,11 @@
 
 #include <cstdint>
 
-#include "codegen/backend.h"
 #include "ir/fgraph.h"
 
 namespace kiln {
+
+struct Backend;
 
 struct GraphStats {
   int kernels = 0;            ///< nodes that compute (not views)

@@ -3,18 +3,18 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ops/math.h"
-#include "ops/grad_util.h"
-#include "transform/replace.h"
-#include "transform/vectorize.h"
 #include "ir/error.h"
 #include "ops/alloc.h"
 #include "ops/dimshuffle.h"
+#include "ops/grad_util.h"
 #include "ops/join.h"
+#include "ops/math.h"
+#include "ops/reduce.h"
 #include "ops/reshape.h"
 #include "ops/shape.h"
-#include "ops/reduce.h"
 #include "ops/subtensor.h"
+#include "transform/replace.h"
+#include "transform/vectorize.h"
 
 namespace kiln {
 
@@ -96,6 +96,75 @@ void check_rank(const Apply& node, int i, const Var& term) {
                         " of rank " + std::to_string(node.input(i)->ndim()));
 }
 
+// --- ops whose outputs are their body (ir/inner_graph.h: Elemwise{Composite}, OpFromGraph) ---
+
+GradOptions lenient() {
+  GradOptions o;
+  o.disconnected = GradOptions::Disconnected::Zero;
+  o.undefined = GradOptions::Undefined::Zero;
+  return o;
+}
+
+// The node's outputs as its body expanded over its inputs, each broadcast to the output's shape
+// (an inner output may depend on only some inputs, and so have a smaller shape).
+VarList expand_body(const Apply& node, const InnerGraph& body) {
+  VarList outs = body.apply(node.inputs());
+  for (std::size_t j = 0; j < outs.size(); ++j) outs[j] = broadcast_like(outs[j], node.output(static_cast<int>(j)));
+  return outs;
+}
+
+std::vector<GradTerm> body_pullback(const Apply& node, const InnerGraph& body, const VarList& ogs) {
+  VarList outs = expand_body(node, body);
+  VarList cots;
+  for (std::size_t j = 0; j < outs.size(); ++j) {
+    const Var& og = ogs[j];
+    cots.push_back(og && is_float(outs[j]->dtype()) ? og : nullptr);
+  }
+  VarList wrt = node.inputs();
+  VarList gs = Lop(outs, wrt, cots, lenient());
+  std::vector<GradTerm> terms;
+  for (std::size_t i = 0; i < gs.size(); ++i)
+    terms.push_back(is_discrete(wrt[i]->dtype()) || is_zeros(gs[i]) ? GradTerm::disconnected()
+                                                                    : GradTerm::of(sum_to_type(gs[i], wrt[i]->type())));
+  return terms;
+}
+
+std::vector<GradTerm> body_pushforward(const Apply& node, const InnerGraph& body, const VarList& input_tangents) {
+  VarList outs = expand_body(node, body);
+  VarList wrt, tangents;
+  for (int i = 0; i < node.num_inputs(); ++i)
+    if (input_tangents[static_cast<std::size_t>(i)]) {
+      wrt.push_back(node.input(i));
+      tangents.push_back(input_tangents[static_cast<std::size_t>(i)]);
+    }
+  VarList ts = Rop(outs, wrt, tangents, lenient());
+  std::vector<GradTerm> terms;
+  for (int j = 0; j < node.num_outputs(); ++j)
+    terms.push_back(GradTerm::of(broadcast_like(ts[static_cast<std::size_t>(j)], node.output(j))));
+  return terms;
+}
+
+const InnerGraph* body_of(const Apply& node, std::vector<InnerGraphUse>& uses) {
+  uses = node.op().inner_graphs();
+  for (const InnerGraphUse& use : uses)
+    if (use.is_body) return use.graph.get();
+  return nullptr;
+}
+
+// One node's pullback: through its body when it has one, else the op's own rule.
+std::vector<GradTerm> node_pullback(const Apply& node, const VarList& ogs) {
+  std::vector<InnerGraphUse> uses;
+  if (const InnerGraph* body = body_of(node, uses)) return body_pullback(node, *body, ogs);
+  return node.op().pullback(node, ogs);
+}
+
+// One node's pushforward, likewise.
+std::vector<GradTerm> node_pushforward(const Apply& node, const VarList& tangents) {
+  std::vector<InnerGraphUse> uses;
+  if (const InnerGraph* body = body_of(node, uses)) return body_pushforward(node, *body, tangents);
+  return node.op().pushforward(node, tangents);
+}
+
 // Reverse accumulation shared by grad and Lop.
 VarList reverse_mode(const char* fn, const VarList& outputs, const VarList& wrt,
                      const VarList& cotangents, const GradOptions& options) {
@@ -137,7 +206,7 @@ VarList reverse_mode(const char* fn, const VarList& outputs, const VarList& wrt,
     for (int j = 0; j < node.num_outputs(); ++j)
       if (!ogs[static_cast<std::size_t>(j)] && inherited && poison.count(node.output_ptr(j)))
         ogs[static_cast<std::size_t>(j)] = zeros_like(node.output(j));
-    std::vector<GradTerm> in_terms = node.op().pullback(node, ogs);
+    std::vector<GradTerm> in_terms = node_pullback(node, ogs);
     KILN_INTERNAL_ASSERT(static_cast<int>(in_terms.size()) == node.num_inputs(),
                          "pullback of " + node.op().str() + " returned the wrong number of terms");
     for (int i = 0; i < node.num_inputs(); ++i) {
@@ -201,7 +270,7 @@ std::vector<GradTerm> double_lop(const Apply& node, const VarList& tangents) {
   }
   std::vector<GradTerm> result(static_cast<std::size_t>(node.num_outputs()), GradTerm::disconnected());
   if (valid_us.empty()) return result;
-  std::vector<GradTerm> pb = node.op().pullback(node, us);
+  std::vector<GradTerm> pb = node_pullback(node, us);
   VarList gs, cots;
   for (int i = 0; i < node.num_inputs(); ++i) {
     const Var& t = tangents[static_cast<std::size_t>(i)];
@@ -295,7 +364,7 @@ VarList Rop(const VarList& outputs, const VarList& wrt, const VarList& tangents,
       continue;
     }
     if (!any) continue;
-    std::vector<GradTerm> out_terms = node->op().pushforward(*node, tin);
+    std::vector<GradTerm> out_terms = node_pushforward(*node, tin);
     if (any_not_implemented(out_terms)) out_terms = double_lop(*node, tin);
     for (int j = 0; j < node->num_outputs(); ++j) {
       const Var out = node->output(j);

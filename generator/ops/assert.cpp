@@ -133,4 +133,10 @@ std::vector<GradTerm> CheckAndRaise::pushforward(const Apply& node, const VarLis
   return linear_pushforward(node, input_tangents, {0});
 }
 
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::optional<VarList> CheckAndRaise::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  return make_node(node.op_ptr(), batched_inputs)->outputs();  // conditions of any shape are checked whole
+}
+
 }  // namespace kiln

@@ -527,4 +527,10 @@ std::vector<GradTerm> Blockwise::pullback(const Apply& node, const VarList& outp
   return terms;
 }
 
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::optional<VarList> Blockwise::vectorize(const Apply&, const VarList& batched_inputs) const {
+  return blockwise(core_op_, signature_.str(), batched_inputs);  // more batch dimensions
+}
+
 }  // namespace kiln

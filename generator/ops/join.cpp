@@ -8,6 +8,8 @@
 #include "ops/array_util.h"
 #include "ops/constant.h"
 #include "ops/grad_util.h"
+#include "ops/alloc.h"
+#include "ops/batching.h"
 
 namespace kiln {
 
@@ -353,6 +355,20 @@ std::vector<GradTerm> Split::pullback(const Apply& node, const VarList& output_g
 
 std::vector<GradTerm> Split::pushforward(const Apply& node, const VarList& input_tangents) const {
   return linear_pushforward(node, input_tangents, {0});
+}
+
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::optional<VarList> Join::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const std::vector<int> b = batch_dims(node, batched_inputs);
+  const int nb = max_batch_dims(b);
+  if (b[0] != 0) cannot_vectorize(node, "its axis has batch dimensions");
+  std::optional<std::int64_t> axis = constant_int(batched_inputs[0]);
+  if (!axis) cannot_vectorize(node, "its axis is not a constant");
+  VarList tensors(batched_inputs.begin() + 1, batched_inputs.end());
+  std::vector<int> tb(b.begin() + 1, b.end());
+  const std::int64_t shifted_axis = *axis >= 0 ? *axis + nb : *axis;
+  return VarList{join(shifted_axis, with_full_batch(tensors, tb, nb))};
 }
 
 }  // namespace kiln

@@ -1,4 +1,5 @@
-// The numpy-like elementwise API: operators and functions that build Elemwise nodes.
+// kiln's pytensor.tensor.math: the numpy-like elementwise API, operators and functions
+// that build Elemwise nodes (api/elementwise.h offers them to programs building graphs).
 // Python-literal-like constants follow PyTensor's autocasting: an integer literal becomes the
 // smallest of int8..int64 holding it; a float literal is float32 when exactly representable,
 // else float64 (so `x_f32 * 0.5` stays float32 and `x_f32 * 0.1` becomes float64).

@@ -5,6 +5,10 @@
 #include "ops/array_util.h"
 #include "ops/constant.h"
 #include "ops/grad_util.h"
+#include "ops/batching.h"
+#include "ops/join.h"
+#include "ops/shape.h"
+#include "ops/subtensor.h"
 
 namespace kiln {
 
@@ -292,6 +296,23 @@ std::vector<GradTerm> SpecifyShape::pullback(const Apply& node, const VarList& o
 
 std::vector<GradTerm> SpecifyShape::pushforward(const Apply& node, const VarList& input_tangents) const {
   return linear_pushforward(node, input_tangents, {0});
+}
+
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::optional<VarList> Reshape::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const int b = only_first_batched(node, batched_inputs);
+  Var batch = subtensor(shape(batched_inputs[0]), {slice(none, b)});
+  Var target = join(0, {batch, cast(batched_inputs[1], DType::Int64)});
+  return VarList{reshape(batched_inputs[0], target, node.output(0)->ndim() + b)};
+}
+
+std::optional<VarList> SpecifyShape::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const int b = only_first_batched(node, batched_inputs);
+  VarList args{batched_inputs[0]};
+  for (int d = 0; d < b; ++d) args.push_back(int64_constant(-1));  // batch lengths unspecified
+  args.insert(args.end(), batched_inputs.begin() + 1, batched_inputs.end());
+  return make_node(node.op_ptr(), args)->outputs();
 }
 
 }  // namespace kiln

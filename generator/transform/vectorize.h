@@ -1,8 +1,10 @@
 // vectorize_graph (PyTensor's pytensor.graph.replace.vectorize_graph): a graph written for
 // core shapes becomes a batched one when some of its inputs are replaced by variables with
-// extra leading (batch) dimensions. Elemwise broadcasts, reductions and DimShuffles shift their
-// axes, Shape_i looks past the batch dimensions, and ops Blockwise can loop become Blockwise;
-// any other op is a NotImplementedError naming it.
+// extra leading (batch) dimensions. Each node is batched by its op's rule (Op::vectorize,
+// beside the op: Elemwise broadcasts, reductions and DimShuffles shift their axes, Shape_i
+// looks past the batch dimensions, ops Blockwise can loop become Blockwise), or, for an op
+// whose outputs are its inner graph, through that graph; any other op is a NotImplementedError
+// naming it. This file knows no concrete op.
 #pragma once
 
 #include "transform/replace.h"
