@@ -320,6 +320,7 @@ FunctionGraph load_graph_text(const std::string& text, const std::string& base_d
     } catch (const UserError& e) {
       throw UserError(e.message(), p);
     }
+    apply->set_origins(make_origins({Origin{p, op_name}}));
     const Json& outs = node["outputs"];
     if (static_cast<int>(outs.size()) != apply->num_outputs())
       throw UserError(op->str() + " has " + std::to_string(apply->num_outputs()) +

@@ -48,6 +48,7 @@ std::shared_ptr<Apply> Apply::create(OpPtr op, VarList inputs,
   std::shared_ptr<Apply> node(new Apply());
   node->op_ = std::move(op);
   node->inputs_ = std::move(inputs);
+  node->origins_ = OriginScope::current();
   for (std::size_t i = 0; i < output_types.size(); ++i) {
     std::unique_ptr<Variable> v(new Variable(output_types[i]));
     v->owner_ = node.get();

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/provenance.h"
 #include "ir/type.h"
 
 namespace kiln {
@@ -129,9 +130,15 @@ class Apply : public std::enable_shared_from_this<Apply> {
   /// "Elemwise{add}" with output names, for messages: `node Elemwise{add} -> "y"`.
   std::string label() const;
 
+  /// The nodes of the user's graph file this node stands for (ir/provenance.h). A new node
+  /// starts with the current OriginScope's.
+  const Origins& origins() const { return origins_; }
+  void set_origins(Origins origins) { origins_ = std::move(origins); }
+
  private:
   Apply() = default;
   OpPtr op_;
+  Origins origins_;
   VarList inputs_;
   std::vector<std::unique_ptr<Variable>> outputs_;
 };

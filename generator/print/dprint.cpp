@@ -301,6 +301,8 @@ class Printer {
     std::string o;
     if (tree.with_topo && node->apply && topo_.count(node->apply))
       o = " " + std::to_string(topo_.at(node->apply));
+    if (opt_.print_origins && node->apply && node->apply->origins())
+      o += " (from " + printable(origins_str(node->apply->origins())) + ")";
     const bool already_done = ids_.count(node->key()) != 0;
     std::string id = id_for(node->key());
     if (!id.empty()) id = " " + id;

@@ -61,6 +61,7 @@ RewriteStats merge_duplicates(FunctionGraph& fg) {
     if (!ok) continue;
     std::vector<std::pair<Var, Var>> pairs;
     for (int o = 0; o < node->num_outputs(); ++o) pairs.emplace_back(node->output(o), keep->output(o));
+    keep->set_origins(merge_origins(keep->origins(), node->origins()));  // it now stands for both
     fg.replace_all(pairs, "merge");
     ++stats.applied["merge"];
   }

@@ -68,6 +68,32 @@ const std::vector<Pass>& passes() {
   return list;
 }
 
+// Records every replacement made while it is alive into `report`, under the pass name it
+// currently holds.
+class ReplacementRecorder {
+ public:
+  ReplacementRecorder(FunctionGraph& fg, PipelineReport& report, bool enabled) : fg_(fg), enabled_(enabled) {
+    if (!enabled) return;
+    fg.set_change_listener([this, &report](const GraphChange& change) {
+      ReplacementRecord r{pass, change.reason, {}, {}};
+      for (const ApplyPtr& n : change.removed) r.removed.push_back({n->op().str(), n->origins()});
+      for (const Apply* n : change.added) r.added.push_back({n->op().str(), n->origins()});
+      report.replacements.push_back(std::move(r));
+    });
+  }
+  ~ReplacementRecorder() {
+    if (enabled_) fg_.set_change_listener({});
+  }
+  ReplacementRecorder(const ReplacementRecorder&) = delete;
+  ReplacementRecorder& operator=(const ReplacementRecorder&) = delete;
+
+  std::string pass;
+
+ private:
+  FunctionGraph& fg_;
+  bool enabled_;
+};
+
 bool selected(const Pass& p, const PipelineOptions& o) {
   for (const auto& t : o.exclude)
     if (p.name == t || std::find(p.tags.begin(), p.tags.end(), t) != p.tags.end()) return false;
@@ -100,8 +126,10 @@ PipelineReport run_pipeline(FunctionGraph& fg, const PipelineOptions& options) {
     }
   }
   PipelineReport report;
+  ReplacementRecorder recorder(fg, report, options.record_replacements);
   for (const auto& pass : passes()) {
     if (!selected(pass, options)) continue;
+    recorder.pass = pass.name;
     auto start = std::chrono::steady_clock::now();
     RewriteStats stats = pass.run(fg, options);
     report.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
