@@ -134,8 +134,7 @@ std::string emit_batched_dot(const NodeEmitContext& c) {
 std::string emit_blockwise(const NodeEmitContext& c) {
   const auto& op = static_cast<const Blockwise&>(c.node().op());
   const std::string core(op.core_op().name());
-  if (core != "Dot" && core != "Dot22")
-    throw NotImplementedError("`" + op.str() + "` has no cpp implementation (its core op is not a product)");
+  if (core != "Dot" && core != "Dot22") return emit_linalg_blockwise(c);
   const GufuncSignature& sig = op.signature();
   const int nb = op.batch_ndim(c.node());
   TemplateData data = c.base_data();

@@ -1,0 +1,282 @@
+#include "ops/linalg/solves.h"
+
+#include "api/elementwise.h"
+#include "ir/error.h"
+#include "ops/array_util.h"
+#include "ops/dot.h"
+
+#include <cctype>
+
+namespace kiln {
+
+using kiln_linalg::Status;
+using kiln_linalg::Structure;
+
+// --- SolveBase ----------------------------------------------------------------------------------
+
+std::string SolveBase::gufunc_signature(const std::vector<int>&) const {
+  return b_ndim_ == 1 ? "(m,m),(m)->(m)" : "(m,m),(m,n)->(m,n)";
+}
+
+std::vector<TensorType> SolveBase::infer_types(const VarList& inputs) const {
+  require_input_count(*this, inputs, 2);
+  const TensorType& a = linalg_input(*this, inputs, 0, 2);
+  const TensorType& b = linalg_input(*this, inputs, 1, b_ndim_);
+  std::int64_t n = square_static_length(*this, a, 0);
+  n = agreeing_length(*this, n, b.shape[0], "A and b must have the same number of rows");
+  Shape shape = b.shape;
+  shape[0] = n;
+  return {TensorType(linalg_output_dtype({a.dtype, b.dtype}), shape)};
+}
+
+std::vector<ShapeVars> SolveBase::infer_shape(const Apply&, const std::vector<ShapeVars>& input_shapes) const {
+  ShapeVars out = input_shapes[1];
+  out[0] = input_shapes[0][1];
+  return {out};
+}
+
+std::int64_t SolveBase::check_shapes(const Array& a, const Array& b) {
+  const std::int64_t n = square_length(a, "A");
+  if (b.shape(0) != n)
+    throw RuntimeFailure("incompatible shapes: A has shape " + shape_str(a.shape()) + ", b has shape " +
+                         shape_str(b.shape()));
+  return n;
+}
+
+std::vector<GradTerm> SolveBase::solve_pullback(const Apply& node, const Var& b_bar) const {
+  const Var& c = node.output(0);
+  const Var A_bar = -(c->ndim() == 1 ? outer(b_bar, c) : mm(b_bar, mT(c)));
+  return {linalg_grad_term(A_bar, node.input(0)), linalg_grad_term(b_bar, node.input(1))};
+}
+
+namespace {
+
+// The solution buffer: a copy of b as a row-major n x k matrix (k = 1 for a vector b).
+struct Rhs {
+  Array x;
+  std::int64_t k;
+};
+
+Rhs rhs_copy(const Array& b, DType dt) {
+  Array x = matrix_copy(b, dt);
+  return {x, b.ndim() == 1 ? 1 : b.shape(1)};
+}
+
+}  // namespace
+
+// --- Solve --------------------------------------------------------------------------------------
+
+namespace {
+
+std::string short_assume_a(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s == "general") return "gen";
+  if (s == "symmetric") return "sym";
+  if (s == "hermitian") return "her";
+  if (s == "positive definite") return "pos";
+  return s;
+}
+
+}  // namespace
+
+Solve::Solve(const std::string& assume_a, bool lower, int b_ndim)
+    : SolveBase(lower, b_ndim), assume_a_(short_assume_a(assume_a)) {
+  if (assume_a_ == "gen")
+    structure_ = Structure::General;
+  else if (assume_a_ == "sym" || assume_a_ == "her")  // equal for real matrices
+    structure_ = Structure::Symmetric;
+  else if (assume_a_ == "pos")
+    structure_ = Structure::PositiveDefinite;
+  else if (assume_a_ == "tridiagonal")
+    structure_ = Structure::Tridiagonal;
+  else if (assume_a_ == "banded")
+    throw NotImplementedError("Solve{assume_a='banded'} is not implemented yet in kiln");
+  else
+    throw UserError("Solve: unknown assume_a \"" + assume_a + "\" (gen, sym, her, pos, tridiagonal)");
+}
+
+Json Solve::props() const { return Json{{"assume_a", assume_a_}, {"lower", lower_}, {"b_ndim", b_ndim_}}; }
+
+void Solve::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  const std::int64_t n = check_shapes(inputs[0], inputs[1]);
+  const DType dt = node.output_ptr(0)->dtype();
+  Array a = matrix_copy(inputs[0], dt);
+  Rhs r = rhs_copy(inputs[1], dt);
+  visit_real(dt, [&](auto t) {
+    using T = decltype(t);
+    const int ni = lapack_dim(n), ki = lapack_dim(r.k);
+    KernelWork w(dt, kiln_linalg::solve_work<T>(structure_, ni, ki));
+    const Status s = kiln_linalg::solve<T>(structure_, lower_, ni, ki, a.data<T>(), std::max(ni, 1), r.x.data<T>(),
+                                           std::max(ki, 1), w.r<T>(), w.i());
+    if (s == Status::Singular || s == Status::NotPositiveDefinite)
+      kiln_linalg::fill_nan(r.x.data<T>(), n, r.k, r.k);
+    else
+      check_status(s);
+  });
+  outputs[0] = r.x;
+}
+
+std::vector<GradTerm> Solve::pullback(const Apply& node, const VarList& output_grads) const {
+  // A^T has the same structure, with the other triangle.
+  const Var b_bar = solve(mT(node.input(0)), output_grads[0], assume_a_, !lower_, b_ndim_);
+  return solve_pullback(node, b_bar);
+}
+
+// --- SolveTriangular ----------------------------------------------------------------------------
+
+Json SolveTriangular::props() const {
+  Json p{{"lower", lower_}, {"unit_diagonal", unit_diagonal_}, {"b_ndim", b_ndim_}};
+  if (trans_) p["trans"] = 1;
+  return p;
+}
+
+void SolveTriangular::perform(const Apply& node, const std::vector<Array>& inputs,
+                              std::vector<Array>& outputs) const {
+  const std::int64_t n = check_shapes(inputs[0], inputs[1]);
+  const DType dt = node.output_ptr(0)->dtype();
+  const Array a = astype(inputs[0], dt);
+  Rhs r = rhs_copy(inputs[1], dt);
+  visit_real(dt, [&](auto t) {
+    using T = decltype(t);
+    const Status s = kiln_linalg::solve_triangular<T>(lower_, trans_, unit_diagonal_, lapack_dim(n),
+                                                      lapack_dim(r.k), a.data<T>(), n, 1, r.x.data<T>(),
+                                                      static_cast<int>(std::max<std::int64_t>(r.k, 1)));
+    if (s == Status::Singular)
+      kiln_linalg::fill_nan(r.x.data<T>(), n, r.k, r.k);
+    else
+      check_status(s);
+  });
+  outputs[0] = r.x;
+}
+
+// With M = op(A): x = M^{-1} b, so b_bar = M^{-T} x_bar (the same solve with trans flipped) and
+// M_bar = -b_bar x^T; A_bar is M_bar (or its transpose), restricted to the triangle read, with a
+// zero diagonal when the diagonal is taken as ones (PyTensor's convention).
+std::vector<GradTerm> SolveTriangular::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var& A = node.input(0);
+  const Var b_bar = solve_triangular(A, output_grads[0], lower_, unit_diagonal_, !trans_, b_ndim_);
+  std::vector<GradTerm> terms = solve_pullback(node, b_bar);
+  if (terms[0].kind == GradTerm::Kind::Value) {
+    Var A_bar = trans_ ? mT(terms[0].value) : terms[0].value;
+    A_bar = lower_ ? tril(A_bar) : triu(A_bar);
+    if (unit_diagonal_) A_bar = A_bar * (scalar_constant(A_bar->dtype(), 1) - identity_like(A_bar));
+    terms[0] = GradTerm::of(A_bar);
+  }
+  return terms;
+}
+
+// --- CholeskySolve ------------------------------------------------------------------------------
+
+void CholeskySolve::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  const std::int64_t n = check_shapes(inputs[0], inputs[1]);
+  const DType dt = node.output_ptr(0)->dtype();
+  const Array c = astype(inputs[0], dt);
+  Rhs r = rhs_copy(inputs[1], dt);
+  visit_real(dt, [&](auto t) {
+    using T = decltype(t);
+    check_status(kiln_linalg::cholesky_solve<T>(lower_, lapack_dim(n), lapack_dim(r.k), c.data<T>(), n, 1,
+                                                r.x.data<T>(), static_cast<int>(std::max<std::int64_t>(r.k, 1))));
+  });
+  outputs[0] = r.x;
+}
+
+// PyTensor's: the SolveBase gradient for A = c c^T (b_bar solved with c^T as an upper factor),
+// then chained through A(c) onto the triangle of c that is read.
+std::vector<GradTerm> CholeskySolve::pullback(const Apply& node, const VarList& output_grads) const {
+  const Var& C = node.input(0);
+  const Var b_bar = cho_solve(mT(C), output_grads[0], !lower_, b_ndim_);
+  std::vector<GradTerm> terms = solve_pullback(node, b_bar);
+  if (terms[0].kind == GradTerm::Kind::Value) {
+    const Var sym = terms[0].value + mT(terms[0].value);
+    // tril(C) where PyTensor has C: the same for a factor, and right when the other triangle
+    // holds something (the op never reads it).
+    terms[0] = GradTerm::of(lower_ ? tril(mm(sym, tril(C))) : triu(mm(triu(C), sym)));
+  }
+  return terms;
+}
+
+// --- builders -----------------------------------------------------------------------------------
+
+namespace {
+
+int default_b_ndim(const Var& b, std::optional<int> b_ndim) {
+  if (!b) throw UserError("solve: b is null");
+  if (b_ndim) {
+    if (*b_ndim != 1 && *b_ndim != 2) throw UserError("solve: b_ndim must be 1 or 2");
+    return *b_ndim;
+  }
+  return std::min(b->ndim(), 2);
+}
+
+}  // namespace
+
+Var solve(const Var& a, const Var& b, const std::string& assume_a, bool lower, std::optional<int> b_ndim) {
+  const int bn = default_b_ndim(b, b_ndim);
+  return apply_linalg1(std::make_shared<Solve>(assume_a, lower, bn), {a, b}, {2, bn});
+}
+
+Var solve_triangular(const Var& a, const Var& b, bool lower, bool unit_diagonal, bool trans,
+                     std::optional<int> b_ndim) {
+  const int bn = default_b_ndim(b, b_ndim);
+  return apply_linalg1(std::make_shared<SolveTriangular>(lower, unit_diagonal, bn, trans), {a, b}, {2, bn});
+}
+
+Var cho_solve(const Var& c, const Var& b, bool lower, std::optional<int> b_ndim) {
+  const int bn = default_b_ndim(b, b_ndim);
+  return apply_linalg1(std::make_shared<CholeskySolve>(lower, bn), {c, b}, {2, bn});
+}
+
+// --- graph-file factories -------------------------------------------------------------------------
+
+namespace {
+
+// b_ndim from the prop, else b's (core) rank as the node gives it.
+int b_ndim_of(PropReader& props, const std::vector<TensorType>& input_types) {
+  if (auto v = read_b_ndim(props)) return *v;
+  if (input_types.size() == 2 && (input_types[1].ndim() == 1 || input_types[1].ndim() == 2))
+    return input_types[1].ndim();
+  return 2;
+}
+
+}  // namespace
+
+OpPtr solve_from_props(PropReader& props, const std::vector<TensorType>& input_types) {
+  const std::string assume_a = props.has("assume_a") ? props.get_string("assume_a") : "gen";
+  const bool lower = props.get_bool("lower", false);
+  const int b_ndim = b_ndim_of(props, input_types);
+  props.finish();
+  try {
+    return std::make_shared<Solve>(assume_a, lower, b_ndim);
+  } catch (const NotImplementedError& e) {
+    throw NotImplementedError(e.message(), props.where("assume_a"));
+  } catch (const UserError& e) {
+    throw UserError(e.message(), props.where("assume_a"));
+  }
+}
+
+OpPtr solve_triangular_from_props(PropReader& props, const std::vector<TensorType>& input_types) {
+  const bool lower = props.get_bool("lower", false);
+  const bool unit = props.get_bool("unit_diagonal", false);
+  const int b_ndim = b_ndim_of(props, input_types);
+  bool trans = false;
+  if (props.has("trans")) {  // 2.26: 0/"N", 1/"T", 2/"C" (the conjugate transpose, the transpose for reals)
+    const Json& t = props.raw("trans");
+    if (t.is_number_integer() && t.get<std::int64_t>() >= 0 && t.get<std::int64_t>() <= 2)
+      trans = t.get<std::int64_t>() != 0;
+    else if (t.is_string() && (t == "N" || t == "T" || t == "C"))
+      trans = t != "N";
+    else
+      props.fail("trans", "must be 0, 1, 2, \"N\", \"T\" or \"C\", not " + t.dump());
+  }
+  props.finish();
+  return std::make_shared<SolveTriangular>(lower, unit, b_ndim, trans);
+}
+
+OpPtr cholesky_solve_from_props(PropReader& props, const std::vector<TensorType>& input_types) {
+  const bool lower = props.get_bool("lower", false);
+  const int b_ndim = b_ndim_of(props, input_types);
+  props.finish();
+  return std::make_shared<CholeskySolve>(lower, b_ndim);
+}
+
+}  // namespace kiln
