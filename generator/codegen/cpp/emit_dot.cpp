@@ -1,5 +1,6 @@
 // Products: Dot, Dot22, Dot22Scalar (templates/cpp/ops/dot.mustache), BatchedDot and Blockwise
-// over a core Dot/Dot22 (dot_batched.mustache), Gemv/CGemv and Gemm (blas_gemv_gemm.mustache),
+// over a core Dot/Dot22 (dot_batched.mustache; a Blockwise of a linear-algebra op goes to
+// emit_linalg.cpp), Gemv/CGemv and Gemm (blas_gemv_gemm.mustache),
 // Ger/CGer (blas_ger.mustache). Every product is one call of the runtime's kg::product (or
 // kg::rank1_update) on kg::Mat views of the operands: CBLAS for float32/float64, with transposed
 // views passed as CblasTrans, plain wrapping loops for other dtypes.

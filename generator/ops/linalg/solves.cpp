@@ -1,11 +1,11 @@
 #include "ops/linalg/solves.h"
 
+#include <cctype>
+
 #include "api/elementwise.h"
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/dot.h"
-
-#include <cctype>
 
 namespace kiln {
 
