@@ -14,6 +14,7 @@
 #include "compiled.h"
 #include "eval/evaluator.h"
 #include "fixtures.h"
+#include "linalg_data.h"
 #include "grad/grad.h"
 #include "ops/array_util.h"
 #include "ops/dimshuffle.h"
@@ -28,30 +29,6 @@ using namespace kiln::testing;
 
 namespace {
 
-// Symmetric positive definite matrices B B^T + n I of shape (..., n, n).
-Array spd(const Shape& shape, std::mt19937& rng) {
-  const std::int64_t n = shape.back(), count = shape_size(shape) / std::max<std::int64_t>(n * n, 1);
-  Array a = Array::empty(DType::Float64, shape);
-  std::normal_distribution<double> dist;
-  std::vector<double> b(static_cast<std::size_t>(n * n));
-  for (std::int64_t k = 0; k < count; ++k) {
-    for (auto& x : b) x = dist(rng);
-    for (std::int64_t i = 0; i < n; ++i)
-      for (std::int64_t j = 0; j < n; ++j) {
-        double s = i == j ? static_cast<double>(n) : 0.0;
-        for (std::int64_t l = 0; l < n; ++l) s += b[static_cast<std::size_t>(i * n + l)] * b[static_cast<std::size_t>(j * n + l)];
-        a.data<double>()[k * n * n + i * n + j] = s;
-      }
-  }
-  return a;
-}
-
-Array normal(const Shape& shape, std::mt19937& rng) {
-  Array a = Array::empty(DType::Float64, shape);
-  std::normal_distribution<double> dist;
-  for (std::int64_t i = 0; i < a.size(); ++i) a.data<double>()[i] = dist(rng);
-  return a;
-}
 
 // Calls the compiled graph (call and call_into, `threads` threads) and compares with perform.
 void check_call(const FunctionGraph& reference, const kiln_graph_info& info, const std::vector<Array>& inputs,
@@ -91,12 +68,12 @@ TEST_CASE("compiled linalg: threaded batches, with a failing matrix inside") {
 
   for (std::int64_t n : {4, 9}) {  // kiln's unrolled Cholesky, and LAPACK's
     INFO("n = " << n);
-    Array x = spd({3000, n, n}, rng);
+    Array x = spd_matrices({3000, n, n}, rng);
     for (std::int64_t i = 0; i < n * n; ++i) x.data<double>()[1234 * n * n + i] = 1.0;  // not positive definite
     for (int threads : {1, 2}) {
       check_call(chol, so.graph("g0"), {x}, threads, 1e-10, 1e-10);
-      check_call(solved, so.graph("g2"), {x, normal({3000, n}, rng)}, threads, 1e-8, 1e-8);
-      check_call(values, so.graph("g4"), {spd({3000, n, n}, rng)}, threads, 1e-9, 1e-9);
+      check_call(solved, so.graph("g2"), {x, normal_array({3000, n}, rng)}, threads, 1e-8, 1e-8);
+      check_call(values, so.graph("g4"), {spd_matrices({3000, n, n}, rng)}, threads, 1e-9, 1e-9);
       CallResult r = call_compiled(so.graph("g1"), {x}, false, threads);
       CHECK(r.status == KILN_ERR_LINALG);
       CHECK(r.error.find("matrix is not positive definite") != std::string::npos);
@@ -104,7 +81,7 @@ TEST_CASE("compiled linalg: threaded batches, with a failing matrix inside") {
     }
   }
   // Two singular matrices: the first one's failure is reported, whatever the thread count.
-  Array x = spd({500, 6, 6}, rng);
+  Array x = spd_matrices({500, 6, 6}, rng);
   for (std::int64_t k : {123, 321})
     for (std::int64_t i = 0; i < 36; ++i) x.data<double>()[k * 36 + i] = static_cast<double>(i % 6);
   for (int threads : {1, 2}) {
@@ -112,7 +89,7 @@ TEST_CASE("compiled linalg: threaded batches, with a failing matrix inside") {
     CHECK(r.status == KILN_ERR_LINALG);
     CHECK(r.error.find("singular matrix") != std::string::npos);
   }
-  Array fine = spd({500, 6, 6}, rng);
+  Array fine = spd_matrices({500, 6, 6}, rng);
   check_call(inverse, so.graph("g3"), {fine}, 2, 1e-9, 1e-9);
 }
 
@@ -140,15 +117,15 @@ TEST_CASE("compiled linalg: large matrices, triangular operands in place or copi
   Library so(built.library_path);
   for (std::int64_t size : {1, 40, 300}) {
     INFO("n = " << size);
-    std::vector<Array> in = {spd({size, size}, rng), normal({size}, rng)};
+    std::vector<Array> in = {spd_matrices({size, size}, rng), normal_array({size}, rng)};
     for (int threads : {1, 2}) {
       check_call(gp, so.graph("g0"), in, threads, 1e-8, 1e-9);
       check_call(gp, so.graph("g1"), in, threads, 1e-8, 1e-9);
     }
   }
-  Array base = astype(spd({120, 120}, rng), DType::Float32);
+  Array base = astype(spd_matrices({120, 120}, rng), DType::Float32);
   for (std::int64_t i = 0; i < 120; ++i) base.data<float>()[i * 120 + i] += 20.0f;
-  Array rhs = astype(normal({60, 5}, rng), DType::Float32);
+  Array rhs = astype(normal_array({60, 5}, rng), DType::Float32);
   const Array strided = base.view({60, 60}, {240, 2});
   const Array corner = base.view({60, 60}, {120, 1});
   for (const Array& a : {corner, strided, base.view({60, 60}, {1, 120})}) check_call(tri, so.graph("g2"), {a, rhs}, 2, 2e-4, 2e-4);

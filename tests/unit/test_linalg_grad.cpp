@@ -12,6 +12,7 @@
 #include "api/elementwise.h"
 #include "grad/grad.h"
 #include "grad_check.h"
+#include "linalg_data.h"
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/blockwise.h"
@@ -24,25 +25,11 @@ using namespace kiln::testing;
 
 namespace {
 
-// A symmetric positive definite n x n matrix (or a batch of them): B B^T + n I.
+// A symmetric positive definite n x n matrix (or a batch of them).
 Array spd_point(std::int64_t n, std::mt19937& rng, Shape batch = {}) {
-  Shape shape = batch;
-  shape.push_back(n);
-  shape.push_back(n);
-  Array b = random_array(DType::Float64, shape, rng, {-1, 1});
-  Array a = Array::empty(DType::Float64, shape);
-  const std::int64_t count = shape_size(batch);
-  for (std::int64_t k = 0; k < count; ++k) {
-    const double* x = b.data<double>() + k * n * n;
-    double* y = a.data<double>() + k * n * n;
-    for (std::int64_t i = 0; i < n; ++i)
-      for (std::int64_t j = 0; j < n; ++j) {
-        double s = i == j ? static_cast<double>(n) : 0.0;
-        for (std::int64_t l = 0; l < n; ++l) s += x[i * n + l] * x[j * n + l];
-        y[i * n + j] = s;
-      }
-  }
-  return a;
+  batch.push_back(n);
+  batch.push_back(n);
+  return spd_matrices(batch, rng);
 }
 
 // A general well-conditioned matrix: random plus 3 on the diagonal.

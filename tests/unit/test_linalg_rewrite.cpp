@@ -8,6 +8,7 @@
 #include "api/elementwise.h"
 #include "eval/evaluator.h"
 #include "fixtures.h"
+#include "linalg_data.h"
 #include "ops/blockwise.h"
 #include "ops/dimshuffle.h"
 #include "ops/dot.h"
@@ -32,30 +33,6 @@ int count_ops(const FunctionGraph& fg, const std::string& name, bool core = fals
   return n;
 }
 
-// A symmetric positive definite matrix (or batch) of the given shape.
-Array spd(const Shape& shape, std::mt19937& rng) {
-  const std::int64_t n = shape.back(), count = shape_size(shape) / (n * n);
-  Array a = Array::empty(DType::Float64, shape);
-  std::normal_distribution<double> dist;
-  std::vector<double> b(static_cast<std::size_t>(n * n));
-  for (std::int64_t k = 0; k < count; ++k) {
-    for (auto& x : b) x = dist(rng);
-    for (std::int64_t i = 0; i < n; ++i)
-      for (std::int64_t j = 0; j < n; ++j) {
-        double s = i == j ? static_cast<double>(n) : 0.0;
-        for (std::int64_t l = 0; l < n; ++l) s += b[static_cast<std::size_t>(i * n + l)] * b[static_cast<std::size_t>(j * n + l)];
-        a.data<double>()[k * n * n + i * n + j] = s;
-      }
-  }
-  return a;
-}
-
-Array normal(const Shape& shape, std::mt19937& rng) {
-  Array a = Array::empty(DType::Float64, shape);
-  std::normal_distribution<double> dist;
-  for (std::int64_t i = 0; i < a.size(); ++i) a.data<double>()[i] = dist(rng);
-  return a;
-}
 
 // The default pipeline on a copy, checked by value on `inputs`.
 FunctionGraph pipelined(const FunctionGraph& fg, const std::vector<Array>& inputs) {
@@ -83,7 +60,7 @@ TEST_CASE("linalg rewrite: a Blockwise without batch dimensions becomes its core
   Var outer_product = blockwise1(std::make_shared<Dot>(), "(m,k),(k,n)->(m,n)",
                                  {dimshuffle(z, {DimShuffle::kNewAxis, 0}), dimshuffle(z, {0, DimShuffle::kNewAxis})});
   FunctionGraph fg({z}, {outer_product});
-  FunctionGraph g = pipelined(fg, {normal({4}, rng)});
+  FunctionGraph g = pipelined(fg, {normal_array({4}, rng)});
   CHECK(count_ops(g, "Blockwise") == 0);
   bool blas = false;
   for (const Apply* node : g.toposort())
@@ -92,13 +69,13 @@ TEST_CASE("linalg rewrite: a Blockwise without batch dimensions becomes its core
   // Static-1 batch dimensions are squeezed and put back.
   Var a = make_input(TensorType(DType::Float64, {1, -1, -1}), "a");
   FunctionGraph fg2({a}, {cholesky(a)});
-  FunctionGraph g2 = pipelined(fg2, {spd({1, 3, 3}, rng)});
+  FunctionGraph g2 = pipelined(fg2, {spd_matrices({1, 3, 3}, rng)});
   CHECK(count_ops(g2, "Blockwise") == 0);
   CHECK(count_ops(g2, "Cholesky") == 1);
   // A real batch stays a Blockwise.
   Var b = make_input(TensorType(DType::Float64, {-1, -1, -1}), "b");
   FunctionGraph fg3({b}, {cholesky(b)});
-  CHECK(count_ops(pipelined(fg3, {spd({2, 3, 3}, rng)}), "Blockwise") == 1);
+  CHECK(count_ops(pipelined(fg3, {spd_matrices({2, 3, 3}, rng)}), "Blockwise") == 1);
 }
 
 TEST_CASE("linalg rewrite: Solve(assume_a='pos') becomes Cholesky + CholeskySolve, batched too") {
@@ -107,7 +84,7 @@ TEST_CASE("linalg rewrite: Solve(assume_a='pos') becomes Cholesky + CholeskySolv
     Var a = make_input(TensorType(DType::Float64, {-1, -1}), "a");
     Var b = make_input(TensorType(DType::Float64, {-1, 2}), "b");
     FunctionGraph fg({a, b}, {solve(a, b, "pos", lower)});
-    FunctionGraph g = pipelined(fg, {spd({4, 4}, rng), normal({4, 2}, rng)});
+    FunctionGraph g = pipelined(fg, {spd_matrices({4, 4}, rng), normal_array({4, 2}, rng)});
     CHECK(count_ops(g, "Solve") == 0);
     CHECK(count_ops(g, "Cholesky") == 1);
     CHECK(count_ops(g, "CholeskySolve") == 1);
@@ -115,7 +92,7 @@ TEST_CASE("linalg rewrite: Solve(assume_a='pos') becomes Cholesky + CholeskySolv
   Var a = make_input(TensorType(DType::Float64, {-1, -1, -1}), "a");
   Var b = make_input(TensorType(DType::Float64, {-1, -1}), "b");
   FunctionGraph fg({a, b}, {solve(a, b, "pos", false, 1)});
-  FunctionGraph g = pipelined(fg, {spd({3, 4, 4}, rng), normal({3, 4}, rng)});
+  FunctionGraph g = pipelined(fg, {spd_matrices({3, 4, 4}, rng), normal_array({3, 4}, rng)});
   CHECK(count_ops(g, "Solve", true) == 0);
   CHECK(count_ops(g, "CholeskySolve", true) == 1);
   // Not positive definite: NaN either way.
@@ -124,10 +101,10 @@ TEST_CASE("linalg rewrite: Solve(assume_a='pos') becomes Cholesky + CholeskySolv
   FunctionGraph bad({c, d}, {solve(c, d, "pos", true, 1)});
   Array not_pd = Array::empty(DType::Float64, {2, 2});
   for (int i = 0; i < 4; ++i) not_pd.data<double>()[i] = i == 1 || i == 2 ? 2.0 : 1.0;
-  pipelined(bad, {not_pd, normal({2}, rng)});
+  pipelined(bad, {not_pd, normal_array({2}, rng)});
   // Other structures stay.
   FunctionGraph gen({c, d}, {solve(c, d, "gen", false, 1)});
-  CHECK(count_ops(pipelined(gen, {spd({2, 2}, rng), normal({2}, rng)}), "Solve") == 1);
+  CHECK(count_ops(pipelined(gen, {spd_matrices({2, 2}, rng), normal_array({2}, rng)}), "Solve") == 1);
 }
 
 TEST_CASE("linalg rewrite: inverse times a vector or matrix becomes a solve") {
@@ -137,19 +114,19 @@ TEST_CASE("linalg rewrite: inverse times a vector or matrix becomes a solve") {
   Var m = make_input(TensorType(DType::Float64, {-1, 3}), "m");
   FunctionGraph fg({x, v, m}, {dot(matrix_inverse(x), v), dot(v, matrix_inverse(x)), dot(matrix_inverse(x), m),
                                dot(transpose(m), matrix_inverse(x))});
-  FunctionGraph g = pipelined(fg, {spd({4, 4}, rng), normal({4}, rng), normal({4, 3}, rng)});
+  FunctionGraph g = pipelined(fg, {spd_matrices({4, 4}, rng), normal_array({4}, rng), normal_array({4, 3}, rng)});
   CHECK(count_ops(g, "MatrixInverse") == 0);
   CHECK(count_ops(g, "Solve") >= 2);
   // The inverse itself is an output: it stays, and products with it still become solves.
   FunctionGraph fg2({x, v}, {matrix_inverse(x), dot(matrix_inverse(x), v)});
-  FunctionGraph g2 = pipelined(fg2, {spd({3, 3}, rng), normal({3}, rng)});
+  FunctionGraph g2 = pipelined(fg2, {spd_matrices({3, 3}, rng), normal_array({3}, rng)});
   CHECK(count_ops(g2, "MatrixInverse") == 1);
   CHECK(count_ops(g2, "Solve") == 1);
   // Batched.
   Var xb = make_input(TensorType(DType::Float64, {-1, -1, -1}), "xb");
   Var vb = make_input(TensorType(DType::Float64, {-1, -1, 1}), "vb");
   FunctionGraph fg3({xb, vb}, {matmul(matrix_inverse(xb), vb)});
-  FunctionGraph g3 = pipelined(fg3, {spd({2, 3, 3}, rng), normal({2, 3, 1}, rng)});
+  FunctionGraph g3 = pipelined(fg3, {spd_matrices({2, 3, 3}, rng), normal_array({2, 3, 1}, rng)});
   CHECK(count_ops(g3, "MatrixInverse", true) == 0);
   CHECK(count_ops(g3, "Solve", true) == 1);
 }
@@ -158,22 +135,22 @@ TEST_CASE("linalg rewrite: det of triangular factors is a product of diagonals; 
   std::mt19937 rng(4);
   Var a = make_input(TensorType(DType::Float64, {-1, -1}), "a");
   FunctionGraph fg({a}, {det(cholesky(a)), det(lu(a)[1]), det(lu(a)[2])});
-  FunctionGraph g = pipelined(fg, {spd({4, 4}, rng)});
+  FunctionGraph g = pipelined(fg, {spd_matrices({4, 4}, rng)});
   CHECK(count_ops(g, "Det") == 0);
   Var batch = make_input(TensorType(DType::Float64, {-1, -1, -1}), "batch");
   FunctionGraph fgb({batch}, {det(cholesky(batch))});
-  CHECK(count_ops(pipelined(fgb, {spd({3, 4, 4}, rng)}), "Det", true) == 0);
+  CHECK(count_ops(pipelined(fgb, {spd_matrices({3, 4, 4}, rng)}), "Det", true) == 0);
 
   FunctionGraph logdet({a}, {log(det(a)), log(abs(det(a))), sgn(det(a))});
-  Array neg = normal({4, 4}, rng);
-  for (const Array& value : {spd({4, 4}, rng), neg}) {
+  Array neg = normal_array({4, 4}, rng);
+  for (const Array& value : {spd_matrices({4, 4}, rng), neg}) {
     FunctionGraph g2 = pipelined(logdet, {value});
     CHECK(count_ops(g2, "Det") == 0);
     CHECK(count_ops(g2, "SLogDet") == 1);
   }
   // det used directly as well: left alone (two determinants would be computed).
   FunctionGraph both({a}, {log(det(a)), det(a)});
-  FunctionGraph g3 = pipelined(both, {spd({3, 3}, rng)});
+  FunctionGraph g3 = pipelined(both, {spd_matrices({3, 3}, rng)});
   CHECK(count_ops(g3, "Det") == 1);
   CHECK(count_ops(g3, "SLogDet") == 0);
 }

@@ -4,11 +4,11 @@
 // op), through kg::linalg::for_each_item, with the node's scratch slot for work buffers. The
 // per-op part is `describe`: the kernel call, its scratch size and the output shapes, as
 // expressions of the operands' core lengths.
-#include <map>
 #include <string>
 #include <vector>
 
 #include "codegen/c_names.h"
+#include "codegen/cpp/blockwise_emit.h"
 #include "codegen/cpp/emitters.h"
 #include "ir/error.h"
 #include "ops/blockwise.h"
@@ -314,32 +314,6 @@ Call describe(const NodeEmitContext& c, const Op& op, const Operands& o) {
   throw NotImplementedError("`" + op.str() + "` has no cpp implementation");
 }
 
-// Blockwise's run-time checks (its perform's words): each core dimension name takes its length
-// from its first occurrence, later ones must agree.
-std::vector<std::pair<std::string, std::string>> signature_checks(const NodeEmitContext& c, const GufuncSignature& sig,
-                                                                  int nb) {
-  std::vector<std::pair<std::string, std::string>> checks;
-  std::map<std::string, std::pair<int, int>> first;
-  for (int i = 0; i < c.node().num_inputs(); ++i) {
-    const auto& names = sig.inputs[static_cast<std::size_t>(i)];
-    for (std::size_t j = 0; j < names.size(); ++j) {
-      const int d = nb + static_cast<int>(j);
-      const std::string len = c.in(i) + ".shape[" + str(d) + "]";
-      auto [it, fresh] = first.emplace(names[j], std::make_pair(i, d));
-      if (fresh) continue;
-      const auto [owner, od] = it->second;
-      const std::string owner_len = c.in(owner) + ".shape[" + str(od) + "]";
-      checks.push_back({owner_len + " != " + len,
-                        "kg::fail(ctx, KILN_ERR_BROADCAST, \"core dimension '%s' has length %lld in input %d but %lld "
-                        "in input %d (signature %s)\", " +
-                            c_string_literal(names[j]) + ", static_cast<long long>(" + owner_len + "), " + str(owner) +
-                            ", static_cast<long long>(" + len + "), " + str(i) + ", " + c_string_literal(sig.str()) +
-                            ")"});
-    }
-  }
-  return checks;
-}
-
 std::string render(const NodeEmitContext& c, const Op& core, int nb, const GufuncSignature* sig) {
   const Operands o(c, nb);
   const Call d = describe(c, core, o);
@@ -355,37 +329,8 @@ std::string render(const NodeEmitContext& c, const Op& core, int nb, const Gufun
   data.set("work", d.work);
   data.set("call", indent_lines(d.call, "        "));
 
-  TemplateData batch = new_list(), static_bcast = new_list();
-  for (int dd = 0; dd < nb; ++dd) {
-    std::string lengths, bcast;
-    for (int k = 0; k < n_in; ++k) {
-      const bool b = c.in_var(k).type().broadcastable(dd);
-      lengths += (k ? ", " : "") + c.in(k) + ".shape[" + str(dd) + "]";
-      bcast += std::string(k ? ", " : "") + boolean(b);
-      if (!b) continue;
-      TemplateData item;
-      item.set("k", str(k));
-      item.set("d", str(dd));
-      static_bcast.push_back(item);
-    }
-    TemplateData item;
-    item.set("d", str(dd));
-    item.set("lengths", lengths);
-    item.set("broadcastable", bcast);
-    item.set("n_in", str(n_in));
-    batch.push_back(item);
-  }
-  data.set("batch_dims", batch);
-  data.set("static_broadcast", static_bcast);
-
-  TemplateData checks = new_list();
-  for (const auto& [cond, failure] : sig ? signature_checks(c, *sig, nb) : d.checks) {
-    TemplateData item;
-    item.set("mismatch", cond);
-    item.set("failure", failure);
-    checks.push_back(item);
-  }
-  data.set("checks", checks);
+  set_blockwise_batch_data(c, nb, data);
+  set_checks(sig ? blockwise_core_dims(c, *sig, nb).checks : d.checks, data);
   data.set("has_lapack_dims", !d.lapack_dims.empty());
   std::string dims;
   for (const auto& len : d.lapack_dims) dims += (dims.empty() ? "" : ", ") + len;

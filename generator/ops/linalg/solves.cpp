@@ -35,14 +35,6 @@ std::vector<ShapeVars> SolveBase::infer_shape(const Apply&, const std::vector<Sh
   return {out};
 }
 
-std::int64_t SolveBase::check_shapes(const Array& a, const Array& b) {
-  const std::int64_t n = square_length(a, "A");
-  if (b.shape(0) != n)
-    throw RuntimeFailure("incompatible shapes: A has shape " + shape_str(a.shape()) + ", b has shape " +
-                         shape_str(b.shape()));
-  return n;
-}
-
 std::vector<GradTerm> SolveBase::solve_pullback(const Apply& node, const Var& b_bar) const {
   const Var& c = node.output(0);
   const Var A_bar = -(c->ndim() == 1 ? outer(b_bar, c) : mm(b_bar, mT(c)));
@@ -51,15 +43,30 @@ std::vector<GradTerm> SolveBase::solve_pullback(const Apply& node, const Var& b_
 
 namespace {
 
-// The solution buffer: a copy of b as a row-major n x k matrix (k = 1 for a vector b).
-struct Rhs {
-  Array x;
-  std::int64_t k;
-};
-
-Rhs rhs_copy(const Array& b, DType dt) {
+// Solves on contiguous copies in the output dtype: `kernel(T{}, a, x, n, k)` gets A (a fresh
+// copy it may overwrite) and the solution buffer x (b's copy, n x k row-major, k = 1 for a
+// vector b) and returns the kernel's status; a singular (or not positive definite) system
+// gives NaN, as PyTensor 3.x's does.
+template <typename F>
+Array solve_on_copies(const Apply& node, const std::vector<Array>& inputs, F&& kernel) {
+  const std::int64_t n = square_length(inputs[0], "A");
+  const Array& b = inputs[1];
+  if (b.shape(0) != n)
+    throw RuntimeFailure("incompatible shapes: A has shape " + shape_str(inputs[0].shape()) + ", b has shape " +
+                         shape_str(b.shape()));
+  const DType dt = node.output_ptr(0)->dtype();
+  Array a = matrix_copy(inputs[0], dt);
   Array x = matrix_copy(b, dt);
-  return {x, b.ndim() == 1 ? 1 : b.shape(1)};
+  const std::int64_t k = b.ndim() == 1 ? 1 : b.shape(1);
+  visit_real(dt, [&](auto t) {
+    using T = decltype(t);
+    const Status s = kernel(t, a.data<T>(), x.data<T>(), lapack_dim(n), lapack_dim(k));
+    if (s == Status::Singular || s == Status::NotPositiveDefinite)
+      kiln_linalg::fill_nan(x.data<T>(), n, k, k);
+    else
+      check_status(s);
+  });
+  return x;
 }
 
 }  // namespace
@@ -98,22 +105,11 @@ Solve::Solve(const std::string& assume_a, bool lower, int b_ndim)
 Json Solve::props() const { return Json{{"assume_a", assume_a_}, {"lower", lower_}, {"b_ndim", b_ndim_}}; }
 
 void Solve::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  const std::int64_t n = check_shapes(inputs[0], inputs[1]);
-  const DType dt = node.output_ptr(0)->dtype();
-  Array a = matrix_copy(inputs[0], dt);
-  Rhs r = rhs_copy(inputs[1], dt);
-  visit_real(dt, [&](auto t) {
+  outputs[0] = solve_on_copies(node, inputs, [&](auto t, auto* a, auto* x, int n, int k) {
     using T = decltype(t);
-    const int ni = lapack_dim(n), ki = lapack_dim(r.k);
-    KernelWork w(dt, kiln_linalg::solve_work<T>(structure_, ni, ki));
-    const Status s = kiln_linalg::solve<T>(structure_, lower_, ni, ki, a.data<T>(), std::max(ni, 1), r.x.data<T>(),
-                                           std::max(ki, 1), w.r<T>(), w.i());
-    if (s == Status::Singular || s == Status::NotPositiveDefinite)
-      kiln_linalg::fill_nan(r.x.data<T>(), n, r.k, r.k);
-    else
-      check_status(s);
+    KernelWork w(node.output_ptr(0)->dtype(), kiln_linalg::solve_work<T>(structure_, n, k));
+    return kiln_linalg::solve<T>(structure_, lower_, n, k, a, std::max(n, 1), x, std::max(k, 1), w.r<T>(), w.i());
   });
-  outputs[0] = r.x;
 }
 
 std::vector<GradTerm> Solve::pullback(const Apply& node, const VarList& output_grads) const {
@@ -132,21 +128,9 @@ Json SolveTriangular::props() const {
 
 void SolveTriangular::perform(const Apply& node, const std::vector<Array>& inputs,
                               std::vector<Array>& outputs) const {
-  const std::int64_t n = check_shapes(inputs[0], inputs[1]);
-  const DType dt = node.output_ptr(0)->dtype();
-  const Array a = astype(inputs[0], dt);
-  Rhs r = rhs_copy(inputs[1], dt);
-  visit_real(dt, [&](auto t) {
-    using T = decltype(t);
-    const Status s = kiln_linalg::solve_triangular<T>(lower_, trans_, unit_diagonal_, lapack_dim(n),
-                                                      lapack_dim(r.k), a.data<T>(), n, 1, r.x.data<T>(),
-                                                      static_cast<int>(std::max<std::int64_t>(r.k, 1)));
-    if (s == Status::Singular)
-      kiln_linalg::fill_nan(r.x.data<T>(), n, r.k, r.k);
-    else
-      check_status(s);
+  outputs[0] = solve_on_copies(node, inputs, [&](auto t, auto* a, auto* x, int n, int k) {
+    return kiln_linalg::solve_triangular<decltype(t)>(lower_, trans_, unit_diagonal_, n, k, a, n, 1, x, std::max(k, 1));
   });
-  outputs[0] = r.x;
 }
 
 // With M = op(A): x = M^{-1} b, so b_bar = M^{-T} x_bar (the same solve with trans flipped) and
@@ -168,16 +152,9 @@ std::vector<GradTerm> SolveTriangular::pullback(const Apply& node, const VarList
 // --- CholeskySolve ------------------------------------------------------------------------------
 
 void CholeskySolve::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  const std::int64_t n = check_shapes(inputs[0], inputs[1]);
-  const DType dt = node.output_ptr(0)->dtype();
-  const Array c = astype(inputs[0], dt);
-  Rhs r = rhs_copy(inputs[1], dt);
-  visit_real(dt, [&](auto t) {
-    using T = decltype(t);
-    check_status(kiln_linalg::cholesky_solve<T>(lower_, lapack_dim(n), lapack_dim(r.k), c.data<T>(), n, 1,
-                                                r.x.data<T>(), static_cast<int>(std::max<std::int64_t>(r.k, 1))));
+  outputs[0] = solve_on_copies(node, inputs, [&](auto t, auto* c, auto* x, int n, int k) {
+    return kiln_linalg::cholesky_solve<decltype(t)>(lower_, n, k, c, n, 1, x, std::max(k, 1));
   });
-  outputs[0] = r.x;
 }
 
 // PyTensor's: the SolveBase gradient for A = c c^T (b_bar solved with c^T as an upper factor),

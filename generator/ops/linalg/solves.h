@@ -23,8 +23,6 @@ class SolveBase : public LinalgOp {
   std::vector<ShapeVars> infer_shape(const Apply& node, const std::vector<ShapeVars>& input_shapes) const override;
 
  protected:
-  /// Checks the run-time shapes: a square A whose length is b's first.
-  static std::int64_t check_shapes(const Array& a, const Array& b);
   /// PyTensor's SolveBase pullback (Giles): b_bar = A^{-T} x_bar (solved by `transposed`, the
   /// same solve of A^T), A_bar = -b_bar x^T.
   std::vector<GradTerm> solve_pullback(const Apply& node, const Var& b_bar) const;
