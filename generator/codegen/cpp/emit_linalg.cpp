@@ -211,7 +211,6 @@ Call describe_kron(const NodeEmitContext& c, const Operands& o) {
   d.ctype = o.out_type(0);
   const int n = c.out_var(0).ndim() - o.nb();
   const int ra = c.in_var(0).ndim() - o.nb(), rb = c.in_var(1).ndim() - o.nb();
-  std::string shapes, strides;
   auto padded = [&](int i, int rank, std::string& shape, std::string& stride) {
     for (int dd = 0; dd < n; ++dd) {
       const int j = dd - (n - rank);

@@ -106,16 +106,19 @@ inline void gather(const Mat<const S>& a, T* dst) {
 template <int NB, int K, typename F>
 inline int32_t for_each_item(Ctx* ctx, int slot, size_t item_bytes, const int64_t* batch,
                              const int64_t (&strides)[K][NB > 0 ? NB : 1], double item_work, F&& f) {
+  constexpr int64_t kMaxParts = 64;
   int64_t total = 1;
   for (int d = 0; d < NB; ++d) total *= batch[d];
   if (total == 0) return KILN_OK;
   const bool threads = total > 1 && ctx->num_threads > 1 && static_cast<double>(total) * item_work > kParallelThreshold;
-  const int64_t parts = threads ? (ctx->num_threads < total ? ctx->num_threads : total) : 1;
-  const size_t share = aligned(item_bytes);
+  int64_t parts = threads ? (ctx->num_threads < total ? ctx->num_threads : total) : 1;
+  if (parts > kMaxParts) parts = kMaxParts;
+  // The slot holds each part's scratch share and, when threaded, each part's context copy.
+  const size_t share = aligned(item_bytes), ctx_bytes = parts > 1 ? aligned(sizeof(Ctx)) : 0;
   char* base = nullptr;
   {
     Tensor<char, 1> buf;
-    buf.shape[0] = static_cast<int64_t>(share) * parts;
+    buf.shape[0] = static_cast<int64_t>(share + ctx_bytes) * parts;
     if (buf.shape[0] > 0) {
       KILN_TRY(alloc_workspace(ctx, slot, buf));
       base = buf.data;
@@ -145,29 +148,24 @@ inline int32_t for_each_item(Ctx* ctx, int slot, size_t item_bytes, const int64_
     return run(ctx, 0, total, base, at);
   }
   const int64_t chunk = (total + parts - 1) / parts;
-  int32_t statuses[64] = {};
-  int64_t failed_items[64] = {};
-  Ctx* contexts = static_cast<Ctx*>(std::malloc(sizeof(Ctx) * static_cast<size_t>(parts)));
-  if (!contexts) return fail(ctx, KILN_ERR_ALLOC, "out of memory");
+  int32_t statuses[kMaxParts] = {};
+  int64_t failed_items[kMaxParts] = {};
+  char* contexts = base + share * static_cast<size_t>(parts);
 #pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(parts))
   for (int64_t p = 0; p < parts; ++p) {
-    Ctx& local = contexts[p];
-    local = *ctx;
-    local.num_threads = 1;  // BLAS inside one matrix stays on this thread
-    BlasThreads blas(&local);
+    Ctx* local = new (contexts + ctx_bytes * static_cast<size_t>(p)) Ctx(*ctx);
+    local->num_threads = 1;  // BLAS inside one matrix stays on this thread
+    BlasThreads blas(local);
     const int64_t begin = p * chunk, end = begin + chunk < total ? begin + chunk : total;
-    if (p < 64) statuses[p] = run(&local, begin, end, base + share * static_cast<size_t>(p), failed_items[p]);
+    statuses[p] = run(local, begin, end, base + share * static_cast<size_t>(p), failed_items[p]);
   }
   int64_t first = -1;
-  for (int64_t p = 0; p < parts && p < 64; ++p)
+  for (int64_t p = 0; p < parts; ++p)
     if (statuses[p] != KILN_OK && (first < 0 || failed_items[p] < failed_items[first])) first = p;
-  int32_t status = KILN_OK;
-  if (first >= 0) {
-    std::memcpy(ctx->error, contexts[first].error, sizeof ctx->error);
-    status = statuses[first];
-  }
-  std::free(contexts);
-  return status;
+  if (first < 0) return KILN_OK;
+  std::memcpy(ctx->error, reinterpret_cast<Ctx*>(contexts + ctx_bytes * static_cast<size_t>(first))->error,
+              sizeof ctx->error);
+  return statuses[first];
 }
 
 // --- Cholesky -----------------------------------------------------------------------------------
