@@ -174,6 +174,16 @@ std::string emit_blockwise(const NodeEmitContext& c) {
     const auto& names = sig.inputs[static_cast<std::size_t>(i)];
     for (std::size_t j = 0; j < names.size(); ++j) {
       const std::string len = c.in(i) + ".shape[" + str(nb + static_cast<int>(j)) + "]";
+      if (auto literal = GufuncSignature::literal_length(names[j])) {
+        // An integer literal fixes the length (the evaluator's message).
+        TemplateData item;
+        item.set("mismatch", len + " != " + str(*literal));
+        item.set("failure", "kg::fail(ctx, KILN_ERR_BROADCAST, \"core dimension '%s' has length %lld in input %d but "
+                            "the signature fixes it (signature %s)\", " +
+                                c_string_literal(names[j]) + ", static_cast<long long>(" + len + "), " + str(i) + ", " +
+                                c_string_literal(sig.str()) + ")");
+        checks.push_back(item);
+      }
       auto [it, fresh] = first.emplace(names[j], std::make_pair(i, nb + static_cast<int>(j)));
       if (fresh) continue;
       const auto [owner, od] = it->second;
