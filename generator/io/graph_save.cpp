@@ -1,6 +1,5 @@
 #include "io/graph_save.h"
 
-#include <cctype>
 #include <fstream>
 #include <optional>
 #include <set>
@@ -121,7 +120,7 @@ bool has_literal_dimension(const GufuncSignature& sig) {
   for (const auto* args : {&sig.inputs, &sig.outputs})
     for (const auto& arg : *args)
       for (const auto& dim : arg)
-        if (!dim.empty() && std::isdigit(static_cast<unsigned char>(dim[0]))) return true;
+        if (GufuncSignature::literal_length(dim)) return true;
   return false;
 }
 
