@@ -19,7 +19,10 @@ const std::vector<std::pair<std::string, Kind>>& ignored_props() {
       {"no_zeros_in_input", Kind::Bool}, {"b_ndim", Kind::Int},
       // version 2 (PyTensor 3.x): IncSubtensor's aliasing pairs, LAPACK driver choices
       {"destroyhandler_tolerate_aliased", Kind::List}, {"driver", Kind::String},
-      {"overwrite_c", Kind::Bool}};
+      {"overwrite_c", Kind::Bool},
+      // version 2: the inner graph of an op PyTensor 3.x defines as an OpFromGraph (Softmax,
+      // AllocDiag, ...); kiln's own definition of the op stands
+      {"inner", Kind::Object}};
   return list;
 }
 }  // namespace

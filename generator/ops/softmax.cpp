@@ -216,10 +216,7 @@ OpPtr softmax_over_axes(bool is_log, const TensorType& t, const std::vector<int>
 OpPtr softmax_like_from_props(PropReader& props, const std::vector<TensorType>& input_types, bool is_log) {
   const TensorType& t = single_input_type(props, input_types);
   SoftmaxAxes axes = read_softmax_axes(props, t.ndim());
-  // PyTensor 3.x's Softmax is an OpFromGraph; an exporter may write its inner graph along:
-  // kiln's own definition stands, the inner graph is not needed.
-  props.raw("inner");
-  props.finish();
+  props.finish();  // an "inner" graph (3.x's Softmax is an OpFromGraph) is accepted and ignored
   if (axes.several) return softmax_over_axes(is_log, t, axes.axes);
   if (is_log) return std::make_shared<LogSoftmax>(axes.one);
   return std::make_shared<Softmax>(axes.one);

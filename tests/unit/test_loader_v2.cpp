@@ -329,6 +329,14 @@ TEST_CASE("v2 loader: the new ignored props are type-checked and ignored") {
   dot["nodes"][0]["props"]["driver"] = "gelsd";
   dot["nodes"][0]["props"]["overwrite_c"] = "yes";
   CHECK(refusal_of(dot).where == "/nodes/0/props/overwrite_c");
+  // A known op PyTensor 3.x defines by an inner graph may carry it: kiln's definition stands.
+  Json diag = graph_json(2, {var("x", mat), var("d", tensor_type("float64", {2}))},
+                         {node("ExtractDiag", {"x"}, {"d"}, {{"offset", 0}, {"axis1", 0}, {"axis2", 1}, {"inner", {{"nodes", 1}}}})},
+                         {"x"}, {"d"});
+  FunctionGraph with_inner = load_graph_text(diag.dump(), "");
+  CHECK(values_of(evaluate(with_inner, {f64_array({2, 2}, {1, 2, 3, 4})})[0]) == std::vector<double>{1, 4});
+  diag["nodes"][0]["props"]["inner"] = 3;
+  CHECK(refusal_of(diag).where == "/nodes/0/props/inner");
 }
 
 // --- Blockwise signature literals -----------------------------------------------------------------

@@ -185,7 +185,24 @@ TEST_CASE("reserved dtypes: float16 and complex are not implemented yet (version
     CHECK(r.where == "/nodes/0/props/dtype");
     CHECK(r.not_implemented);
   }
-  Refusal r = refusal_of(graph_json(2, {var("x", tensor_type("float128", {2}))}, {}, {"x"}, {"x"}));
+  // A cast scalar op, and a Composite's inner variable.
+  const Json vec = tensor_type("float64", {2});
+  Refusal r = refusal_of(graph_json(2, {var("x", vec), var("y", vec)},
+                                    {node("Elemwise", {"x"}, {"y"}, {{"scalar_op", {{"name", "cast"}, {"dtype", "complex128"}}}})},
+                                    {"x"}, {"y"}));
+  CHECK(r.where == "/nodes/0/props/scalar_op/dtype");
+  CHECK(r.not_implemented);
+  const Json composite = {
+      {"name", "Composite"},
+      {"variables", Json::array({{{"id", "a"}, {"dtype", "float64"}}, {{"id", "b"}, {"dtype", "float16"}}})},
+      {"inputs", Json::array({"a"})},
+      {"nodes", Json::array({{{"op", "exp"}, {"inputs", Json::array({"a"})}, {"outputs", Json::array({"b"})}}})},
+      {"outputs", Json::array({"b"})}};
+  r = refusal_of(graph_json(2, {var("x", vec), var("y", vec)}, {node("Elemwise", {"x"}, {"y"}, {{"scalar_op", composite}})},
+                            {"x"}, {"y"}));
+  CHECK(r.where == "/nodes/0/props/scalar_op/variables/1/dtype");
+  CHECK(r.not_implemented);
+  r = refusal_of(graph_json(2, {var("x", tensor_type("float128", {2}))}, {}, {"x"}, {"x"}));
   CHECK(r.where == "/variables/0/type/dtype");
   CHECK(!r.not_implemented);  // unknown, not reserved
 }
