@@ -446,10 +446,13 @@ CppLibrary generate_cpp_library(const FunctionGraph& fg, const std::string& name
   Embedded cpp_layer = split_embedded("runtime/include/kiln/kiln.hpp");
   hdr.set("cpp_header", join(cpp_layer.includes, "\n") + "\n" + cpp_layer.body);
   std::vector<std::string> in_comments, out_comments;
+  auto type_comment = [](const Var& v) {
+    return v->type().str() + (v->type().kind == TypeKind::Rng ? " (a uint64[6] PCG64 state, kiln.h)" : "");
+  };
   for (std::size_t k = 0; k < fg.inputs().size(); ++k)
-    in_comments.push_back(comment_text(input_names[k], 40) + " " + fg.inputs()[k]->type().str());
+    in_comments.push_back(comment_text(input_names[k], 40) + " " + type_comment(fg.inputs()[k]));
   for (std::size_t k = 0; k < fg.outputs().size(); ++k)
-    out_comments.push_back(comment_text(output_names[k], 40) + " " + fg.outputs()[k]->type().str());
+    out_comments.push_back(comment_text(output_names[k], 40) + " " + type_comment(fg.outputs()[k]));
   hdr.set("input_list", in_comments.empty() ? "none" : join(in_comments, ", "));
   hdr.set("output_list", out_comments.empty() ? "none" : join(out_comments, ", "));
 
