@@ -21,6 +21,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kiln/kiln.h"
@@ -52,7 +53,8 @@ constexpr const char* dtype_name() {
 }
 template <typename T>
 DLDataType dl_dtype() {
-  return DLDataType{kDLFloat, static_cast<uint8_t>(8 * sizeof(T)), 1};
+  return DLDataType{std::is_integral_v<T> ? static_cast<uint8_t>(kDLInt) : static_cast<uint8_t>(kDLFloat),
+                    static_cast<uint8_t>(8 * sizeof(T)), 1};
 }
 
 /// The benchmark name "W1/kiln/float64/threads:2".
@@ -202,5 +204,6 @@ void register_logreg();     // W4
 void register_mlp();        // W5
 void register_overhead();   // W6
 void register_compile();    // W7
+void register_gather();     // W8
 
 }  // namespace bench

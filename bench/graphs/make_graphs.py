@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the benchmark graphs W1-W6 (float64 and float32) and the float32 copy of the
+"""Writes the benchmark graphs W1-W6 and W8 (float64 and float32) and the float32 copy of the
 logistic-regression loss that W4 differentiates. Run from anywhere; writes next to itself.
 The JSON files are committed; re-run this after editing it."""
 import json
@@ -103,6 +103,16 @@ def w6(dt):  # log(1 + x): samples/log1p.json in both dtypes
         f.write("\n")
 
 
+def w8(dt):  # mu[idx] + x: a gather on axis 0 (PyTensor 3.x's idx_list=(0,)) read by an add
+    g = Graph(f"w8_gather_add_{dt}", dt)
+    v = [None]
+    g.inputs = [g.var("mu", v, name="mu"), g.var("idx", v, dtype="int64", name="idx"), g.var("x", v, name="x")]
+    g.node("AdvancedSubtensor", {"idx_list": [{"index": "input"}]}, ["mu", "idx"], "g", v)
+    g.ew("add", ["g", "x"], "y", v, name="y")
+    g.outputs = ["y"]
+    g.write()
+
+
 def w4_loss(dt):  # samples/logistic_regression/loss.json, retyped; `kiln grad` runs at bench time
     with open(os.path.join(ROOT, "samples", "logistic_regression", "loss.json")) as f:
         doc = json.load(f)
@@ -120,4 +130,4 @@ def w4_loss(dt):  # samples/logistic_regression/loss.json, retyped; `kiln grad` 
 
 
 for dt in ("float64", "float32"):
-    w1(dt), w2(dt), w3(dt), w5(dt), w6(dt), w4_loss(dt)
+    w1(dt), w2(dt), w3(dt), w5(dt), w6(dt), w8(dt), w4_loss(dt)

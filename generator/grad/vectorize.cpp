@@ -14,11 +14,13 @@
 #include "ops/dimshuffle.h"
 #include "ops/dot.h"
 #include "ops/elemwise.h"
+#include "ops/extra_ops.h"
 #include "ops/join.h"
 #include "ops/reduce.h"
 #include "ops/reshape.h"
 #include "ops/shape.h"
 #include "ops/softmax.h"
+#include "ops/sort.h"
 #include "ops/subtensor.h"
 
 namespace kiln {
@@ -225,6 +227,14 @@ VarList vectorize_node(const Apply& node, const VarList& inputs) {
   if (dynamic_cast<const BatchedDot*>(&op))
     return blockwise(std::make_shared<Dot>(), "(m,k),(k,n)->(m,n)", inputs);
   if (dynamic_cast<const CheckAndRaise*>(&op)) return make_node(node.op_ptr(), inputs)->outputs();
+
+  // Rules beside their ops (ops/advanced_subtensor.h, ops/sort.h, ops/extra_ops.h).
+  if (dynamic_cast<const AdvancedSubtensor*>(&op)) return vectorize_advanced_subtensor(node, inputs);
+  if (dynamic_cast<const AdvancedIncSubtensor*>(&op)) return vectorize_advanced_inc_subtensor(node, inputs);
+  if (dynamic_cast<const SortBase*>(&op)) return vectorize_sort(node, inputs);
+  if (dynamic_cast<const Repeat*>(&op)) return vectorize_repeat(node, inputs);
+  if (dynamic_cast<const BroadcastTo*>(&op)) return vectorize_broadcast_to(node, inputs);
+  if (dynamic_cast<const SearchsortedOp*>(&op)) return vectorize_searchsorted(node, inputs);
 
   if (auto structural = vectorize_structural(node, inputs, b, nb)) return *structural;
 

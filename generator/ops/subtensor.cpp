@@ -177,7 +177,8 @@ Var bound_neg_step(const Var& v, const Var& n) {
   return clip(switch_(lt(w, 0), w + n, w), int64_constant(-1), n - 1);
 }
 
-/// len(range(*slice(start, stop, step).indices(n))) as a graph; null parts are omitted.
+}  // namespace
+
 Var slice_length(const Var& n, const std::array<Var, 3>& parts) {
   const Var& start = parts[0];
   const Var& stop = parts[1];
@@ -211,8 +212,6 @@ Var slice_length(const Var& n, const std::array<Var, 3>& parts) {
   Var s = as_int64(step);
   return switch_(gt(s, 0), length_pos(s), length_neg(-s));
 }
-
-}  // namespace
 
 ShapeVars BasicIndex::symbolic_shape(const ShapeVars& x_shape, const VarList& ints) const {
   ShapeVars out;
@@ -463,11 +462,6 @@ OpPtr inc_subtensor_from_props(PropReader& props, const std::vector<TensorType>&
 
 // --- gradients ------------------------------------------------------------------------------
 
-namespace {
-
-// Sums a cotangent of the indexed region back to the shape of the value y written into it.
-// y broadcasts with NumPy's rules here, so a dimension of y whose length is only known at run
-// time may be 1 and broadcast: that case is decided at run time.
 Var sum_to_value(const Var& g, const Var& y) {
   Var r = sum_to_type(g, y->type());
   const int nd = y->ndim();
@@ -482,6 +476,8 @@ Var sum_to_value(const Var& g, const Var& y) {
   }
   return r;
 }
+
+namespace {
 
 VarList index_inputs(const Apply& node, int first) {
   return VarList(node.inputs().begin() + first, node.inputs().end());

@@ -11,6 +11,7 @@
 #include "codegen/cpp/scalar_code.h"
 #include "codegen/cpp/vector_math_select.h"
 #include "codegen/embedded_files.h"
+#include "codegen/gather_fusion.h"
 #include "codegen/lowering.h"
 #include "codegen/render.h"
 #include "codegen/shape_graph.h"
@@ -216,6 +217,7 @@ std::string emit_function(const LoweredGraph& lg, const std::string& fn, const s
       steps.push_back(item);
       continue;
     }
+    if (lg.fused_gathers.count(&node)) continue;  // its reader computes it (gather_fusion.h)
     const CppOpEntry& entry = cpp_entry(node.op());
     NodeEmitContext ctx(node, lg, static_cast<int>(i));
     std::string label = node_label(node, static_cast<int>(i));
@@ -286,7 +288,11 @@ struct GraphCode {
 };
 
 GraphCode generate_graph_code(const FunctionGraph& fg, const std::string& name) {
-  LoweredGraph main_lg = lower(fg, is_view_node, 0, find_row_block_groups(fg));
+  std::vector<RowBlockGroup> groups = find_row_block_groups(fg);
+  std::unordered_set<const Apply*> grouped;
+  for (const auto& g : groups) grouped.insert(g.nodes.begin(), g.nodes.end());
+  std::unordered_set<const Apply*> gathers = find_fused_gathers(fg, grouped);
+  LoweredGraph main_lg = lower(fg, is_view_node, 0, std::move(groups), std::move(gathers));
   FunctionGraph shape_fg = build_shape_graph(fg);
   LoweredGraph shape_lg = lower(shape_fg, is_view_node, main_lg.num_slots);
 
@@ -335,12 +341,14 @@ std::string source_file(const std::string& file_name, const std::string& descrip
   std::vector<std::string> includes = {"#include <cmath>", "#include <cstdint>", "#include <cstring>", "#include <limits>"};
   Embedded scalar_math = split_embedded("runtime/include/kiln/runtime/scalar_math.hpp");
   Embedded runtime = split_embedded("templates/cpp/prologue/runtime.hpp");
+  Embedded indexing = split_embedded("templates/cpp/prologue/indexing.hpp");
   // SIMD declarations of libm functions (a no-op unless built with -DKILN_SLEEF): at file
   // scope, ahead of every use, so that loops calling them vectorise.
   Embedded vector_math = split_embedded("templates/cpp/prologue/vector_math.hpp");
   add_includes(includes, vector_math.includes);
   add_includes(includes, scalar_math.includes);
   add_includes(includes, runtime.includes);
+  add_includes(includes, indexing.includes);
   TemplateData src;
   src.set("file_name", file_name);
   src.set("description", description);
@@ -348,7 +356,7 @@ std::string source_file(const std::string& file_name, const std::string& descrip
   src.set("headers", string_list(headers));
   src.set("includes", string_list(includes));
   src.set("abi_header", std::string(embedded_file("runtime/include/kiln/kiln.h")));
-  src.set("prologue", scalar_math.body + "\n" + runtime.body);
+  src.set("prologue", scalar_math.body + "\n" + runtime.body + "\n" + indexing.body);
   // Only the SIMD declarations of the libm functions the graphs call (and the prologue's
   // kiln_scalar functions they use call).
   src.set("vector_math", select_vector_math(vector_math.body, called_math_functions(graph_impls)));
