@@ -194,18 +194,18 @@ TEST_CASE("advanced indexing: graph files, 2.26's form without idx_list, refusal
                                             {type("float64", {nullptr})}, {type("float64", {1, nullptr})}));
   CHECK(w1 == "/nodes/0/props/idx_list/0/newaxis");
   auto [m2, w2] = load_error(one_node_graph("AdvancedIncSubtensor", {{"ignore_duplicates", 3}},
-                                            {type("float64", {nullptr}), type("float64", {}), type("int64", {nullptr})},
+                                            {type("float64", {nullptr}), type("float64", Json::array()), type("int64", {nullptr})},
                                             {type("float64", {nullptr})}));
   CHECK(w2 == "/nodes/0/props/ignore_duplicates");
-  auto [m3, w3] = load_error(one_node_graph("SortOp", {{"kind", "bogosort"}}, {type("float64", {nullptr}), type("int64", {})},
+  auto [m3, w3] = load_error(one_node_graph("SortOp", {{"kind", "bogosort"}}, {type("float64", {nullptr}), type("int64", Json::array())},
                                             {type("float64", {nullptr})}));
   CHECK(contains(m3, "quicksort"));
   CHECK(w3 == "/nodes/0/props/kind");
-  auto [m4, w4] = load_error(one_node_graph("ArgSortOp", {{"order", "f0"}}, {type("float64", {nullptr}), type("int64", {})},
+  auto [m4, w4] = load_error(one_node_graph("ArgSortOp", {{"order", "f0"}}, {type("float64", {nullptr}), type("int64", Json::array())},
                                             {type("int64", {nullptr})}));
   CHECK(w4 == "/nodes/0/props/order");
   auto [m5, w5] = load_error(one_node_graph("SearchsortedOp", {{"side", "middle"}},
-                                            {type("float64", {nullptr}), type("float64", {})}, {type("int64", {})}));
+                                            {type("float64", {nullptr}), type("float64", Json::array())}, {type("int64", Json::array())}));
   CHECK(w5 == "/nodes/0/props/side");
   auto [m6, w6] = load_error(one_node_graph("Unique", {{"axis", -1}}, {type("float64", {nullptr})},
                                             {type("float64", {nullptr})}));
@@ -304,11 +304,11 @@ void check_vectorized(const std::vector<BatchInput>& ins, const Var& out) {
 
 TEST_CASE("vectorize_graph: advanced indexing with batched tensors and batched indices") {
   Var x = in(DType::Float64, {4, 5});
-  Var x3 = in(DType::Float64, {3, 4, 2});
+  Var x3 = in(DType::Float64, {4, 3, 5});
   Var i = in(DType::Int64, {2});
   Var j = in(DType::Int32, {2});
   const Array xb = iota({kBatch, 4, 5});
-  const Array x3b = iota({kBatch, 3, 4, 2});
+  const Array x3b = iota({kBatch, 4, 3, 5});
   const Array iv = int64s({2}, {3, -1});
   const Array ib = int64s({kBatch, 2}, {0, 1, 2, 3, -1, 0});
   const Array jv = astype(int64s({2}, {4, 0}), DType::Int32);
@@ -333,8 +333,11 @@ TEST_CASE("vectorize_graph: advanced indexing with batched tensors and batched i
                      advanced_set_subtensor(x, y, {i, j}));
     check_vectorized({{x, xb.view({4, 5}, {5, 1}).copy(), false}, {y, yb, true}, {j, jb, true}},
                      advanced_inc_subtensor(x, y, {slice(1, 3), j}, true));
-    check_vectorized({{x3, x3b, true}, {y, yb, true}, {i, iv, false}, {j, jv, false}},
-                     advanced_inc_subtensor(x3, y, {i, slice(), j}));
+    Var y23 = in(DType::Float64, {2, 3});  // x3[i, :, j] is (2, 3): the block goes first
+    check_vectorized({{x3, x3b, true}, {y23, iota({kBatch, 2, 3}), true}, {i, iv, false}, {j, jv, false}},
+                     advanced_inc_subtensor(x3, y23, {i, slice(), j}));
+    check_vectorized({{x3, x3b, true}, {y23, iota({2, 3}), false}, {i, ib, true}, {j, jv, false}},
+                     advanced_set_subtensor(x3, y23, {i, slice(), j}));
   }
   SUBCASE("sort, argsort, repeat, broadcast_to, searchsorted") {
     check_vectorized({{x, xb, true}}, sort(x * -1.5, -1));

@@ -279,6 +279,15 @@ std::string tensor_infos(const VarList& vars, const std::vector<std::string>& na
   return join(shapes, ", ");
 }
 
+// The graph lowered with the code generator's schedules: row-block groups and fused gathers.
+LoweredGraph lower_with_schedules(const FunctionGraph& fg) {
+  std::vector<RowBlockGroup> groups = find_row_block_groups(fg);
+  std::unordered_set<const Apply*> grouped;
+  for (const auto& g : groups) grouped.insert(g.nodes.begin(), g.nodes.end());
+  std::unordered_set<const Apply*> gathers = find_fused_gathers(fg, grouped);
+  return lower(fg, is_view_node, 0, std::move(groups), std::move(gathers));
+}
+
 // Everything one graph contributes to a source file: its constants, functions, metadata and
 // extern "C" entry points (graph_impl.cpp.mustache).
 struct GraphCode {
@@ -288,11 +297,7 @@ struct GraphCode {
 };
 
 GraphCode generate_graph_code(const FunctionGraph& fg, const std::string& name) {
-  std::vector<RowBlockGroup> groups = find_row_block_groups(fg);
-  std::unordered_set<const Apply*> grouped;
-  for (const auto& g : groups) grouped.insert(g.nodes.begin(), g.nodes.end());
-  std::unordered_set<const Apply*> gathers = find_fused_gathers(fg, grouped);
-  LoweredGraph main_lg = lower(fg, is_view_node, 0, std::move(groups), std::move(gathers));
+  LoweredGraph main_lg = lower_with_schedules(fg);
   FunctionGraph shape_fg = build_shape_graph(fg);
   LoweredGraph shape_lg = lower(shape_fg, is_view_node, main_lg.num_slots);
 
@@ -368,10 +373,11 @@ std::string source_file(const std::string& file_name, const std::string& descrip
 
 GraphStats graph_stats(const FunctionGraph& fg) {
   GraphStats st;
-  LoweredGraph lg = lower(fg, is_view_node, 0, find_row_block_groups(fg));
+  LoweredGraph lg = lower_with_schedules(fg);
   st.slots = lg.num_slots;
   st.row_block_passes = static_cast<int>(lg.groups.size());
   for (Apply* node : lg.order) {
+    if (lg.fused_gathers.count(node)) continue;  // computed inside its reader's loop
     (is_view_node(*node) ? st.views : st.kernels) += 1;
     const std::string name(node->op().name());
     if (name == "Elemwise") {
