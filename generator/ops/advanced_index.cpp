@@ -67,14 +67,7 @@ AdvancedIndex AdvancedIndex::from_json(const Json& j, const PropReader& props, c
       if (e["newaxis"] != true) throw UserError(what + ", not " + e.dump(), at + "/newaxis");
       entries.push_back(AdvancedEntry::newaxis());
     } else if (e.contains("slice")) {
-      const Json& s = e["slice"];
-      if (!s.is_array() || s.size() != 3) throw UserError(what + ", not " + e.dump(), at + "/slice");
-      bool present[3];
-      for (std::size_t p = 0; p < 3; ++p) {
-        if (!s[p].is_null() && s[p] != "input")
-          throw UserError(what + ", not " + e.dump(), at + "/slice/" + std::to_string(p));
-        present[p] = !s[p].is_null();
-      }
+      const std::array<bool, 3> present = read_slice_entry(e, what, at);
       entries.push_back(AdvancedEntry::slice(present[0], present[1], present[2]));
     } else {
       throw UserError(what + ", not " + e.dump(), at);

@@ -14,6 +14,7 @@
 #include "ops/reduce.h"
 #include "ops/reshape.h"
 #include "ops/shape.h"
+#include "ops/sort.h"
 #include "ops/subtensor.h"
 
 namespace kiln {
@@ -24,21 +25,6 @@ namespace {
 Array flattened(const Array& x) {
   Array c = x.contiguous();
   return c.view({c.size()}, {1});
-}
-
-/// The permutation moving dimension `axis` of a rank-n tensor to the front, and back.
-std::vector<int> axis_to_front(int n, int axis) {
-  std::vector<int> order{axis};
-  for (int d = 0; d < n; ++d)
-    if (d != axis) order.push_back(d);
-  return order;
-}
-std::vector<int> front_to_axis(int n, int axis) {
-  std::vector<int> order;
-  for (int d = 1; d <= axis; ++d) order.push_back(d);
-  order.push_back(0);
-  for (int d = axis + 1; d < n; ++d) order.push_back(d);
-  return order;
 }
 
 /// Slice i of `a` along `axis` (that dimension dropped), a view.
@@ -86,9 +72,10 @@ std::vector<TensorType> Repeat::infer_types(const VarList& inputs) const {
     for (std::int64_t i = 0; i < values.size(); ++i) {
       const std::int64_t v = values.data<std::int64_t>()[i];
       if (v < 0) type_error(*this, "repeats may not contain negative values");
-      total += v;
+      if (__builtin_add_overflow(total, v, &total)) type_error(*this, "the repeated length overflows int64");
     }
-    if (r.ndim() == 0 || r.shape[0] == 1) total *= n;
+    if ((r.ndim() == 0 || r.shape[0] == 1) && __builtin_mul_overflow(total, n, &total))
+      type_error(*this, "the repeated length overflows int64");
     out_len = total;
   }
   if (!axis_) return {TensorType(x.dtype, {out_len})};
@@ -111,7 +98,7 @@ void Repeat::perform(const Apply&, const std::vector<Array>& inputs, std::vector
     const std::int64_t v = r.data<std::int64_t>()[r.size() == 1 ? 0 : i];
     if (v < 0) throw RuntimeFailure("repeats may not contain negative values.");
     reps[static_cast<std::size_t>(i)] = v;
-    total += v;
+    if (__builtin_add_overflow(total, v, &total)) throw RuntimeFailure("the repeated length overflows int64");
   }
   Shape shape = x.shape();
   shape[static_cast<std::size_t>(axis)] = total;
@@ -167,10 +154,9 @@ std::vector<GradTerm> Repeat::pullback(const Apply& node, const VarList& output_
     terms[0] = GradTerm::of(reshape(gflat, IntList(lengths)));
     return terms;
   }
-  Var x_front = dimshuffle(x, axis_to_front(nd, axis));
-  Var g_front = dimshuffle(g, axis_to_front(nd, axis));
-  Var gx_front = inc_take(zeros_like(x_front, x->dtype()), sources, g_front);
-  terms[0] = GradTerm::of(dimshuffle(gx_front, front_to_axis(nd, axis)));
+  Var x_front = move_axis(x, axis, 0);
+  Var gx_front = inc_take(zeros_like(x_front, x->dtype()), sources, move_axis(g, axis, 0));
+  terms[0] = GradTerm::of(move_axis(gx_front, 0, axis));
   return terms;
 }
 
@@ -249,14 +235,6 @@ std::vector<TensorType> SearchsortedOp::infer_types(const VarList& inputs) const
 
 namespace {
 
-template <typename T>
-bool before(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>)
-    return a < b || (std::isnan(b) && !std::isnan(a));
-  else
-    return a < b;
-}
-
 /// The sorter as positions in a vector of length n; NumPy's ValueErrors otherwise.
 std::vector<std::int64_t> checked_sorter(const Array& sorter, std::int64_t n) {
   if (sorter.size() != n) throw RuntimeFailure("sorter.size must equal a.size");
@@ -296,7 +274,7 @@ void SearchsortedOp::perform(const Apply&, const std::vector<Array>& inputs, std
       while (lo < hi) {
         const std::int64_t mid = lo + (hi - lo) / 2;
         const T e = px[order[static_cast<std::size_t>(mid)]];
-        const bool go_right = right_ ? !before(value, e) : before(e, value);
+        const bool go_right = right_ ? !sorts_before(value, e) : sorts_before(e, value);
         if (go_right)
           lo = mid + 1;
         else

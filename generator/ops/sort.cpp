@@ -19,15 +19,6 @@ namespace {
 
 const char* const kKinds[] = {"quicksort", "mergesort", "heapsort", "stable"};
 
-/// NumPy's sort order: NaN after every number.
-template <typename T>
-bool sorts_before(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>)
-    return a < b || (std::isnan(b) && !std::isnan(a));
-  else
-    return a < b;
-}
-
 /// The axis input's value normalised against the rank; NumPy's AxisError words otherwise.
 int runtime_axis(const Array& axis, int ndim) {
   const std::int64_t a = scalar_to_int64(axis);

@@ -5,12 +5,23 @@
 // order of equal elements unspecified (argsort of ties may differ from NumPy's).
 #pragma once
 
+#include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "ir/op.h"
 #include "ops/props.h"
 
 namespace kiln {
+
+/// NumPy's sort order: NaN after every number (sort, argsort, searchsorted and unique use it).
+template <typename T>
+bool sorts_before(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    return a < b || (std::isnan(b) && !std::isnan(a));
+  else
+    return a < b;
+}
 
 /// Shared by SortOp and ArgSortOp: the `kind` prop and the (x, axis) inputs.
 class SortBase : public Op {

@@ -41,6 +41,18 @@ Json BasicIndex::to_json() const {
   return list;
 }
 
+std::array<bool, 3> read_slice_entry(const Json& e, const std::string& what, const std::string& at) {
+  const Json& s = e["slice"];
+  if (!s.is_array() || s.size() != 3) throw UserError(what + ", not " + e.dump(), at + "/slice");
+  std::array<bool, 3> present{};
+  for (std::size_t p = 0; p < 3; ++p) {
+    if (!s[p].is_null() && s[p] != "input")
+      throw UserError(what + ", not " + e.dump(), at + "/slice/" + std::to_string(p));
+    present[p] = !s[p].is_null();
+  }
+  return present;
+}
+
 BasicIndex BasicIndex::from_json(const Json& j, const PropReader& props, const std::string& key) {
   if (!j.is_array()) props.fail(key, "must be a list of index entries, not " + j.dump());
   const std::string what =
@@ -56,15 +68,7 @@ BasicIndex BasicIndex::from_json(const Json& j, const PropReader& props, const s
       if (e["index"] != "input") throw UserError(what + ", not " + e.dump(), at + "/index");
       entries.push_back(IndexEntry::integer());
     } else if (e.contains("slice")) {
-      const Json& s = e["slice"];
-      if (!s.is_array() || s.size() != 3)
-        throw UserError(what + ", not " + e.dump(), at + "/slice");
-      bool present[3];
-      for (std::size_t p = 0; p < 3; ++p) {
-        if (!s[p].is_null() && s[p] != "input")
-          throw UserError(what + ", not " + e.dump(), at + "/slice/" + std::to_string(p));
-        present[p] = !s[p].is_null();
-      }
+      const std::array<bool, 3> present = read_slice_entry(e, what, at);
       entries.push_back(IndexEntry::slice(present[0], present[1], present[2]));
     } else if (e.contains("newaxis")) {
       throw UserError(props.op_name() + ": newaxis entries belong to AdvancedSubtensor only", at);

@@ -32,6 +32,10 @@ struct IndexEntry {
   }
 };
 
+/// Which parts of an idx_list entry {"slice": [start, stop, step]} take an input (each part is
+/// null or "input"); otherwise a UserError "<what>, not <entry>" at `at`/slice[/k].
+std::array<bool, 3> read_slice_entry(const Json& entry, const std::string& what, const std::string& at);
+
 /// An idx_list: the index pattern of a Subtensor / IncSubtensor, shared by both.
 class BasicIndex {
  public:

@@ -10,6 +10,7 @@
 #include "ops/array_util.h"
 #include "ops/reduce.h"
 #include "ops/shape.h"
+#include "ops/sort.h"
 
 namespace kiln {
 
@@ -75,14 +76,6 @@ std::vector<TensorType> Unique::infer_types(const VarList& inputs) const {
 
 namespace {
 
-template <typename T>
-bool before(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>)
-    return a < b || (std::isnan(b) && !std::isnan(a));
-  else
-    return a < b;
-}
-
 /// Row-major rows of a (rows, width) table, compared lexicographically in NumPy's order.
 struct Rows {
   Array table;  ///< C-contiguous (rows, width)
@@ -93,8 +86,8 @@ struct Rows {
     const T* p = table.data<T>();
     for (std::int64_t k = 0; k < width; ++k) {
       const T a = p[i * width + k], b = p[j * width + k];
-      if (before(a, b)) return true;
-      if (before(b, a)) return false;
+      if (sorts_before(a, b)) return true;
+      if (sorts_before(b, a)) return false;
     }
     return false;
   }

@@ -130,14 +130,15 @@ struct MaskCursor {
 /// A gathered element's position: index v (negative counts from the end) along an axis of
 /// length n, or 0 with `bad` set when it is out of range (never a wild read; the caller
 /// reports the index afterwards). Branch-free, so that fused loops stay vectorisable.
+/// (`bad` is an int64 flag: GCC vectorises an OR-reduction into one, not into a bool.)
 template <typename I>
-inline int64_t gather_index(I v, int64_t n, bool& bad) {
+inline int64_t gather_index(I v, int64_t n, int64_t& bad) {
   int64_t j;
   if constexpr (std::is_unsigned_v<I>)
     j = static_cast<uint64_t>(v) < static_cast<uint64_t>(n) ? static_cast<int64_t>(v) : -1;
   else
     j = v < 0 ? static_cast<int64_t>(v) + n : static_cast<int64_t>(v);
-  const bool out = static_cast<uint64_t>(j) >= static_cast<uint64_t>(n);
+  const int64_t out = static_cast<uint64_t>(j) >= static_cast<uint64_t>(n);
   bad |= out;
   return out ? 0 : j;
 }
