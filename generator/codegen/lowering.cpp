@@ -15,6 +15,7 @@ const LoweredVar& LoweredGraph::var(const Variable* v) const {
 
 LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply&)>& is_view,
                    int first_slot, std::vector<RowBlockGroup> groups,
+                   const std::function<bool(const Apply&)>& needs_scratch,
                    std::unordered_set<const Apply*> fused_gathers) {
   LoweredGraph lg;
   lg.fused_gathers = std::move(fused_gathers);
@@ -165,6 +166,9 @@ LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply
   }
   // One slot per group for its per-chunk partial results (never shared: it is scratch).
   for (std::size_t g = 0; g < lg.groups.size(); ++g) lg.group_slots.push_back(first_slot + next_slot++);
+  if (needs_scratch)
+    for (const Apply* node : lg.order)
+      if (needs_scratch(*node)) lg.scratch_slots[node] = first_slot + next_slot++;
   lg.num_slots = next_slot;
 
   for (std::size_t k = 0; k < fg.outputs().size(); ++k) {

@@ -16,6 +16,7 @@
 #include "ops/elemwise.h"
 #include "ops/extra_ops.h"
 #include "ops/join.h"
+#include "ops/linalg/linalg_common.h"
 #include "ops/reduce.h"
 #include "ops/reshape.h"
 #include "ops/shape.h"
@@ -224,6 +225,11 @@ VarList vectorize_node(const Apply& node, const VarList& inputs) {
     return blockwise(node.op_ptr(), dot_signature(node.input(0)->ndim(), node.input(1)->ndim()), inputs);
   if (const auto* bw = dynamic_cast<const Blockwise*>(&op))
     return blockwise(bw->core_op_ptr(), bw->signature().str(), inputs);
+  if (const auto* linalg = dynamic_cast<const LinalgOp*>(&op)) {
+    std::vector<int> core_ranks;
+    for (const Var& in : node.inputs()) core_ranks.push_back(in->ndim());
+    return blockwise(node.op_ptr(), linalg->gufunc_signature(core_ranks), inputs);
+  }
   if (dynamic_cast<const BatchedDot*>(&op))
     return blockwise(std::make_shared<Dot>(), "(m,k),(k,n)->(m,n)", inputs);
   if (dynamic_cast<const CheckAndRaise*>(&op)) return make_node(node.op_ptr(), inputs)->outputs();

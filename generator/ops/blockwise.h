@@ -6,8 +6,9 @@
 // static length 1 broadcast. Core dimensions with one name must have one length. perform calls
 // the core op's perform on views of each batch element.
 //
-// The design is general, but kiln only loops core ops it has checked for it (Dot, Dot22 so
-// far); any other core op is a NotImplementedError naming it.
+// The design is general, but kiln only loops core ops it has checked for it (Dot, Dot22 and
+// the linear-algebra ops of ops/linalg/, whose signature must be their own up to renaming);
+// any other core op is a NotImplementedError naming it.
 #pragma once
 
 #include <string>

@@ -1,5 +1,6 @@
 #include "codegen/cpp/library.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <set>
@@ -247,6 +248,7 @@ std::string emit_function(const LoweredGraph& lg, const std::string& fn, const s
 }
 
 bool is_view_node(const Apply& node) { return cpp_entry(node.op()).is_view; }
+bool needs_scratch_node(const Apply& node) { return cpp_entry(node.op()).needs_scratch; }
 
 // Unique C identifiers for a list of display names.
 std::vector<std::string> unique_identifiers(const std::vector<std::string>& names, const std::string& fallback,
@@ -285,7 +287,7 @@ LoweredGraph lower_with_schedules(const FunctionGraph& fg) {
   std::unordered_set<const Apply*> grouped;
   for (const auto& g : groups) grouped.insert(g.nodes.begin(), g.nodes.end());
   std::unordered_set<const Apply*> gathers = find_fused_gathers(fg, grouped);
-  return lower(fg, is_view_node, 0, std::move(groups), std::move(gathers));
+  return lower(fg, is_view_node, 0, std::move(groups), needs_scratch_node, std::move(gathers));
 }
 
 // Everything one graph contributes to a source file: its constants, functions, metadata and
@@ -299,7 +301,7 @@ struct GraphCode {
 GraphCode generate_graph_code(const FunctionGraph& fg, const std::string& name) {
   LoweredGraph main_lg = lower_with_schedules(fg);
   FunctionGraph shape_fg = build_shape_graph(fg);
-  LoweredGraph shape_lg = lower(shape_fg, is_view_node, main_lg.num_slots);
+  LoweredGraph shape_lg = lower(shape_fg, is_view_node, main_lg.num_slots, {}, needs_scratch_node);
 
   ConstantSink constants;
   constants.prefix = name;
@@ -354,6 +356,17 @@ std::string source_file(const std::string& file_name, const std::string& descrip
   add_includes(includes, scalar_math.includes);
   add_includes(includes, runtime.includes);
   add_includes(includes, indexing.includes);
+  // Linear algebra (emit_linalg.cpp) only where a graph has some: LAPACK's declarations, the
+  // per-matrix kernels and the batch loop.
+  std::string linalg;
+  if (std::any_of(graph_impls.begin(), graph_impls.end(),
+                  [](const std::string& code) { return code.find("kg::linalg::") != std::string::npos; }))
+    for (const char* path : {"runtime/include/kiln/runtime/lapack.hpp", "runtime/include/kiln/runtime/linalg_kernels.hpp",
+                             "templates/cpp/prologue/linalg.hpp"}) {
+      Embedded piece = split_embedded(path);
+      add_includes(includes, piece.includes);
+      linalg += piece.body + "\n";
+    }
   TemplateData src;
   src.set("file_name", file_name);
   src.set("description", description);
@@ -361,7 +374,7 @@ std::string source_file(const std::string& file_name, const std::string& descrip
   src.set("headers", string_list(headers));
   src.set("includes", string_list(includes));
   src.set("abi_header", std::string(embedded_file("runtime/include/kiln/kiln.h")));
-  src.set("prologue", scalar_math.body + "\n" + runtime.body + "\n" + indexing.body);
+  src.set("prologue", scalar_math.body + "\n" + runtime.body + "\n" + indexing.body + linalg);
   // Only the SIMD declarations of the libm functions the graphs call (and the prologue's
   // kiln_scalar functions they use call).
   src.set("vector_math", select_vector_math(vector_math.body, called_math_functions(graph_impls)));
