@@ -29,7 +29,8 @@ std::string join_names(const std::vector<std::string>& names) {
 }
 
 // A small cursor parser for NumPy's grammar: list "->" list, list = arg ("," arg)*,
-// arg = "(" [name ("," name)*] ")", name = [A-Za-z0-9_]+.
+// arg = "(" [dim ("," dim)*] ")", dim = a name [A-Za-z_][A-Za-z0-9_]* or an integer literal
+// [0-9]+ (a fixed length, as PyTensor 3.x writes "(m,3)").
 class SignatureParser {
  public:
   explicit SignatureParser(const std::string& text) : text_(text) {
@@ -75,7 +76,11 @@ class SignatureParser {
       const std::size_t start = pos_;
       while (pos_ < s_.size() && name_char(s_[pos_])) ++pos_;
       if (pos_ == start) fail("expected a dimension name");
-      dims.push_back(s_.substr(start, pos_ - start));
+      std::string dim = s_.substr(start, pos_ - start);
+      if (std::isdigit(static_cast<unsigned char>(dim[0])) &&
+          (dim.find_first_not_of("0123456789") != std::string::npos || dim.size() > 9))
+        fail("a dimension is a name or an integer length, not \"" + dim + "\"");
+      dims.push_back(dim);
       if (at(',')) {
         ++pos_;
       } else if (at(')')) {
@@ -96,6 +101,11 @@ class SignatureParser {
 
 GufuncSignature GufuncSignature::parse(const std::string& text) {
   return SignatureParser(text).parse();
+}
+
+std::optional<std::int64_t> GufuncSignature::literal_length(const std::string& dim) {
+  if (dim.empty() || !std::isdigit(static_cast<unsigned char>(dim[0]))) return std::nullopt;
+  return std::stoll(dim);
 }
 
 std::string GufuncSignature::str() const {
@@ -243,9 +253,12 @@ std::vector<TensorType> Blockwise::infer_types(const VarList& inputs) const {
   std::map<std::string, std::int64_t> lengths;
   VarList core_inputs;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const TensorType core = core_type(inputs[i]->type(), sig_in[i].size());
+    TensorType core = core_type(inputs[i]->type(), sig_in[i].size());
     for (std::size_t j = 0; j < sig_in[i].size(); ++j) {
-      std::int64_t& len = lengths.emplace(sig_in[i][j], kUnknownLength).first->second;
+      // An integer literal fixes the length (a static one must agree; it becomes static).
+      const auto literal = GufuncSignature::literal_length(sig_in[i][j]);
+      if (literal && core.shape[j] == kUnknownLength) core.shape[j] = *literal;
+      std::int64_t& len = lengths.emplace(sig_in[i][j], literal.value_or(kUnknownLength)).first->second;
       if (len != kUnknownLength && core.shape[j] != kUnknownLength && len != core.shape[j])
         type_error(*this, "core dimension '" + sig_in[i][j] + "' has static length " +
                               std::to_string(len) + " in one input and " +
@@ -268,6 +281,7 @@ std::vector<TensorType> Blockwise::infer_types(const VarList& inputs) const {
     KILN_INTERNAL_ASSERT(core_out[k].shape.size() == names.size(), "Blockwise core op output rank");
     Shape shape = batch_shape;
     for (std::size_t j = 0; j < names.size(); ++j) {
+      if (auto literal = GufuncSignature::literal_length(names[j])) lengths.emplace(names[j], *literal);
       auto it = lengths.find(names[j]);
       shape.push_back(it == lengths.end() || it->second == kUnknownLength ? core_out[k].shape[j]
                                                                           : it->second);
@@ -288,6 +302,9 @@ std::map<std::string, std::int64_t> bind_core_lengths(const GufuncSignature& sig
     for (std::size_t j = 0; j < sig.inputs[i].size(); ++j) {
       const std::string& name = sig.inputs[i][j];
       const std::int64_t len = inputs[i].shape(nb + static_cast<int>(j));
+      if (auto literal = GufuncSignature::literal_length(name); literal && *literal != len)
+        throw RuntimeFailure("core dimension '" + name + "' has length " + std::to_string(len) + " in input " +
+                             std::to_string(i) + " but the signature fixes it (signature " + sig.str() + ")");
       auto [it, fresh] = lengths.emplace(name, len);
       if (fresh) {
         owner[name] = i;

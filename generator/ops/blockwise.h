@@ -11,6 +11,7 @@
 // any other core op is a NotImplementedError naming it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,8 @@ struct GufuncSignature {
   static GufuncSignature parse(const std::string& text);
   /// The canonical text (no whitespace).
   std::string str() const;
+  /// The length an integer-literal dimension fixes ("3" -> 3); nullopt for a name.
+  static std::optional<std::int64_t> literal_length(const std::string& dim);
 };
 
 class Blockwise : public Op {

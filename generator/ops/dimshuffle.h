@@ -59,6 +59,7 @@ Var move_axis(const Var& x, int from, int to);
 OpPtr dimshuffle_from_props(PropReader& props, const std::vector<TensorType>& input_types);
 OpPtr expand_dims_from_props(PropReader& props, const std::vector<TensorType>& input_types);
 OpPtr squeeze_from_props(PropReader& props, const std::vector<TensorType>& input_types);
+OpPtr matrix_transpose_from_props(PropReader& props, const std::vector<TensorType>& input_types);
 OpPtr transpose_from_props(PropReader& props, const std::vector<TensorType>& input_types);
 
 }  // namespace kiln

@@ -15,6 +15,7 @@
 #include "ops/fill_diagonal.h"
 #include "ops/join.h"
 #include "ops/linalg/linalg.h"
+#include "ops/op_from_graph.h"
 #include "ops/reduce.h"
 #include "ops/reshape.h"
 #include "ops/shape.h"
@@ -45,6 +46,7 @@ const std::vector<OpEntry>& op_table() {
       {"ExpandDims", expand_dims_from_props},
       {"Squeeze", squeeze_from_props},
       {"Transpose", transpose_from_props},
+      {"MatrixTranspose", matrix_transpose_from_props},
       // --- shapes (ops/shape)
       {"Shape", shape_from_props},
       {"Shape_i", shape_i_from_props},
@@ -105,6 +107,8 @@ const std::vector<OpEntry>& op_table() {
       {"Dot22Scalar", dot22scalar_from_props},
       {"BatchedDot", batched_dot_from_props},
       {"Blockwise", blockwise_from_props},
+      // --- ops defined by an inner graph (ops/op_from_graph; inlined before rewriting)
+      {"OpFromGraph", op_from_graph_from_props},
       // --- linear algebra (ops/linalg/)
       {"Cholesky", cholesky_from_props},
       {"Solve", solve_from_props},

@@ -41,6 +41,13 @@ BlockwiseCoreDims blockwise_core_dims(const NodeEmitContext& c, const GufuncSign
     for (std::size_t j = 0; j < names.size(); ++j) {
       const int d = nb + static_cast<int>(j);
       const std::string len = c.in(i) + ".shape[" + str(d) + "]";
+      if (auto literal = GufuncSignature::literal_length(names[j]))
+        // An integer literal (format v2) fixes the length (the evaluator's message).
+        out.checks.emplace_back(len + " != " + str(*literal),
+                                "kg::fail(ctx, KILN_ERR_BROADCAST, \"core dimension '%s' has length %lld in input %d "
+                                "but the signature fixes it (signature %s)\", " +
+                                    c_string_literal(names[j]) + ", static_cast<long long>(" + len + "), " + str(i) +
+                                    ", " + c_string_literal(sig.str()) + ")");
       auto [it, fresh] = out.first.emplace(names[j], std::make_pair(i, d));
       if (fresh) continue;
       const auto [owner, od] = it->second;

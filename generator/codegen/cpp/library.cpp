@@ -16,6 +16,7 @@
 #include "codegen/lowering.h"
 #include "codegen/render.h"
 #include "codegen/shape_graph.h"
+#include "rewrite/inline_op_from_graph.h"
 #include "driver/sha256.h"
 #include "io/output_names.h"
 #include "ir/error.h"
@@ -290,6 +291,15 @@ LoweredGraph lower_with_schedules(const FunctionGraph& fg) {
   return lower(fg, is_view_node, 0, std::move(groups), needs_scratch_node, std::move(gathers));
 }
 
+// The kiln_kind of each variable (kiln.h): an rng's uint64[6] state is marked as one. A
+// trailing 0 keeps the array non-empty when there are no variables.
+std::string abi_kinds(const VarList& vars) {
+  std::vector<std::string> kinds;
+  for (const auto& v : vars) kinds.push_back(v->type().kind == TypeKind::Rng ? "KILN_KIND_RNG" : "KILN_KIND_TENSOR");
+  kinds.push_back("0");
+  return join(kinds, ", ");
+}
+
 // Everything one graph contributes to a source file: its constants, functions, metadata and
 // extern "C" entry points (graph_impl.cpp.mustache).
 struct GraphCode {
@@ -298,7 +308,10 @@ struct GraphCode {
   bool needs_blas = false;
 };
 
-GraphCode generate_graph_code(const FunctionGraph& fg, const std::string& name) {
+GraphCode generate_graph_code(const FunctionGraph& graph, const std::string& name) {
+  // Code generation has no OpFromGraph: a graph compiled without rewriting is inlined here.
+  const std::optional<FunctionGraph> inlined = inlined_copy(graph);
+  const FunctionGraph& fg = inlined ? *inlined : graph;
   LoweredGraph main_lg = lower_with_schedules(fg);
   FunctionGraph shape_fg = build_shape_graph(fg);
   LoweredGraph shape_lg = lower(shape_fg, is_view_node, main_lg.num_slots, {}, needs_scratch_node);
@@ -326,6 +339,8 @@ GraphCode generate_graph_code(const FunctionGraph& fg, const std::string& name) 
   TemplateData in_list{TemplateData::type::list}, out_list{TemplateData::type::list};
   src.set("input_shapes", tensor_infos(fg.inputs(), input_names, in_list));
   src.set("output_shapes", tensor_infos(fg.outputs(), output_names, out_list));
+  src.set("input_kinds", abi_kinds(fg.inputs()));
+  src.set("output_kinds", abi_kinds(fg.outputs()));
   src.set("inputs", in_list);
   src.set("outputs", out_list);
   src.set("num_inputs", std::to_string(fg.inputs().size()));
@@ -458,10 +473,13 @@ CppLibrary generate_cpp_library(const FunctionGraph& fg, const std::string& name
   Embedded cpp_layer = split_embedded("runtime/include/kiln/kiln.hpp");
   hdr.set("cpp_header", join(cpp_layer.includes, "\n") + "\n" + cpp_layer.body);
   std::vector<std::string> in_comments, out_comments;
+  auto type_comment = [](const Var& v) {
+    return v->type().str() + (v->type().kind == TypeKind::Rng ? " (a uint64[6] PCG64 state, kiln.h)" : "");
+  };
   for (std::size_t k = 0; k < fg.inputs().size(); ++k)
-    in_comments.push_back(comment_text(input_names[k], 40) + " " + fg.inputs()[k]->type().str());
+    in_comments.push_back(comment_text(input_names[k], 40) + " " + type_comment(fg.inputs()[k]));
   for (std::size_t k = 0; k < fg.outputs().size(); ++k)
-    out_comments.push_back(comment_text(output_names[k], 40) + " " + fg.outputs()[k]->type().str());
+    out_comments.push_back(comment_text(output_names[k], 40) + " " + type_comment(fg.outputs()[k]));
   hdr.set("input_list", in_comments.empty() ? "none" : join(in_comments, ", "));
   hdr.set("output_list", out_comments.empty() ? "none" : join(out_comments, ", "));
 
