@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the benchmark graphs W1-W6, W8 and W9 (float64 and float32) and the float32 copy of the
+"""Writes the benchmark graphs W1-W6 and W8-W10 (float64 and float32) and the float32 copy of the
 logistic-regression loss that W4 differentiates. Run from anywhere; writes next to itself.
 The JSON files are committed; re-run this after editing it."""
 import json
@@ -148,5 +148,15 @@ def w9(dt):  # a batch of 4x4 Cholesky factorisations (a Blockwise, as PyTensor'
     g.write()
 
 
+def w10(dt):  # mu[idx] + x: a gather on axis 0 (PyTensor 3.x's idx_list=(0,)) read by an add
+    g = Graph(f"w10_gather_add_{dt}", dt)
+    v = [None]
+    g.inputs = [g.var("mu", v, name="mu"), g.var("idx", v, dtype="int64", name="idx"), g.var("x", v, name="x")]
+    g.node("AdvancedSubtensor", {"idx_list": [{"index": "input"}]}, ["mu", "idx"], "g", v)
+    g.ew("add", ["g", "x"], "y", v, name="y")
+    g.outputs = ["y"]
+    g.write()
+
+
 for dt in ("float64", "float32"):
-    w1(dt), w2(dt), w3(dt), w5(dt), w6(dt), w4_loss(dt), w8(dt), w9(dt)
+    w1(dt), w2(dt), w3(dt), w5(dt), w6(dt), w4_loss(dt), w8(dt), w9(dt), w10(dt)

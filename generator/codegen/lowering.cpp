@@ -15,8 +15,10 @@ const LoweredVar& LoweredGraph::var(const Variable* v) const {
 
 LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply&)>& is_view,
                    int first_slot, std::vector<RowBlockGroup> groups,
-                   const std::function<bool(const Apply&)>& needs_scratch) {
+                   const std::function<bool(const Apply&)>& needs_scratch,
+                   std::unordered_set<const Apply*> fused_gathers) {
   LoweredGraph lg;
+  lg.fused_gathers = std::move(fused_gathers);
   lg.graph = &fg;
   lg.order = order_with_groups(fg.toposort(), groups);
   lg.first_slot = first_slot;
@@ -81,7 +83,8 @@ LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply
     for (int o = 0; o < node->num_outputs(); ++o) {
       const Variable* v = node->output_ptr(o);
       LoweredVar& lv = declare(v);
-      if (grouped && lg.groups[static_cast<std::size_t>(lg.group_of[node])].internal.count(v)) {
+      if ((grouped && lg.groups[static_cast<std::size_t>(lg.group_of[node])].internal.count(v)) ||
+          lg.fused_gathers.count(node)) {
         lv.kind = StorageKind::Fused;
         root[v] = v;
         continue;
@@ -116,7 +119,12 @@ LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply
   for (int i = 0; i < end; ++i) {
     Apply* node = lg.order[static_cast<std::size_t>(i)];
     const int at = use_at[static_cast<std::size_t>(i)];
-    for (const auto& in : node->inputs()) last_use[root_of(in.get())] = std::max(last_use[root_of(in.get())], at);
+    for (const auto& in : node->inputs()) {
+      last_use[root_of(in.get())] = std::max(last_use[root_of(in.get())], at);
+      // A fused gather's inputs are read where its reader runs.
+      if (in->owner() && lg.fused_gathers.count(in->owner()))
+        for (const auto& g : in->owner()->inputs()) last_use[root_of(g.get())] = std::max(last_use[root_of(g.get())], at);
+    }
     for (int o = 0; o < node->num_outputs(); ++o) {
       const Variable* r = root_of(node->output_ptr(o));
       last_use[r] = std::max(last_use[r], at);

@@ -14,6 +14,7 @@
 #include "ops/dimshuffle.h"
 #include "ops/dot.h"
 #include "ops/elemwise.h"
+#include "ops/extra_ops.h"
 #include "ops/join.h"
 #include "ops/linalg/linalg_common.h"
 #include "ops/op_from_graph.h"
@@ -21,6 +22,7 @@
 #include "ops/reshape.h"
 #include "ops/shape.h"
 #include "ops/softmax.h"
+#include "ops/sort.h"
 #include "ops/subtensor.h"
 
 namespace kiln {
@@ -238,6 +240,14 @@ VarList vectorize_node(const Apply& node, const VarList& inputs) {
     for (int i = 0; i < node.num_inputs(); ++i) to_batched.emplace_back(node.input(i), inputs[static_cast<std::size_t>(i)]);
     return vectorize_graph(apply_inner_graph(ofg->inner_graph(), node.inputs()), to_batched);
   }
+
+  // Rules beside their ops (ops/advanced_subtensor.h, ops/sort.h, ops/extra_ops.h).
+  if (dynamic_cast<const AdvancedSubtensor*>(&op)) return vectorize_advanced_subtensor(node, inputs);
+  if (dynamic_cast<const AdvancedIncSubtensor*>(&op)) return vectorize_advanced_inc_subtensor(node, inputs);
+  if (dynamic_cast<const SortBase*>(&op)) return vectorize_sort(node, inputs);
+  if (dynamic_cast<const Repeat*>(&op)) return vectorize_repeat(node, inputs);
+  if (dynamic_cast<const BroadcastTo*>(&op)) return vectorize_broadcast_to(node, inputs);
+  if (dynamic_cast<const SearchsortedOp*>(&op)) return vectorize_searchsorted(node, inputs);
 
   if (auto structural = vectorize_structural(node, inputs, b, nb)) return *structural;
 

@@ -166,6 +166,14 @@ Var transpose(const Var& x, std::vector<int> axes) {
   return dimshuffle(x, axes);
 }
 
+Var move_axis(const Var& x, int from, int to) {
+  std::vector<int> order;
+  for (int d = 0; d < x->ndim(); ++d)
+    if (d != from) order.push_back(d);
+  order.insert(order.begin() + to, from);
+  return dimshuffle(x, order);
+}
+
 namespace {
 const TensorType& single_input(PropReader& props, const std::vector<TensorType>& input_types) {
   if (input_types.size() != 1)

@@ -11,6 +11,8 @@
 #include "ops/dimshuffle.h"
 #include "ops/dot.h"
 #include "ops/elemwise.h"
+#include "ops/extra_ops.h"
+#include "ops/fill_diagonal.h"
 #include "ops/join.h"
 #include "ops/linalg/linalg.h"
 #include "ops/op_from_graph.h"
@@ -18,7 +20,9 @@
 #include "ops/reshape.h"
 #include "ops/shape.h"
 #include "ops/softmax.h"
+#include "ops/sort.h"
 #include "ops/subtensor.h"
+#include "ops/unique.h"
 
 namespace kiln {
 
@@ -80,8 +84,18 @@ const std::vector<OpEntry>& op_table() {
       {"IncSubtensor", inc_subtensor_from_props},
       {"AdvancedSubtensor1", advanced_subtensor1_from_props},
       {"AdvancedIncSubtensor1", advanced_inc_subtensor1_from_props},
-      {"AdvancedSubtensor", not_implemented_yet},
-      {"AdvancedIncSubtensor", not_implemented_yet},
+      {"AdvancedSubtensor", advanced_subtensor_from_props},
+      {"AdvancedIncSubtensor", advanced_inc_subtensor_from_props},
+      // --- sorting and the other ops of extra_ops.py (ops/sort, ops/extra_ops, ops/unique, ...)
+      {"SortOp", sort_from_props},
+      {"ArgSortOp", argsort_from_props},
+      {"Repeat", repeat_from_props},
+      {"BroadcastTo", broadcast_to_from_props},
+      {"SearchsortedOp", searchsorted_from_props},
+      {"Nonzero", nonzero_from_props},
+      {"Unique", unique_from_props},
+      {"FillDiagonal", fill_diagonal_from_props},
+      {"FillDiagonalOffset", fill_diagonal_offset_from_props},
       // --- products and BLAS forms (ops/dot, ops/blas, ops/blockwise)
       {"Dot", dot_from_props},
       {"Gemv", gemv_from_props},

@@ -35,6 +35,11 @@ std::string tensor_type(const Variable& v) {
 std::string NodeEmitContext::in(int i) const { return lg_.var(node_.input(i).get()).cname; }
 std::string NodeEmitContext::out(int i) const { return lg_.var(node_.output_ptr(i)).cname; }
 
+const Apply* NodeEmitContext::fused_gather(int i) const {
+  const Apply* owner = node_.input(i)->owner();
+  return owner && lg_.fused_gathers.count(owner) ? owner : nullptr;
+}
+
 std::string NodeEmitContext::alloc(int i) const {
   const Variable* v = node_.output_ptr(i);
   const LoweredVar& lv = lg_.var(v);
@@ -87,6 +92,8 @@ const std::vector<CppOpEntry>& cpp_backend_table() {
       {"IncSubtensor", emit_inc_subtensor, false},
       {"AdvancedSubtensor1", emit_advanced_subtensor1, false},
       {"AdvancedIncSubtensor1", emit_advanced_inc_subtensor1, false},
+      {"AdvancedSubtensor", emit_advanced_subtensor, false},
+      {"AdvancedIncSubtensor", emit_advanced_inc_subtensor, false},
       {"Reshape", emit_reshape, false},
       {"SpecifyShape", emit_specify_shape, true},
       {"Alloc", emit_alloc, false},
@@ -114,6 +121,15 @@ const std::vector<CppOpEntry>& cpp_backend_table() {
       {"Softmax", emit_softmax, false},
       {"LogSoftmax", emit_softmax, false},
       {"SoftmaxGrad", emit_softmax_grad, false},
+      {"SortOp", emit_sort, false},
+      {"ArgSortOp", emit_sort, false},
+      {"Repeat", emit_repeat, false},
+      {"BroadcastTo", emit_broadcast_to, true},
+      {"SearchsortedOp", emit_searchsorted, false},
+      {"Nonzero", emit_nonzero, false},
+      {"Unique", emit_unique, false},
+      {"FillDiagonal", emit_fill_diagonal, false},
+      {"FillDiagonalOffset", emit_fill_diagonal, false},
       {"Dot", emit_dot, false, true},
       {"Dot22", emit_dot, false, true},
       {"Dot22Scalar", emit_dot, false, true},

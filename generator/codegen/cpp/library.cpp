@@ -12,6 +12,7 @@
 #include "codegen/cpp/scalar_code.h"
 #include "codegen/cpp/vector_math_select.h"
 #include "codegen/embedded_files.h"
+#include "codegen/gather_fusion.h"
 #include "codegen/lowering.h"
 #include "codegen/render.h"
 #include "codegen/shape_graph.h"
@@ -218,6 +219,7 @@ std::string emit_function(const LoweredGraph& lg, const std::string& fn, const s
       steps.push_back(item);
       continue;
     }
+    if (lg.fused_gathers.count(&node)) continue;  // its reader computes it (gather_fusion.h)
     const CppOpEntry& entry = cpp_entry(node.op());
     NodeEmitContext ctx(node, lg, static_cast<int>(i));
     std::string label = node_label(node, static_cast<int>(i));
@@ -280,6 +282,15 @@ std::string tensor_infos(const VarList& vars, const std::vector<std::string>& na
   return join(shapes, ", ");
 }
 
+// The graph lowered with the code generator's schedules: row-block groups and fused gathers.
+LoweredGraph lower_with_schedules(const FunctionGraph& fg) {
+  std::vector<RowBlockGroup> groups = find_row_block_groups(fg);
+  std::unordered_set<const Apply*> grouped;
+  for (const auto& g : groups) grouped.insert(g.nodes.begin(), g.nodes.end());
+  std::unordered_set<const Apply*> gathers = find_fused_gathers(fg, grouped);
+  return lower(fg, is_view_node, 0, std::move(groups), needs_scratch_node, std::move(gathers));
+}
+
 // The kiln_kind of each variable (kiln.h): an rng's uint64[6] state is marked as one. A
 // trailing 0 keeps the array non-empty when there are no variables.
 std::string abi_kinds(const VarList& vars) {
@@ -301,7 +312,7 @@ GraphCode generate_graph_code(const FunctionGraph& graph, const std::string& nam
   // Code generation has no OpFromGraph: a graph compiled without rewriting is inlined here.
   const std::optional<FunctionGraph> inlined = inlined_copy(graph);
   const FunctionGraph& fg = inlined ? *inlined : graph;
-  LoweredGraph main_lg = lower(fg, is_view_node, 0, find_row_block_groups(fg), needs_scratch_node);
+  LoweredGraph main_lg = lower_with_schedules(fg);
   FunctionGraph shape_fg = build_shape_graph(fg);
   LoweredGraph shape_lg = lower(shape_fg, is_view_node, main_lg.num_slots, {}, needs_scratch_node);
 
@@ -352,12 +363,14 @@ std::string source_file(const std::string& file_name, const std::string& descrip
   std::vector<std::string> includes = {"#include <cmath>", "#include <cstdint>", "#include <cstring>", "#include <limits>"};
   Embedded scalar_math = split_embedded("runtime/include/kiln/runtime/scalar_math.hpp");
   Embedded runtime = split_embedded("templates/cpp/prologue/runtime.hpp");
+  Embedded indexing = split_embedded("templates/cpp/prologue/indexing.hpp");
   // SIMD declarations of libm functions (a no-op unless built with -DKILN_SLEEF): at file
   // scope, ahead of every use, so that loops calling them vectorise.
   Embedded vector_math = split_embedded("templates/cpp/prologue/vector_math.hpp");
   add_includes(includes, vector_math.includes);
   add_includes(includes, scalar_math.includes);
   add_includes(includes, runtime.includes);
+  add_includes(includes, indexing.includes);
   // Linear algebra (emit_linalg.cpp) only where a graph has some: LAPACK's declarations, the
   // per-matrix kernels and the batch loop.
   std::string linalg;
@@ -376,7 +389,7 @@ std::string source_file(const std::string& file_name, const std::string& descrip
   src.set("headers", string_list(headers));
   src.set("includes", string_list(includes));
   src.set("abi_header", std::string(embedded_file("runtime/include/kiln/kiln.h")));
-  src.set("prologue", scalar_math.body + "\n" + runtime.body + linalg);
+  src.set("prologue", scalar_math.body + "\n" + runtime.body + "\n" + indexing.body + linalg);
   // Only the SIMD declarations of the libm functions the graphs call (and the prologue's
   // kiln_scalar functions they use call).
   src.set("vector_math", select_vector_math(vector_math.body, called_math_functions(graph_impls)));
@@ -388,10 +401,11 @@ std::string source_file(const std::string& file_name, const std::string& descrip
 
 GraphStats graph_stats(const FunctionGraph& fg) {
   GraphStats st;
-  LoweredGraph lg = lower(fg, is_view_node, 0, find_row_block_groups(fg));
+  LoweredGraph lg = lower_with_schedules(fg);
   st.slots = lg.num_slots;
   st.row_block_passes = static_cast<int>(lg.groups.size());
   for (Apply* node : lg.order) {
+    if (lg.fused_gathers.count(node)) continue;  // computed inside its reader's loop
     (is_view_node(*node) ? st.views : st.kernels) += 1;
     const std::string name(node->op().name());
     if (name == "Elemwise") {
