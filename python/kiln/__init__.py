@@ -38,8 +38,8 @@ def from_pytensor(outputs, inputs=None, **kwargs):
 
 
 def function(inputs, outputs, **kwargs):
-    """pytensor.function through kiln: see kiln.function.function."""
-    from .function import function as _function
+    """pytensor.function through kiln: see kiln.pytensor_function.function."""
+    from .pytensor_function import function as _function
 
     return _function(inputs, outputs, **kwargs)
 

@@ -211,8 +211,9 @@ def from_pytensor(
     for var in fgraph.inputs:
         try:
             input_ids.append(w.declare(var, prefix="in"))
-        except Unsupported as e:
-            raise UnsupportedGraphError([_input_problem(var, str(e))], name) from None
+        except Unsupported as e:  # recorded; the walk goes on to find every other problem
+            state.problems.append(_input_problem(var, str(e)))
+            w.ids[var] = state.fresh("bad")
     write_nodes(w, fgraph.toposort())
     output_ids = []
     for k, var in enumerate(fgraph.outputs):
@@ -222,7 +223,7 @@ def from_pytensor(
             state.problems.append(_input_problem(var, str(e)))
     if state.problems:
         raise UnsupportedGraphError(state.problems, name)
-    _name_outputs(w.variables, output_ids)
+    output_ids = _name_outputs(w, output_ids, [getattr(v, "name", None) for v in original_outputs], input_ids)
 
     graph = {
         "format": "kiln-graph",
@@ -249,15 +250,35 @@ def _input_problem(var, reason: str):
     return Problem(type(var.type).__name__, str(var), reason, "graph input/output")
 
 
-def _name_outputs(variables: list[dict], output_ids: list[str]) -> None:
-    """Unnamed outputs get the names output0, output1, ... (the library's metadata shows them)."""
-    by_id = {v["id"]: v for v in variables}
-    taken = {v.get("name") for v in variables}
-    for k, vid in enumerate(output_ids):
-        entry = by_id.get(vid)
-        if entry is not None and not entry.get("name"):
-            candidate = f"output{k}"
-            while candidate in taken:
-                candidate += "_"
-            entry["name"] = candidate
-            taken.add(candidate)
+def _name_outputs(w: Writer, output_ids: list[str], wanted: list[str | None], input_ids: list[str]) -> list[str]:
+    """Outputs carry the caller's output names (or keep their variable's name, or get output0,
+    output1, ...): the library's metadata shows them. Rewrites may have replaced an output by an
+    unnamed or differently named variable; an output that needs a name its variable cannot take
+    (a graph input's, another output's) gets its own variable through an identity node."""
+    by_id = {v["id"]: v for v in w.variables}
+    taken = {v["name"] for v in w.variables if v.get("name")}
+    result: list[str] = []
+    for k, (vid, name) in enumerate(zip(output_ids, wanted)):
+        entry = by_id[vid]
+        repeated = vid in result
+        if repeated and name in (None, entry.get("name")):  # the same output listed again
+            result.append(vid)
+            continue
+        if name is None:
+            name = entry.get("name")
+        if name is None:
+            name = f"output{k}"
+            while name in taken:
+                name += "_"
+        if entry.get("name") == name and not repeated:
+            result.append(vid)
+        elif not entry.get("name") and not repeated and vid not in input_ids:
+            entry["name"] = name
+            result.append(vid)
+        else:
+            new_id = w.shared.fresh("out")
+            w.variables.append({"id": new_id, "name": name, "type": entry["type"]})
+            w.node("Elemwise", {"scalar_op": "identity"}, [vid], [new_id])
+            result.append(new_id)
+        taken.add(name)
+    return result

@@ -85,6 +85,8 @@ class Writer:
         if kind == "NoneTypeT":
             self.require_v2("a NoneConst variable ({\"kind\": \"none\"} type)")
             return {"kind": "none"}
+        if "RandomGenerator" in kind or "RandomState" in kind:
+            raise Unsupported("a random generator (graph format v2) is not implemented in kiln yet")
         dtype = getattr(t, "dtype", None)
         if dtype is None:
             raise Unsupported(f"variable {var} has type {t}, which the graph format cannot express")
