@@ -171,8 +171,8 @@ class Problem:
     where: str = ""  #: the node's position and outputs, e.g. "node 7 -> L"
 
     def __str__(self) -> str:
-        where = f"{self.where}: " if self.where else ""
-        return f"{where}{self.op}: {self.reason}"
+        where = f" ({self.where})" if self.where else ""
+        return f"{self.op}{where}: {self.reason}"
 
 
 class UnsupportedGraphError(KilnError, NotImplementedError):

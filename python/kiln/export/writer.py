@@ -71,7 +71,7 @@ class Writer:
     def problem(self, node, reason: str) -> None:
         """Records a node kiln cannot express and declares its outputs, so the walk goes on."""
         outs = ", ".join(o.name or f"<{o.type}>" for o in node.outputs)
-        self.shared.problems.append(Problem(type(node.op).__name__, op_text(node.op), reason, f"-> {outs}"))
+        self.shared.problems.append(Problem(type(node.op).__name__, op_text(node.op), reason, f"giving {outs}"))
         for out in node.outputs:
             if out not in self.ids:
                 self.ids[out] = self.shared.fresh("bad")
