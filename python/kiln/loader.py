@@ -219,19 +219,8 @@ class Function:
     # --- calls -------------------------------------------------------------------------------------
 
     def _bind(self, args: Sequence[Any], kwargs: dict) -> list:
-        if len(args) > self._num_inputs:
-            raise TypeError(f"{self.name} takes {self._num_inputs} input(s), got {len(args)}")
-        values = list(args) + [_MISSING] * (self._num_inputs - len(args))
-        for key, value in kwargs.items():
-            k = self._input_index.get(key)
-            if k is None:
-                raise TypeError(f"{self.name} has no input named {key!r}")
-            if values[k] is not _MISSING:
-                raise TypeError(f"{self.name} got input {key!r} twice")
-            values[k] = value
-        missing = [self.inputs[k].name or str(k) for k, v in enumerate(values) if v is _MISSING]
-        if missing:
-            raise TypeError(f"{self.name} is missing input(s) {', '.join(missing)}")
+        names = [s.name or str(k) for k, s in enumerate(self.inputs)]
+        values = bind_arguments(args, kwargs, names, self._input_index, self.name)
         return [
             as_dlpack_input(v, spec, strict=self.strict, what=f"input {k} ({spec.name or '?'}) of {self.name}")
             for k, (v, spec) in enumerate(zip(values, self.inputs))
@@ -309,6 +298,25 @@ class Function:
 
 
 _MISSING = object()
+
+
+def bind_arguments(args: Sequence[Any], kwargs: dict, names: list[str], index: dict[str, int], what: str) -> list:
+    """Input values in order from positional and keyword arguments (keywords by input name,
+    `index` maps a name to its position); a TypeError names what is missing, unknown or doubled."""
+    if len(args) > len(names):
+        raise TypeError(f"{what} takes {len(names)} input(s), got {len(args)}")
+    values = list(args) + [_MISSING] * (len(names) - len(args))
+    for key, value in kwargs.items():
+        k = index.get(key)
+        if k is None:
+            raise TypeError(f"{what} has no input named {key!r}")
+        if values[k] is not _MISSING:
+            raise TypeError(f"{what} got input {key!r} twice")
+        values[k] = value
+    missing = [names[k] for k, v in enumerate(values) if v is _MISSING]
+    if missing:
+        raise TypeError(f"{what} is missing input(s) {', '.join(missing)}")
+    return values
 
 
 def _library_path(path: str | os.PathLike) -> Path:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .build import compile as compile_graph
-from .loader import Function
+from .loader import Function, bind_arguments
 
 
 class KilnFunction:
@@ -36,20 +36,7 @@ class KilnFunction:
         self.fn.num_threads = n
 
     def _values(self, args, kwargs) -> list:
-        n = len(self.inputs)
-        if len(args) > n:
-            raise TypeError(f"kiln function takes {n} input(s), got {len(args)}")
-        values = list(args) + [_MISSING] * (n - len(args))
-        for key, value in kwargs.items():
-            k = self._by_name.get(key)
-            if k is None:
-                raise TypeError(f"kiln function has no input named {key!r}")
-            if values[k] is not _MISSING:
-                raise TypeError(f"kiln function got input {key!r} twice")
-            values[k] = value
-        missing = [str(self.inputs[k]) for k, v in enumerate(values) if v is _MISSING]
-        if missing:
-            raise TypeError(f"kiln function is missing input(s): {', '.join(missing)}")
+        values = bind_arguments(args, kwargs, [str(v) for v in self.inputs], self._by_name, "kiln function")
         if not self.trust_input:
             values = [
                 var.type.filter(v, strict=False, allow_downcast=self.allow_input_downcast)
@@ -65,9 +52,6 @@ class KilnFunction:
             return out
         results = self.fn.call(*values)
         return results[0] if self.single else results
-
-
-_MISSING = object()
 
 
 def function(

@@ -122,8 +122,7 @@ class KilnSuiteTimeout(Exception):
 
 def pytest_configure(config):
     options = os.environ.get("KILN_SUITE_OPTIONS", "").split()
-    pytensor.compile.mode.register_mode("KILN", kiln.mode(options=options))
-    pytensor.config.mode = "KILN"
+    pytensor.config.mode = kiln.mode(options=options)  # what get_default_mode() returns
 
 
 @pytest.hookimpl(hookwrapper=True)

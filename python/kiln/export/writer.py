@@ -120,16 +120,15 @@ class Writer:
         vid = self.ids.get(var)
         if vid is not None:
             return vid
-        data = getattr(var, "data", None) if _is_constant(var) else None
-        if _is_constant(var):
-            if type(var.type).__name__ == "NoneTypeT":
-                self.require_v2("a NoneConst input ({\"kind\": \"none\"} type)")
-                vid = self._add_variable({"id": self.shared.fresh("none"), "type": {"kind": "none"}, "value": None})
-            else:
-                vid = self.constant(np.asarray(data), str(var.type.dtype), getattr(var.type, "shape", ()), var.name)
-            self.ids[var] = vid
-            return vid
-        raise Unsupported(f"variable {var} is used before it is computed (not an input of the graph?)")
+        if not _is_constant(var):
+            raise Unsupported(f"variable {var} is used before it is computed (not an input of the graph?)")
+        if type(var.type).__name__ == "NoneTypeT":
+            self.require_v2("a NoneConst input ({\"kind\": \"none\"} type)")
+            vid = self._add_variable({"id": self.shared.fresh("none"), "type": {"kind": "none"}, "value": None})
+        else:
+            vid = self.constant(np.asarray(var.data), str(var.type.dtype), getattr(var.type, "shape", ()), var.name)
+        self.ids[var] = vid
+        return vid
 
     def constant(self, value, dtype: str, shape=None, name: str | None = None) -> str:
         """A constant of `dtype`; `shape` (static lengths, None = from the value) is its type."""
