@@ -20,9 +20,16 @@ from .compiler import run_kiln
 from .export import ExportedGraph, from_pytensor
 from .loader import Function, load
 
-#: PyTensor rewrites applied before exporting a model's graph (the ones PyMC's own compiled
-#: logp gets: they stabilise log(sigmoid), log(1 - exp), ...).
-PYMC_REWRITES = ("canonicalize", "stabilize", "specialize")
+def pymc_rewrites(model):
+    """The PyTensor rewrites PyMC's own compiled logp gets (pymc.pytensorf.compile: fast_run plus
+    its rewrite of parameter checks into logp = -inf, or none with check_bounds=False), minus what
+    kiln does itself (in-place work) and C-backend-only forms."""
+    from pytensor.graph.rewriting.db import RewriteDatabaseQuery
+
+    from .pytensor_mode import KilnLinker
+
+    check = "local_check_parameter_to_ninf_switch" if model.check_bounds else "local_remove_check_parameter"
+    return RewriteDatabaseQuery(include=["fast_run", check], exclude=list(KilnLinker.incompatible_rewrites))
 
 
 @dataclass
@@ -118,7 +125,7 @@ def compile_logp(
     name: str = "logp",
     jacobian: bool = True,
     grad: str = "pytensor",
-    rewrite=PYMC_REWRITES,
+    rewrite="pymc",
     options: Sequence[str] = (),
     num_threads: int = 1,
 ) -> CompiledLogp:
@@ -127,12 +134,15 @@ def compile_logp(
     path: the folder for NAME.json, libNAME.so and NAME.h (default: kiln's Python cache).
     grad: "pytensor" differentiates with pytensor.grad (PyMC's own gradient graph);
         "kiln" exports logp only and lets `kiln grad` differentiate it.
-    rewrite: PyTensor rewrites before export (see kiln.from_pytensor); kiln rewrites again.
+    rewrite: PyTensor rewrites before export: "pymc" (default) those PyMC's compiled logp gets
+        (pymc_rewrites), or anything kiln.from_pytensor takes; kiln rewrites again itself.
     options: extra `kiln compile` flags.
     """
     if grad not in ("pytensor", "kiln"):
         raise ValueError(f"grad must be 'pytensor' or 'kiln', not {grad!r}")
     outputs, x, info, flat = logp_graph(model, jacobian=jacobian, gradient=grad == "pytensor")
+    if isinstance(rewrite, str) and rewrite == "pymc":
+        rewrite = pymc_rewrites(model)
     exported = from_pytensor(outputs, [x], rewrite=rewrite, name=name, shared="constant")
     out_dir = Path(path) if path is not None else None
     if grad == "pytensor":
@@ -161,4 +171,4 @@ def _scratch_dir(exported: ExportedGraph) -> Path:
     return cache_root() / ("grad-" + graph_digest(exported.to_json(), exported.sidecar_bytes()))
 
 
-__all__ = ["compile_logp", "CompiledLogp", "logp_graph", "PYMC_REWRITES"]
+__all__ = ["compile_logp", "CompiledLogp", "logp_graph", "pymc_rewrites"]

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_FILES = ["elemwise", "math", "basic", "subtensor", "extra_ops", "blas", "special", "shape", "sort"]
+DEFAULT_FILES = ["elemwise", "math", "basic", "subtensor", "extra_ops", "blas", "special", "shape", "math_scipy"]
 DEFAULT_SOURCES = [os.environ.get("PYTENSOR_SRC", ""), "/work/.mirror/pymc-devs+pytensor/repo",
                    "https://github.com/pymc-devs/pytensor.git"]
 

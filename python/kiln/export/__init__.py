@@ -140,6 +140,13 @@ def _shared_constant(var):
 def _rewrite(fgraph, rewrite):
     if rewrite is None or rewrite is False:
         return fgraph
+    from pytensor.graph.rewriting.db import RewriteDatabaseQuery
+
+    if isinstance(rewrite, RewriteDatabaseQuery):  # what a Mode's optimizer is
+        from pytensor.compile import optdb
+
+        optdb.query(rewrite).rewrite(fgraph)
+        return fgraph
     if callable(rewrite):
         result = rewrite(fgraph)
         return fgraph if result is None else result
@@ -173,8 +180,10 @@ def from_pytensor(
     outputs: a variable, a list of variables, or a FunctionGraph (then its inputs are used).
     inputs: the graph's inputs in order (default: every non-constant root, in graph order).
     rewrite: None/False exports the graph as written; True applies PyTensor's canonicalize,
-        stabilize and specialize rewrites first; a tag or a list of tags applies those; a
-        callable receives the FunctionGraph and may rewrite it in place or return a new one.
+        stabilize and specialize rewrites first; a tag or a list of tags applies those
+        (rewrite_graph); a RewriteDatabaseQuery runs that query of PyTensor's optdb (what a
+        Mode's optimizer is, e.g. fast_run); a callable receives the FunctionGraph and may
+        rewrite it in place or return a new one.
     shared: "constant" bakes shared variables' current values in; "input" makes each an input
         after the explicit ones.
     large_constants: constants above `inline_limit` elements become "npy" sidecar files (next to

@@ -114,10 +114,12 @@ def _specify_shape(w: Writer, node) -> None:
 
 
 def _check_and_raise(w: Writer, node) -> None:
+    """CheckAndRaise, Assert and their subclasses (PyMC's CheckParameterValue raising
+    ParameterValueError): the check, its message and the exception's class name."""
     op = node.op
     exc = getattr(op, "exc_type", AssertionError)
     props = {"msg": str(op.msg), "exc_type": exc.__name__ if isinstance(exc, type) else str(exc)}
-    w.emit(node, type(op).__name__, props)
+    w.emit(node, "Assert" if type(op).__name__ == "Assert" else "CheckAndRaise", props)
 
 
 def _alloc_diag(w: Writer, node) -> None:
@@ -215,9 +217,19 @@ OP_TABLE: dict[str, Entry] = {
 }
 
 
+#: Ops whose subclasses keep their meaning (a subclass only names the check or the exception),
+#: so a subclass PyTensor or PyMC defines is written through its base's entry.
+SUBCLASSES_MEAN_THE_SAME = ("CheckAndRaise",)
+
+
 def lookup(op) -> Entry | None:
-    """The table entry for an op, by class name."""
-    return OP_TABLE.get(type(op).__name__)
+    """The table entry for an op, by class name (or by a base in SUBCLASSES_MEAN_THE_SAME)."""
+    entry = OP_TABLE.get(type(op).__name__)
+    if entry is None:
+        for base in type(op).__mro__[1:]:
+            if base.__name__ in SUBCLASSES_MEAN_THE_SAME:
+                return OP_TABLE[base.__name__]
+    return entry
 
 
 def scalar_apply_entry() -> Entry:
