@@ -15,6 +15,12 @@
  * what and where (input name, node). Nothing aborts the process; no C++ exception crosses the
  * boundary.
  *
+ * Random generators: an rng input or output (graph format v2, a NumPy Generator over PCG64) is a
+ * uint64 tensor of shape [6] = {state_hi, state_lo, inc_hi, inc_lo, has_uint32, uinteger}:
+ * NumPy's `bit_generator.state` with the 128-bit state and increment split into 64-bit halves
+ * (docs/GRAPH_FORMAT.md, "kiln's readings"; docs/random.md). Pass it in, get the advanced state
+ * back as an output, and the draws equal NumPy's for that state.
+ *
  * Versioning: KILN_ABI_VERSION changes when this header changes incompatibly; enums and
  * structs only grow at the end. A loader refuses a library whose abi_version differs.
  */
