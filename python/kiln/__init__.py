@@ -30,6 +30,20 @@ from .loader import Function, KilnCopyWarning, TensorSpec, load
 __version__ = "0.1.0"
 
 
+def rng_words(generator):
+    """A NumPy Generator(PCG64)'s state as kiln's C ABI carries it (uint64[6])."""
+    from .export.rng import rng_words as _rng_words
+
+    return _rng_words(generator)
+
+
+def generator_from_words(words):
+    """A NumPy Generator(PCG64) in the state of kiln's uint64[6] rng words."""
+    from .export.rng import generator_from_words as _generator_from_words
+
+    return _generator_from_words(words)
+
+
 def from_pytensor(outputs, inputs=None, **kwargs):
     """Exports PyTensor variables or a FunctionGraph as a kiln graph: see kiln.export.from_pytensor."""
     from .export import from_pytensor as _from_pytensor

@@ -236,3 +236,30 @@ def test_pytensor31_join_and_split_axis_props_become_v1_inputs():
     OP_TABLE["Split"].write(w, Node(_fake_op("Split", len_splits=2, axis=0), [x, splits], parts))
     node = w.nodes[-1]
     assert node["props"] == {"len_splits": 2} and len(node["inputs"]) == 3
+
+
+def test_rng_words_round_trip_numpy_state():
+    g = np.random.default_rng(20240917)
+    g.integers(0, 1000, dtype=np.int32)  # leaves a buffered 32-bit half-word
+    words = kiln.rng_words(g)
+    assert words.dtype == np.uint64 and words.shape == (6,) and words[4] == 1
+    again = kiln.generator_from_words(words)
+    assert again.bit_generator.state == g.bit_generator.state
+    np.testing.assert_array_equal(again.normal(size=5), g.normal(size=5))
+
+
+def test_random_variables_are_refused_or_written_as_version_2():
+    rng = pytensor.shared(np.random.default_rng(3), name="rng")
+    mu = pt.dscalar("mu")
+    next_rng, draws = pt.random.normal(mu, 1.0, size=(4,), rng=rng, return_next_rng=True) \
+        if PYTENSOR_MAJOR >= 3 else pt.random.normal(mu, 1.0, size=(4,), rng=rng).owner.outputs
+    with pytest.raises(kiln.UnsupportedGraphError, match="random variables"):
+        kiln.from_pytensor([draws], [mu])
+    g = kiln.from_pytensor([draws, next_rng], [mu], allow_unimplemented=True)
+    assert g.version == 2
+    node = next(n for n in g.graph["nodes"] if n["op"] == "NormalRV")
+    assert node["props"]["name"] == "normal" and node["props"]["dtype"] == "float64"
+    rng_var = next(v for v in g.graph["variables"] if v["id"] == node["inputs"][0])
+    assert rng_var["type"] == {"kind": "rng", "bit_generator": "PCG64"}
+    state = rng.get_value().bit_generator.state
+    assert rng_var["value"]["pcg64"]["state"] == str(state["state"]["state"])

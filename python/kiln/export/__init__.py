@@ -8,6 +8,7 @@ format allows it.
 """
 from __future__ import annotations
 
+import copy
 import json
 import os
 from dataclasses import dataclass, field
@@ -127,10 +128,16 @@ def _function_graph(outputs, inputs, shared: str):
 
 
 def _shared_constant(var):
-    """A constant with a shared variable's current value and type (None: not a tensor)."""
+    """A constant with a shared variable's current value and type (None: neither a tensor nor a
+    random generator)."""
+    from pytensor.graph.basic import Constant
     from pytensor.tensor.type import TensorType
     from pytensor.tensor.variable import TensorConstant
 
+    from .rng import is_rng_type
+
+    if is_rng_type(var.type):  # the generator's current state, copied
+        return Constant(var.type, copy.deepcopy(var.get_value(borrow=True)), name=var.name)
     if not isinstance(var.type, TensorType):
         return None
     value = np.asarray(var.get_value(borrow=True))

@@ -3,6 +3,7 @@ cannot express are recorded and the walk goes on, so one error lists them all.""
 from __future__ import annotations
 
 from .ops import KILN_LACKS, lookup, opfromgraph_entry, scalar_apply_entry
+from .random import RANDOM_VARIABLE, is_random_variable
 from .writer import Unsupported, Writer
 
 
@@ -17,10 +18,10 @@ def _entry_for(op):
         return scalar_apply_entry(), None
     if isinstance(op, OpFromGraph):
         return opfromgraph_entry(), None
+    if is_random_variable(op):
+        return RANDOM_VARIABLE, None
     cls = type(op).__name__
     module = type(op).__module__
-    if "random" in module and cls.endswith("RV") or cls == "RandomVariable":
-        return None, "random variables (graph format v2) are not implemented in kiln yet"
     if cls in ("Scan", "IfElse", "ScalarLoop"):
         return None, "control flow (graph format v2) is not implemented in kiln yet"
     return None, f"no kiln equivalent ({module}.{cls} is not in the graph format)"

@@ -10,10 +10,8 @@ import numpy as np
 
 from ..errors import Problem
 from . import values
-
-
-class Unsupported(Exception):
-    """Raised by an op handler: kiln cannot express this node (the message says why)."""
+from .rng import RNG_TYPE, is_rng_type, rng_constant_value
+from .unsupported import Unsupported
 
 
 @dataclass
@@ -85,8 +83,11 @@ class Writer:
         if kind == "NoneTypeT":
             self.require_v2("a NoneConst variable ({\"kind\": \"none\"} type)")
             return {"kind": "none"}
-        if "RandomGenerator" in kind or "RandomState" in kind:
-            raise Unsupported("a random generator (graph format v2) is not implemented in kiln yet")
+        if is_rng_type(t):
+            self.require_v2("a random generator (rng) variable")
+            return dict(RNG_TYPE)
+        if "RandomState" in kind:
+            raise Unsupported("a legacy RandomState generator is not in the graph format (use a Generator)")
         dtype = getattr(t, "dtype", None)
         if dtype is None:
             raise Unsupported(f"variable {var} has type {t}, which the graph format cannot express")
@@ -125,6 +126,12 @@ class Writer:
         if type(var.type).__name__ == "NoneTypeT":
             self.require_v2("a NoneConst input ({\"kind\": \"none\"} type)")
             vid = self._add_variable({"id": self.shared.fresh("none"), "type": {"kind": "none"}, "value": None})
+        elif is_rng_type(var.type):
+            self.require_v2("a random generator (rng) constant")
+            entry = {"id": self.shared.fresh("rng"), "type": dict(RNG_TYPE), "value": rng_constant_value(var.data)}
+            if var.name:
+                entry["name"] = var.name
+            vid = self._add_variable(entry)
         else:
             vid = self.constant(np.asarray(var.data), str(var.type.dtype), getattr(var.type, "shape", ()), var.name)
         self.ids[var] = vid
