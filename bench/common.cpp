@@ -165,6 +165,7 @@ int main(int argc, char** argv) {
     bench::register_mlp();
     bench::register_overhead();
     bench::register_compile();
+    bench::register_linalg();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kiln_bench: %s\n", e.what());
     return 1;

@@ -202,5 +202,6 @@ void register_logreg();     // W4
 void register_mlp();        // W5
 void register_overhead();   // W6
 void register_compile();    // W7
+void register_linalg();     // W8, W9
 
 }  // namespace bench

@@ -14,7 +14,8 @@ const LoweredVar& LoweredGraph::var(const Variable* v) const {
 }
 
 LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply&)>& is_view,
-                   int first_slot, std::vector<RowBlockGroup> groups) {
+                   int first_slot, std::vector<RowBlockGroup> groups,
+                   const std::function<bool(const Apply&)>& needs_scratch) {
   LoweredGraph lg;
   lg.graph = &fg;
   lg.order = order_with_groups(fg.toposort(), groups);
@@ -157,6 +158,9 @@ LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply
   }
   // One slot per group for its per-chunk partial results (never shared: it is scratch).
   for (std::size_t g = 0; g < lg.groups.size(); ++g) lg.group_slots.push_back(first_slot + next_slot++);
+  if (needs_scratch)
+    for (const Apply* node : lg.order)
+      if (needs_scratch(*node)) lg.scratch_slots[node] = first_slot + next_slot++;
   lg.num_slots = next_slot;
 
   for (std::size_t k = 0; k < fg.outputs().size(); ++k) {

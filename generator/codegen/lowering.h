@@ -48,6 +48,9 @@ struct LoweredGraph {
   std::vector<RowBlockGroup> groups;
   std::vector<int> group_slots;
   std::unordered_map<const Apply*, int> group_of;  ///< member -> index in groups
+  /// Nodes that keep scratch memory across calls (work buffers of linear-algebra kernels):
+  /// a slot of their own each, never shared.
+  std::unordered_map<const Apply*, int> scratch_slots;
   int first_slot = 0;
   int num_slots = 0;  ///< slots used: [first_slot, first_slot + num_slots)
 
@@ -56,8 +59,10 @@ struct LoweredGraph {
 
 /// Lowers `fg`. `is_view(node)` says whether the backend implements the node's output 0 as a
 /// view of its input 0 (no storage of its own). Slots are numbered from `first_slot`.
-/// `groups` (from find_row_block_groups) run as single steps.
+/// `groups` (from find_row_block_groups) run as single steps. Nodes for which `needs_scratch`
+/// holds get a scratch slot (LoweredGraph::scratch_slots).
 LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply&)>& is_view,
-                   int first_slot = 0, std::vector<RowBlockGroup> groups = {});
+                   int first_slot = 0, std::vector<RowBlockGroup> groups = {},
+                   const std::function<bool(const Apply&)>& needs_scratch = {});
 
 }  // namespace kiln

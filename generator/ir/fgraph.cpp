@@ -255,7 +255,7 @@ FunctionGraph FunctionGraph::clone(std::unordered_map<const Variable*, Var>* map
     auto it = map.find(v.get());
     if (it != map.end()) return it->second;
     KILN_INTERNAL_ASSERT(v->is_constant(), "clone met a variable before its producer");
-    Var c = make_constant_shared(v->value_ptr());
+    Var c = make_constant_shared(v->value_ptr(), {}, v->type().kind);
     c->refine_type(v->type());
     copy_meta(*v, *c);
     map[v.get()] = c;

@@ -83,8 +83,8 @@ class Variable {
  private:
   friend class Apply;
   friend Var make_input(TensorType, std::string);
-  friend Var make_constant(Array, std::string);
-  friend Var make_constant_shared(std::shared_ptr<const Array>, std::string);
+  friend Var make_constant(Array, std::string, TypeKind);
+  friend Var make_constant_shared(std::shared_ptr<const Array>, std::string, TypeKind);
 
   explicit Variable(TensorType t) : type_(std::move(t)) {}
 
@@ -99,10 +99,14 @@ class Variable {
 /// A new graph input.
 Var make_input(TensorType type, std::string name = {});
 /// A new constant; its type has the value's dtype and exact shape. The value is copied to a
-/// C-contiguous private buffer (constants are immutable).
-Var make_constant(Array value, std::string name = {});
+/// C-contiguous private buffer (constants are immutable). For the non-tensor kinds `value` is
+/// the carrier (rng: uint64[6] words; none: bool[0]) and must match it (InternalError if not).
+Var make_constant(Array value, std::string name = {}, TypeKind kind = TypeKind::Tensor);
 /// A new constant Variable sharing an existing (immutable, C-contiguous) value.
-Var make_constant_shared(std::shared_ptr<const Array> value, std::string name = {});
+Var make_constant_shared(std::shared_ptr<const Array> value, std::string name = {},
+                         TypeKind kind = TypeKind::Tensor);
+/// PyTensor's NoneConst: a new constant of the none type.
+Var none_constant();
 
 class Apply : public std::enable_shared_from_this<Apply> {
  public:

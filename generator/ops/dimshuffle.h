@@ -57,6 +57,7 @@ Var transpose(const Var& x, std::vector<int> axes = {});
 OpPtr dimshuffle_from_props(PropReader& props, const std::vector<TensorType>& input_types);
 OpPtr expand_dims_from_props(PropReader& props, const std::vector<TensorType>& input_types);
 OpPtr squeeze_from_props(PropReader& props, const std::vector<TensorType>& input_types);
+OpPtr matrix_transpose_from_props(PropReader& props, const std::vector<TensorType>& input_types);
 OpPtr transpose_from_props(PropReader& props, const std::vector<TensorType>& input_types);
 
 }  // namespace kiln

@@ -10,7 +10,9 @@ namespace {
 
 std::string constant_key(const Variable& v) {
   const Array& a = v.value();
-  std::string key(dtype_name(a.dtype()));
+  // The kind too: an rng constant is not the uint64 vector that carries it.
+  std::string key(type_kind_name(v.type().kind));
+  key += dtype_name(a.dtype());
   key += shape_str(a.shape());
   key.append(static_cast<const char*>(a.data()), a.nbytes());
   return key;

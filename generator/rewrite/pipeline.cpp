@@ -8,6 +8,7 @@
 #include "rewrite/blas.h"
 #include "rewrite/database.h"
 #include "rewrite/fusion.h"
+#include "rewrite/inline_op_from_graph.h"
 #include "rewrite/inplace.h"
 #include "rewrite/merge.h"
 
@@ -53,10 +54,12 @@ RewriteStats fusion_pass(FunctionGraph& fg, const PipelineOptions&) {
   return stats;
 }
 
-// The default pipeline, in order. BLAS runs before fusion: its rules look for the plain
-// add/mul nodes around a dot, which fusion would turn into Composites.
+// The default pipeline, in order. OpFromGraph nodes are inlined first, so that every rewrite
+// sees their inner ops. BLAS runs before fusion: its rules look for the plain add/mul nodes
+// around a dot, which fusion would turn into Composites.
 const std::vector<Pass>& passes() {
   static const std::vector<Pass> list = {
+      Pass{"inline", {"inline"}, [](FunctionGraph& fg, const PipelineOptions&) { return inline_op_from_graphs(fg); }},
       Pass{"merge", {"merge"}, [](FunctionGraph& fg, const PipelineOptions&) { return merge_duplicates(fg); }},
       equilibrium_pass("canonicalize"),
       equilibrium_pass("stabilize"),
@@ -69,6 +72,7 @@ const std::vector<Pass>& passes() {
 }
 
 bool selected(const Pass& p, const PipelineOptions& o) {
+  if (p.name == "inline") return true;  // code generation has no OpFromGraph: never skipped
   for (const auto& t : o.exclude)
     if (p.name == t || std::find(p.tags.begin(), p.tags.end(), t) != p.tags.end()) return false;
   return true;
@@ -120,6 +124,7 @@ PipelineReport rewrite_graph(FunctionGraph& fg, const std::vector<std::string>& 
   o.include = include;
   o.exclude = exclude;
   auto wants = [&](const std::string& tag) { return std::find(include.begin(), include.end(), tag) != include.end(); };
+  report.passes.emplace_back("inline", inline_op_from_graphs(fg));
   if (wants("merge")) report.passes.emplace_back("merge", merge_duplicates(fg));
   std::vector<const NodeRewrite*> rules = select_rewrites("", include, exclude);
   static const std::vector<NodeRewrite> blas = blas_rules();

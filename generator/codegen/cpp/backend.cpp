@@ -61,6 +61,12 @@ std::string NodeEmitContext::alloc(int i) const {
   return code;
 }
 
+int NodeEmitContext::scratch_slot() const {
+  auto it = lg_.scratch_slots.find(&node_);
+  KILN_INTERNAL_ASSERT(it != lg_.scratch_slots.end(), "node has no scratch slot");
+  return it->second;
+}
+
 TemplateData NodeEmitContext::base_data() const {
   TemplateData d;
   for (int i = 0; i < node_.num_inputs(); ++i) d.set("in" + std::to_string(i), in(i));
@@ -112,12 +118,30 @@ const std::vector<CppOpEntry>& cpp_backend_table() {
       {"Dot22", emit_dot, false, true},
       {"Dot22Scalar", emit_dot, false, true},
       {"BatchedDot", emit_batched_dot, false, true},
-      {"Blockwise", emit_blockwise, false, true},
+      {"Blockwise", emit_blockwise, false, true, true},
       {"Gemv", emit_gemv, false, true},
       {"CGemv", emit_gemv, false, true},
       {"Gemm", emit_gemm, false, true},
       {"Ger", emit_ger, false, true},
       {"CGer", emit_ger, false, true},
+      {"Cholesky", emit_linalg, false, true, true},
+      {"Solve", emit_linalg, false, true, true},
+      {"SolveTriangular", emit_linalg, false, true, true},
+      {"CholeskySolve", emit_linalg, false, true, true},
+      {"LU", emit_linalg, false, true, true},
+      {"LUFactor", emit_linalg, false, true, true},
+      {"PivotToPermutations", emit_linalg, false, true, true},
+      {"QR", emit_linalg, false, true, true},
+      {"MatrixInverse", emit_linalg, false, true, true},
+      {"MatrixPinv", emit_linalg, false, true, true},
+      {"Det", emit_linalg, false, true, true},
+      {"SLogDet", emit_linalg, false, true, true},
+      {"Expm", emit_linalg, false, true, true},
+      {"Eigh", emit_linalg, false, true, true},
+      {"Eigvalsh", emit_linalg, false, true, true},
+      {"SVD", emit_linalg, false, true, true},
+      {"KroneckerProduct", emit_linalg, false, true, true},
+      {"BlockDiagonal", emit_linalg, false, true, true},
   };
   return table;
 }

@@ -47,6 +47,11 @@ std::string emit_gemv(const NodeEmitContext& c);
 std::string emit_gemm(const NodeEmitContext& c);
 std::string emit_ger(const NodeEmitContext& c);
 
+/// Linear algebra (emit_linalg.cpp): every op of ops/linalg/, and Blockwise nodes whose core op
+/// is one (emit_blockwise hands those over).
+std::string emit_linalg(const NodeEmitContext& c);
+std::string emit_linalg_blockwise(const NodeEmitContext& c);
+
 /// A row-block group (codegen/row_block_fusion.h) as one step (emit_row_block.cpp);
 /// `where(node)` is the C string literal naming a member in error messages.
 std::string emit_row_block(const RowBlockGroup& group, const LoweredGraph& lg, int step,
