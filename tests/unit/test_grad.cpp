@@ -141,6 +141,12 @@ TEST_CASE("grad: Composite, through its inner graph") {
   // Only one output used: the other's cotangent is null.
   verify_grad([&](const VarList& x) { return elemwise(comp, {x[0], x[1]})[0]; }, {{2}, {2}},
               Check{{0.1, 1}, {}, 1e-6, 1e-5, true});
+  // One input computed from another outside the node (PyMC's log-transformed scales give
+  // Composite(sigma_log__, exp(sigma_log__), ...)): the outside path counts once.
+  verify_grad([&](const VarList& x) {
+    VarList outs = elemwise(comp, {x[0], exp(x[0])});
+    return outs[0] + 2 * outs[1] + exp(x[0]);
+  }, {{3}}, Check{{0.1, 1}, {}, 1e-6, 1e-5, true});
 }
 
 // ---------------------------------------------------------------------------------------------
