@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "codegen/cpp/backend.h"
+#include "codegen/gather_fusion.h"
 #include "ir/error.h"
 
 namespace kiln {
@@ -30,6 +31,20 @@ Registry& registry() {
 const char* on_off(bool b) { return b ? "ON" : "OFF"; }
 
 }  // namespace
+
+LoweredGraph lower_for_backend(const Backend& backend, const FunctionGraph& fg, int first_slot, bool schedules) {
+  const auto is_view = [&](const Apply& node) { return backend.is_view(node); };
+  const auto needs_scratch = [&](const Apply& node) { return backend.needs_scratch(node); };
+  std::vector<RowBlockGroup> groups;
+  std::unordered_set<const Apply*> gathers;
+  if (schedules && backend.row_block) groups = find_row_block_groups(fg);
+  if (schedules && backend.fuse_gathers) {
+    std::unordered_set<const Apply*> grouped;
+    for (const auto& g : groups) grouped.insert(g.nodes.begin(), g.nodes.end());
+    gathers = find_fused_gathers(fg, grouped);
+  }
+  return lower(fg, is_view, first_slot, std::move(groups), needs_scratch, std::move(gathers));
+}
 
 const OpEmitter* Backend::find(std::string_view op_name) const {
   for (const auto& e : ops)

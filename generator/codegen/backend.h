@@ -38,6 +38,7 @@ struct OpEmitter {
   EmitFn emit;
   bool is_view = false;      ///< output 0 always aliases input 0 (no storage of its own)
   bool needs_blas = false;   ///< the generated code calls BLAS (the toolchain links it)
+  bool needs_scratch = false;  ///< the node keeps work buffers in a context slot of its own
 };
 
 /// An op kind a backend declares it lacks, and why (listed in docs/op_coverage.md).
@@ -57,6 +58,13 @@ struct Backend {
   /// Embedded files whose bodies form the source's runtime prologue, in order (their <system>
   /// includes are hoisted to the top of the file).
   std::vector<std::string> prologue;
+  /// Prologue pieces embedded only when some graph's code contains `marker` (the cpp backend's
+  /// LAPACK declarations and linear-algebra kernels, for graphs calling kg::linalg::).
+  struct OptionalPrologue {
+    std::string marker;
+    std::vector<std::string> files;
+  };
+  std::vector<OptionalPrologue> optional_prologue;
   /// File-scope declarations ahead of the prologue that depend on the graphs' code: an embedded
   /// file and what to keep of its body given the graphs' code (the cpp backend's SIMD
   /// declarations of the libm functions they call). No file: none.
@@ -69,6 +77,9 @@ struct Backend {
   std::function<std::string(const RowBlockGroup&, const LoweredGraph&, int step,
                             const std::function<std::string(const Apply&)>& where)>
       row_block;
+  /// The Elemwise emitter computes a gather its node alone reads inside its own loop
+  /// (codegen/gather_fusion.h): such gathers get no step of their own.
+  bool fuse_gathers = false;
   /// The operand classes its scalar op table spells `name` for ("float", "int", "bool", "any"):
   /// what docs/op_coverage.md lists; empty when it has no spelling.
   std::function<std::vector<std::string>(const std::string& scalar_op)> scalar_classes;
@@ -83,7 +94,12 @@ struct Backend {
   /// (with the reason when the backend declares one) when it has none.
   const OpEmitter& emitter(const Op& op) const;
   bool is_view(const Apply& node) const { return emitter(node.op()).is_view; }
+  bool needs_scratch(const Apply& node) const { return emitter(node.op()).needs_scratch; }
 };
+
+/// `fg` lowered for `backend` (slots from `first_slot`): with its schedules (row-block groups,
+/// fused gathers) when `schedules`, as the graph function; without, as the shape function.
+LoweredGraph lower_for_backend(const Backend& backend, const FunctionGraph& fg, int first_slot, bool schedules);
 
 /// The backend registered under `name`; UserError naming the known ones otherwise.
 const Backend& find_backend(const std::string& name);

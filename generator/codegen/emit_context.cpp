@@ -1,11 +1,23 @@
 #include "codegen/emit_context.h"
 
 #include "codegen/c_types.h"
+#include "ir/error.h"
 
 namespace kiln {
 
 std::string NodeEmitContext::in(int i) const { return lg_.var(node_.input(i).get()).cname; }
 std::string NodeEmitContext::out(int i) const { return lg_.var(node_.output_ptr(i)).cname; }
+
+const Apply* NodeEmitContext::fused_gather(int i) const {
+  const Apply* owner = node_.input(i)->owner();
+  return owner && lg_.fused_gathers.count(owner) ? owner : nullptr;
+}
+
+int NodeEmitContext::scratch_slot() const {
+  auto it = lg_.scratch_slots.find(&node_);
+  KILN_INTERNAL_ASSERT(it != lg_.scratch_slots.end(), "node has no scratch slot");
+  return it->second;
+}
 
 std::string NodeEmitContext::alloc(int i) const {
   const Variable* v = node_.output_ptr(i);

@@ -24,6 +24,12 @@ class NodeEmitContext {
   const Variable& out_var(int i) const { return *node_.output_ptr(i); }
   bool input_is_constant(int i) const { return node_.input(i)->is_constant(); }
   const FunctionGraph& graph() const { return *lg_.graph; }
+  /// C name of any variable of the graph.
+  std::string name_of(const Variable& v) const { return lg_.var(&v).cname; }
+  /// The gather computing input i inside this node's loop (codegen/gather_fusion.h), or null.
+  const Apply* fused_gather(int i) const;
+  /// The context slot of the node's scratch memory (emitters with needs_scratch).
+  int scratch_slot() const;
   /// Code that gives output i its memory, once its shape has been set (empty for views):
   /// checks declared static lengths, then binds a workspace slot or the output's final memory.
   std::string alloc(int i) const;

@@ -59,6 +59,15 @@ std::string tensor_infos(const VarList& vars, const std::vector<std::string>& na
   return join(shapes, ", ");
 }
 
+namespace {
+
+// A variable's type for NAME.h's comments; an rng says what its state is.
+std::string type_comment(const Var& v) {
+  return v->type().str() + (v->type().kind == TypeKind::Rng ? " (a uint64[6] PCG64 state, kiln.h)" : "");
+}
+
+}  // namespace
+
 std::string graph_header(const FunctionGraph& fg, const std::string& name) {
   const std::vector<std::string> in_names = input_names(fg), out_names = output_names(fg);
   TemplateData hdr;
@@ -74,9 +83,9 @@ std::string graph_header(const FunctionGraph& fg, const std::string& name) {
   hdr.set("cpp_header", join(cpp_layer.includes, "\n") + "\n" + cpp_layer.body);
   std::vector<std::string> in_comments, out_comments;
   for (std::size_t k = 0; k < fg.inputs().size(); ++k)
-    in_comments.push_back(comment_text(in_names[k], 40) + " " + fg.inputs()[k]->type().str());
+    in_comments.push_back(comment_text(in_names[k], 40) + " " + type_comment(fg.inputs()[k]));
   for (std::size_t k = 0; k < fg.outputs().size(); ++k)
-    out_comments.push_back(comment_text(out_names[k], 40) + " " + fg.outputs()[k]->type().str());
+    out_comments.push_back(comment_text(out_names[k], 40) + " " + type_comment(fg.outputs()[k]));
   hdr.set("input_list", in_comments.empty() ? "none" : join(in_comments, ", "));
   hdr.set("output_list", out_comments.empty() ? "none" : join(out_comments, ", "));
 

@@ -11,6 +11,7 @@
 #include "codegen/render.h"
 #include "codegen/shape_graph.h"
 #include "io/output_names.h"
+#include "rewrite/inline_op_from_graph.h"
 #include "kiln/version.h"
 
 namespace kiln {
@@ -113,6 +114,7 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
       steps.push_back(item);
       continue;
     }
+    if (lg.fused_gathers.count(&node)) continue;  // its reader computes it (gather_fusion.h)
     const OpEmitter& entry = backend.emitter(node.op());
     NodeEmitContext ctx(node, lg, static_cast<int>(i));
     std::string label = node_label(node, static_cast<int>(i));
@@ -151,11 +153,22 @@ struct GraphCode {
   bool needs_blas = false;
 };
 
-GraphCode generate_graph_code(const Backend& backend, const FunctionGraph& fg, const std::string& name) {
-  const auto is_view = [&](const Apply& node) { return backend.is_view(node); };
-  LoweredGraph main_lg = lower(fg, is_view, 0, backend.row_block ? find_row_block_groups(fg) : std::vector<RowBlockGroup>{});
+// The kiln_kind of each variable (kiln.h): an rng's uint64[6] state is marked as one. A
+// trailing 0 keeps the array non-empty when there are no variables.
+std::string abi_kinds(const VarList& vars) {
+  std::vector<std::string> kinds;
+  for (const auto& v : vars) kinds.push_back(v->type().kind == TypeKind::Rng ? "KILN_KIND_RNG" : "KILN_KIND_TENSOR");
+  kinds.push_back("0");
+  return join(kinds, ", ");
+}
+
+GraphCode generate_graph_code(const Backend& backend, const FunctionGraph& graph, const std::string& name) {
+  // Code generation has no OpFromGraph: a graph compiled without rewriting is inlined here.
+  const std::optional<FunctionGraph> inlined = inlined_copy(graph);
+  const FunctionGraph& fg = inlined ? *inlined : graph;
+  LoweredGraph main_lg = lower_for_backend(backend, fg, 0, true);
   FunctionGraph shape_fg = build_shape_graph(fg);
-  LoweredGraph shape_lg = lower(shape_fg, is_view, main_lg.num_slots);
+  LoweredGraph shape_lg = lower_for_backend(backend, shape_fg, main_lg.num_slots, false);
 
   FileScope scope;
   scope.constants.prefix = name;
@@ -181,6 +194,8 @@ GraphCode generate_graph_code(const Backend& backend, const FunctionGraph& fg, c
   TemplateData in_list{TemplateData::type::list}, out_list{TemplateData::type::list};
   src.set("input_shapes", tensor_infos(fg.inputs(), input_names, in_list));
   src.set("output_shapes", tensor_infos(fg.outputs(), output_names, out_list));
+  src.set("input_kinds", abi_kinds(fg.inputs()));
+  src.set("output_kinds", abi_kinds(fg.outputs()));
   src.set("inputs", in_list);
   src.set("outputs", out_list);
   src.set("num_inputs", std::to_string(fg.inputs().size()));
@@ -220,6 +235,14 @@ std::string source_file(const Backend& backend, const std::string& file_name, co
     add_includes(includes, e.includes);
     bodies.push_back(e.body);
   }
+  for (const auto& optional : backend.optional_prologue)
+    if (std::any_of(graph_impls.begin(), graph_impls.end(),
+                    [&](const std::string& code) { return code.find(optional.marker) != std::string::npos; }))
+      for (const auto& piece : optional.files) {
+        EmbeddedText e = split_embedded(piece);
+        add_includes(includes, e.includes);
+        bodies.push_back(e.body);
+      }
   TemplateData src;
   src.set("file_name", file_name);
   src.set("description", description);

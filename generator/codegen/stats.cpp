@@ -8,10 +8,11 @@ namespace kiln {
 GraphStats graph_stats(const FunctionGraph& fg, const Backend& backend) {
   GraphStats st;
   const auto is_view = [&](const Apply& node) { return backend.is_view(node); };
-  LoweredGraph lg = lower(fg, is_view, 0, backend.row_block ? find_row_block_groups(fg) : std::vector<RowBlockGroup>{});
+  LoweredGraph lg = lower_for_backend(backend, fg, 0, true);
   st.slots = lg.num_slots;
   st.row_block_passes = static_cast<int>(lg.groups.size());
   for (Apply* node : lg.order) {
+    if (lg.fused_gathers.count(node)) continue;  // computed inside its reader's loop
     (is_view(*node) ? st.views : st.kernels) += 1;
     if (node->op().name() == "Elemwise") {
       // A fused Elemwise counts the operations of its body (ir/inner_graph.h).

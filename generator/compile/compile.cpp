@@ -7,6 +7,7 @@
 #include "codegen/source.h"
 #include "ir/error.h"
 #include "print/dprint.h"
+#include "rewrite/inline_op_from_graph.h"
 
 namespace kiln {
 
@@ -31,7 +32,12 @@ void check_tags(const PipelineOptions& o) {
 
 PipelineReport rewrite_for_backend(FunctionGraph& fg, const CompileOptions& options) {
   const Backend& backend = find_backend(options.backend);
-  if (!options.rewrite) return {};
+  if (!options.rewrite) {
+    // "Exactly as written" still means OpFromGraph nodes inlined: code generation has none.
+    PipelineReport report;
+    report.passes.emplace_back("inline", inline_op_from_graphs(fg));
+    return report;
+  }
   PipelineOptions o = options.rewrites;
   check_tags(o);
   o.capabilities = backend.capabilities;

@@ -105,42 +105,60 @@ GradOptions lenient() {
   return o;
 }
 
-// The node's outputs as its body expanded over its inputs, each broadcast to the output's shape
-// (an inner output may depend on only some inputs, and so have a smaller shape).
-VarList expand_body(const Apply& node, const InnerGraph& body) {
-  VarList outs = body.apply(node.inputs());
-  for (std::size_t j = 0; j < outs.size(); ++j) outs[j] = broadcast_like(outs[j], node.output(static_cast<int>(j)));
-  return outs;
+// The body expanded over stand-ins for the node's inputs, each output broadcast to the node's
+// output shape (an inner output may depend on only some inputs, and so have a smaller shape).
+// Derivatives are taken w.r.t. the stand-ins, so they follow only the paths inside the body:
+// w.r.t. the real inputs, a path from one input to another outside the node (as in
+// Composite(a, exp(a))) would be counted again. `to_real` maps the stand-ins back.
+struct Expansion {
+  VarList outs;
+  VarList stand_ins;
+  Replacements to_real;
+};
+
+Expansion expand_body(const Apply& node, const InnerGraph& body) {
+  Expansion e;
+  for (const Var& in : node.inputs()) {
+    e.stand_ins.push_back(make_input(in->type()));
+    e.to_real.emplace_back(e.stand_ins.back(), in);
+  }
+  e.outs = body.apply(e.stand_ins);
+  for (std::size_t j = 0; j < e.outs.size(); ++j)
+    e.outs[j] = broadcast_like(e.outs[j], node.output(static_cast<int>(j)));
+  return e;
 }
 
 std::vector<GradTerm> body_pullback(const Apply& node, const InnerGraph& body, const VarList& ogs) {
-  VarList outs = expand_body(node, body);
+  Expansion e = expand_body(node, body);
   VarList cots;
-  for (std::size_t j = 0; j < outs.size(); ++j) {
+  for (std::size_t j = 0; j < e.outs.size(); ++j) {
     const Var& og = ogs[j];
-    cots.push_back(og && is_float(outs[j]->dtype()) ? og : nullptr);
+    cots.push_back(og && is_float(e.outs[j]->dtype()) ? og : nullptr);
   }
-  VarList wrt = node.inputs();
-  VarList gs = Lop(outs, wrt, cots, lenient());
+  VarList gs = Lop(e.outs, e.stand_ins, cots, lenient());
   std::vector<GradTerm> terms;
-  for (std::size_t i = 0; i < gs.size(); ++i)
-    terms.push_back(is_discrete(wrt[i]->dtype()) || is_zeros(gs[i]) ? GradTerm::disconnected()
-                                                                    : GradTerm::of(sum_to_type(gs[i], wrt[i]->type())));
+  for (std::size_t i = 0; i < gs.size(); ++i) {
+    const Var& in = node.input(static_cast<int>(i));
+    terms.push_back(is_discrete(in->dtype()) || is_zeros(gs[i])
+                        ? GradTerm::disconnected()
+                        : GradTerm::of(sum_to_type(graph_replace(gs[i], e.to_real), in->type())));
+  }
   return terms;
 }
 
 std::vector<GradTerm> body_pushforward(const Apply& node, const InnerGraph& body, const VarList& input_tangents) {
-  VarList outs = expand_body(node, body);
+  Expansion e = expand_body(node, body);
   VarList wrt, tangents;
   for (int i = 0; i < node.num_inputs(); ++i)
     if (input_tangents[static_cast<std::size_t>(i)]) {
-      wrt.push_back(node.input(i));
+      wrt.push_back(e.stand_ins[static_cast<std::size_t>(i)]);
       tangents.push_back(input_tangents[static_cast<std::size_t>(i)]);
     }
-  VarList ts = Rop(outs, wrt, tangents, lenient());
+  VarList ts = Rop(e.outs, wrt, tangents, lenient());
   std::vector<GradTerm> terms;
   for (int j = 0; j < node.num_outputs(); ++j)
-    terms.push_back(GradTerm::of(broadcast_like(ts[static_cast<std::size_t>(j)], node.output(j))));
+    terms.push_back(GradTerm::of(
+        broadcast_like(graph_replace(ts[static_cast<std::size_t>(j)], e.to_real), node.output(j))));
   return terms;
 }
 
@@ -174,6 +192,9 @@ VarList reverse_mode(const char* fn, const VarList& outputs, const VarList& wrt,
   const bool raise_undefined = options.undefined == GradOptions::Undefined::Raise;
 
   std::unordered_map<const Variable*, VarList> terms;
+  // The origins of the nodes whose pullbacks gave a variable's terms: the sum of the terms
+  // stands for them (ir/provenance.h).
+  std::unordered_map<const Variable*, Origins> term_origins;
   std::unordered_map<const Variable*, Poison> poison;
   for (std::size_t k = 0; k < outputs.size(); ++k) {
     const Var& c = cotangents[k];
@@ -195,6 +216,7 @@ VarList reverse_mode(const char* fn, const VarList& outputs, const VarList& wrt,
       const Variable* out = node.output_ptr(j);
       auto t = terms.find(out);
       if (t != terms.end() && !t->second.empty()) {
+        OriginScope scope(term_origins[out]);
         ogs[static_cast<std::size_t>(j)] = cast_grad(add_terms(t->second), out->dtype());
         any = true;
       }
@@ -202,6 +224,7 @@ VarList reverse_mode(const char* fn, const VarList& outputs, const VarList& wrt,
       if (p != poison.end() && !inherited) inherited = p->second;
     }
     if (!any && !inherited) continue;
+    OriginScope scope(node.origins());  // the node's gradient graph stands for the node
     // A poisoned output without a value still asks its op which inputs it is connected to.
     for (int j = 0; j < node.num_outputs(); ++j)
       if (!ogs[static_cast<std::size_t>(j)] && inherited && poison.count(node.output_ptr(j)))
@@ -217,6 +240,7 @@ VarList reverse_mode(const char* fn, const VarList& outputs, const VarList& wrt,
         case GradTerm::Kind::Value:
           check_rank(node, i, term.value);
           terms[x.get()].push_back(cast_grad(term.value, x->dtype()));
+          term_origins[x.get()] = merge_origins(term_origins[x.get()], node.origins());
           if (inherited && !poison.count(x.get())) poison[x.get()] = inherited;
           break;
         case GradTerm::Kind::Disconnected:
@@ -250,6 +274,7 @@ VarList reverse_mode(const char* fn, const VarList& outputs, const VarList& wrt,
       result.push_back(zeros_like(w));
       continue;
     }
+    OriginScope scope(term_origins[w.get()]);
     result.push_back(cast_grad(add_terms(t->second), w->dtype()));
   }
   return result;
@@ -364,6 +389,7 @@ VarList Rop(const VarList& outputs, const VarList& wrt, const VarList& tangents,
       continue;
     }
     if (!any) continue;
+    OriginScope scope(node->origins());  // the node's tangent graph stands for the node
     std::vector<GradTerm> out_terms = node_pushforward(*node, tin);
     if (any_not_implemented(out_terms)) out_terms = double_lop(*node, tin);
     for (int j = 0; j < node->num_outputs(); ++j) {

@@ -93,6 +93,9 @@ class Op {
   /// The graphs this op holds (ir/inner_graph.h): the one hook through which grad, vectorize,
   /// dprint and codegen reach them. Empty for most ops.
   virtual std::vector<InnerGraphUse> inner_graphs() const { return {}; }
+  /// Whether input `index` may be of a non-tensor kind (an rng, a none). Ops that take only
+  /// tensors — nearly all — keep the default, and make_node refuses anything else for them.
+  virtual bool accepts_kind(int /*index*/, TypeKind kind) const { return kind == TypeKind::Tensor; }
 
   virtual IndexMap destroy_map() const { return {}; }
   virtual IndexMap view_map() const { return {}; }

@@ -16,6 +16,8 @@ const std::vector<OpEmitter>& cpp_backend_table() {
       {"IncSubtensor", emit_inc_subtensor, false},
       {"AdvancedSubtensor1", emit_advanced_subtensor1, false},
       {"AdvancedIncSubtensor1", emit_advanced_inc_subtensor1, false},
+      {"AdvancedSubtensor", emit_advanced_subtensor, false},
+      {"AdvancedIncSubtensor", emit_advanced_inc_subtensor, false},
       {"Reshape", emit_reshape, false},
       {"SpecifyShape", emit_specify_shape, true},
       {"Alloc", emit_alloc, false},
@@ -43,16 +45,43 @@ const std::vector<OpEmitter>& cpp_backend_table() {
       {"Softmax", emit_softmax, false},
       {"LogSoftmax", emit_softmax, false},
       {"SoftmaxGrad", emit_softmax_grad, false},
+      {"SortOp", emit_sort, false},
+      {"ArgSortOp", emit_sort, false},
+      {"Repeat", emit_repeat, false},
+      {"BroadcastTo", emit_broadcast_to, true},
+      {"SearchsortedOp", emit_searchsorted, false},
+      {"Nonzero", emit_nonzero, false},
+      {"Unique", emit_unique, false},
+      {"FillDiagonal", emit_fill_diagonal, false},
+      {"FillDiagonalOffset", emit_fill_diagonal, false},
       {"Dot", emit_dot, false, true},
       {"Dot22", emit_dot, false, true},
       {"Dot22Scalar", emit_dot, false, true},
       {"BatchedDot", emit_batched_dot, false, true},
-      {"Blockwise", emit_blockwise, false, true},
+      {"Blockwise", emit_blockwise, false, true, true},
       {"Gemv", emit_gemv, false, true},
       {"CGemv", emit_gemv, false, true},
       {"Gemm", emit_gemm, false, true},
       {"Ger", emit_ger, false, true},
       {"CGer", emit_ger, false, true},
+      {"Cholesky", emit_linalg, false, true, true},
+      {"Solve", emit_linalg, false, true, true},
+      {"SolveTriangular", emit_linalg, false, true, true},
+      {"CholeskySolve", emit_linalg, false, true, true},
+      {"LU", emit_linalg, false, true, true},
+      {"LUFactor", emit_linalg, false, true, true},
+      {"PivotToPermutations", emit_linalg, false, true, true},
+      {"QR", emit_linalg, false, true, true},
+      {"MatrixInverse", emit_linalg, false, true, true},
+      {"MatrixPinv", emit_linalg, false, true, true},
+      {"Det", emit_linalg, false, true, true},
+      {"SLogDet", emit_linalg, false, true, true},
+      {"Expm", emit_linalg, false, true, true},
+      {"Eigh", emit_linalg, false, true, true},
+      {"Eigvalsh", emit_linalg, false, true, true},
+      {"SVD", emit_linalg, false, true, true},
+      {"KroneckerProduct", emit_linalg, false, true, true},
+      {"BlockDiagonal", emit_linalg, false, true, true},
   };
   return table;
 }
@@ -64,7 +93,10 @@ std::shared_ptr<const Backend> make_cpp_backend() {
   b->ops = cpp_backend_table();
   b->templates = "templates/cpp";
   b->prologue = {"runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp",
-                 "templates/cpp/prologue/blas.hpp"};
+                 "templates/cpp/prologue/indexing.hpp", "templates/cpp/prologue/blas.hpp"};
+  b->optional_prologue = {{"kg::linalg::",
+                           {"runtime/include/kiln/runtime/lapack.hpp", "runtime/include/kiln/runtime/linalg_kernels.hpp",
+                            "templates/cpp/prologue/linalg.hpp"}}};
   // SIMD declarations of libm functions (a no-op unless built with -DKILN_SLEEF): only those of
   // the functions the graphs call (and the prologue's kiln_scalar functions they use call).
   b->declarations.file = "templates/cpp/prologue/vector_math.hpp";
@@ -72,6 +104,7 @@ std::shared_ptr<const Backend> make_cpp_backend() {
     return select_vector_math(body, called_math_functions(graph_code));
   };
   b->row_block = emit_row_block;
+  b->fuse_gathers = true;
   b->scalar_classes = [](const std::string& name) { return ScalarTable::cpp().classes(name); };
   b->capabilities = {"blas"};
   return b;
