@@ -142,11 +142,11 @@ std::optional<VarList> AdvancedSubtensor::vectorize(const Apply& node, const Var
   if (b.by_arange) {
     // r is [batch..., core block..., basic...]: the block goes back to its core position.
     const int k = lay.block_ndim;
-    return {dimshuffle(r, move_block(r->ndim(), nbatch, k, nbatch + lay.block_pos))};
+    return VarList{dimshuffle(r, move_block(r->ndim(), nbatch, k, nbatch + lay.block_pos))};
   }
   if (now.block_pos != nbatch + lay.block_pos && !lay.advanced.empty())
-    return {dimshuffle(r, move_block(r->ndim(), lay.block_ndim, nbatch, 0))};  // the batch dims first
-  return {r};
+    return VarList{dimshuffle(r, move_block(r->ndim(), lay.block_ndim, nbatch, 0))};  // the batch dims first
+  return VarList{r};
 }
 
 std::optional<VarList> AdvancedIncSubtensor::vectorize(const Apply& node, const VarList& inputs) const {
@@ -186,7 +186,7 @@ std::optional<VarList> AdvancedIncSubtensor::vectorize(const Apply& node, const 
       y = dimshuffle(y, move_block(y->ndim(), nb + lay.block_pos, lay.block_ndim, 0));  // [block, batch, basic]
   }
   args[1] = y;
-  return {apply1(std::make_shared<AdvancedIncSubtensor>(bi.index, op.set_instead_of_inc(), op.ignore_duplicates()),
+  return VarList{apply1(std::make_shared<AdvancedIncSubtensor>(bi.index, op.set_instead_of_inc(), op.ignore_duplicates()),
                  args)};
 }
 

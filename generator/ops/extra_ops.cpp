@@ -320,7 +320,7 @@ std::optional<VarList> Repeat::vectorize(const Apply& node, const VarList& input
   require_unbatched(node, inputs, 1, "repeats");
   if (!op.axis()) cannot_vectorize(node, "a repeat of the flattened tensor");
   const int nb = inputs[0]->ndim() - node.input(0)->ndim();
-  return {repeat(inputs[0], inputs[1], op.normalized_axis(node.input(0)->ndim()) + nb)};
+  return VarList{repeat(inputs[0], inputs[1], op.normalized_axis(node.input(0)->ndim()) + nb)};
 }
 
 std::optional<VarList> BroadcastTo::vectorize(const Apply& node, const VarList& inputs) const {
@@ -335,7 +335,7 @@ std::optional<VarList> BroadcastTo::vectorize(const Apply& node, const VarList& 
   VarList lengths;
   for (int d = 0; d < nb; ++d) lengths.push_back(shape_i(a, d));
   lengths.insert(lengths.end(), inputs.begin() + 1, inputs.end());
-  return {broadcast_to_view(dimshuffle(a, order), lengths)};
+  return VarList{broadcast_to_view(dimshuffle(a, order), lengths)};
 }
 
 std::optional<VarList> SearchsortedOp::vectorize(const Apply& node, const VarList& inputs) const {
