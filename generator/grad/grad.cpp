@@ -154,11 +154,23 @@ std::vector<GradTerm> body_pushforward(const Apply& node, const InnerGraph& body
       wrt.push_back(e.stand_ins[static_cast<std::size_t>(i)]);
       tangents.push_back(input_tangents[static_cast<std::size_t>(i)]);
     }
-  VarList ts = Rop(e.outs, wrt, tangents, lenient());
-  std::vector<GradTerm> terms;
-  for (int j = 0; j < node.num_outputs(); ++j)
-    terms.push_back(GradTerm::of(
-        broadcast_like(graph_replace(ts[static_cast<std::size_t>(j)], e.to_real), node.output(j))));
+  // Only tensor outputs have tangents (an rng or a none passing through has none).
+  VarList targets;
+  std::vector<int> target_index;
+  for (int j = 0; j < node.num_outputs(); ++j) {
+    const Var& o = e.outs[static_cast<std::size_t>(j)];
+    if (o->type().is_tensor()) {
+      targets.push_back(o);
+      target_index.push_back(j);
+    }
+  }
+  std::vector<GradTerm> terms(static_cast<std::size_t>(node.num_outputs()), GradTerm::disconnected());
+  if (targets.empty()) return terms;
+  VarList ts = Rop(targets, wrt, tangents, lenient());
+  for (std::size_t k = 0; k < targets.size(); ++k) {
+    const int j = target_index[k];
+    terms[static_cast<std::size_t>(j)] = GradTerm::of(broadcast_like(graph_replace(ts[k], e.to_real), node.output(j)));
+  }
   return terms;
 }
 
