@@ -10,6 +10,7 @@
 
 #include "ir/error.h"
 #include "ir/scalar_json.h"
+#include "ir/type.h"
 
 namespace kiln {
 
