@@ -11,6 +11,7 @@
 
 #include "api/elementwise.h"
 #include "api/graph_builder.h"
+#include "codegen/backend.h"
 #include "codegen/lowering.h"
 #include "codegen/row_block_fusion.h"
 #include "compiled.h"
