@@ -16,6 +16,10 @@
 #include <dlfcn.h>     // dlopen (pinning libgomp, below)
 #include <sys/mman.h>  // madvise (transparent huge pages for large buffers)
 #include <dlpack/dlpack.h>
+#include <algorithm>
+#include <atomic>
+#include <iterator>
+#include <numeric>
 #include <cblas.h>
 #include <climits>
 #include <initializer_list>
@@ -58,7 +62,7 @@
 extern "C" {
 #endif
 
-#define KILN_ABI_VERSION 1
+#define KILN_ABI_VERSION 2
 
 /** Status codes (append only). */
 typedef enum kiln_status {
@@ -93,6 +97,14 @@ typedef enum kiln_dtype {
   KILN_FLOAT32 = 9,
   KILN_FLOAT64 = 10
 } kiln_dtype;
+
+/** What an input or output holds (append only). An rng is a NumPy Generator's PCG64 state,
+ *  passed as a uint64 tensor of shape [6] = {state_hi, state_lo, inc_hi, inc_lo, has_uint32,
+ *  uinteger} (graph format version 2; docs/GRAPH_FORMAT.md, "kiln's readings"). */
+typedef enum kiln_kind {
+  KILN_KIND_TENSOR = 0,
+  KILN_KIND_RNG = 1
+} kiln_kind;
 
 /** One input or output of a graph. */
 typedef struct kiln_tensor_info {
@@ -135,6 +147,10 @@ typedef struct kiln_graph_info {
   /** Runs the graph into caller-provided, C-contiguous outputs of the right dtype and shape
    *  (see output_shapes). In a steady state this allocates nothing. */
   int32_t (*call_into)(kiln_context* ctx, const DLTensor* inputs, DLTensor* outputs);
+
+  /** What each input / output holds: num_inputs / num_outputs kiln_kind values (ABI 2). */
+  const int32_t* input_kinds;
+  const int32_t* output_kinds;
 } kiln_graph_info;
 
 /** A human-readable name of a status code. */
@@ -1399,6 +1415,187 @@ inline int64_t block_width(int64_t columns, int64_t groups, int64_t max_width, i
 
 }  // namespace kg
 
+// kiln generated-code runtime, advanced indexing and data-dependent lengths: checking index
+// arrays, masks and their true elements, broadcasting the shapes of several index arrays, and
+// sorting (emit_advanced_indexing.cpp, emit_extra_ops.cpp). Embedded after runtime.hpp, in the
+// same anonymous namespace; the messages are NumPy's, as the reference evaluator's.
+
+
+
+namespace kg {
+
+/// Checks every element of an integer index array (any rank and strides) against the length
+/// of axis `axis` of the indexed tensor (NumPy's IndexError words on the first bad one).
+template <typename T, int N>
+inline int32_t check_indices(Ctx* ctx, const Tensor<T, N>& idx, int64_t length, int axis) {
+  int64_t strides[1][N > 0 ? N : 1];
+  for (int d = 0; d < N; ++d) strides[0][d] = idx.strides[d];
+  int32_t status = KILN_OK;
+  for_each_strided<N, 1>(idx.shape, strides, [&](const int64_t* off) {
+    int64_t j;
+    if (status == KILN_OK) status = check_index(ctx, idx.data[off[0]], length, axis, j);
+  });
+  return status;
+}
+
+/// Checks that a boolean mask of rank N has the lengths of dimensions x_dim.. of x.
+template <int N>
+inline int32_t check_mask_shape(Ctx* ctx, const int64_t* mask_shape, const int64_t* x_shape, int x_dim) {
+  for (int j = 0; j < N; ++j)
+    if (mask_shape[j] != x_shape[x_dim + j])
+      return fail(ctx, KILN_ERR_INDEX,
+                  "boolean index did not match indexed array along dimension %d; dimension is %lld but "
+                  "corresponding boolean dimension is %lld",
+                  x_dim + j, static_cast<long long>(x_shape[x_dim + j]), static_cast<long long>(mask_shape[j]));
+  return KILN_OK;
+}
+
+/// The number of true (nonzero) elements of a tensor.
+template <typename T, int N>
+inline int64_t count_nonzero(const Tensor<T, N>& a) {
+  int64_t strides[1][N > 0 ? N : 1];
+  for (int d = 0; d < N; ++d) strides[0][d] = a.strides[d];
+  int64_t n = 0;
+  for_each_strided<N, 1>(a.shape, strides, [&](const int64_t* off) { n += a.data[off[0]] != 0 ? 1 : 0; });
+  return n;
+}
+
+/// The shape of one index operand of a block (an index array's shape, or a mask's count).
+struct IndexShape {
+  const int64_t* shape;
+  int ndim;
+};
+
+/// Broadcasts the shapes of the advanced indices into `block` (rank R), NumPy's rules; fails
+/// with "shape mismatch: indexing arrays could not be broadcast together with shapes (2,) (3,)".
+inline int32_t broadcast_index_shapes(Ctx* ctx, int64_t* block, int R, const IndexShape* shapes, int count) {
+  for (int d = 0; d < R; ++d) block[d] = 1;
+  for (int k = 0; k < count; ++k)
+    for (int d = 0; d < shapes[k].ndim; ++d) {
+      int64_t& b = block[R - shapes[k].ndim + d];
+      const int64_t s = shapes[k].shape[d];
+      if (s == b || s == 1) continue;
+      if (b != 1) {
+        char text[512] = "";
+        for (int j = 0; j < count; ++j) {
+          char one[160];
+          shape_text(one, sizeof one, shapes[j].shape, shapes[j].ndim);
+          std::strncat(text, j ? " " : "", sizeof text - std::strlen(text) - 1);
+          std::strncat(text, one, sizeof text - std::strlen(text) - 1);
+        }
+        return fail(ctx, KILN_ERR_INDEX, "shape mismatch: indexing arrays could not be broadcast together with shapes %s",
+                    text);
+      }
+      b = s;
+    }
+  return KILN_OK;
+}
+
+/// Walks the true elements of a boolean mask in row-major order: seek(t) gives the
+/// multi-index of the t-th one. Moving forward by one is cheap; going back restarts.
+template <int N>
+struct MaskCursor {
+  const bool* data;
+  int64_t shape[N > 0 ? N : 1];
+  int64_t strides[N > 0 ? N : 1];
+  int64_t index[N > 0 ? N : 1] = {};
+  int64_t ordinal = -1;  ///< which true element `index` is (-1: before the first)
+
+  template <typename Mask>
+  explicit MaskCursor(const Mask& m) : data(m.data) {
+    for (int d = 0; d < N; ++d) {
+      shape[d] = m.shape[d];
+      strides[d] = m.strides[d];
+    }
+  }
+  const int64_t* seek(int64_t t) {
+    if (t < ordinal) {
+      ordinal = -1;
+      for (int d = 0; d < N; ++d) index[d] = 0;
+    }
+    while (ordinal < t) {
+      if (ordinal >= 0) step();
+      while (!current()) step();
+      ++ordinal;
+    }
+    return index;
+  }
+
+ private:
+  bool current() const {
+    int64_t off = 0;
+    for (int d = 0; d < N; ++d) off += index[d] * strides[d];
+    return data[off];
+  }
+  void step() {
+    for (int d = N - 1; d >= 0; --d) {
+      if (++index[d] < shape[d]) return;
+      if (d > 0) index[d] = 0;
+    }
+  }
+};
+
+/// A gathered element's position: index v (negative counts from the end) along an axis of
+/// length n, or 0 with `bad` set when it is out of range (never a wild read; the caller
+/// reports the index afterwards). Branch-free, so that fused loops stay vectorisable.
+/// (`bad` is an int64 flag: GCC vectorises an OR-reduction into one, not into a bool.)
+template <typename I>
+inline int64_t gather_index(I v, int64_t n, int64_t& bad) {
+  int64_t j;
+  if constexpr (std::is_unsigned_v<I>)
+    j = static_cast<uint64_t>(v) < static_cast<uint64_t>(n) ? static_cast<int64_t>(v) : -1;
+  else
+    j = v < 0 ? static_cast<int64_t>(v) + n : static_cast<int64_t>(v);
+  const int64_t out = static_cast<uint64_t>(j) >= static_cast<uint64_t>(n);
+  bad |= out;
+  return out ? 0 : j;
+}
+
+/// NumPy's sort order: NaN after every number.
+template <typename T>
+inline bool sorts_before(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    return a < b || (std::isnan(b) && !std::isnan(a));
+  else
+    return a < b;
+}
+
+/// A random-access iterator over a strided lane (for std::stable_sort on a tensor's axis).
+template <typename T>
+struct StridedIter {
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = T;
+  using difference_type = std::ptrdiff_t;
+  using pointer = T*;
+  using reference = T&;
+
+  T* p = nullptr;
+  int64_t s = 1;
+
+  StridedIter() = default;
+  StridedIter(T* p_, int64_t s_) : p(p_), s(s_) {}
+  reference operator*() const { return *p; }
+  reference operator[](difference_type n) const { return p[n * s]; }
+  StridedIter& operator++() { p += s; return *this; }
+  StridedIter& operator--() { p -= s; return *this; }
+  StridedIter operator++(int) { StridedIter t = *this; p += s; return t; }
+  StridedIter operator--(int) { StridedIter t = *this; p -= s; return t; }
+  StridedIter& operator+=(difference_type n) { p += n * s; return *this; }
+  StridedIter& operator-=(difference_type n) { p -= n * s; return *this; }
+  StridedIter operator+(difference_type n) const { return StridedIter(p + n * s, s); }
+  StridedIter operator-(difference_type n) const { return StridedIter(p - n * s, s); }
+  friend StridedIter operator+(difference_type n, const StridedIter& i) { return i + n; }
+  difference_type operator-(const StridedIter& o) const { return (p - o.p) / s; }
+  bool operator==(const StridedIter& o) const { return p == o.p; }
+  bool operator!=(const StridedIter& o) const { return p != o.p; }
+  bool operator<(const StridedIter& o) const { return s > 0 ? p < o.p : p > o.p; }
+  bool operator>(const StridedIter& o) const { return o < *this; }
+  bool operator<=(const StridedIter& o) const { return !(o < *this); }
+  bool operator>=(const StridedIter& o) const { return !(*this < o); }
+};
+
+}  // namespace kg
+
 // ---- matrix products and CBLAS (Dot, BatchedDot, Blockwise, BLAS ops: emit_dot.cpp) ----
 //
 // float32/float64 products go to CBLAS (dot, gemv or gemm by shape), reading operands where
@@ -1997,6 +2194,8 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
     static const char kWhere[] = "node [2] Mul";
 
 
+
+
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v3, DLDataType{0, 64, 1}), kWhere);
     {
       const int64_t n = v3.size();
@@ -2006,6 +2205,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v1.data;
           const int64_t* __restrict p1 = v2.data;
+
           int64_t* __restrict q0 = v3.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2015,11 +2215,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v1.data;
         const int64_t* __restrict p1 = v2.data;
+
         int64_t* __restrict q0 = v3.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2035,8 +2237,10 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
   {
@@ -2069,6 +2273,8 @@ const kiln_tensor_info kOutputs[] = {
     { "v3", 10, 2, kOutputShapes + 3 },
     { nullptr, 0, 0, nullptr }
 };
+const int32_t kInputKinds[] = { KILN_KIND_TENSOR, 0 };
+const int32_t kOutputKinds[] = { KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, 0 };
 constexpr int32_t kNumInputs = 1;
 constexpr int32_t kNumOutputs = 3;
 constexpr int32_t kNumShapeOutputs = 5;
@@ -2170,6 +2376,8 @@ KILN_EXPORT const kiln_graph_info* cumulative_info(void) {
       cumulative_call,
       cumulative_output_shapes,
       cumulative_call_into,
+      cumulative_impl::kInputKinds,
+      cumulative_impl::kOutputKinds,
   };
   return &info;
 }

@@ -16,6 +16,10 @@
 #include <dlfcn.h>     // dlopen (pinning libgomp, below)
 #include <sys/mman.h>  // madvise (transparent huge pages for large buffers)
 #include <dlpack/dlpack.h>
+#include <algorithm>
+#include <atomic>
+#include <iterator>
+#include <numeric>
 #include <cblas.h>
 #include <climits>
 #include <initializer_list>
@@ -58,7 +62,7 @@
 extern "C" {
 #endif
 
-#define KILN_ABI_VERSION 1
+#define KILN_ABI_VERSION 2
 
 /** Status codes (append only). */
 typedef enum kiln_status {
@@ -93,6 +97,14 @@ typedef enum kiln_dtype {
   KILN_FLOAT32 = 9,
   KILN_FLOAT64 = 10
 } kiln_dtype;
+
+/** What an input or output holds (append only). An rng is a NumPy Generator's PCG64 state,
+ *  passed as a uint64 tensor of shape [6] = {state_hi, state_lo, inc_hi, inc_lo, has_uint32,
+ *  uinteger} (graph format version 2; docs/GRAPH_FORMAT.md, "kiln's readings"). */
+typedef enum kiln_kind {
+  KILN_KIND_TENSOR = 0,
+  KILN_KIND_RNG = 1
+} kiln_kind;
 
 /** One input or output of a graph. */
 typedef struct kiln_tensor_info {
@@ -135,6 +147,10 @@ typedef struct kiln_graph_info {
   /** Runs the graph into caller-provided, C-contiguous outputs of the right dtype and shape
    *  (see output_shapes). In a steady state this allocates nothing. */
   int32_t (*call_into)(kiln_context* ctx, const DLTensor* inputs, DLTensor* outputs);
+
+  /** What each input / output holds: num_inputs / num_outputs kiln_kind values (ABI 2). */
+  const int32_t* input_kinds;
+  const int32_t* output_kinds;
 } kiln_graph_info;
 
 /** A human-readable name of a status code. */
@@ -1401,6 +1417,187 @@ inline int64_t block_width(int64_t columns, int64_t groups, int64_t max_width, i
 
 }  // namespace kg
 
+// kiln generated-code runtime, advanced indexing and data-dependent lengths: checking index
+// arrays, masks and their true elements, broadcasting the shapes of several index arrays, and
+// sorting (emit_advanced_indexing.cpp, emit_extra_ops.cpp). Embedded after runtime.hpp, in the
+// same anonymous namespace; the messages are NumPy's, as the reference evaluator's.
+
+
+
+namespace kg {
+
+/// Checks every element of an integer index array (any rank and strides) against the length
+/// of axis `axis` of the indexed tensor (NumPy's IndexError words on the first bad one).
+template <typename T, int N>
+inline int32_t check_indices(Ctx* ctx, const Tensor<T, N>& idx, int64_t length, int axis) {
+  int64_t strides[1][N > 0 ? N : 1];
+  for (int d = 0; d < N; ++d) strides[0][d] = idx.strides[d];
+  int32_t status = KILN_OK;
+  for_each_strided<N, 1>(idx.shape, strides, [&](const int64_t* off) {
+    int64_t j;
+    if (status == KILN_OK) status = check_index(ctx, idx.data[off[0]], length, axis, j);
+  });
+  return status;
+}
+
+/// Checks that a boolean mask of rank N has the lengths of dimensions x_dim.. of x.
+template <int N>
+inline int32_t check_mask_shape(Ctx* ctx, const int64_t* mask_shape, const int64_t* x_shape, int x_dim) {
+  for (int j = 0; j < N; ++j)
+    if (mask_shape[j] != x_shape[x_dim + j])
+      return fail(ctx, KILN_ERR_INDEX,
+                  "boolean index did not match indexed array along dimension %d; dimension is %lld but "
+                  "corresponding boolean dimension is %lld",
+                  x_dim + j, static_cast<long long>(x_shape[x_dim + j]), static_cast<long long>(mask_shape[j]));
+  return KILN_OK;
+}
+
+/// The number of true (nonzero) elements of a tensor.
+template <typename T, int N>
+inline int64_t count_nonzero(const Tensor<T, N>& a) {
+  int64_t strides[1][N > 0 ? N : 1];
+  for (int d = 0; d < N; ++d) strides[0][d] = a.strides[d];
+  int64_t n = 0;
+  for_each_strided<N, 1>(a.shape, strides, [&](const int64_t* off) { n += a.data[off[0]] != 0 ? 1 : 0; });
+  return n;
+}
+
+/// The shape of one index operand of a block (an index array's shape, or a mask's count).
+struct IndexShape {
+  const int64_t* shape;
+  int ndim;
+};
+
+/// Broadcasts the shapes of the advanced indices into `block` (rank R), NumPy's rules; fails
+/// with "shape mismatch: indexing arrays could not be broadcast together with shapes (2,) (3,)".
+inline int32_t broadcast_index_shapes(Ctx* ctx, int64_t* block, int R, const IndexShape* shapes, int count) {
+  for (int d = 0; d < R; ++d) block[d] = 1;
+  for (int k = 0; k < count; ++k)
+    for (int d = 0; d < shapes[k].ndim; ++d) {
+      int64_t& b = block[R - shapes[k].ndim + d];
+      const int64_t s = shapes[k].shape[d];
+      if (s == b || s == 1) continue;
+      if (b != 1) {
+        char text[512] = "";
+        for (int j = 0; j < count; ++j) {
+          char one[160];
+          shape_text(one, sizeof one, shapes[j].shape, shapes[j].ndim);
+          std::strncat(text, j ? " " : "", sizeof text - std::strlen(text) - 1);
+          std::strncat(text, one, sizeof text - std::strlen(text) - 1);
+        }
+        return fail(ctx, KILN_ERR_INDEX, "shape mismatch: indexing arrays could not be broadcast together with shapes %s",
+                    text);
+      }
+      b = s;
+    }
+  return KILN_OK;
+}
+
+/// Walks the true elements of a boolean mask in row-major order: seek(t) gives the
+/// multi-index of the t-th one. Moving forward by one is cheap; going back restarts.
+template <int N>
+struct MaskCursor {
+  const bool* data;
+  int64_t shape[N > 0 ? N : 1];
+  int64_t strides[N > 0 ? N : 1];
+  int64_t index[N > 0 ? N : 1] = {};
+  int64_t ordinal = -1;  ///< which true element `index` is (-1: before the first)
+
+  template <typename Mask>
+  explicit MaskCursor(const Mask& m) : data(m.data) {
+    for (int d = 0; d < N; ++d) {
+      shape[d] = m.shape[d];
+      strides[d] = m.strides[d];
+    }
+  }
+  const int64_t* seek(int64_t t) {
+    if (t < ordinal) {
+      ordinal = -1;
+      for (int d = 0; d < N; ++d) index[d] = 0;
+    }
+    while (ordinal < t) {
+      if (ordinal >= 0) step();
+      while (!current()) step();
+      ++ordinal;
+    }
+    return index;
+  }
+
+ private:
+  bool current() const {
+    int64_t off = 0;
+    for (int d = 0; d < N; ++d) off += index[d] * strides[d];
+    return data[off];
+  }
+  void step() {
+    for (int d = N - 1; d >= 0; --d) {
+      if (++index[d] < shape[d]) return;
+      if (d > 0) index[d] = 0;
+    }
+  }
+};
+
+/// A gathered element's position: index v (negative counts from the end) along an axis of
+/// length n, or 0 with `bad` set when it is out of range (never a wild read; the caller
+/// reports the index afterwards). Branch-free, so that fused loops stay vectorisable.
+/// (`bad` is an int64 flag: GCC vectorises an OR-reduction into one, not into a bool.)
+template <typename I>
+inline int64_t gather_index(I v, int64_t n, int64_t& bad) {
+  int64_t j;
+  if constexpr (std::is_unsigned_v<I>)
+    j = static_cast<uint64_t>(v) < static_cast<uint64_t>(n) ? static_cast<int64_t>(v) : -1;
+  else
+    j = v < 0 ? static_cast<int64_t>(v) + n : static_cast<int64_t>(v);
+  const int64_t out = static_cast<uint64_t>(j) >= static_cast<uint64_t>(n);
+  bad |= out;
+  return out ? 0 : j;
+}
+
+/// NumPy's sort order: NaN after every number.
+template <typename T>
+inline bool sorts_before(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    return a < b || (std::isnan(b) && !std::isnan(a));
+  else
+    return a < b;
+}
+
+/// A random-access iterator over a strided lane (for std::stable_sort on a tensor's axis).
+template <typename T>
+struct StridedIter {
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = T;
+  using difference_type = std::ptrdiff_t;
+  using pointer = T*;
+  using reference = T&;
+
+  T* p = nullptr;
+  int64_t s = 1;
+
+  StridedIter() = default;
+  StridedIter(T* p_, int64_t s_) : p(p_), s(s_) {}
+  reference operator*() const { return *p; }
+  reference operator[](difference_type n) const { return p[n * s]; }
+  StridedIter& operator++() { p += s; return *this; }
+  StridedIter& operator--() { p -= s; return *this; }
+  StridedIter operator++(int) { StridedIter t = *this; p += s; return t; }
+  StridedIter operator--(int) { StridedIter t = *this; p -= s; return t; }
+  StridedIter& operator+=(difference_type n) { p += n * s; return *this; }
+  StridedIter& operator-=(difference_type n) { p -= n * s; return *this; }
+  StridedIter operator+(difference_type n) const { return StridedIter(p + n * s, s); }
+  StridedIter operator-(difference_type n) const { return StridedIter(p - n * s, s); }
+  friend StridedIter operator+(difference_type n, const StridedIter& i) { return i + n; }
+  difference_type operator-(const StridedIter& o) const { return (p - o.p) / s; }
+  bool operator==(const StridedIter& o) const { return p == o.p; }
+  bool operator!=(const StridedIter& o) const { return p != o.p; }
+  bool operator<(const StridedIter& o) const { return s > 0 ? p < o.p : p > o.p; }
+  bool operator>(const StridedIter& o) const { return o < *this; }
+  bool operator<=(const StridedIter& o) const { return !(o < *this); }
+  bool operator>=(const StridedIter& o) const { return !(*this < o); }
+};
+
+}  // namespace kg
+
 // ---- matrix products and CBLAS (Dot, BatchedDot, Blockwise, BLAS ops: emit_dot.cpp) ----
 //
 // float32/float64 products go to CBLAS (dot, gemv or gemm by shape), reading operands where
@@ -1770,6 +1967,8 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   // [0] Add -> v2
   {
     static const char kWhere[] = "node [0] Add -> \"add(a, b)\"";
+
+
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
       static const bool broadcastable[] = { false, false };
@@ -1785,6 +1984,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
+
           float* __restrict q0 = v2.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -1794,11 +1994,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int8_t* __restrict p0 = v0.data;
         const float* __restrict p1 = v1.data;
+
         float* __restrict q0 = v2.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 1; ++d) {
@@ -1814,14 +2016,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [1] Sub -> v3
   {
     static const char kWhere[] = "node [1] Sub -> \"sub(a, b)\"";
+
+
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
       static const bool broadcastable[] = { false, false };
@@ -1837,6 +2043,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
+
           float* __restrict q0 = v3.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -1846,11 +2053,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int8_t* __restrict p0 = v0.data;
         const float* __restrict p1 = v1.data;
+
         float* __restrict q0 = v3.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 1; ++d) {
@@ -1866,14 +2075,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [2] Mul -> v4
   {
     static const char kWhere[] = "node [2] Mul -> \"mul(a, b)\"";
+
+
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
       static const bool broadcastable[] = { false, false };
@@ -1889,6 +2102,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
+
           float* __restrict q0 = v4.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -1898,11 +2112,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int8_t* __restrict p0 = v0.data;
         const float* __restrict p1 = v1.data;
+
         float* __restrict q0 = v4.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 1; ++d) {
@@ -1918,14 +2134,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [3] True_div -> v5
   {
     static const char kWhere[] = "node [3] True_div -> \"true_div(a, b)\"";
+
+
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
       static const bool broadcastable[] = { false, false };
@@ -1941,6 +2161,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
+
           float* __restrict q0 = v5.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -1950,11 +2171,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int8_t* __restrict p0 = v0.data;
         const float* __restrict p1 = v1.data;
+
         float* __restrict q0 = v5.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 1; ++d) {
@@ -1970,14 +2193,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [4] Int_div -> v6
   {
     static const char kWhere[] = "node [4] Int_div -> \"int_div(a, b)\"";
+
+
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
       static const bool broadcastable[] = { false, false };
@@ -1993,6 +2220,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
+
           float* __restrict q0 = v6.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2002,11 +2230,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int8_t* __restrict p0 = v0.data;
         const float* __restrict p1 = v1.data;
+
         float* __restrict q0 = v6.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 1; ++d) {
@@ -2022,14 +2252,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [5] Mod -> v7
   {
     static const char kWhere[] = "node [5] Mod -> \"mod(a, b)\"";
+
+
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
       static const bool broadcastable[] = { false, false };
@@ -2045,6 +2279,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
+
           float* __restrict q0 = v7.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2054,11 +2289,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int8_t* __restrict p0 = v0.data;
         const float* __restrict p1 = v1.data;
+
         float* __restrict q0 = v7.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 1; ++d) {
@@ -2074,14 +2311,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [6] Pow -> v8
   {
     static const char kWhere[] = "node [6] Pow -> \"pow(a, b)\"";
+
+
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
       static const bool broadcastable[] = { false, false };
@@ -2097,6 +2338,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
+
           float* __restrict q0 = v8.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2106,11 +2348,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int8_t* __restrict p0 = v0.data;
         const float* __restrict p1 = v1.data;
+
         float* __restrict q0 = v8.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 1; ++d) {
@@ -2126,14 +2370,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [7] Maximum -> v9
   {
     static const char kWhere[] = "node [7] Maximum -> \"maximum(a, b)\"";
+
+
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
       static const bool broadcastable[] = { false, false };
@@ -2149,6 +2397,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
+
           float* __restrict q0 = v9.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2158,11 +2407,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int8_t* __restrict p0 = v0.data;
         const float* __restrict p1 = v1.data;
+
         float* __restrict q0 = v9.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 1; ++d) {
@@ -2178,14 +2429,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [8] Minimum -> v10
   {
     static const char kWhere[] = "node [8] Minimum -> \"minimum(a, b)\"";
+
+
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
       static const bool broadcastable[] = { false, false };
@@ -2201,6 +2456,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
+
           float* __restrict q0 = v10.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2210,11 +2466,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int8_t* __restrict p0 = v0.data;
         const float* __restrict p1 = v1.data;
+
         float* __restrict q0 = v10.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 1; ++d) {
@@ -2230,14 +2488,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [9] Arctan2 -> v11
   {
     static const char kWhere[] = "node [9] Arctan2 -> \"arctan2(a, b)\"";
+
+
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
       static const bool broadcastable[] = { false, false };
@@ -2253,6 +2515,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
+
           float* __restrict q0 = v11.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2262,11 +2525,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int8_t* __restrict p0 = v0.data;
         const float* __restrict p1 = v1.data;
+
         float* __restrict q0 = v11.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 1; ++d) {
@@ -2282,14 +2547,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [10] Eq -> v12
   {
     static const char kWhere[] = "node [10] Eq -> \"eq(a, b)\"";
+
+
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
       static const bool broadcastable[] = { false, false };
@@ -2305,6 +2574,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
+
           bool* __restrict q0 = v12.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2314,11 +2584,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int8_t* __restrict p0 = v0.data;
         const float* __restrict p1 = v1.data;
+
         bool* __restrict q0 = v12.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 1; ++d) {
@@ -2334,14 +2606,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [11] Neq -> v13
   {
     static const char kWhere[] = "node [11] Neq -> \"neq(a, b)\"";
+
+
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
       static const bool broadcastable[] = { false, false };
@@ -2357,6 +2633,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
+
           bool* __restrict q0 = v13.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2366,11 +2643,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int8_t* __restrict p0 = v0.data;
         const float* __restrict p1 = v1.data;
+
         bool* __restrict q0 = v13.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 1; ++d) {
@@ -2386,14 +2665,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [12] Lt -> v14
   {
     static const char kWhere[] = "node [12] Lt -> \"lt(a, b)\"";
+
+
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
       static const bool broadcastable[] = { false, false };
@@ -2409,6 +2692,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
+
           bool* __restrict q0 = v14.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2418,11 +2702,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int8_t* __restrict p0 = v0.data;
         const float* __restrict p1 = v1.data;
+
         bool* __restrict q0 = v14.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 1; ++d) {
@@ -2438,14 +2724,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [13] Le -> v15
   {
     static const char kWhere[] = "node [13] Le -> \"le(a, b)\"";
+
+
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
       static const bool broadcastable[] = { false, false };
@@ -2461,6 +2751,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
+
           bool* __restrict q0 = v15.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2470,11 +2761,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int8_t* __restrict p0 = v0.data;
         const float* __restrict p1 = v1.data;
+
         bool* __restrict q0 = v15.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 1; ++d) {
@@ -2490,14 +2783,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [14] Gt -> v16
   {
     static const char kWhere[] = "node [14] Gt -> \"gt(a, b)\"";
+
+
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
       static const bool broadcastable[] = { false, false };
@@ -2513,6 +2810,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
+
           bool* __restrict q0 = v16.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2522,11 +2820,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int8_t* __restrict p0 = v0.data;
         const float* __restrict p1 = v1.data;
+
         bool* __restrict q0 = v16.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 1; ++d) {
@@ -2542,14 +2842,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [15] Ge -> v17
   {
     static const char kWhere[] = "node [15] Ge -> \"ge(a, b)\"";
+
+
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
       static const bool broadcastable[] = { false, false };
@@ -2565,6 +2869,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
+
           bool* __restrict q0 = v17.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2574,11 +2879,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int8_t* __restrict p0 = v0.data;
         const float* __restrict p1 = v1.data;
+
         bool* __restrict q0 = v17.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 1; ++d) {
@@ -2594,8 +2901,10 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
   {
@@ -2781,6 +3090,8 @@ const kiln_tensor_info kOutputs[] = {
     { "second(a, b)", 9, 1, kOutputShapes + 16 },
     { nullptr, 0, 0, nullptr }
 };
+const int32_t kInputKinds[] = { KILN_KIND_TENSOR, KILN_KIND_TENSOR, 0 };
+const int32_t kOutputKinds[] = { KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, 0 };
 constexpr int32_t kNumInputs = 2;
 constexpr int32_t kNumOutputs = 17;
 constexpr int32_t kNumShapeOutputs = 17;
@@ -2882,6 +3193,8 @@ KILN_EXPORT const kiln_graph_info* elemwise_mixed_info(void) {
       elemwise_mixed_call,
       elemwise_mixed_output_shapes,
       elemwise_mixed_call_into,
+      elemwise_mixed_impl::kInputKinds,
+      elemwise_mixed_impl::kOutputKinds,
   };
   return &info;
 }

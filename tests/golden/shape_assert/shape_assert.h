@@ -41,7 +41,7 @@
 extern "C" {
 #endif
 
-#define KILN_ABI_VERSION 1
+#define KILN_ABI_VERSION 2
 
 /** Status codes (append only). */
 typedef enum kiln_status {
@@ -76,6 +76,14 @@ typedef enum kiln_dtype {
   KILN_FLOAT32 = 9,
   KILN_FLOAT64 = 10
 } kiln_dtype;
+
+/** What an input or output holds (append only). An rng is a NumPy Generator's PCG64 state,
+ *  passed as a uint64 tensor of shape [6] = {state_hi, state_lo, inc_hi, inc_lo, has_uint32,
+ *  uinteger} (graph format version 2; docs/GRAPH_FORMAT.md, "kiln's readings"). */
+typedef enum kiln_kind {
+  KILN_KIND_TENSOR = 0,
+  KILN_KIND_RNG = 1
+} kiln_kind;
 
 /** One input or output of a graph. */
 typedef struct kiln_tensor_info {
@@ -118,6 +126,10 @@ typedef struct kiln_graph_info {
   /** Runs the graph into caller-provided, C-contiguous outputs of the right dtype and shape
    *  (see output_shapes). In a steady state this allocates nothing. */
   int32_t (*call_into)(kiln_context* ctx, const DLTensor* inputs, DLTensor* outputs);
+
+  /** What each input / output holds: num_inputs / num_outputs kiln_kind values (ABI 2). */
+  const int32_t* input_kinds;
+  const int32_t* output_kinds;
 } kiln_graph_info;
 
 /** A human-readable name of a status code. */
@@ -148,8 +160,8 @@ static inline const char* kiln_status_name(int32_t status) {
 
 #endif /* KILN_ABI_H_ */
 
-#if KILN_ABI_VERSION != 1
-#error "shape_assert.h was generated for kiln ABI version 1"
+#if KILN_ABI_VERSION != 2
+#error "shape_assert.h was generated for kiln ABI version 2"
 #endif
 
 #ifndef KILN_EXPORT

@@ -16,6 +16,10 @@
 #include <dlfcn.h>     // dlopen (pinning libgomp, below)
 #include <sys/mman.h>  // madvise (transparent huge pages for large buffers)
 #include <dlpack/dlpack.h>
+#include <algorithm>
+#include <atomic>
+#include <iterator>
+#include <numeric>
 #include <cblas.h>
 #include <climits>
 #include <initializer_list>
@@ -58,7 +62,7 @@
 extern "C" {
 #endif
 
-#define KILN_ABI_VERSION 1
+#define KILN_ABI_VERSION 2
 
 /** Status codes (append only). */
 typedef enum kiln_status {
@@ -93,6 +97,14 @@ typedef enum kiln_dtype {
   KILN_FLOAT32 = 9,
   KILN_FLOAT64 = 10
 } kiln_dtype;
+
+/** What an input or output holds (append only). An rng is a NumPy Generator's PCG64 state,
+ *  passed as a uint64 tensor of shape [6] = {state_hi, state_lo, inc_hi, inc_lo, has_uint32,
+ *  uinteger} (graph format version 2; docs/GRAPH_FORMAT.md, "kiln's readings"). */
+typedef enum kiln_kind {
+  KILN_KIND_TENSOR = 0,
+  KILN_KIND_RNG = 1
+} kiln_kind;
 
 /** One input or output of a graph. */
 typedef struct kiln_tensor_info {
@@ -135,6 +147,10 @@ typedef struct kiln_graph_info {
   /** Runs the graph into caller-provided, C-contiguous outputs of the right dtype and shape
    *  (see output_shapes). In a steady state this allocates nothing. */
   int32_t (*call_into)(kiln_context* ctx, const DLTensor* inputs, DLTensor* outputs);
+
+  /** What each input / output holds: num_inputs / num_outputs kiln_kind values (ABI 2). */
+  const int32_t* input_kinds;
+  const int32_t* output_kinds;
 } kiln_graph_info;
 
 /** A human-readable name of a status code. */
@@ -1399,6 +1415,187 @@ inline int64_t block_width(int64_t columns, int64_t groups, int64_t max_width, i
 
 }  // namespace kg
 
+// kiln generated-code runtime, advanced indexing and data-dependent lengths: checking index
+// arrays, masks and their true elements, broadcasting the shapes of several index arrays, and
+// sorting (emit_advanced_indexing.cpp, emit_extra_ops.cpp). Embedded after runtime.hpp, in the
+// same anonymous namespace; the messages are NumPy's, as the reference evaluator's.
+
+
+
+namespace kg {
+
+/// Checks every element of an integer index array (any rank and strides) against the length
+/// of axis `axis` of the indexed tensor (NumPy's IndexError words on the first bad one).
+template <typename T, int N>
+inline int32_t check_indices(Ctx* ctx, const Tensor<T, N>& idx, int64_t length, int axis) {
+  int64_t strides[1][N > 0 ? N : 1];
+  for (int d = 0; d < N; ++d) strides[0][d] = idx.strides[d];
+  int32_t status = KILN_OK;
+  for_each_strided<N, 1>(idx.shape, strides, [&](const int64_t* off) {
+    int64_t j;
+    if (status == KILN_OK) status = check_index(ctx, idx.data[off[0]], length, axis, j);
+  });
+  return status;
+}
+
+/// Checks that a boolean mask of rank N has the lengths of dimensions x_dim.. of x.
+template <int N>
+inline int32_t check_mask_shape(Ctx* ctx, const int64_t* mask_shape, const int64_t* x_shape, int x_dim) {
+  for (int j = 0; j < N; ++j)
+    if (mask_shape[j] != x_shape[x_dim + j])
+      return fail(ctx, KILN_ERR_INDEX,
+                  "boolean index did not match indexed array along dimension %d; dimension is %lld but "
+                  "corresponding boolean dimension is %lld",
+                  x_dim + j, static_cast<long long>(x_shape[x_dim + j]), static_cast<long long>(mask_shape[j]));
+  return KILN_OK;
+}
+
+/// The number of true (nonzero) elements of a tensor.
+template <typename T, int N>
+inline int64_t count_nonzero(const Tensor<T, N>& a) {
+  int64_t strides[1][N > 0 ? N : 1];
+  for (int d = 0; d < N; ++d) strides[0][d] = a.strides[d];
+  int64_t n = 0;
+  for_each_strided<N, 1>(a.shape, strides, [&](const int64_t* off) { n += a.data[off[0]] != 0 ? 1 : 0; });
+  return n;
+}
+
+/// The shape of one index operand of a block (an index array's shape, or a mask's count).
+struct IndexShape {
+  const int64_t* shape;
+  int ndim;
+};
+
+/// Broadcasts the shapes of the advanced indices into `block` (rank R), NumPy's rules; fails
+/// with "shape mismatch: indexing arrays could not be broadcast together with shapes (2,) (3,)".
+inline int32_t broadcast_index_shapes(Ctx* ctx, int64_t* block, int R, const IndexShape* shapes, int count) {
+  for (int d = 0; d < R; ++d) block[d] = 1;
+  for (int k = 0; k < count; ++k)
+    for (int d = 0; d < shapes[k].ndim; ++d) {
+      int64_t& b = block[R - shapes[k].ndim + d];
+      const int64_t s = shapes[k].shape[d];
+      if (s == b || s == 1) continue;
+      if (b != 1) {
+        char text[512] = "";
+        for (int j = 0; j < count; ++j) {
+          char one[160];
+          shape_text(one, sizeof one, shapes[j].shape, shapes[j].ndim);
+          std::strncat(text, j ? " " : "", sizeof text - std::strlen(text) - 1);
+          std::strncat(text, one, sizeof text - std::strlen(text) - 1);
+        }
+        return fail(ctx, KILN_ERR_INDEX, "shape mismatch: indexing arrays could not be broadcast together with shapes %s",
+                    text);
+      }
+      b = s;
+    }
+  return KILN_OK;
+}
+
+/// Walks the true elements of a boolean mask in row-major order: seek(t) gives the
+/// multi-index of the t-th one. Moving forward by one is cheap; going back restarts.
+template <int N>
+struct MaskCursor {
+  const bool* data;
+  int64_t shape[N > 0 ? N : 1];
+  int64_t strides[N > 0 ? N : 1];
+  int64_t index[N > 0 ? N : 1] = {};
+  int64_t ordinal = -1;  ///< which true element `index` is (-1: before the first)
+
+  template <typename Mask>
+  explicit MaskCursor(const Mask& m) : data(m.data) {
+    for (int d = 0; d < N; ++d) {
+      shape[d] = m.shape[d];
+      strides[d] = m.strides[d];
+    }
+  }
+  const int64_t* seek(int64_t t) {
+    if (t < ordinal) {
+      ordinal = -1;
+      for (int d = 0; d < N; ++d) index[d] = 0;
+    }
+    while (ordinal < t) {
+      if (ordinal >= 0) step();
+      while (!current()) step();
+      ++ordinal;
+    }
+    return index;
+  }
+
+ private:
+  bool current() const {
+    int64_t off = 0;
+    for (int d = 0; d < N; ++d) off += index[d] * strides[d];
+    return data[off];
+  }
+  void step() {
+    for (int d = N - 1; d >= 0; --d) {
+      if (++index[d] < shape[d]) return;
+      if (d > 0) index[d] = 0;
+    }
+  }
+};
+
+/// A gathered element's position: index v (negative counts from the end) along an axis of
+/// length n, or 0 with `bad` set when it is out of range (never a wild read; the caller
+/// reports the index afterwards). Branch-free, so that fused loops stay vectorisable.
+/// (`bad` is an int64 flag: GCC vectorises an OR-reduction into one, not into a bool.)
+template <typename I>
+inline int64_t gather_index(I v, int64_t n, int64_t& bad) {
+  int64_t j;
+  if constexpr (std::is_unsigned_v<I>)
+    j = static_cast<uint64_t>(v) < static_cast<uint64_t>(n) ? static_cast<int64_t>(v) : -1;
+  else
+    j = v < 0 ? static_cast<int64_t>(v) + n : static_cast<int64_t>(v);
+  const int64_t out = static_cast<uint64_t>(j) >= static_cast<uint64_t>(n);
+  bad |= out;
+  return out ? 0 : j;
+}
+
+/// NumPy's sort order: NaN after every number.
+template <typename T>
+inline bool sorts_before(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    return a < b || (std::isnan(b) && !std::isnan(a));
+  else
+    return a < b;
+}
+
+/// A random-access iterator over a strided lane (for std::stable_sort on a tensor's axis).
+template <typename T>
+struct StridedIter {
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = T;
+  using difference_type = std::ptrdiff_t;
+  using pointer = T*;
+  using reference = T&;
+
+  T* p = nullptr;
+  int64_t s = 1;
+
+  StridedIter() = default;
+  StridedIter(T* p_, int64_t s_) : p(p_), s(s_) {}
+  reference operator*() const { return *p; }
+  reference operator[](difference_type n) const { return p[n * s]; }
+  StridedIter& operator++() { p += s; return *this; }
+  StridedIter& operator--() { p -= s; return *this; }
+  StridedIter operator++(int) { StridedIter t = *this; p += s; return t; }
+  StridedIter operator--(int) { StridedIter t = *this; p -= s; return t; }
+  StridedIter& operator+=(difference_type n) { p += n * s; return *this; }
+  StridedIter& operator-=(difference_type n) { p -= n * s; return *this; }
+  StridedIter operator+(difference_type n) const { return StridedIter(p + n * s, s); }
+  StridedIter operator-(difference_type n) const { return StridedIter(p - n * s, s); }
+  friend StridedIter operator+(difference_type n, const StridedIter& i) { return i + n; }
+  difference_type operator-(const StridedIter& o) const { return (p - o.p) / s; }
+  bool operator==(const StridedIter& o) const { return p == o.p; }
+  bool operator!=(const StridedIter& o) const { return p != o.p; }
+  bool operator<(const StridedIter& o) const { return s > 0 ? p < o.p : p > o.p; }
+  bool operator>(const StridedIter& o) const { return o < *this; }
+  bool operator<=(const StridedIter& o) const { return !(o < *this); }
+  bool operator>=(const StridedIter& o) const { return !(*this < o); }
+};
+
+}  // namespace kg
+
 // ---- matrix products and CBLAS (Dot, BatchedDot, Blockwise, BLAS ops: emit_dot.cpp) ----
 //
 // float32/float64 products go to CBLAS (dot, gemv or gemm by shape), reading operands where
@@ -1732,26 +1929,18 @@ namespace {
 namespace shape_chain_impl {
 
 alignas(64) const int64_t krun_graph_c0[] = {
-    0LL
-};
-
-alignas(64) const int64_t krun_graph_c1[] = {
     0LL, 1LL, 2LL, 3LL, 4LL, 5LL
 };
 
-alignas(64) const int64_t krun_graph_c2[] = {
-    1LL
-};
-
-alignas(64) const int64_t krun_graph_c3[] = {
+alignas(64) const int64_t krun_graph_c1[] = {
     1LL, 2LL
 };
 
-alignas(64) const int64_t krun_graph_c4[] = {
+alignas(64) const int64_t krun_graph_c2[] = {
     -1LL
 };
 
-alignas(64) const int64_t krun_graph_c5[] = {
+alignas(64) const int64_t krun_graph_c3[] = {
     2LL
 };
 
@@ -1773,87 +1962,73 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   (void)inputs;
   (void)sink;
   kg::Tensor<int64_t, 2> v0;
-  kg::Tensor<int64_t, 0> v1;
+  kg::Tensor<int64_t, 2> v1;
   kg::Tensor<int64_t, 2> v2;
-  kg::Tensor<int64_t, 2> v3;
-  kg::Tensor<int64_t, 0> v4;
-  kg::Tensor<int64_t, 1> v5;
-  kg::Tensor<int64_t, 2> v6;
-  kg::Tensor<int64_t, 2> v7;
-  kg::Tensor<int64_t, 0> v8;
-  kg::Tensor<int64_t, 0> v9;
-  kg::Tensor<int64_t, 2> v10;
+  kg::Tensor<int64_t, 1> v3;
+  kg::Tensor<int64_t, 2> v4;
+  kg::Tensor<int64_t, 2> v5;
+  kg::Tensor<int64_t, 0> v6;
+  kg::Tensor<int64_t, 0> v7;
+  kg::Tensor<int64_t, 2> v8;
   {
     static const int64_t static_shape[] = { -1, 3 };
     KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{0, 64, 1}, static_shape, "x"));
   }
   v1.data = const_cast<int64_t*>(krun_graph_c0);
-
+  v1.shape[0] = 2;
+  v1.shape[1] = 3;
   v1.set_contiguous_strides();
-  v2.data = const_cast<int64_t*>(krun_graph_c1);
-  v2.shape[0] = 2;
-  v2.shape[1] = 3;
-  v2.set_contiguous_strides();
-  v4.data = const_cast<int64_t*>(krun_graph_c2);
+  v3.data = const_cast<int64_t*>(krun_graph_c1);
+  v3.shape[0] = 2;
+  v3.set_contiguous_strides();
+  v6.data = const_cast<int64_t*>(krun_graph_c2);
 
-  v4.set_contiguous_strides();
-  v5.data = const_cast<int64_t*>(krun_graph_c3);
-  v5.shape[0] = 2;
-  v5.set_contiguous_strides();
-  v8.data = const_cast<int64_t*>(krun_graph_c4);
+  v6.set_contiguous_strides();
+  v7.data = const_cast<int64_t*>(krun_graph_c3);
 
-  v8.set_contiguous_strides();
-  v9.data = const_cast<int64_t*>(krun_graph_c5);
+  v7.set_contiguous_strides();
 
-  v9.set_contiguous_strides();
-
-  // [0] Join -> v3
+  // [0] Join{axis=0} -> v2
   {
-    static const char kWhere[] = "node [0] Join -> \"v8\"";
-    int axis;
-    {
-      int64_t a;
-      KILN_TRY_AT(kg::read_int(ctx, v1, 0, a), kWhere);
-      if (a < -2 || a >= 2)
-        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_INDEX, "Join: axis %lld is out of bounds for an array of dimension 2", static_cast<long long>(a)), kWhere);
-      axis = static_cast<int>(a < 0 ? a + 2 : a);
-    }
-    for (int d = 0; d < 2; ++d) v3.shape[d] = v2.shape[d];
-    v3.shape[axis] = 0;
+    static const char kWhere[] = "node [0] Join{axis=0} -> \"v8\"";
+    const int axis = 0;
+
+    for (int d = 0; d < 2; ++d) v2.shape[d] = v1.shape[d];
+    v2.shape[axis] = 0;
     for (int d = 0; d < 2; ++d) {
-      if (d != axis && v2.shape[d] != v3.shape[d])
-        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, input 1 has length %lld and input 1 has length %lld", d, static_cast<long long>(v3.shape[d]), static_cast<long long>(v2.shape[d])), kWhere);
+      if (d != axis && v1.shape[d] != v2.shape[d])
+        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 0 has length %lld", d, static_cast<long long>(v2.shape[d]), static_cast<long long>(v1.shape[d])), kWhere);
     }
-    v3.shape[axis] += v2.shape[axis];
+    v2.shape[axis] += v1.shape[axis];
     for (int d = 0; d < 2; ++d) {
-      if (d != axis && v0.shape[d] != v3.shape[d])
-        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, input 1 has length %lld and input 2 has length %lld", d, static_cast<long long>(v3.shape[d]), static_cast<long long>(v0.shape[d])), kWhere);
+      if (d != axis && v0.shape[d] != v2.shape[d])
+        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 1 has length %lld", d, static_cast<long long>(v2.shape[d]), static_cast<long long>(v0.shape[d])), kWhere);
     }
-    v3.shape[axis] += v0.shape[axis];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v3), kWhere);
+    v2.shape[axis] += v0.shape[axis];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v2), kWhere);
     {
       // Each input into its region of the output (the output's strides, offset along the axis).
       int64_t offset = 0;
       {
         kg::Tensor<int64_t, 2> region;
         for (int d = 0; d < 2; ++d) {
-          region.shape[d] = v2.shape[d];
-          region.strides[d] = v3.strides[d];
+          region.shape[d] = v1.shape[d];
+          region.strides[d] = v2.strides[d];
         }
-        region.data = v3.data;
-        if (region.size() > 0) region.data += offset * v3.strides[axis];
-        kg::copy_tensor(v2, region);
+        region.data = v2.data;
+        if (region.size() > 0) region.data += offset * v2.strides[axis];
+        kg::copy_tensor(v1, region);
 
-        offset += v2.shape[axis];
+        offset += v1.shape[axis];
       }
       {
         kg::Tensor<int64_t, 2> region;
         for (int d = 0; d < 2; ++d) {
           region.shape[d] = v0.shape[d];
-          region.strides[d] = v3.strides[d];
+          region.strides[d] = v2.strides[d];
         }
-        region.data = v3.data;
-        if (region.size() > 0) region.data += offset * v3.strides[axis];
+        region.data = v2.data;
+        if (region.size() > 0) region.data += offset * v2.strides[axis];
         kg::copy_tensor(v0, region);
 
         offset += v0.shape[axis];
@@ -1862,66 +2037,60 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [1] Split{2} -> v6, v7
+  // [1] Split{len_splits=2, axis=1} -> v4, v5
   {
-    static const char kWhere[] = "node [1] Split{2} -> \"v11\", \"v12\"";
-    int axis;
-    {
-      int64_t a;
-      KILN_TRY_AT(kg::read_int(ctx, v4, 0, a), kWhere);
-      if (a < -2 || a >= 2)
-        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_INDEX, "Split: axis %lld is out of bounds for an array of dimension 2", static_cast<long long>(a)), kWhere);
-      axis = static_cast<int>(a < 0 ? a + 2 : a);
-    }
-    if (v5.shape[0] != 2)
-      return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Split: expected 2 split sizes, got %lld", static_cast<long long>(v5.shape[0])), kWhere);
+    static const char kWhere[] = "node [1] Split{len_splits=2, axis=1} -> \"v11\", \"v12\"";
+    const int axis = 1;
+
+    if (v3.shape[0] != 2)
+      return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Split: expected 2 split sizes, got %lld", static_cast<long long>(v3.shape[0])), kWhere);
     int64_t lengths[2];
     {
       int64_t sum = 0;
       for (int i = 0; i < 2; ++i) {
-        KILN_TRY_AT(kg::read_int(ctx, v5, i, lengths[i]), kWhere);
+        KILN_TRY_AT(kg::read_int(ctx, v3, i, lengths[i]), kWhere);
         if (lengths[i] < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Split: split sizes cannot be negative (size %d is %lld)", i, static_cast<long long>(lengths[i])), kWhere);
         sum = static_cast<int64_t>(static_cast<uint64_t>(sum) + static_cast<uint64_t>(lengths[i]));
       }
-      if (sum != v3.shape[axis])
-        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Split: split sizes sum to %lld; expected %lld (the length of axis %d)", static_cast<long long>(sum), static_cast<long long>(v3.shape[axis]), axis), kWhere);
+      if (sum != v2.shape[axis])
+        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Split: split sizes sum to %lld; expected %lld (the length of axis %d)", static_cast<long long>(sum), static_cast<long long>(v2.shape[axis]), axis), kWhere);
     }
     // Each piece is copied out of x (the reference evaluator returns views of x).
     int64_t start = 0;
     {
-      kg::Tensor<int64_t, 2> piece = v3;
+      kg::Tensor<int64_t, 2> piece = v2;
       piece.shape[axis] = lengths[0];
-      if (piece.size() > 0) piece.data += start * v3.strides[axis];
-      for (int d = 0; d < 2; ++d) v6.shape[d] = piece.shape[d];
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v6, DLDataType{0, 64, 1}), kWhere);
-      kg::copy_tensor(piece, v6);
+      if (piece.size() > 0) piece.data += start * v2.strides[axis];
+      for (int d = 0; d < 2; ++d) v4.shape[d] = piece.shape[d];
+    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v4, DLDataType{0, 64, 1}), kWhere);
+      kg::copy_tensor(piece, v4);
       start += lengths[0];
     }
     {
-      kg::Tensor<int64_t, 2> piece = v3;
+      kg::Tensor<int64_t, 2> piece = v2;
       piece.shape[axis] = lengths[1];
-      if (piece.size() > 0) piece.data += start * v3.strides[axis];
-      for (int d = 0; d < 2; ++d) v7.shape[d] = piece.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v7), kWhere);
-      kg::copy_tensor(piece, v7);
+      if (piece.size() > 0) piece.data += start * v2.strides[axis];
+      for (int d = 0; d < 2; ++d) v5.shape[d] = piece.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v5), kWhere);
+      kg::copy_tensor(piece, v5);
       start += lengths[1];
     }
 
   }
 
-  // [2] SpecifyShape -> v10
+  // [2] SpecifyShape -> v8
   {
     static const char kWhere[] = "node [2] SpecifyShape -> \"v15\"";
     {
       int64_t want[2] = {};
       bool ok = true;
-      KILN_TRY_AT(kg::read_int(ctx, v9, 0, want[1]), kWhere);
-      ok = ok && v7.shape[1] == want[1];
+      KILN_TRY_AT(kg::read_int(ctx, v7, 0, want[1]), kWhere);
+      ok = ok && v5.shape[1] == want[1];
       if (!ok) {
         static const bool checked[] = { false, true };  // false: a -1 (unchecked) length
         char got[512], expected[512] = "(";
-        kg::shape_text(got, sizeof got, v7.shape, 2);
+        kg::shape_text(got, sizeof got, v5.shape, 2);
         for (int d = 0; d < 2; ++d) {
           char item[32];
           if (checked[d])
@@ -1934,20 +2103,20 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_ASSERT, "SpecifyShape: got shape %s, expected %s", got, expected), kWhere);
       }
     }
-    v10.data = v7.data;
+    v8.data = v5.data;
     for (int d = 0; d < 2; ++d) {
-      v10.shape[d] = v7.shape[d];
-      v10.strides[d] = v7.strides[d];
+      v8.shape[d] = v5.shape[d];
+      v8.strides[d] = v5.strides[d];
     }
 
 
   }
   {
-    // graph output 1 is v10: copy it into the output's memory
+    // graph output 1 is v8: copy it into the output's memory
     kg::Tensor<int64_t, 2> out;
-    for (int d = 0; d < 2; ++d) out.shape[d] = v10.shape[d];
+    for (int d = 0; d < 2; ++d) out.shape[d] = v8.shape[d];
     KILN_TRY(kg::alloc_output(ctx, sink, 1, out, DLDataType{0, 64, 1}));
-    kg::copy_tensor(v10, out);
+    kg::copy_tensor(v8, out);
   }
   return KILN_OK;
 }
@@ -1991,6 +2160,8 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
     static const char kWhere[] = "node [1] Add";
 
 
+
+
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v3, DLDataType{0, 64, 1}), kWhere);
     {
       const int64_t n = v3.size();
@@ -2000,6 +2171,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v2.data;
           const int64_t* __restrict p1 = v1.data;
+
           int64_t* __restrict q0 = v3.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2009,11 +2181,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v2.data;
         const int64_t* __restrict p1 = v1.data;
+
         int64_t* __restrict q0 = v3.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2029,8 +2203,10 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
   {
@@ -2069,6 +2245,8 @@ const kiln_tensor_info kOutputs[] = {
     { "v15", 4, 2, kOutputShapes + 2 },
     { nullptr, 0, 0, nullptr }
 };
+const int32_t kInputKinds[] = { KILN_KIND_TENSOR, 0 };
+const int32_t kOutputKinds[] = { KILN_KIND_TENSOR, KILN_KIND_TENSOR, 0 };
 constexpr int32_t kNumInputs = 1;
 constexpr int32_t kNumOutputs = 2;
 constexpr int32_t kNumShapeOutputs = 4;
@@ -2170,6 +2348,8 @@ KILN_EXPORT const kiln_graph_info* shape_chain_info(void) {
       shape_chain_call,
       shape_chain_output_shapes,
       shape_chain_call_into,
+      shape_chain_impl::kInputKinds,
+      shape_chain_impl::kOutputKinds,
   };
   return &info;
 }

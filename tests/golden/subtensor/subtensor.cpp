@@ -16,6 +16,10 @@
 #include <dlfcn.h>     // dlopen (pinning libgomp, below)
 #include <sys/mman.h>  // madvise (transparent huge pages for large buffers)
 #include <dlpack/dlpack.h>
+#include <algorithm>
+#include <atomic>
+#include <iterator>
+#include <numeric>
 #include <cblas.h>
 #include <climits>
 #include <initializer_list>
@@ -58,7 +62,7 @@
 extern "C" {
 #endif
 
-#define KILN_ABI_VERSION 1
+#define KILN_ABI_VERSION 2
 
 /** Status codes (append only). */
 typedef enum kiln_status {
@@ -93,6 +97,14 @@ typedef enum kiln_dtype {
   KILN_FLOAT32 = 9,
   KILN_FLOAT64 = 10
 } kiln_dtype;
+
+/** What an input or output holds (append only). An rng is a NumPy Generator's PCG64 state,
+ *  passed as a uint64 tensor of shape [6] = {state_hi, state_lo, inc_hi, inc_lo, has_uint32,
+ *  uinteger} (graph format version 2; docs/GRAPH_FORMAT.md, "kiln's readings"). */
+typedef enum kiln_kind {
+  KILN_KIND_TENSOR = 0,
+  KILN_KIND_RNG = 1
+} kiln_kind;
 
 /** One input or output of a graph. */
 typedef struct kiln_tensor_info {
@@ -135,6 +147,10 @@ typedef struct kiln_graph_info {
   /** Runs the graph into caller-provided, C-contiguous outputs of the right dtype and shape
    *  (see output_shapes). In a steady state this allocates nothing. */
   int32_t (*call_into)(kiln_context* ctx, const DLTensor* inputs, DLTensor* outputs);
+
+  /** What each input / output holds: num_inputs / num_outputs kiln_kind values (ABI 2). */
+  const int32_t* input_kinds;
+  const int32_t* output_kinds;
 } kiln_graph_info;
 
 /** A human-readable name of a status code. */
@@ -1399,6 +1415,187 @@ inline int64_t block_width(int64_t columns, int64_t groups, int64_t max_width, i
 
 }  // namespace kg
 
+// kiln generated-code runtime, advanced indexing and data-dependent lengths: checking index
+// arrays, masks and their true elements, broadcasting the shapes of several index arrays, and
+// sorting (emit_advanced_indexing.cpp, emit_extra_ops.cpp). Embedded after runtime.hpp, in the
+// same anonymous namespace; the messages are NumPy's, as the reference evaluator's.
+
+
+
+namespace kg {
+
+/// Checks every element of an integer index array (any rank and strides) against the length
+/// of axis `axis` of the indexed tensor (NumPy's IndexError words on the first bad one).
+template <typename T, int N>
+inline int32_t check_indices(Ctx* ctx, const Tensor<T, N>& idx, int64_t length, int axis) {
+  int64_t strides[1][N > 0 ? N : 1];
+  for (int d = 0; d < N; ++d) strides[0][d] = idx.strides[d];
+  int32_t status = KILN_OK;
+  for_each_strided<N, 1>(idx.shape, strides, [&](const int64_t* off) {
+    int64_t j;
+    if (status == KILN_OK) status = check_index(ctx, idx.data[off[0]], length, axis, j);
+  });
+  return status;
+}
+
+/// Checks that a boolean mask of rank N has the lengths of dimensions x_dim.. of x.
+template <int N>
+inline int32_t check_mask_shape(Ctx* ctx, const int64_t* mask_shape, const int64_t* x_shape, int x_dim) {
+  for (int j = 0; j < N; ++j)
+    if (mask_shape[j] != x_shape[x_dim + j])
+      return fail(ctx, KILN_ERR_INDEX,
+                  "boolean index did not match indexed array along dimension %d; dimension is %lld but "
+                  "corresponding boolean dimension is %lld",
+                  x_dim + j, static_cast<long long>(x_shape[x_dim + j]), static_cast<long long>(mask_shape[j]));
+  return KILN_OK;
+}
+
+/// The number of true (nonzero) elements of a tensor.
+template <typename T, int N>
+inline int64_t count_nonzero(const Tensor<T, N>& a) {
+  int64_t strides[1][N > 0 ? N : 1];
+  for (int d = 0; d < N; ++d) strides[0][d] = a.strides[d];
+  int64_t n = 0;
+  for_each_strided<N, 1>(a.shape, strides, [&](const int64_t* off) { n += a.data[off[0]] != 0 ? 1 : 0; });
+  return n;
+}
+
+/// The shape of one index operand of a block (an index array's shape, or a mask's count).
+struct IndexShape {
+  const int64_t* shape;
+  int ndim;
+};
+
+/// Broadcasts the shapes of the advanced indices into `block` (rank R), NumPy's rules; fails
+/// with "shape mismatch: indexing arrays could not be broadcast together with shapes (2,) (3,)".
+inline int32_t broadcast_index_shapes(Ctx* ctx, int64_t* block, int R, const IndexShape* shapes, int count) {
+  for (int d = 0; d < R; ++d) block[d] = 1;
+  for (int k = 0; k < count; ++k)
+    for (int d = 0; d < shapes[k].ndim; ++d) {
+      int64_t& b = block[R - shapes[k].ndim + d];
+      const int64_t s = shapes[k].shape[d];
+      if (s == b || s == 1) continue;
+      if (b != 1) {
+        char text[512] = "";
+        for (int j = 0; j < count; ++j) {
+          char one[160];
+          shape_text(one, sizeof one, shapes[j].shape, shapes[j].ndim);
+          std::strncat(text, j ? " " : "", sizeof text - std::strlen(text) - 1);
+          std::strncat(text, one, sizeof text - std::strlen(text) - 1);
+        }
+        return fail(ctx, KILN_ERR_INDEX, "shape mismatch: indexing arrays could not be broadcast together with shapes %s",
+                    text);
+      }
+      b = s;
+    }
+  return KILN_OK;
+}
+
+/// Walks the true elements of a boolean mask in row-major order: seek(t) gives the
+/// multi-index of the t-th one. Moving forward by one is cheap; going back restarts.
+template <int N>
+struct MaskCursor {
+  const bool* data;
+  int64_t shape[N > 0 ? N : 1];
+  int64_t strides[N > 0 ? N : 1];
+  int64_t index[N > 0 ? N : 1] = {};
+  int64_t ordinal = -1;  ///< which true element `index` is (-1: before the first)
+
+  template <typename Mask>
+  explicit MaskCursor(const Mask& m) : data(m.data) {
+    for (int d = 0; d < N; ++d) {
+      shape[d] = m.shape[d];
+      strides[d] = m.strides[d];
+    }
+  }
+  const int64_t* seek(int64_t t) {
+    if (t < ordinal) {
+      ordinal = -1;
+      for (int d = 0; d < N; ++d) index[d] = 0;
+    }
+    while (ordinal < t) {
+      if (ordinal >= 0) step();
+      while (!current()) step();
+      ++ordinal;
+    }
+    return index;
+  }
+
+ private:
+  bool current() const {
+    int64_t off = 0;
+    for (int d = 0; d < N; ++d) off += index[d] * strides[d];
+    return data[off];
+  }
+  void step() {
+    for (int d = N - 1; d >= 0; --d) {
+      if (++index[d] < shape[d]) return;
+      if (d > 0) index[d] = 0;
+    }
+  }
+};
+
+/// A gathered element's position: index v (negative counts from the end) along an axis of
+/// length n, or 0 with `bad` set when it is out of range (never a wild read; the caller
+/// reports the index afterwards). Branch-free, so that fused loops stay vectorisable.
+/// (`bad` is an int64 flag: GCC vectorises an OR-reduction into one, not into a bool.)
+template <typename I>
+inline int64_t gather_index(I v, int64_t n, int64_t& bad) {
+  int64_t j;
+  if constexpr (std::is_unsigned_v<I>)
+    j = static_cast<uint64_t>(v) < static_cast<uint64_t>(n) ? static_cast<int64_t>(v) : -1;
+  else
+    j = v < 0 ? static_cast<int64_t>(v) + n : static_cast<int64_t>(v);
+  const int64_t out = static_cast<uint64_t>(j) >= static_cast<uint64_t>(n);
+  bad |= out;
+  return out ? 0 : j;
+}
+
+/// NumPy's sort order: NaN after every number.
+template <typename T>
+inline bool sorts_before(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    return a < b || (std::isnan(b) && !std::isnan(a));
+  else
+    return a < b;
+}
+
+/// A random-access iterator over a strided lane (for std::stable_sort on a tensor's axis).
+template <typename T>
+struct StridedIter {
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = T;
+  using difference_type = std::ptrdiff_t;
+  using pointer = T*;
+  using reference = T&;
+
+  T* p = nullptr;
+  int64_t s = 1;
+
+  StridedIter() = default;
+  StridedIter(T* p_, int64_t s_) : p(p_), s(s_) {}
+  reference operator*() const { return *p; }
+  reference operator[](difference_type n) const { return p[n * s]; }
+  StridedIter& operator++() { p += s; return *this; }
+  StridedIter& operator--() { p -= s; return *this; }
+  StridedIter operator++(int) { StridedIter t = *this; p += s; return t; }
+  StridedIter operator--(int) { StridedIter t = *this; p -= s; return t; }
+  StridedIter& operator+=(difference_type n) { p += n * s; return *this; }
+  StridedIter& operator-=(difference_type n) { p -= n * s; return *this; }
+  StridedIter operator+(difference_type n) const { return StridedIter(p + n * s, s); }
+  StridedIter operator-(difference_type n) const { return StridedIter(p - n * s, s); }
+  friend StridedIter operator+(difference_type n, const StridedIter& i) { return i + n; }
+  difference_type operator-(const StridedIter& o) const { return (p - o.p) / s; }
+  bool operator==(const StridedIter& o) const { return p == o.p; }
+  bool operator!=(const StridedIter& o) const { return p != o.p; }
+  bool operator<(const StridedIter& o) const { return s > 0 ? p < o.p : p > o.p; }
+  bool operator>(const StridedIter& o) const { return o < *this; }
+  bool operator<=(const StridedIter& o) const { return !(o < *this); }
+  bool operator>=(const StridedIter& o) const { return !(*this < o); }
+};
+
+}  // namespace kg
+
 // ---- matrix products and CBLAS (Dot, BatchedDot, Blockwise, BLAS ops: emit_dot.cpp) ----
 //
 // float32/float64 products go to CBLAS (dot, gemv or gemm by shape), reading operands where
@@ -1978,6 +2175,8 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
     static const char kWhere[] = "node [0] Gt";
 
 
+
+
     KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v6), kWhere);
     {
       const int64_t n = v6.size();
@@ -1987,6 +2186,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v3.data;
           const int8_t* __restrict p1 = v5.data;
+
           bool* __restrict q0 = v6.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -1996,11 +2196,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v3.data;
         const int8_t* __restrict p1 = v5.data;
+
         bool* __restrict q0 = v6.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2016,14 +2218,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [1] Lt -> v8
   {
     static const char kWhere[] = "node [1] Lt";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v8), kWhere);
@@ -2035,6 +2241,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v2.data;
           const int8_t* __restrict p1 = v7.data;
+
           bool* __restrict q0 = v8.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2044,11 +2251,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v2.data;
         const int8_t* __restrict p1 = v7.data;
+
         bool* __restrict q0 = v8.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2064,8 +2273,10 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
@@ -2084,6 +2295,8 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
     static const char kWhere[] = "node [3] Add";
 
 
+
+
     KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v10), kWhere);
     {
       const int64_t n = v10.size();
@@ -2093,6 +2306,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v2.data;
           const int64_t* __restrict p1 = v9.data;
+
           int64_t* __restrict q0 = v10.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2102,11 +2316,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v2.data;
         const int64_t* __restrict p1 = v9.data;
+
         int64_t* __restrict q0 = v10.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2122,14 +2338,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [4] Switch -> v11
   {
     static const char kWhere[] = "node [4] Switch";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v11), kWhere);
@@ -2142,6 +2362,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
           const bool* __restrict p0 = v8.data;
           const int64_t* __restrict p1 = v10.data;
           const int64_t* __restrict p2 = v2.data;
+
           int64_t* __restrict q0 = v11.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2152,12 +2373,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const bool* __restrict p0 = v8.data;
         const int64_t* __restrict p1 = v10.data;
         const int64_t* __restrict p2 = v2.data;
+
         int64_t* __restrict q0 = v11.data;
         int64_t strides[4][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2175,14 +2398,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[3]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [5] Clip -> v13
   {
     static const char kWhere[] = "node [5] Clip";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v13), kWhere);
@@ -2195,6 +2422,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
           const int64_t* __restrict p0 = v11.data;
           const int64_t* __restrict p1 = v12.data;
           const int64_t* __restrict p2 = v9.data;
+
           int64_t* __restrict q0 = v13.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2205,12 +2433,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v11.data;
         const int64_t* __restrict p1 = v12.data;
         const int64_t* __restrict p2 = v9.data;
+
         int64_t* __restrict q0 = v13.data;
         int64_t strides[4][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2228,14 +2458,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[3]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [6] Lt -> v15
   {
     static const char kWhere[] = "node [6] Lt";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v15), kWhere);
@@ -2247,6 +2481,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v1.data;
           const int8_t* __restrict p1 = v14.data;
+
           bool* __restrict q0 = v15.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2256,11 +2491,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v1.data;
         const int8_t* __restrict p1 = v14.data;
+
         bool* __restrict q0 = v15.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2276,14 +2513,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [7] Add -> v16
   {
     static const char kWhere[] = "node [7] Add";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v16), kWhere);
@@ -2295,6 +2536,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v1.data;
           const int64_t* __restrict p1 = v9.data;
+
           int64_t* __restrict q0 = v16.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2304,11 +2546,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v1.data;
         const int64_t* __restrict p1 = v9.data;
+
         int64_t* __restrict q0 = v16.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2324,14 +2568,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [8] Switch -> v17
   {
     static const char kWhere[] = "node [8] Switch";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v17), kWhere);
@@ -2344,6 +2592,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
           const bool* __restrict p0 = v15.data;
           const int64_t* __restrict p1 = v16.data;
           const int64_t* __restrict p2 = v1.data;
+
           int64_t* __restrict q0 = v17.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2354,12 +2603,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const bool* __restrict p0 = v15.data;
         const int64_t* __restrict p1 = v16.data;
         const int64_t* __restrict p2 = v1.data;
+
         int64_t* __restrict q0 = v17.data;
         int64_t strides[4][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2377,14 +2628,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[3]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [9] Clip -> v19
   {
     static const char kWhere[] = "node [9] Clip";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v19), kWhere);
@@ -2397,6 +2652,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
           const int64_t* __restrict p0 = v17.data;
           const int64_t* __restrict p1 = v18.data;
           const int64_t* __restrict p2 = v9.data;
+
           int64_t* __restrict q0 = v19.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2407,12 +2663,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v17.data;
         const int64_t* __restrict p1 = v18.data;
         const int64_t* __restrict p2 = v9.data;
+
         int64_t* __restrict q0 = v19.data;
         int64_t strides[4][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2430,14 +2688,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[3]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [10] Sub -> v20
   {
     static const char kWhere[] = "node [10] Sub";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v20), kWhere);
@@ -2449,6 +2711,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v13.data;
           const int64_t* __restrict p1 = v19.data;
+
           int64_t* __restrict q0 = v20.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2458,11 +2721,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v13.data;
         const int64_t* __restrict p1 = v19.data;
+
         int64_t* __restrict q0 = v20.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2478,14 +2743,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [11] Add -> v21
   {
     static const char kWhere[] = "node [11] Add";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v21), kWhere);
@@ -2497,6 +2766,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v20.data;
           const int64_t* __restrict p1 = v3.data;
+
           int64_t* __restrict q0 = v21.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2506,11 +2776,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v20.data;
         const int64_t* __restrict p1 = v3.data;
+
         int64_t* __restrict q0 = v21.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2526,14 +2798,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [12] Sub -> v23
   {
     static const char kWhere[] = "node [12] Sub";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v23), kWhere);
@@ -2545,6 +2821,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v21.data;
           const int8_t* __restrict p1 = v22.data;
+
           int64_t* __restrict q0 = v23.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2554,11 +2831,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v21.data;
         const int8_t* __restrict p1 = v22.data;
+
         int64_t* __restrict q0 = v23.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2574,14 +2853,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [13] Int_div -> v24
   {
     static const char kWhere[] = "node [13] Int_div";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v24), kWhere);
@@ -2593,6 +2876,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v23.data;
           const int64_t* __restrict p1 = v3.data;
+
           int64_t* __restrict q0 = v24.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2602,11 +2886,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v23.data;
         const int64_t* __restrict p1 = v3.data;
+
         int64_t* __restrict q0 = v24.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2622,14 +2908,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [14] Maximum -> v26
   {
     static const char kWhere[] = "node [14] Maximum";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v26), kWhere);
@@ -2641,6 +2931,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v25.data;
           const int64_t* __restrict p1 = v24.data;
+
           int64_t* __restrict q0 = v26.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2650,11 +2941,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v25.data;
         const int64_t* __restrict p1 = v24.data;
+
         int64_t* __restrict q0 = v26.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2670,14 +2963,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [15] Lt -> v28
   {
     static const char kWhere[] = "node [15] Lt";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v28), kWhere);
@@ -2689,6 +2986,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v1.data;
           const int8_t* __restrict p1 = v27.data;
+
           bool* __restrict q0 = v28.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2698,11 +2996,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v1.data;
         const int8_t* __restrict p1 = v27.data;
+
         bool* __restrict q0 = v28.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2718,14 +3018,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [16] Add -> v29
   {
     static const char kWhere[] = "node [16] Add";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v29), kWhere);
@@ -2737,6 +3041,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v1.data;
           const int64_t* __restrict p1 = v9.data;
+
           int64_t* __restrict q0 = v29.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2746,11 +3051,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v1.data;
         const int64_t* __restrict p1 = v9.data;
+
         int64_t* __restrict q0 = v29.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2766,14 +3073,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [17] Switch -> v30
   {
     static const char kWhere[] = "node [17] Switch";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v30), kWhere);
@@ -2786,6 +3097,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
           const bool* __restrict p0 = v28.data;
           const int64_t* __restrict p1 = v29.data;
           const int64_t* __restrict p2 = v1.data;
+
           int64_t* __restrict q0 = v30.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2796,12 +3108,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const bool* __restrict p0 = v28.data;
         const int64_t* __restrict p1 = v29.data;
         const int64_t* __restrict p2 = v1.data;
+
         int64_t* __restrict q0 = v30.data;
         int64_t strides[4][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2819,14 +3133,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[3]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [18] Sub -> v32
   {
     static const char kWhere[] = "node [18] Sub";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v32), kWhere);
@@ -2838,6 +3156,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v9.data;
           const int8_t* __restrict p1 = v31.data;
+
           int64_t* __restrict q0 = v32.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2847,11 +3166,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v9.data;
         const int8_t* __restrict p1 = v31.data;
+
         int64_t* __restrict q0 = v32.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2867,14 +3188,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [19] Clip -> v34
   {
     static const char kWhere[] = "node [19] Clip";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v34), kWhere);
@@ -2887,6 +3212,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
           const int64_t* __restrict p0 = v30.data;
           const int64_t* __restrict p1 = v33.data;
           const int64_t* __restrict p2 = v32.data;
+
           int64_t* __restrict q0 = v34.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2897,12 +3223,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v30.data;
         const int64_t* __restrict p1 = v33.data;
         const int64_t* __restrict p2 = v32.data;
+
         int64_t* __restrict q0 = v34.data;
         int64_t strides[4][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2920,14 +3248,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[3]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [20] Lt -> v36
   {
     static const char kWhere[] = "node [20] Lt";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v36), kWhere);
@@ -2939,6 +3271,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v2.data;
           const int8_t* __restrict p1 = v35.data;
+
           bool* __restrict q0 = v36.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2948,11 +3281,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v2.data;
         const int8_t* __restrict p1 = v35.data;
+
         bool* __restrict q0 = v36.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -2968,14 +3303,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [21] Add -> v37
   {
     static const char kWhere[] = "node [21] Add";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v37), kWhere);
@@ -2987,6 +3326,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v2.data;
           const int64_t* __restrict p1 = v9.data;
+
           int64_t* __restrict q0 = v37.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -2996,11 +3336,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v2.data;
         const int64_t* __restrict p1 = v9.data;
+
         int64_t* __restrict q0 = v37.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -3016,14 +3358,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [22] Switch -> v38
   {
     static const char kWhere[] = "node [22] Switch";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v38), kWhere);
@@ -3036,6 +3382,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
           const bool* __restrict p0 = v36.data;
           const int64_t* __restrict p1 = v37.data;
           const int64_t* __restrict p2 = v2.data;
+
           int64_t* __restrict q0 = v38.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -3046,12 +3393,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const bool* __restrict p0 = v36.data;
         const int64_t* __restrict p1 = v37.data;
         const int64_t* __restrict p2 = v2.data;
+
         int64_t* __restrict q0 = v38.data;
         int64_t strides[4][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -3069,14 +3418,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[3]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [23] Sub -> v40
   {
     static const char kWhere[] = "node [23] Sub";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v40), kWhere);
@@ -3088,6 +3441,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v9.data;
           const int8_t* __restrict p1 = v39.data;
+
           int64_t* __restrict q0 = v40.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -3097,11 +3451,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v9.data;
         const int8_t* __restrict p1 = v39.data;
+
         int64_t* __restrict q0 = v40.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -3117,14 +3473,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [24] Clip -> v42
   {
     static const char kWhere[] = "node [24] Clip";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v42), kWhere);
@@ -3137,6 +3497,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
           const int64_t* __restrict p0 = v38.data;
           const int64_t* __restrict p1 = v41.data;
           const int64_t* __restrict p2 = v40.data;
+
           int64_t* __restrict q0 = v42.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -3147,12 +3508,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v38.data;
         const int64_t* __restrict p1 = v41.data;
         const int64_t* __restrict p2 = v40.data;
+
         int64_t* __restrict q0 = v42.data;
         int64_t strides[4][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -3170,14 +3533,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[3]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [25] Sub -> v43
   {
     static const char kWhere[] = "node [25] Sub";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v43), kWhere);
@@ -3189,6 +3556,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v34.data;
           const int64_t* __restrict p1 = v42.data;
+
           int64_t* __restrict q0 = v43.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -3198,11 +3566,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v34.data;
         const int64_t* __restrict p1 = v42.data;
+
         int64_t* __restrict q0 = v43.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -3218,14 +3588,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [26] Neg -> v44
   {
     static const char kWhere[] = "node [26] Neg";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v44), kWhere);
@@ -3236,6 +3610,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v3.data;
+
           int64_t* __restrict q0 = v44.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -3244,10 +3619,12 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v3.data;
+
         int64_t* __restrict q0 = v44.data;
         int64_t strides[2][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -3261,14 +3638,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[1]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [27] Add -> v45
   {
     static const char kWhere[] = "node [27] Add";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v45), kWhere);
@@ -3280,6 +3661,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v43.data;
           const int64_t* __restrict p1 = v44.data;
+
           int64_t* __restrict q0 = v45.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -3289,11 +3671,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v43.data;
         const int64_t* __restrict p1 = v44.data;
+
         int64_t* __restrict q0 = v45.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -3309,14 +3693,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [28] Sub -> v47
   {
     static const char kWhere[] = "node [28] Sub";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v47), kWhere);
@@ -3328,6 +3716,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v45.data;
           const int8_t* __restrict p1 = v46.data;
+
           int64_t* __restrict q0 = v47.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -3337,11 +3726,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v45.data;
         const int8_t* __restrict p1 = v46.data;
+
         int64_t* __restrict q0 = v47.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -3357,14 +3748,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [29] Int_div -> v48
   {
     static const char kWhere[] = "node [29] Int_div";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v48), kWhere);
@@ -3376,6 +3771,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v47.data;
           const int64_t* __restrict p1 = v44.data;
+
           int64_t* __restrict q0 = v48.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -3385,11 +3781,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v47.data;
         const int64_t* __restrict p1 = v44.data;
+
         int64_t* __restrict q0 = v48.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -3405,14 +3803,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [30] Maximum -> v50
   {
     static const char kWhere[] = "node [30] Maximum";
+
+
 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v50), kWhere);
@@ -3424,6 +3826,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v49.data;
           const int64_t* __restrict p1 = v48.data;
+
           int64_t* __restrict q0 = v50.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -3433,11 +3836,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v49.data;
         const int64_t* __restrict p1 = v48.data;
+
         int64_t* __restrict q0 = v50.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -3453,14 +3858,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[2]] = t0;
         });
+
       }
     }
+
 
   }
 
   // [31] Switch -> v51
   {
     static const char kWhere[] = "node [31] Switch";
+
+
 
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v51, DLDataType{0, 64, 1}), kWhere);
@@ -3473,6 +3882,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
           const bool* __restrict p0 = v6.data;
           const int64_t* __restrict p1 = v26.data;
           const int64_t* __restrict p2 = v50.data;
+
           int64_t* __restrict q0 = v51.data;
 
           for (int64_t e = begin; e < end; ++e) {
@@ -3483,12 +3893,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
             q0[e] = t0;
           }
+
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const bool* __restrict p0 = v6.data;
         const int64_t* __restrict p1 = v26.data;
         const int64_t* __restrict p2 = v50.data;
+
         int64_t* __restrict q0 = v51.data;
         int64_t strides[4][1] = {};
         for (int d = 0; d < 0; ++d) {
@@ -3506,8 +3918,10 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
           q0[off[3]] = t0;
         });
+
       }
     }
+
 
   }
 
@@ -3529,6 +3943,8 @@ const kiln_tensor_info kOutputs[] = {
     { "v1", 9, 1, kOutputShapes + 0 },
     { nullptr, 0, 0, nullptr }
 };
+const int32_t kInputKinds[] = { KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_TENSOR, 0 };
+const int32_t kOutputKinds[] = { KILN_KIND_TENSOR, 0 };
 constexpr int32_t kNumInputs = 5;
 constexpr int32_t kNumOutputs = 1;
 constexpr int32_t kNumShapeOutputs = 1;
@@ -3630,6 +4046,8 @@ KILN_EXPORT const kiln_graph_info* subtensor_info(void) {
       subtensor_call,
       subtensor_output_shapes,
       subtensor_call_into,
+      subtensor_impl::kInputKinds,
+      subtensor_impl::kOutputKinds,
   };
   return &info;
 }
