@@ -104,22 +104,6 @@ std::string add_constant(ConstantSink& sink, const std::string& fn, std::size_t 
   return sink.blobs.back().symbol;
 }
 
-// A string for the assembler's .incbin: printable characters that mean nothing to the C
-// preprocessor or the assembler stay, every other byte becomes a three-digit octal escape.
-std::string asm_string_literal(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char ch : s) {
-    if (std::isalnum(ch) || std::strchr("/_.-+,:=@%~ ", ch)) {
-      out += static_cast<char>(ch);
-    } else {
-      const char octal[] = {'\\', static_cast<char>('0' + (ch >> 6)), static_cast<char>('0' + ((ch >> 3) & 7)),
-                            static_cast<char>('0' + (ch & 7)), '\0'};
-      out += octal;
-    }
-  }
-  return out + "\"";
-}
-
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
   std::string s;
   for (std::size_t i = 0; i < items.size(); ++i) s += (i ? sep : "") + items[i];
@@ -245,20 +229,6 @@ std::string emit_function(const LoweredGraph& lg, const std::string& fn, const s
 }
 
 bool is_view_node(const Apply& node) { return cpp_entry(node.op()).is_view; }
-
-// Unique C identifiers for a list of display names.
-std::vector<std::string> unique_identifiers(const std::vector<std::string>& names, const std::string& fallback,
-                                            std::set<std::string> taken) {
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    std::string base = c_identifier(names[i], fallback + std::to_string(i));
-    std::string id = base;
-    for (int n = 2; taken.count(id); ++n) id = base + "_" + std::to_string(n);
-    taken.insert(id);
-    out.push_back(id);
-  }
-  return out;
-}
 
 std::string tensor_infos(const VarList& vars, const std::vector<std::string>& names, TemplateData& list) {
   std::vector<std::string> shapes;
@@ -439,9 +409,9 @@ CppLibrary generate_cpp_library(const FunctionGraph& fg, const std::string& name
   hdr.set("output_list", out_comments.empty() ? "none" : join(out_comments, ", "));
 
   std::set<std::string> reserved = {"ctx_", "ins", "outs", "status", "f", "name", "kiln"};
-  std::vector<std::string> params = unique_identifiers(input_names, "input", reserved);
+  std::vector<std::string> params = unique_c_identifiers(input_names, "input", reserved);
   std::set<std::string> taken_members;
-  std::vector<std::string> members = unique_identifiers(output_names, "output", taken_members);
+  std::vector<std::string> members = unique_c_identifiers(output_names, "output", taken_members);
   std::vector<std::string> param_decls, bind, adopt, dl_outs, into_decls;
   bind.push_back("    DLTensor ins[" + std::to_string(std::max<std::size_t>(1, params.size())) + "] = {};");
   for (std::size_t k = 0; k < params.size(); ++k) {
