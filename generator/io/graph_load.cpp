@@ -122,24 +122,60 @@ Array load_npy_value(const Json& v, const std::string& base_dir, const TensorTyp
   return a;
 }
 
+// "<source>:<line>:<column>" of the byte before `byte` (nlohmann counts bytes read, from 1).
+std::string text_place(const std::string& text, std::size_t byte, const std::string& source) {
+  std::size_t line = 1, col = 1;
+  for (std::size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return source + ":" + std::to_string(line) + ":" + std::to_string(col);
+}
+
+// A SAX pass that accepts everything and records where the parser gives up.
+struct ErrorPlace : nlohmann::json_sax<Json> {
+  std::size_t byte = 0;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception&) override {
+    byte = position;
+    return false;
+  }
+};
+
 Json parse_json(const std::string& text, const std::string& source) {
+  std::string what;
+  std::size_t byte = 0;
   try {
     return Json::parse(text);
   } catch (const Json::parse_error& e) {
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    std::string what = e.what();
-    auto pos = what.find("parse error");
-    throw UserError("malformed JSON: " + (pos == std::string::npos ? what : what.substr(pos)),
-                    source + ":" + std::to_string(line) + ":" + std::to_string(col));
+    what = e.what();
+    byte = e.byte;
+  } catch (const Json::out_of_range& e) {
+    // A number beyond double's range ("1e309"): the DOM parser forgets where it was; a SAX
+    // pass that stops at the error finds it.
+    what = e.what();
+    ErrorPlace place;
+    Json::sax_parse(text, &place);
+    byte = place.byte;
   }
+  auto pos = what.find("] ");
+  throw UserError("malformed JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)),
+                  text_place(text, byte, source));
 }
 
 }  // namespace
