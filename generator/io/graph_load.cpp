@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "io/safe_file.h"
 #include "io/value_json.h"
 #include "ir/error.h"
 #include "kiln/runtime/npy.hpp"
@@ -80,30 +81,19 @@ struct VarDecl {
   Var var;               // once built
 };
 
-// Resolves {"npy": path} relative to the graph's folder, refusing paths that leave it.
+// Reads {"npy": path} through the one gate for files a graph names (io/safe_file.h: a regular
+// file of bounded size inside the graph's folder), then checks it against the variable's type.
 Array load_npy_value(const Json& v, const std::string& base_dir, const TensorType& type,
                      const std::string& where) {
   check_keys(v, {"npy"}, where, "an npy value");
   if (!v["npy"].is_string()) throw UserError("\"npy\" must be a path string", where + "/npy");
   std::string rel = v["npy"].get<std::string>();
-  if (base_dir.empty())
-    throw UserError("npy constants need the graph to be loaded from a file", where + "/npy");
-  if (rel.empty() || fs::path(rel).is_absolute())
-    throw UserError("npy path must be relative to the graph file's folder: \"" + rel + "\"",
-                    where + "/npy");
-  std::error_code ec;
-  fs::path base = fs::weakly_canonical(fs::path(base_dir), ec);
-  fs::path full = fs::weakly_canonical(base / rel, ec);
-  auto [b, f] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
-  if (ec || b != base.end())
-    throw UserError("npy path \"" + rel + "\" escapes the graph file's folder", where + "/npy");
-  if (!fs::is_regular_file(full))
-    throw UserError("npy file \"" + rel + "\" does not exist", where + "/npy");
+  const std::string bytes = read_graph_relative_file(base_dir, rel, where + "/npy");
   Array a;
   try {
-    a = npy::load(full.string());
+    a = npy::parse(bytes.data(), bytes.size());
   } catch (const std::exception& e) {
-    throw UserError(e.what(), where + "/npy");
+    throw UserError("npy file \"" + rel + "\": " + e.what(), where + "/npy");
   }
   if (a.dtype() != type.dtype)
     throw UserError("npy file \"" + rel + "\" holds " + std::string(dtype_name(a.dtype())) +
@@ -387,13 +377,7 @@ FunctionGraph load_graph_text(const std::string& text, const std::string& base_d
   return fg;
 }
 
-std::string read_graph_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError("cannot open graph file", path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_graph_file(const std::string& path) { return read_named_file(path); }
 
 std::string graph_file_folder(const std::string& path) {
   const fs::path dir = fs::path(path).parent_path();
