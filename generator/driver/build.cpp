@@ -10,6 +10,7 @@
 #include <mutex>
 #include <random>
 
+#include "driver/cache_maintenance.h"
 #include "driver/emit_files.h"
 #include "driver/process.h"
 #include "driver/sha256.h"
@@ -286,6 +287,7 @@ BuildResult build_library(const CppLibrary& lib, const BuildOptions& options, bo
   fs::path root = resolve_cache_dir(options);
   fs::path final_dir = cache_entry_dir(options, result.key);
   if (options.use_cache && fs::exists(final_dir / so_name) && (!program || fs::exists(final_dir / lib.name))) {
+    touch_cache_entry(final_dir.string());
     result.library_path = (final_dir / so_name).string();
     if (program) result.program_path = (final_dir / lib.name).string();
     result.cache_hit = true;
@@ -293,10 +295,12 @@ BuildResult build_library(const CppLibrary& lib, const BuildOptions& options, bo
   }
 
   std::error_code ec;
-  fs::path work = fs::absolute((options.use_cache ? root / "tmp" : fs::temp_directory_path() / "kiln-build") /
-                               (result.key.substr(0, 16) + "-" + unique_suffix()));
+  const fs::path tmp_root = options.use_cache ? root / "tmp" : fs::temp_directory_path() / "kiln-build";
+  remove_stale_build_folders(tmp_root.string(), kStaleBuildFolderAge);  // left by killed compiles
+  fs::path work = fs::absolute(tmp_root / (result.key.substr(0, 16) + "-" + unique_suffix()));
   fs::create_directories(work, ec);
   if (ec) throw UserError("cannot create build folder " + work.string() + ": " + ec.message());
+  const BuildFolderLock in_use(work.string());  // until the build is over (cache_maintenance.h)
   write_file(work / (lib.name + ".h"), lib.header);
   write_file(work / (lib.name + ".cpp"), lib.source);
   // Large constants: raw .bin files pulled in by the assembler (.incbin) from an absolute path.

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "driver/cache_maintenance.h"
 #include "driver/emit_files.h"
 #include "driver/sha256.h"
 #include "io/safe_file.h"
@@ -91,6 +92,7 @@ std::optional<DirectCacheHit> direct_cache_lookup(const DirectCacheKey& key, con
   std::error_code ec;
   for (const auto& file : files)
     if (!fs::is_regular_file(fs::path(hit.entry_dir) / file, ec)) return std::nullopt;
+  touch_cache_entry(hit.entry_dir);  // recently used: kept longest by `kiln cache clean --max-size`
   return hit;
 }
 
