@@ -13,6 +13,7 @@
 #include "driver/cache_maintenance.h"
 #include "driver/emit_files.h"
 #include "driver/process.h"
+#include "driver/sanitize.h"
 #include "driver/sha256.h"
 #include "kiln/version.h"
 
@@ -175,6 +176,7 @@ void check_variants(const CppLibrary& lib, const std::vector<std::string>& varia
 
 std::string resolve_compiler(const BuildOptions& options) {
   if (!options.cxx.empty()) return options.cxx;
+  if (std::string sanitizing = sanitized_build_compiler(); !sanitizing.empty()) return sanitizing;
   const char* env = std::getenv("CXX");
   return env && *env ? env : "c++";
 }
@@ -210,6 +212,7 @@ std::vector<std::string> generated_code_flags(const BuildOptions& options) {
   // issue 7: ~1.7x). Without AVX-512 the option changes nothing.
   flags.push_back("-mprefer-vector-width=512");
 #endif
+  for (auto& flag : generated_code_sanitizer_flags()) flags.push_back(flag);
   flags.insert(flags.end(), options.cxxflags.begin(), options.cxxflags.end());
   return flags;
 }
@@ -353,6 +356,7 @@ BuildResult build_library(const CppLibrary& lib, const BuildOptions& options, bo
     std::vector<std::string> pcmd = {cxx, "-std=c++17", "-O2", "-I", work.string(),
                                      (work / (lib.name + "_main.cpp")).string(), "-o", (work / lib.name).string(),
                                      "-L", work.string(), "-l" + lib.name, "-Wl,-rpath,$ORIGIN"};
+    for (auto& flag : generated_code_sanitizer_flags()) pcmd.push_back(flag);
     ProcessResult pr = run_process(pcmd);
     if (pr.exit_code != 0) fail("compiling the standalone program", pr);
   }
