@@ -14,6 +14,7 @@
 #include "api/graph_builder.h"
 #include "codegen/cpp/library.h"
 #include "compiled.h"
+#include "grad_check.h"
 #include "eval/evaluator.h"
 #include "fixtures.h"
 #include "grad/grad.h"
@@ -31,12 +32,15 @@
 #include "ops/diag.h"
 #include "ops/dimshuffle.h"
 #include "ops/dot.h"
+#include "ops/extra_ops.h"
+#include "ops/fill_diagonal.h"
 #include "ops/join.h"
 #include "ops/reduce.h"
 #include "ops/reshape.h"
 #include "ops/scalar/composite.h"
 #include "ops/shape.h"
 #include "ops/softmax.h"
+#include "ops/sort.h"
 #include "ops/subtensor.h"
 #include "rewrite/pipeline.h"
 #include "../../samples/logistic_regression/train.hpp"
@@ -54,126 +58,6 @@ void pipeline_for_compiling(FunctionGraph& fg) {
   options.verify = true;
   run_pipeline(fg, options);
 }
-
-struct Domain {
-  double lo = -1.0, hi = 1.0;
-};
-
-Array random_array(DType dt, const Shape& shape, std::mt19937& rng, Domain dom) {
-  Array a = Array::empty(DType::Float64, shape);
-  std::uniform_real_distribution<double> dist(dom.lo, dom.hi);
-  for (std::int64_t i = 0; i < a.size(); ++i) a.data<double>()[i] = dist(rng);
-  return astype(a, dt);
-}
-
-std::vector<double> values_of(const Array& a) {
-  Array c = astype(a, DType::Float64);
-  return std::vector<double>(c.data<double>(), c.data<double>() + c.size());
-}
-
-double evaluate_scalar(const FunctionGraph& fg, const std::vector<Array>& inputs) {
-  return values_of(evaluate(fg, inputs)[0])[0];
-}
-
-bool close(double a, double b, double tol) { return std::abs(a - b) <= tol * (1 + std::abs(b)); }
-
-// Options of one verify_grad call.
-struct Check {
-  Domain domain;
-  std::vector<Array> point;  // fixed inputs instead of random ones
-  double eps = 1e-6;
-  double tol = 1e-5;
-  bool pushforward = true;
-};
-
-// PyTensor's verify_grad: for a random cotangent w of f's output, d<w, f>/dx from grad() must
-// match central finite differences, and the pushforward along random tangents t must match
-// (f(x + eps t) - f(x - eps t)) / 2 eps, element by element.
-void verify_grad(const Fn& f, const std::vector<Shape>& shapes, const Check& check = {}) {
-  std::mt19937 rng(42);
-  VarList xs;
-  for (std::size_t i = 0; i < shapes.size(); ++i)
-    xs.push_back(make_input(TensorType(DType::Float64, shapes[i]), "x" + std::to_string(i)));
-  Var out = f(xs);
-  REQUIRE(is_float(out->dtype()));
-  // A random cotangent; an input whose lengths are known only at run time gets a cotangent
-  // through a sum of the output times a random scalar-per-element pattern (sin of a counter).
-  Var cost;
-  if (out->type().fully_static()) {
-    Array w_value = random_array(out->dtype(), out->shape(), rng, {});
-    cost = out->ndim() == 0 ? out * make_constant(w_value) : sum(out * make_constant(w_value));
-  } else {
-    cost = sum(out * cos(out));
-  }
-  // An input the output does not depend on (second's first) has a zero gradient.
-  GradOptions options;
-  options.disconnected = GradOptions::Disconnected::Zero;
-  VarList grads = grad(cost, xs, options);
-  for (std::size_t i = 0; i < xs.size(); ++i) CHECK(grads[i]->type().ndim() == xs[i]->ndim());
-
-  std::vector<Array> point = check.point;
-  for (std::size_t i = point.size(); i < shapes.size(); ++i) {
-    Shape concrete = shapes[i];
-    for (auto& len : concrete)
-      if (len == kUnknownLength) len = 3;  // a length known only at run time
-    point.push_back(random_array(DType::Float64, concrete, rng, check.domain));
-  }
-  FunctionGraph cost_fg(xs, {cost});
-  VarList grad_outs = grads;
-  FunctionGraph grad_fg(xs, grad_outs);
-  grad_fg.verify();
-  std::vector<Array> g = evaluate(grad_fg, point);
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    REQUIRE(g[i].shape() == point[i].shape());
-    std::vector<double> gi = values_of(g[i]);
-    for (std::int64_t j = 0; j < point[i].size(); ++j) {
-      std::vector<Array> plus = point, minus = point;
-      plus[i] = astype(point[i], DType::Float64).copy();
-      minus[i] = astype(point[i], DType::Float64).copy();
-      plus[i].data<double>()[j] += check.eps;
-      minus[i].data<double>()[j] -= check.eps;
-      double fd = (evaluate_scalar(cost_fg, plus) - evaluate_scalar(cost_fg, minus)) / (2 * check.eps);
-      CHECK_MESSAGE(close(gi[static_cast<std::size_t>(j)], fd, check.tol),
-                    "input " << i << " element " << j << ": pullback " << gi[static_cast<std::size_t>(j)]
-                             << " vs finite differences " << fd);
-    }
-  }
-  if (!check.pushforward) return;
-  VarList ts;
-  std::vector<Array> t_values;
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    ts.push_back(make_input(xs[i]->type(), "t" + std::to_string(i)));
-    t_values.push_back(random_array(DType::Float64, point[i].shape(), rng, {}));
-  }
-  Var jvp = Rop({out}, xs, ts, options)[0];
-  CHECK(jvp->ndim() == out->ndim());
-  VarList all_inputs = xs;
-  all_inputs.insert(all_inputs.end(), ts.begin(), ts.end());
-  FunctionGraph jvp_fg(all_inputs, {jvp});
-  std::vector<Array> args = point;
-  args.insert(args.end(), t_values.begin(), t_values.end());
-  std::vector<double> jv = values_of(evaluate(jvp_fg, args)[0]);
-  FunctionGraph out_fg(xs, {out});
-  std::vector<Array> plus, minus;
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    Array p = astype(point[i], DType::Float64).copy(), m = p.copy();
-    std::vector<double> t = values_of(t_values[i]);
-    for (std::int64_t j = 0; j < p.size(); ++j) {
-      p.data<double>()[j] += check.eps * t[static_cast<std::size_t>(j)];
-      m.data<double>()[j] -= check.eps * t[static_cast<std::size_t>(j)];
-    }
-    plus.push_back(p);
-    minus.push_back(m);
-  }
-  std::vector<double> fp = values_of(evaluate(out_fg, plus)[0]), fm = values_of(evaluate(out_fg, minus)[0]);
-  REQUIRE(jv.size() == fp.size());
-  for (std::size_t j = 0; j < jv.size(); ++j) {
-    double fd = (fp[j] - fm[j]) / (2 * check.eps);
-    CHECK_MESSAGE(close(jv[j], fd, check.tol), "output element " << j << ": pushforward " << jv[j]
-                                                                  << " vs finite differences " << fd);
-  }
-}
-
 
 }  // namespace
 
@@ -257,6 +141,12 @@ TEST_CASE("grad: Composite, through its inner graph") {
   // Only one output used: the other's cotangent is null.
   verify_grad([&](const VarList& x) { return elemwise(comp, {x[0], x[1]})[0]; }, {{2}, {2}},
               Check{{0.1, 1}, {}, 1e-6, 1e-5, true});
+  // One input computed from another outside the node (PyMC's log-transformed scales give
+  // Composite(sigma_log__, exp(sigma_log__), ...)): the outside path counts once.
+  verify_grad([&](const VarList& x) {
+    VarList outs = elemwise(comp, {x[0], exp(x[0])});
+    return outs[0] + 2 * outs[1] + exp(x[0]);
+  }, {{3}}, Check{{0.1, 1}, {}, 1e-6, 1e-5, true});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -351,6 +241,65 @@ TEST_CASE("grad: shape-building and indexing ops") {
     verify_grad([](const VarList& x) { return diagonal(x[0], 1); }, {{3, 5}});
     verify_grad([](const VarList& x) { return diagonal(x[0], -1, 1, 2); }, {{2, 4, 3}});
     verify_grad([](const VarList& x) { return alloc_diag(x[0], 1); }, {{3}});
+  }
+}
+
+TEST_CASE("grad: advanced indexing, sorting and the ops of extra_ops.py") {
+  auto ints = [](const std::vector<std::int64_t>& v) { return int64_vector_constant(v); };
+  auto mask = [](const Shape& shape, const std::vector<bool>& values) {
+    Array m = Array::empty(DType::Bool, shape);
+    for (std::size_t i = 0; i < values.size(); ++i) m.data<bool>()[i] = values[i];
+    return make_constant(m);
+  };
+  SUBCASE("AdvancedSubtensor: repeated indices, broadcasting, slices, newaxis, masks") {
+    Var rows = reshape(ints({2, 0, 2, -1}), {2, 2});
+    verify_grad([&](const VarList& x) { return advanced_subtensor(x[0], {rows}); }, {{3, 2}});
+    verify_grad([&](const VarList& x) { return advanced_subtensor(x[0], {reshape(ints({1, 2}), {2, 1}), ints({0, 2, 0})}); },
+                {{3, 4}});
+    verify_grad([&](const VarList& x) { return advanced_subtensor(x[0], {ints({1, 1}), slice(), ints({0, -1})}); },
+                {{2, 3, 4}});
+    verify_grad([&](const VarList& x) { return advanced_subtensor(x[0], {slice(1), newaxis, ints({3, 3})}); }, {{3, 4}});
+    verify_grad([&](const VarList& x) { return advanced_subtensor(x[0], {mask({2, 3}, {1, 0, 1, 1, 1, 0})}); }, {{2, 3}});
+    verify_grad([&](const VarList& x) { return advanced_subtensor(x[0], {slice(), mask({3}, {0, 1, 1})}); }, {{2, 3}});
+  }
+  SUBCASE("AdvancedIncSubtensor: np.add.at, NumPy's +=, and sets with repeated positions") {
+    Var idx = ints({1, 0, 1, 1});
+    verify_grad([&](const VarList& x) { return advanced_inc_subtensor(x[0], x[1], {idx, slice()}); }, {{3, 2}, {4, 2}});
+    verify_grad([&](const VarList& x) { return advanced_inc_subtensor(x[0], x[1], {idx, slice()}, true); },
+                {{3, 2}, {4, 2}});
+    verify_grad([&](const VarList& x) { return advanced_set_subtensor(x[0], x[1], {slice(), idx}); }, {{2, 3}, {2, 4}});
+    verify_grad([&](const VarList& x) { return advanced_set_subtensor(x[0], x[1], {ints({0, 2}), ints({1, 1})}); },
+                {{3, 2}, {}});
+    verify_grad([&](const VarList& x) { return advanced_inc_subtensor(x[0], x[1], {mask({3}, {1, 0, 1})}); },
+                {{3, 2}, {2}});
+  }
+  SUBCASE("SortOp (a constant axis and one known at run time), ArgSortOp's zero gradient") {
+    verify_grad([](const VarList& x) { return sort(x[0], 1); }, {{3, 4}});
+    verify_grad([](const VarList& x) { return sort(x[0], 0, "stable"); }, {{3, 4}});
+    verify_grad([](const VarList& x) { return sort(x[0], shape_i(x[0], 0) - 2); }, {{-1, 4}});
+    verify_grad([](const VarList& x) { return x[0] * cast(argsort(x[0], -1), DType::Float64); }, {{2, 3}});
+  }
+  SUBCASE("Repeat, BroadcastTo, SearchsortedOp") {
+    verify_grad([&](const VarList& x) { return repeat(x[0], ints({2, 0, 3}), 0); }, {{3, 2}});
+    verify_grad([&](const VarList& x) { return repeat(x[0], int64_constant(2), 1); }, {{3, 2}});
+    verify_grad([&](const VarList& x) { return repeat(x[0], ints({1, 2, 0, 1, 1, 3}), std::nullopt); }, {{2, 3}});
+    verify_grad([](const VarList& x) { return broadcast_to_view(x[0], {int64_constant(2), int64_constant(3)}); }, {{3}});
+    verify_grad([](const VarList& x) {
+      return broadcast_to_view(x[0], {int64_constant(2), int64_constant(3), int64_constant(4)});
+    }, {{3, 1}});
+    Check spread;
+    spread.domain = {-5, 5};
+    verify_grad([](const VarList& x) {
+      return x[1] * cast(searchsorted(sort(x[0]), x[1], "right"), DType::Float64);
+    }, {{4}, {3}}, spread);
+  }
+  SUBCASE("FillDiagonal and FillDiagonalOffset") {
+    verify_grad([](const VarList& x) { return fill_diagonal(x[0], x[1]); }, {{3, 3}, {}});
+    verify_grad([](const VarList& x) { return fill_diagonal(x[0], x[1]); }, {{2, 4}, {}});
+    verify_grad([](const VarList& x) { return fill_diagonal(x[0], x[1]); }, {{2, 2, 2}, {}});
+    for (std::int64_t offset : {-2, 1, 5})
+      verify_grad([&](const VarList& x) { return fill_diagonal_offset(x[0], x[1], int64_constant(offset)); },
+                  {{4, 3}, {}});
   }
 }
 
