@@ -10,6 +10,8 @@
 #include "kiln/runtime/special/incomplete_beta.hpp"
 #include "kiln/runtime/special/incomplete_beta_inverse.hpp"
 #include "kiln/runtime/special/incomplete_beta_grad.hpp"
+#include "kiln/runtime/special/bessel_ik.hpp"
+#include "kiln/runtime/special/bessel_j.hpp"
 
 #define KILN_ACC_1(name)                                                                  \
   extern "C" void kiln_acc_##name##_f64(const double* x, double* out, std::size_t n) {   \
@@ -28,11 +30,16 @@
 
 KILN_ACC_1(erfcinv)
 KILN_ACC_1(ndtri_exp)
+KILN_ACC_1(i0)
+KILN_ACC_1(i1)
 KILN_ACC_2(gammainc)
 KILN_ACC_2(gammaincc)
 KILN_ACC_2(gammainc_grad_k)
 KILN_ACC_2(gammaincinv)
 KILN_ACC_2(gammainccinv)
+KILN_ACC_2(ive)
+KILN_ACC_2(kve)
+KILN_ACC_2(jv)
 #define KILN_ACC_3(name)                                                                                   \
   extern "C" void kiln_acc_##name##_f64(const double* x, const double* y, const double* z, double* out,   \
                                         std::size_t n) {                                                \
