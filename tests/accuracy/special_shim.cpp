@@ -12,6 +12,7 @@
 #include "kiln/runtime/special/incomplete_beta_grad.hpp"
 #include "kiln/runtime/special/bessel_ik.hpp"
 #include "kiln/runtime/special/bessel_j.hpp"
+#include "kiln/runtime/special/owens_t.hpp"
 
 #define KILN_ACC_1(name)                                                                  \
   extern "C" void kiln_acc_##name##_f64(const double* x, double* out, std::size_t n) {   \
@@ -40,6 +41,7 @@ KILN_ACC_2(gammainccinv)
 KILN_ACC_2(ive)
 KILN_ACC_2(kve)
 KILN_ACC_2(jv)
+KILN_ACC_2(owens_t)
 #define KILN_ACC_3(name)                                                                                   \
   extern "C" void kiln_acc_##name##_f64(const double* x, const double* y, const double* z, double* out,   \
                                         std::size_t n) {                                                \
@@ -53,3 +55,28 @@ KILN_ACC_3(betainc)
 KILN_ACC_3(betaincinv)
 KILN_ACC_3(betainc_grad_a)
 KILN_ACC_3(betainc_grad_b)
+#include "kiln/runtime/special/polygamma.hpp"
+extern "C" void kiln_acc_polygamma_f64(const double* n, const double* x, double* out, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) out[i] = kiln_special::polygamma(static_cast<std::int64_t>(n[i]), x[i]);
+}
+extern "C" void kiln_acc_polygamma_f32(const float* n, const float* x, float* out, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) out[i] = kiln_special::polygamma(static_cast<std::int64_t>(n[i]), x[i]);
+}
+#include "kiln/runtime/special/hyp2f1.hpp"
+extern "C" void kiln_acc_hyp2f1_f64(const double* a, const double* b, const double* c, const double* z, double* out,
+                                    std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = kiln_special::hyp2f1(a[i], b[i], c[i], z[i]);
+}
+extern "C" void kiln_acc_hyp2f1_f32(const float* a, const float* b, const float* c, const float* z, float* out,
+                                    std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = kiln_special::hyp2f1(a[i], b[i], c[i], z[i]);
+}
+#include "kiln/runtime/special/hyp2f1_grad.hpp"
+extern "C" void kiln_acc_hyp2f1_grad_a_f64(const double* a, const double* b, const double* c, const double* z,
+                                           double* out, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = kiln_special::hyp2f1_grad_a(a[i], b[i], c[i], z[i]);
+}
+extern "C" void kiln_acc_hyp2f1_grad_c_f64(const double* a, const double* b, const double* c, const double* z,
+                                           double* out, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = kiln_special::hyp2f1_grad_c(a[i], b[i], c[i], z[i]);
+}
