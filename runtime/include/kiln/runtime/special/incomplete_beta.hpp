@@ -51,25 +51,16 @@ double sum_error(const T& a, const T& b) {
   return (av - (s - bb)) + (bv - bb);
 }
 
-/// x^a y^b / B(a, b) (with_y) or x^a / B(a, b) for a < 10 <= b: with s = a + b and
-/// t = b x - a y, y^b Gamma(s) / Gamma(b) = s^a exp(b log1pmx(-t/b) - s x) (1 + a/b)^(-1/2)
-/// Gamma*(s) / Gamma*(b) by Stirling, and x^a s^a = (x s)^a is one accurate pow.
+/// log(Gamma(b + a) / Gamma(b)), accurate (relative) also for small a: Stirling's form from
+/// b >= 10, shifted there by Gamma(b + 1) = b Gamma(b) below.
 template <typename T>
-T prefix_small_large(T a, T b, double x, double y, double log_y, bool with_y) {
-  const T s = a + b;
-  const double s_err = sum_error(a, b);
-  const T t = x <= 0.5 ? mul_sub(s, x, a) + s_err * x : -(mul_sub(s, y, b) + s_err * y);
-  const T ub = -t / b;
-  // b log(y s / b) - a, the rest of y^b (s/b)^b e^-a once s^a is taken out.
-  const T eb = value(ub) < -0.9 ? b * log(y * s / b) - a : b * log1pmx(ub) - s * x;
-  T exponent = eb - 0.5 * log1p(a / b) + log_gamma_star_large(s) - log_gamma_star_large(b);
-  if (!with_y) exponent = exponent - b * log_y;
-  const T xs = x * s;
-  const T power = pow(xs, a);
-  const T r = power / tgamma(a) * exp(exponent);
-  if (std::isfinite(value(r)) && value(power) > 1e-290 && std::isfinite(value(power)) && value(r) > 1e-290)
-    return r;
-  return exp(a * log(xs) - lgamma(a) + exponent);
+T log_gamma_shift(T a, T b) {
+  T shift = 0.0 * a;
+  while (value(b) < 10) {
+    shift = shift + log1p(a / b);
+    b = b + 1.0;
+  }
+  return log_gamma_ratio(a, b) - shift;
 }
 
 /// x^a y^b / B(a, b) (with_y) or x^a / B(a, b), for a, b > 0 and x + y = 1, 0 < x < 1, the
@@ -96,23 +87,19 @@ T prefix(T a, T b, double x, double y, bool with_y) {
     return sqrt(a * b / (2.0 * kPi * s)) * exp(exponent) *
            exp(log_gamma_star_large(s) - log_gamma_star_large(a) - log_gamma_star_large(b));
   }
+  // 1/B(a, b) = Gamma(a+b) / (Gamma(a) Gamma(b)) = exp(log(Gamma(large + small) / Gamma(large))) /
+  // Gamma(small): Gamma of the rounded sum a + b would cost psi(a+b) (a+b) / 2 ulps.
+  const bool a_small = av <= bv;
+  const T small = a_small ? a : b, large = a_small ? b : a;
+  const T log_ratio = log_gamma_shift(small, large);
   const T log_y_term = with_y ? b * log_y : 0.0 * b;
-  if (av < 10 && bv < 10) {
-    // Small parameters: the powers directly where they are normal numbers (pow of the exact x
-    // keeps full precision), logarithms otherwise.
-    const T inv_beta = tgamma(a + b) / (tgamma(a) * tgamma(b));
-    if (std::isfinite(value(inv_beta)) && value(inv_beta) > 0) {
-      const T xa = x <= 0.5 ? pow(x, a) : exp(a * log_x);
-      const T yb = exp(log_y_term);
-      const T r = xa * yb * inv_beta;
-      if (value(xa) > 1e-290 && value(yb) > 1e-290 && std::isfinite(value(r))) return r;
-    }
-    return exp(a * log_x + log_y_term + lgamma(a + b) - lgamma(a) - lgamma(b));
-  }
-  if (av < 10) return prefix_small_large(a, b, x, y, log_y, with_y);
-  // b small, a large: x^a y^b / B(a, b) = y^b x^a / B(b, a).
-  const T r = prefix_small_large(b, a, y, x, log_x, true);
-  return with_y ? r : r * exp(-b * log_y);
+  // The powers directly where they are normal numbers (pow of the exact one of x and y keeps
+  // full precision), logarithms otherwise.
+  const T xa = x <= 0.5 ? pow(x, a) : exp(a * log_x);
+  const T yb = !with_y ? 1.0 + 0.0 * b : y <= 0.5 ? pow(y, b) : exp(log_y_term);
+  const T r = xa * yb * (exp(log_ratio) / tgamma(small));
+  if (value(xa) > 1e-290 && value(yb) > 1e-290 && std::isfinite(value(r)) && value(r) > 1e-290) return r;
+  return exp(a * log_x + log_y_term + log_ratio - lgamma(small));
 }
 
 /// I_x(a, b) by its power series x^a / B(a, b) [1/a + sum (1 - b)_n x^n / (n! (a + n))], for
@@ -127,18 +114,6 @@ T power_series(T a, T b, double x, double y) {
     if (converged(add, sum, 0.5 * kEps)) break;
   }
   return prefix(a, b, x, y, false) * sum;
-}
-
-/// log(Gamma(b + a) / Gamma(b)), accurate (relative) also for small a: Stirling's form from
-/// b >= 10, shifted there by Gamma(b + 1) = b Gamma(b) below.
-template <typename T>
-T log_gamma_shift(T a, T b) {
-  T shift = 0.0 * a;
-  while (value(b) < 10) {
-    shift = shift + log1p(a / b);
-    b = b + 1.0;
-  }
-  return log_gamma_ratio(a, b) - shift;
 }
 
 /// 1 - I_x(a, b) where the power series applies (b x <= 1, x <= 0.95) and I_x(a, b) is above

@@ -35,6 +35,22 @@ inline double inverse_guess(double a, double b, double y) {
   return 1.0 - std::pow(b * w * (1.0 - y), 1.0 / b);
 }
 
+/// The root found in log space, e = x (or 1 - x near one), has the relative precision of its
+/// logarithm, |log e| ulps: up to two Newton steps on e itself restore full precision.
+inline double polish(double a, double b, double target, bool lower, bool near_one, double e) {
+  for (int i = 0; i < 2 && e > 0 && e < 1; ++i) {
+    const double x = near_one ? 1.0 - e : e, y = near_one ? e : 1.0 - e;
+    const PQ<double> r = incomplete_beta(a, b, x, y);
+    const double f = (lower ? r.p : r.q) - target;
+    // dF/de = +-x^(a-1) y^(b-1) / B: + for the lower tail in x, the sign flips with each swap.
+    const double slope = (lower != near_one ? 1.0 : -1.0) * prefix(a, b, x, y, true) / (x * y);
+    const double next = e - f / slope;
+    if (!(next > 0.5 * e && next < 2 * e)) break;  // not a polishing step: keep what we have
+    e = next;
+  }
+  return near_one ? 1.0 - e : e;
+}
+
 /// x with I_x(a, b) = target (lower) or 1 - I_x(a, b) = target, for finite a, b > 0 and
 /// 0 < target <= 1/2.
 inline double incomplete_beta_inverse(double a, double b, double target, bool lower) {
@@ -54,7 +70,7 @@ inline double incomplete_beta_inverse(double a, double b, double target, bool lo
     // h rises with u: F(u) - target rises with x for the lower tail (u = log x), ...
     const double sign = (lower != near_one) ? 1.0 : -1.0;
     const double h = sign * (std::log(f) - log_target);
-    if (h == 0) return x;
+    if (h == 0) break;  // to the polishing: log f is coarser than f
     (h < 0 ? lo : hi) = u;
     // d log F / du = (dF/dx) (dx/du) / F with dF/dx = +-x^(a-1) y^(b-1) / B and dx/du = x or -y.
     const double slope = prefix(a, b, x, y, true) / ((near_one ? x : y) * f);
@@ -63,12 +79,12 @@ inline double incomplete_beta_inverse(double a, double b, double target, bool lo
       next = std::isfinite(lo) ? 0.5 * (lo + hi) : (h < 0 ? 0.5 * u : 2 * u - 1);
     }
     if (std::fabs(next - u) <= 1e-16 * std::fmax(1.0, std::fabs(u)) || next == u) {
-      const double en = std::exp(next);
-      return near_one ? 1.0 - en : en;
+      u = next;
+      break;
     }
     u = next;
   }
-  return near_one ? 1.0 - std::exp(u) : std::exp(u);
+  return polish(a, b, target, lower, near_one, std::exp(u));
 }
 
 }  // namespace ibeta_detail

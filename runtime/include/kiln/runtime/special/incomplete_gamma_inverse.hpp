@@ -51,7 +51,7 @@ inline double incomplete_gamma_inverse(double a, double target, bool lower) {
     const double f = lower ? r.p : r.q;
     // h increases with t: log P - log p, or log q - log Q.
     const double h = lower ? std::log(f) - log_target : log_target - std::log(f);
-    if (h == 0) return x;
+    if (h == 0) break;  // to the polishing: log f is coarser than f
     (h < 0 ? lo : hi) = t;
     const double slope = gamma_prefix(a, x) / f;  // d log P / d log x = x P'(x) / P
     double next = t - h / slope;
@@ -62,11 +62,25 @@ inline double incomplete_gamma_inverse(double a, double target, bool lower) {
         next = t + (h < 0 ? 1.0 : -1.0) * std::fmax(1.0, std::fabs(t));
       }
     }
-    if (std::fabs(next - t) <= 1e-16 * std::fmax(1.0, std::fabs(t)) || next == t) return std::exp(next);
+    if (std::fabs(next - t) <= 1e-16 * std::fmax(1.0, std::fabs(t)) || next == t) {
+      t = next;
+      break;
+    }
     t = next;
-    if (hi - lo <= 4e-16 * std::fmax(1.0, std::fabs(t))) return std::exp(t);
+    if (hi - lo <= 4e-16 * std::fmax(1.0, std::fabs(t))) break;
   }
-  return std::exp(t);
+  // x = e^t has the relative precision of t, |t| ulps: up to two Newton steps on x itself
+  // restore full precision.
+  double x = std::exp(t);
+  for (int i = 0; i < 2 && x > 0 && std::isfinite(x); ++i) {
+    const PQ<double> r = incomplete_gamma(a, x);
+    const double f = (lower ? r.p : r.q) - target;
+    const double slope = (lower ? 1.0 : -1.0) * gamma_prefix(a, x) / x;  // dP/dx = x^(a-1) e^-x / Gamma(a)
+    const double next = x - f / slope;
+    if (!(next > 0.5 * x && next < 2 * x)) break;
+    x = next;
+  }
+  return x;
 }
 
 /// The common special values, or false for an ordinary point (a > 0 finite, 0 < y < 1):
