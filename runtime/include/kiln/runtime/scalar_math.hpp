@@ -376,22 +376,6 @@ inline double psi(double x) {
   const double inf = std::numeric_limits<double>::infinity();
   if (x != x || x == inf) return x;
   if (x == 0) return std::signbit(x) ? inf : -inf;
-  if (x > 1.2 && x < 1.75) {
-    // Next to psi's positive root x0 the recurrence below cancels to a few correct digits:
-    // Taylor's series sum psi^(k)(x0) / k! (x - x0)^k, x - x0 formed with x0 in two parts.
-    constexpr double x0_hi = 1.4616321449683622, x0_lo = 9.549995429965697e-17;
-    constexpr double c[24] = {
-        0.9676722454476212,     -0.44276316898359208,    0.25849976095565103,    -0.16394270544240652,
-        0.10782405069126237,    -0.072199561256454714,   0.04880428816414311,    -0.033161126474847362,
-        0.022597648232218104,   -0.01542476590494896,    0.010538791616612175,   -0.0072045343863568687,
-        0.0049267813957298533,  -0.0033698016554393282,  0.002305126326734928,   -0.0015769367714301972,
-        0.0010788252019162967,  -0.00073807093899600515, 0.00050495326583460199, -0.00034546802510630769,
-        0.00023635601564027053, -0.00016170622091974803, 0.0001106337276874741,  -7.5691795821950661e-05};
-    const double d = (x - x0_hi) - x0_lo;
-    double sum = 0.0;
-    for (int k = 23; k >= 0; --k) sum = sum * d + c[k];
-    return sum * d;
-  }
   const double pi = 3.141592653589793;
   double result = 0.0;
   if (x < 0) {

@@ -1,5 +1,5 @@
 // kiln runtime, special functions: the polygamma function psi^(n)(x), the (n+1)-th derivative
-// of log Gamma (scipy.special.polygamma): psi for n = 0, trigamma for n = 1, and
+// of log Gamma (scipy.special.polygamma): psi for n = 0 (accurate also next to its positive root), trigamma for n = 1, and
 // (-1)^(n+1) n! zeta(n + 1, x) above, the Hurwitz zeta summed directly up to x + N >=
 // max(10, n + 1) and by Euler and Maclaurin's formula beyond. Negative non-integer x are
 // summed directly too (the series converges for every x off the poles). The terms are scaled
@@ -54,13 +54,32 @@ inline double scaled_hurwitz_zeta(double s, double x, double& base) {
   return sum + compensation;
 }
 
+/// psi(x), with Taylor's series sum psi^(k)(x0) / k! (x - x0)^k next to psi's positive root x0,
+/// where kiln_scalar::psi's recurrence cancels to a few correct digits (x - x0 formed with x0 in
+/// two parts); kiln_scalar::psi elsewhere.
+inline double digamma(double x) {
+  if (!(x > 1.2 && x < 1.75)) return kiln_scalar::psi(x);
+  constexpr double x0_hi = 1.4616321449683622, x0_lo = 9.549995429965697e-17;
+  constexpr double c[24] = {
+      0.9676722454476212,     -0.44276316898359208,    0.25849976095565103,    -0.16394270544240652,
+      0.10782405069126237,    -0.072199561256454714,   0.04880428816414311,    -0.033161126474847362,
+      0.022597648232218104,   -0.01542476590494896,    0.010538791616612175,   -0.0072045343863568687,
+      0.0049267813957298533,  -0.0033698016554393282,  0.002305126326734928,   -0.0015769367714301972,
+      0.0010788252019162967,  -0.00073807093899600515, 0.00050495326583460199, -0.00034546802510630769,
+      0.00023635601564027053, -0.00016170622091974803, 0.0001106337276874741,  -7.5691795821950661e-05};
+  const double d = (x - x0_hi) - x0_lo;
+  double sum = 0.0;
+  for (int k = 23; k >= 0; --k) sum = sum * d + c[k];
+  return sum * d;
+}
+
 }  // namespace polygamma_detail
 
 /// psi^(n)(x) for an integer order n >= 0 (NaN for n < 0, as scipy's). For n >= 1:
 /// (-1)^(n+1) inf at x = -inf, 0 and the negative integers, (-1)^(n+1) 0 at x = +inf.
 inline double polygamma(std::int64_t n, double x) {
   if (x != x || n < 0) return kNaN;
-  if (n == 0) return kiln_scalar::psi(x);
+  if (n == 0) return polygamma_detail::digamma(x);
   const double sign = n % 2 == 1 ? 1.0 : -1.0;  // (-1)^(n+1)
   if (x == kInf) return sign * 0.0;
   if (x == -kInf || (x <= 0 && std::floor(x) == x)) return sign * kInf;
