@@ -165,6 +165,8 @@ int main(int argc, char** argv) {
     bench::register_mlp();
     bench::register_overhead();
     bench::register_compile();
+    bench::register_linalg();
+    bench::register_gather();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kiln_bench: %s\n", e.what());
     return 1;

@@ -21,6 +21,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kiln/kiln.h"
@@ -52,7 +53,8 @@ constexpr const char* dtype_name() {
 }
 template <typename T>
 DLDataType dl_dtype() {
-  return DLDataType{kDLFloat, static_cast<uint8_t>(8 * sizeof(T)), 1};
+  return DLDataType{std::is_integral_v<T> ? static_cast<uint8_t>(kDLInt) : static_cast<uint8_t>(kDLFloat),
+                    static_cast<uint8_t>(8 * sizeof(T)), 1};
 }
 
 /// The benchmark name "W1/kiln/float64/threads:2".
@@ -177,7 +179,7 @@ const std::string& checked_once(const std::string& key, const std::function<std:
 void time_kiln_call_into(benchmark::State& state, KilnGraph& g, int threads, const std::vector<DLTensor>& in,
                          std::vector<DLTensor>& out);
 
-/// The timed loop of a workload with a hand-written baseline (W1-W5): kiln's call_into and
+/// The timed loop of a workload with a hand-written baseline (W1-W5, W10): kiln's call_into and
 /// `hand` alternate call by call, which one goes first alternating too, each timed on its own,
 /// so both run on the same machine. (This VM's speed drifts within one 0.3 s repetition, so
 /// separate kiln and hand benchmarks, even interleaved, compare different machines.) One
@@ -202,5 +204,7 @@ void register_logreg();     // W4
 void register_mlp();        // W5
 void register_overhead();   // W6
 void register_compile();    // W7
+void register_linalg();     // W8, W9
+void register_gather();     // W10
 
 }  // namespace bench

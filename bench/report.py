@@ -2,7 +2,7 @@
 """Turns kiln_bench's Google Benchmark JSON into bench/results.json and a markdown table.
 
 Each benchmark is named W<k>/<variant>/<dtype>/threads:<n>. The time of a benchmark is the
-median over its repetitions (wall-clock). W1-W5's kiln benchmarks time kiln and the
+median over its repetitions (wall-clock). W1-W5, W8 and W10's kiln benchmarks time kiln and the
 hand-written code alternately, call by call, and report each side's mean as the counters
 kiln_ms and hand_ms: their ratio is taken per repetition, and the table shows the repetition
 with the median ratio.
@@ -14,7 +14,9 @@ import re
 import statistics
 import sys
 
-RATIO_TARGETS = {"W1": 1.2, "W2": 1.2, "W3": 1.2, "W4": 1.3, "W5": 1.05}
+RATIO_TARGETS = {"W1": 1.2, "W2": 1.2, "W3": 1.2, "W4": 1.3, "W5": 1.05, "W8": 1.1, "W10": 1.2, "W9": None}
+# W9's target is against NumPy's batched np.linalg.cholesky (bench/numpy_linalg.py): at least 2x faster.
+NUMPY_TARGETS = {"W9": 0.5}
 # W6 in ns per call, W7 in ms.
 ABS_TARGETS = {("W6", "call_into"): 50e-6, ("W6", "call"): 300e-6,
                ("W7", "codegen"): 50.0, ("W7", "compile_cold"): 3000.0, ("W7", "cache_hit"): 20.0}
@@ -26,6 +28,9 @@ DESCRIPTIONS = {
     "W5": "MLP forward 4096x512x512x10",
     "W6": "log1p on 3 elements (per call)",
     "W7": "compile W4's graph",
+    "W8": "GP log-lik core: chol 2000x2000 + 2 triangular solves",
+    "W9": "100,000 4x4 Cholesky (Blockwise)",
+    "W10": "gather-add mu[idx] + x, 10^6",
 }
 TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 
@@ -79,7 +84,8 @@ def intermediates(stats_dir, graph):
     return None
 
 
-def build_rows(med, spread, errors, paired, stats_dir):
+def build_rows(med, spread, errors, paired, stats_dir, numpy=None):
+    numpy = numpy or {}
     keys = set(med) | set(errors)
     parsed = {}
     for k in keys:
@@ -101,13 +107,14 @@ def build_rows(med, spread, errors, paired, stats_dir):
         target = RATIO_TARGETS[w]
         row = {"workload": w, "variant": "kiln/hand", "dtype": dt, "threads": th,
                "kiln_ms": kiln, "hand_ms": hand, "ratio": ratio, "eval_ms": ev if th == 1 else None,
-               "target": f"ratio <= {target}", "met": (ratio is not None and ratio <= target and not kerr),
+               "target": f"ratio <= {target}" if target else "– (for scale)",
+               "met": (ratio is not None and (target is None or ratio <= target) and not kerr),
                "spread": rsp}
         if w == "W1":
             libm, lerr, _ = get(w, "hand_libm", dt, th)
             row["hand_libm_ms"] = libm
-        if w == "W2":
-            n = intermediates(stats_dir, f"w2_sumsq_{dt}")
+        if w in ("W2", "W10"):  # x*x, mu[idx]: never materialised
+            n = intermediates(stats_dir, f"w2_sumsq_{dt}" if w == "W2" else f"w10_gather_add_{dt}")
             row["intermediates"] = n
             if n:
                 row["met"] = False
@@ -116,6 +123,28 @@ def build_rows(med, spread, errors, paired, stats_dir):
             row["error"] = "; ".join(errs)
             row["met"] = False
         rows.append(row)
+
+    # Against NumPy (a separate process of the same run): kiln's median time over NumPy's.
+    for w, target in NUMPY_TARGETS.items():
+        for dt in ("float64", "float32"):
+            np_times = numpy.get(f"{w}/numpy/{dt}/threads:1")
+            for th in (1, 2):
+                pairs = paired.get(f"{w}/kiln/{dt}/threads:{th}")
+                _, kerr, _ = get(w, "kiln", dt, th)
+                if pairs is None and kerr is None:
+                    continue
+                kiln = statistics.median(p[0] for p in pairs) if pairs else None
+                np_ms = statistics.median(np_times) if np_times else None
+                ratio = kiln / np_ms if kiln is not None and np_ms else None
+                row = {"workload": w, "variant": "kiln/numpy", "dtype": dt, "threads": th, "kiln_ms": kiln,
+                       "hand_ms": np_ms, "ratio": ratio, "eval_ms": None, "target": f"ratio <= {target}",
+                       "met": ratio is not None and ratio <= target and not kerr,
+                       "spread": (max(np_times) - min(np_times)) / np_ms if np_times and len(np_times) > 1 else None}
+                errs = [e for e in (kerr, None if np_times else "no NumPy timing (bench/numpy_linalg.py)") if e]
+                if errs:
+                    row["error"] = "; ".join(errs)
+                    row["met"] = False
+                rows.append(row)
 
     for (w, v), target in ABS_TARGETS.items():
         bench_variant = {"call_into": "kiln", "call": "kiln_call"}.get(v, v)
@@ -158,6 +187,8 @@ def markdown(rows):
         else:
             kiln, ev = fmt(r["kiln_ms"], " ms"), fmt(r["eval_ms"], " ms")
         hand = fmt(r["hand_ms"], " ms")
+        if r["variant"] == "kiln/numpy":
+            hand += " (NumPy)"
         if "hand_libm_ms" in r:
             hand += f" (libm loop {fmt(r['hand_libm_ms'], ' ms')})"
         met = "yes" if r["met"] else "**no**"
@@ -174,18 +205,23 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("raw", help="kiln_bench --benchmark_out JSON")
     ap.add_argument("--stats", default="", help="folder of `kiln compile --stats` outputs")
+    ap.add_argument("--numpy", default="", help="bench/numpy_linalg.py's JSON (W9's NumPy times)")
     ap.add_argument("--json", required=True)
     ap.add_argument("--markdown", required=True)
     a = ap.parse_args()
     context, med, spread, errors, paired = load(a.raw)
-    rows = build_rows(med, spread, errors, paired, a.stats)
+    numpy = {}
+    if a.numpy and os.path.exists(a.numpy):
+        with open(a.numpy) as f:
+            numpy = json.load(f)
+    rows = build_rows(med, spread, errors, paired, a.stats, numpy)
     env = {k: v for k, v in os.environ.items() if k.startswith(("OMP_", "OPENBLAS_", "GOMP_"))}
     doc = {"context": {"date": context.get("date"), "host": context.get("host_name"),
                        "num_cpus": context.get("num_cpus"), "load_avg": context.get("load_avg"),
                        "environment": env,
-                       "timing": "wall clock, median of the repetitions; W1-W5: kiln and hand-written "
+                       "timing": "wall clock, median of the repetitions; W1-W5, W8, W10: kiln and hand-written "
                                  "calls alternate in one loop; kiln_ms, hand_ms, ratio: the repetition with the median ratio; "
-                                 "spread = (max - min) / median (of the ratio for W1-W5)"},
+                                 "spread = (max - min) / median (of the ratio for W1-W5, W8, W10)"},
            "results": rows}
     with open(a.json, "w") as f:
         json.dump(doc, f, indent=1)

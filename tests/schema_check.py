@@ -235,11 +235,38 @@ def self_tests(validator):
         "cast": variant(nodes=[{"op": "Elemwise", "props": {"scalar_op": {"name": "cast", "dtype": "int8"}},
                                 "inputs": ["x"], "outputs": ["y"]},
                                {"op": "cast", "props": {"dtype": "int8"}, "inputs": ["x"], "outputs": ["z"]}]),
+        "v2 types and values": variant(version=2, variables=[
+            {"id": "r", "type": {"kind": "rng", "bit_generator": "PCG64"},
+             "value": {"pcg64": {"state": "274674114334540486603088602300644985544",
+                                 "inc": "332724090758049132448979897138935081983", "has_uint32": 0, "uinteger": 0}}},
+            {"id": "n", "type": {"kind": "none"}, "value": None},
+            {"id": "s", "type": {"kind": "rng"}},
+            var("h", dtype="float16")]),
+        "v2 ops": variant(version=2, nodes=[
+            {"op": "Join", "props": {"axis": 1}, "inputs": ["a", "b"], "outputs": ["c"]},
+            {"op": "Split", "props": {"len_splits": 2, "axis": 0}, "inputs": ["c", "s"], "outputs": ["d", "e"]},
+            {"op": "MatrixTranspose", "inputs": ["a"], "outputs": ["t"]},
+            {"op": "ViewOp", "inputs": ["a"], "outputs": ["v"]},
+            {"op": "Maximum", "inputs": ["a", "b"], "outputs": ["m"]},
+            {"op": "NormalRV", "props": {"name": "normal"}, "inputs": [], "outputs": []},
+            {"op": "OpFromGraph", "props": {"name": "f", "inner": {
+                "variables": [var("i"), var("o")], "inputs": ["i"], "outputs": ["o"],
+                "nodes": [{"op": "exp", "inputs": ["i"], "outputs": ["o"]}]}},
+             "inputs": ["a"], "outputs": ["f"]}]),
     }
     bad = {
         "unknown top-level key": variant(extra=1),
         "wrong format": variant(format="kiln"),
-        "wrong version": variant(version=2),
+        "wrong version": variant(version=3),
+        "v2 type in v1": variant(variables=[{"id": "r", "type": {"kind": "rng"}}]),
+        "v2 op in v1": variant(nodes=[{"op": "OpFromGraph", "props": {"inner": {}}, "inputs": [], "outputs": []}]),
+        "unknown kind": variant(version=2, variables=[{"id": "r", "type": {"kind": "tensor"}}]),
+        "rng state not a string": variant(version=2, variables=[{"id": "r", "type": {"kind": "rng"}, "value": {
+            "pcg64": {"state": 1, "inc": "1", "has_uint32": 0, "uinteger": 0}}}]),
+        "inner graph without outputs": variant(version=2, nodes=[{"op": "OpFromGraph", "props": {"inner": {
+            "variables": [], "inputs": [], "nodes": []}}, "inputs": [], "outputs": []}]),
+        "negative Join axis": variant(version=2, nodes=[{"op": "Join", "props": {"axis": -1}, "inputs": [],
+                                                          "outputs": []}]),
         "missing nodes": {k: v for k, v in MINIMAL.items() if k != "nodes"},
         "unknown dtype": variant(variables=[var("a", dtype="float16")]),
         "negative length": variant(variables=[var("a", shape=(-1,))]),

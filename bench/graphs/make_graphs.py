@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the benchmark graphs W1-W6 (float64 and float32) and the float32 copy of the
+"""Writes the benchmark graphs W1-W6 and W8-W10 (float64 and float32) and the float32 copy of the
 logistic-regression loss that W4 differentiates. Run from anywhere; writes next to itself.
 The JSON files are committed; re-run this after editing it."""
 import json
@@ -119,5 +119,44 @@ def w4_loss(dt):  # samples/logistic_regression/loss.json, retyped; `kiln grad` 
         f.write("\n")
 
 
+def w8(dt):  # GP log-likelihood core: L = chol(K), alpha = L^-T L^-1 y, -y.alpha/2 - sum(log diag L)
+    g = Graph(f"w8_gp_{dt}", dt)
+    m, v = [None, None], [None]
+    g.inputs = [g.var("K", m, name="K"), g.var("y", v, name="y")]
+    g.var("minus_half", [], value=-0.5)
+    g.node("Cholesky", {"lower": True}, ["K"], "L", m)
+    g.node("SolveTriangular", {"lower": True, "unit_diagonal": False, "b_ndim": 1}, ["L", "y"], "z", v)
+    g.node("DimShuffle", {"input_ndim": 2, "new_order": [1, 0]}, ["L"], "Lt", m)
+    g.node("SolveTriangular", {"lower": False, "unit_diagonal": False, "b_ndim": 1}, ["Lt", "z"], "alpha", v,
+           name="alpha")
+    g.node("Dot", {}, ["y", "alpha"], "quad", [])
+    g.ew("mul", ["minus_half", "quad"], "half_quad", [])
+    g.node("ExtractDiag", {"offset": 0, "axis1": 0, "axis2": 1}, ["L"], "d", v)
+    g.ew("log", ["d"], "logd", v)
+    g.node("Sum", {"axis": None}, ["logd"], "logdet_half", [])
+    g.ew("sub", ["half_quad", "logdet_half"], "loglik", [], name="loglik")
+    g.outputs = ["loglik", "alpha"]
+    g.write()
+
+
+def w9(dt):  # a batch of 4x4 Cholesky factorisations (a Blockwise, as PyTensor's cholesky writes it)
+    g = Graph(f"w9_chol4_{dt}", dt)
+    g.inputs = [g.var("A", [None, 4, 4], name="A")]
+    g.node("Blockwise", {"core_op": {"op": "Cholesky", "props": {"lower": True}}, "signature": "(m,m)->(m,m)"},
+           ["A"], "L", [None, 4, 4], name="L")
+    g.outputs = ["L"]
+    g.write()
+
+
+def w10(dt):  # mu[idx] + x: a gather on axis 0 (PyTensor 3.x's idx_list=(0,)) read by an add
+    g = Graph(f"w10_gather_add_{dt}", dt)
+    v = [None]
+    g.inputs = [g.var("mu", v, name="mu"), g.var("idx", v, dtype="int64", name="idx"), g.var("x", v, name="x")]
+    g.node("AdvancedSubtensor", {"idx_list": [{"index": "input"}]}, ["mu", "idx"], "g", v)
+    g.ew("add", ["g", "x"], "y", v, name="y")
+    g.outputs = ["y"]
+    g.write()
+
+
 for dt in ("float64", "float32"):
-    w1(dt), w2(dt), w3(dt), w5(dt), w6(dt), w4_loss(dt)
+    w1(dt), w2(dt), w3(dt), w5(dt), w6(dt), w4_loss(dt), w8(dt), w9(dt), w10(dt)

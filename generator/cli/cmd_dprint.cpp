@@ -29,6 +29,8 @@ void add_dprint_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"CHAR", "int", ""}));
   cmd->add_option("--depth", args->options.depth, "print this many levels (default: all)");
   cmd->add_flag("--stop-on-name", args->options.stop_on_name, "do not expand below named variables");
+  cmd->add_flag("--print-origins", args->options.print_origins,
+                "show the nodes of the file each node stands for (its JSON pointers and ops)");
   cmd->add_flag("--dot", args->dot, "print graphviz dot instead");
   cmd->add_flag("--rewritten", args->rewritten,
                 "print the graph kiln compile would compile: after the default pipeline (or --include), "

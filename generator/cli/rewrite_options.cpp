@@ -5,6 +5,7 @@
 
 #include "ir/error.h"
 #include "print/dprint.h"
+#include "rewrite/inline_op_from_graph.h"
 
 namespace kiln::cli {
 
@@ -20,7 +21,12 @@ void add_rewrite_options(CLI::App* cmd, RewriteArgs& args) {
 }
 
 PipelineReport apply_rewrites(FunctionGraph& fg, const RewriteArgs& args) {
-  if (args.no_rewrite) return {};
+  if (args.no_rewrite) {
+    // "Exactly as written" still means OpFromGraph nodes inlined: code generation has none.
+    PipelineReport report;
+    report.passes.emplace_back("inline", inline_op_from_graphs(fg));
+    return report;
+  }
   auto known = known_rewrite_tags();
   for (const auto* list : {&args.include, &args.exclude})
     for (const auto& t : *list)

@@ -14,8 +14,11 @@ const LoweredVar& LoweredGraph::var(const Variable* v) const {
 }
 
 LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply&)>& is_view,
-                   int first_slot, std::vector<RowBlockGroup> groups) {
+                   int first_slot, std::vector<RowBlockGroup> groups,
+                   const std::function<bool(const Apply&)>& needs_scratch,
+                   std::unordered_set<const Apply*> fused_gathers) {
   LoweredGraph lg;
+  lg.fused_gathers = std::move(fused_gathers);
   lg.graph = &fg;
   lg.order = order_with_groups(fg.toposort(), groups);
   lg.first_slot = first_slot;
@@ -80,7 +83,8 @@ LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply
     for (int o = 0; o < node->num_outputs(); ++o) {
       const Variable* v = node->output_ptr(o);
       LoweredVar& lv = declare(v);
-      if (grouped && lg.groups[static_cast<std::size_t>(lg.group_of[node])].internal.count(v)) {
+      if ((grouped && lg.groups[static_cast<std::size_t>(lg.group_of[node])].internal.count(v)) ||
+          lg.fused_gathers.count(node)) {
         lv.kind = StorageKind::Fused;
         root[v] = v;
         continue;
@@ -115,7 +119,12 @@ LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply
   for (int i = 0; i < end; ++i) {
     Apply* node = lg.order[static_cast<std::size_t>(i)];
     const int at = use_at[static_cast<std::size_t>(i)];
-    for (const auto& in : node->inputs()) last_use[root_of(in.get())] = std::max(last_use[root_of(in.get())], at);
+    for (const auto& in : node->inputs()) {
+      last_use[root_of(in.get())] = std::max(last_use[root_of(in.get())], at);
+      // A fused gather's inputs are read where its reader runs.
+      if (in->owner() && lg.fused_gathers.count(in->owner()))
+        for (const auto& g : in->owner()->inputs()) last_use[root_of(g.get())] = std::max(last_use[root_of(g.get())], at);
+    }
     for (int o = 0; o < node->num_outputs(); ++o) {
       const Variable* r = root_of(node->output_ptr(o));
       last_use[r] = std::max(last_use[r], at);
@@ -157,6 +166,9 @@ LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply
   }
   // One slot per group for its per-chunk partial results (never shared: it is scratch).
   for (std::size_t g = 0; g < lg.groups.size(); ++g) lg.group_slots.push_back(first_slot + next_slot++);
+  if (needs_scratch)
+    for (const Apply* node : lg.order)
+      if (needs_scratch(*node)) lg.scratch_slots[node] = first_slot + next_slot++;
   lg.num_slots = next_slot;
 
   for (std::size_t k = 0; k < fg.outputs().size(); ++k) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "codegen/row_block_fusion.h"
@@ -15,7 +16,8 @@
 
 namespace kiln {
 
-/// Fused: a row value of a row-block group that nothing outside the group reads (no storage).
+/// Fused: a row value of a row-block group that nothing outside the group reads, or the
+/// output of a gather its one reader computes itself (codegen/gather_fusion.h): no storage.
 enum class StorageKind { Input, Constant, Workspace, Output, View, Fused };
 
 struct LoweredVar {
@@ -48,6 +50,11 @@ struct LoweredGraph {
   std::vector<RowBlockGroup> groups;
   std::vector<int> group_slots;
   std::unordered_map<const Apply*, int> group_of;  ///< member -> index in groups
+  /// Gathers read inline by their one Elemwise reader (codegen/gather_fusion.h): no step.
+  std::unordered_set<const Apply*> fused_gathers;
+  /// Nodes that keep scratch memory across calls (work buffers of linear-algebra kernels):
+  /// a slot of their own each, never shared.
+  std::unordered_map<const Apply*, int> scratch_slots;
   int first_slot = 0;
   int num_slots = 0;  ///< slots used: [first_slot, first_slot + num_slots)
 
@@ -56,8 +63,12 @@ struct LoweredGraph {
 
 /// Lowers `fg`. `is_view(node)` says whether the backend implements the node's output 0 as a
 /// view of its input 0 (no storage of its own). Slots are numbered from `first_slot`.
-/// `groups` (from find_row_block_groups) run as single steps.
+/// `groups` (from find_row_block_groups) run as single steps. Nodes for which `needs_scratch`
+/// holds get a scratch slot (LoweredGraph::scratch_slots). `fused_gathers` (from
+/// find_fused_gathers) run inside their reader.
 LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply&)>& is_view,
-                   int first_slot = 0, std::vector<RowBlockGroup> groups = {});
+                   int first_slot = 0, std::vector<RowBlockGroup> groups = {},
+                   const std::function<bool(const Apply&)>& needs_scratch = {},
+                   std::unordered_set<const Apply*> fused_gathers = {});
 
 }  // namespace kiln

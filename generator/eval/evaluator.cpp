@@ -9,6 +9,9 @@ namespace kiln {
 void check_input(const Variable& var, const Array& a, std::size_t position) {
   std::string who = "input " + std::to_string(position) + " (" + var.label() + ")";
   if (!a.defined()) throw RuntimeFailure(who + " is missing");
+  if (var.type().kind == TypeKind::Rng && !var.type().accepts(a))
+    throw RuntimeFailure(who + " is an rng: its state is a uint64 array of " + std::to_string(kRngStateWords) +
+                         " words (kiln.h), got " + std::string(dtype_name(a.dtype())) + " of shape " + shape_str(a.shape()));
   if (a.dtype() != var.dtype())
     throw RuntimeFailure(who + " must be " + std::string(dtype_name(var.dtype())) + ", got " +
                          std::string(dtype_name(a.dtype())));

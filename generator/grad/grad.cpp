@@ -105,6 +105,9 @@ VarList reverse_mode(const char* fn, const VarList& outputs, const VarList& wrt,
   const bool raise_undefined = options.undefined == GradOptions::Undefined::Raise;
 
   std::unordered_map<const Variable*, VarList> terms;
+  // The origins of the nodes whose pullbacks gave a variable's terms: the sum of the terms
+  // stands for them (ir/provenance.h).
+  std::unordered_map<const Variable*, Origins> term_origins;
   std::unordered_map<const Variable*, Poison> poison;
   for (std::size_t k = 0; k < outputs.size(); ++k) {
     const Var& c = cotangents[k];
@@ -126,6 +129,7 @@ VarList reverse_mode(const char* fn, const VarList& outputs, const VarList& wrt,
       const Variable* out = node.output_ptr(j);
       auto t = terms.find(out);
       if (t != terms.end() && !t->second.empty()) {
+        OriginScope scope(term_origins[out]);
         ogs[static_cast<std::size_t>(j)] = cast_grad(add_terms(t->second), out->dtype());
         any = true;
       }
@@ -133,6 +137,7 @@ VarList reverse_mode(const char* fn, const VarList& outputs, const VarList& wrt,
       if (p != poison.end() && !inherited) inherited = p->second;
     }
     if (!any && !inherited) continue;
+    OriginScope scope(node.origins());  // the node's gradient graph stands for the node
     // A poisoned output without a value still asks its op which inputs it is connected to.
     for (int j = 0; j < node.num_outputs(); ++j)
       if (!ogs[static_cast<std::size_t>(j)] && inherited && poison.count(node.output_ptr(j)))
@@ -148,6 +153,7 @@ VarList reverse_mode(const char* fn, const VarList& outputs, const VarList& wrt,
         case GradTerm::Kind::Value:
           check_rank(node, i, term.value);
           terms[x.get()].push_back(cast_grad(term.value, x->dtype()));
+          term_origins[x.get()] = merge_origins(term_origins[x.get()], node.origins());
           if (inherited && !poison.count(x.get())) poison[x.get()] = inherited;
           break;
         case GradTerm::Kind::Disconnected:
@@ -181,6 +187,7 @@ VarList reverse_mode(const char* fn, const VarList& outputs, const VarList& wrt,
       result.push_back(zeros_like(w));
       continue;
     }
+    OriginScope scope(term_origins[w.get()]);
     result.push_back(cast_grad(add_terms(t->second), w->dtype()));
   }
   return result;
@@ -295,6 +302,7 @@ VarList Rop(const VarList& outputs, const VarList& wrt, const VarList& tangents,
       continue;
     }
     if (!any) continue;
+    OriginScope scope(node->origins());  // the node's tangent graph stands for the node
     std::vector<GradTerm> out_terms = node->op().pushforward(*node, tin);
     if (any_not_implemented(out_terms)) out_terms = double_lop(*node, tin);
     for (int j = 0; j < node->num_outputs(); ++j) {

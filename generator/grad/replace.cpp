@@ -73,7 +73,11 @@ VarList rebuild_graph(const VarList& outputs, const Replacements& start,
       changed = changed || inputs.back() != in;
     }
     if (!changed) continue;
-    VarList outs = rebuild(*node, inputs);
+    VarList outs;
+    {
+      OriginScope scope(node->origins());  // the rebuilt nodes stand for this one
+      outs = rebuild(*node, inputs);
+    }
     KILN_INTERNAL_ASSERT(static_cast<int>(outs.size()) == node->num_outputs(),
                          "rebuild of " + node->op().str() + " returned the wrong number of outputs");
     for (int j = 0; j < node->num_outputs(); ++j) {

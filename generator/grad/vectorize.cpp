@@ -14,11 +14,15 @@
 #include "ops/dimshuffle.h"
 #include "ops/dot.h"
 #include "ops/elemwise.h"
+#include "ops/extra_ops.h"
 #include "ops/join.h"
+#include "ops/linalg/linalg_common.h"
+#include "ops/op_from_graph.h"
 #include "ops/reduce.h"
 #include "ops/reshape.h"
 #include "ops/shape.h"
 #include "ops/softmax.h"
+#include "ops/sort.h"
 #include "ops/subtensor.h"
 
 namespace kiln {
@@ -136,14 +140,14 @@ std::optional<VarList> vectorize_structural(const Apply& node, const VarList& in
     for (std::size_t i = first; i < b.size(); ++i)
       if (b[i] != 0) cannot(node, "input " + std::to_string(i) + " (an index or axis) has batch dimensions");
   };
-  if (dynamic_cast<const Join*>(&op)) {
-    if (b[0] != 0) cannot(node, "its axis has batch dimensions");
-    std::optional<std::int64_t> axis = constant_int(inputs[0]);
+  if (const auto* j = dynamic_cast<const Join*>(&op)) {
+    const int first = j->first_tensor();
+    if (first == 1 && b[0] != 0) cannot(node, "its axis has batch dimensions");
+    std::optional<int> axis = j->static_axis_of(node);
     if (!axis) cannot(node, "its axis is not a constant");
-    VarList tensors(inputs.begin() + 1, inputs.end());
-    std::vector<int> tb(b.begin() + 1, b.end());
-    const std::int64_t shifted_axis = *axis >= 0 ? *axis + nb : *axis;
-    return VarList{join(shifted_axis, with_full_batch(tensors, tb, nb))};
+    VarList tensors(inputs.begin() + first, inputs.end());
+    std::vector<int> tb(b.begin() + first, b.end());
+    return VarList{join(*axis + nb, with_full_batch(tensors, tb, nb))};
   }
   if (const auto* mv = dynamic_cast<const MakeVector*>(&op)) {
     VarList columns;
@@ -222,9 +226,28 @@ VarList vectorize_node(const Apply& node, const VarList& inputs) {
     return blockwise(node.op_ptr(), dot_signature(node.input(0)->ndim(), node.input(1)->ndim()), inputs);
   if (const auto* bw = dynamic_cast<const Blockwise*>(&op))
     return blockwise(bw->core_op_ptr(), bw->signature().str(), inputs);
+  if (const auto* linalg = dynamic_cast<const LinalgOp*>(&op)) {
+    std::vector<int> core_ranks;
+    for (const Var& in : node.inputs()) core_ranks.push_back(in->ndim());
+    return blockwise(node.op_ptr(), linalg->gufunc_signature(core_ranks), inputs);
+  }
   if (dynamic_cast<const BatchedDot*>(&op))
     return blockwise(std::make_shared<Dot>(), "(m,k),(k,n)->(m,n)", inputs);
   if (dynamic_cast<const CheckAndRaise*>(&op)) return make_node(node.op_ptr(), inputs)->outputs();
+  if (const auto* ofg = dynamic_cast<const OpFromGraph*>(&op)) {
+    // Batched as its inner graph is: applied to the core inputs, then vectorized.
+    Replacements to_batched;
+    for (int i = 0; i < node.num_inputs(); ++i) to_batched.emplace_back(node.input(i), inputs[static_cast<std::size_t>(i)]);
+    return vectorize_graph(apply_inner_graph(ofg->inner_graph(), node.inputs()), to_batched);
+  }
+
+  // Rules beside their ops (ops/advanced_subtensor.h, ops/sort.h, ops/extra_ops.h).
+  if (dynamic_cast<const AdvancedSubtensor*>(&op)) return vectorize_advanced_subtensor(node, inputs);
+  if (dynamic_cast<const AdvancedIncSubtensor*>(&op)) return vectorize_advanced_inc_subtensor(node, inputs);
+  if (dynamic_cast<const SortBase*>(&op)) return vectorize_sort(node, inputs);
+  if (dynamic_cast<const Repeat*>(&op)) return vectorize_repeat(node, inputs);
+  if (dynamic_cast<const BroadcastTo*>(&op)) return vectorize_broadcast_to(node, inputs);
+  if (dynamic_cast<const SearchsortedOp*>(&op)) return vectorize_searchsorted(node, inputs);
 
   if (auto structural = vectorize_structural(node, inputs, b, nb)) return *structural;
 

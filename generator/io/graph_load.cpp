@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "io/graph_load_v2.h"
+#include "io/type_json.h"
 #include "io/value_json.h"
 #include "ir/error.h"
 #include "kiln/runtime/npy.hpp"
@@ -42,10 +44,14 @@ const Json& require_array(const Json& obj, const std::string& key, const std::st
 
 TensorType parse_type(const Json& t, const std::string& where) {
   if (!t.is_object()) throw UserError("a type must be an object {\"dtype\": ..., \"shape\": [...]}", where);
+  if (t.contains("kind")) return parse_kind_type(t, where);  // version 2: rng, none
   check_keys(t, {"dtype", "shape"}, where, "a type");
   if (!t.contains("dtype") || !t["dtype"].is_string())
     throw UserError("a type needs a \"dtype\" string", where);
   auto dt = dtype_from_name(t["dtype"].get<std::string>());
+  if (!dt && is_reserved_dtype_name(t["dtype"].get<std::string>()))
+    throw NotImplementedError("the dtype \"" + t["dtype"].get<std::string>() + "\" is not implemented yet in kiln",
+                              where + "/dtype");
   if (!dt) throw UserError("unknown dtype \"" + t["dtype"].get<std::string>() + "\"", where + "/dtype");
   const Json& shape = require_array(t, "shape", where);
   // NumPy's limit (NPY_MAXDIMS); it also bounds the nesting that reading a value walks.
@@ -142,35 +148,54 @@ Json parse_json(const std::string& text, const std::string& source) {
   }
 }
 
-}  // namespace
+// What every graph of a file (the top level and each inner graph) is loaded with.
+struct LoadContext {
+  int version = 1;
+  std::string base_dir;  ///< npy paths are relative to it ("" refuses them)
+};
 
-FunctionGraph load_graph_text(const std::string& text, const std::string& base_dir,
-                              const std::string& source) {
-  Json root = parse_json(text, source);
-  if (!root.is_object()) throw UserError("a graph file must be a JSON object", "/");
-  for (auto it = root.begin(); it != root.end(); ++it)
-    if (!kTopKeys.count(it.key()) && it.key().rfind("x-", 0) != 0)
-      throw UserError("unknown top-level key \"" + it.key() + "\" (tools may add keys starting with x-)",
-                      "/" + it.key());
-  if (!root.contains("format") || root["format"] != "kiln-graph")
-    throw UserError("\"format\" must be \"kiln-graph\"", "/format");
-  if (!root.contains("version") || !root["version"].is_number_integer())
-    throw UserError("\"version\" must be the integer 1", "/version");
-  if (root["version"].get<std::int64_t>() != 1)
-    throw UserError("unsupported version " + root["version"].dump() + " (this kiln reads version 1)",
-                    "/version");
-  std::string name = "graph";
-  if (root.contains("name")) {
-    if (!root["name"].is_string()) throw UserError("\"name\" must be a string", "/name");
-    name = root["name"].get<std::string>();
+// The variables a graph object (top level or inner) exposes once loaded.
+struct GraphBody {
+  VarList inputs;
+  VarList outputs;
+  std::vector<std::string> output_names;  ///< for outputs standing for an identity wrapper's output
+};
+
+GraphBody load_graph_object(const Json& root, const std::string& at, const LoadContext& ctx);
+
+// The op of a node, from its (normalised) spelling.
+OpPtr make_op(const NodeSpelling& node, const std::vector<TensorType>& in_types, const std::string& p,
+              const LoadContext& ctx) {
+  const std::string& op_name = node.op;
+  if (scalar_op_from_name(op_name) && op_name != "Composite") {
+    // An Elemwise written with the scalar op's name as "op"; its props are the scalar op's
+    // parameters ({"op": "cast", "props": {"dtype": "int8"}}).
+    Json scalar = node.props;
+    scalar["name"] = op_name;
+    return std::make_shared<Elemwise>(scalar_op_from_json(scalar, p + "/props"));
   }
+  const OpEntry* entry = find_op(op_name);
+  if (!entry && is_format_version_2_op(op_name))
+    throw NotImplementedError(op_name + " (graph format version 2) is not implemented yet in kiln", p + "/op");
+  if (!entry) throw UserError("unknown op \"" + op_name + "\"", p + "/op");
+  PropReader reader(node.props, p + "/props", op_name);
+  reader.set_inner_graph_loader([&ctx](const Json& g, const std::string& where) {
+    check_keys(g, {"variables", "nodes", "inputs", "outputs"}, where, "an inner graph");
+    GraphBody body = load_graph_object(g, where, ctx);
+    auto inner = std::make_shared<FunctionGraph>(body.inputs, body.outputs, "inner");
+    inner->set_output_names(body.output_names);
+    return std::shared_ptr<const FunctionGraph>(inner);
+  });
+  return entry->make(reader, in_types);
+}
 
+GraphBody load_graph_object(const Json& root, const std::string& at, const LoadContext& ctx) {
   // Variables.
   std::map<std::string, VarDecl> decls;
   std::vector<std::string> order;
-  const Json& vars = require_array(root, "variables", "");
+  const Json& vars = require_array(root, "variables", at);
   for (std::size_t i = 0; i < vars.size(); ++i) {
-    std::string p = ptr("/variables", i);
+    std::string p = ptr(at + "/variables", i);
     const Json& v = vars[i];
     if (!v.is_object()) throw UserError("a variable must be an object", p);
     check_keys(v, {"id", "name", "type", "value"}, p, "a variable");
@@ -190,6 +215,9 @@ FunctionGraph load_graph_text(const std::string& text, const std::string& base_d
     if (!v.contains("type")) throw UserError("variable \"" + d.id + "\" needs a \"type\"", p);
     d.type = parse_type(v["type"], p + "/type");
     if (v.contains("value")) d.value = &v["value"];
+    // A none variable is PyTensor's NoneConst, a constant whatever it says ("value": null).
+    static const Json kNone;
+    if (d.type.kind == TypeKind::None && !d.value) d.value = &kNone;
     order.push_back(d.id);
     decls.emplace(d.id, std::move(d));
   }
@@ -202,11 +230,13 @@ FunctionGraph load_graph_text(const std::string& text, const std::string& base_d
   };
 
   // Graph inputs.
-  const Json& ins = require_array(root, "inputs", "");
+  const Json& ins = require_array(root, "inputs", at);
   VarList input_vars;
   for (std::size_t i = 0; i < ins.size(); ++i) {
-    std::string p = ptr("/inputs", i);
+    std::string p = ptr(at + "/inputs", i);
     VarDecl& d = lookup(ins[i], p);
+    if (d.type.kind == TypeKind::None)
+      throw UserError("variable \"" + d.id + "\" is a none (a constant) and cannot be a graph input", p);
     if (d.value) throw UserError("variable \"" + d.id + "\" is a constant and cannot be a graph input", p);
     if (d.is_input) throw UserError("variable \"" + d.id + "\" is listed twice as a graph input", p);
     d.is_input = true;
@@ -216,9 +246,9 @@ FunctionGraph load_graph_text(const std::string& text, const std::string& base_d
   }
 
   // Nodes: check their ids, then place them in dependency order.
-  const Json& nodes = require_array(root, "nodes", "");
+  const Json& nodes = require_array(root, "nodes", at);
   for (std::size_t n = 0; n < nodes.size(); ++n) {
-    std::string p = ptr("/nodes", n);
+    std::string p = ptr(at + "/nodes", n);
     const Json& node = nodes[n];
     if (!node.is_object()) throw UserError("a node must be an object", p);
     check_keys(node, {"op", "props", "inputs", "outputs"}, p, "a node");
@@ -234,7 +264,7 @@ FunctionGraph load_graph_text(const std::string& text, const std::string& base_d
       if (d.value) throw UserError("variable \"" + d.id + "\" is a constant and cannot be produced by a node", op);
       if (d.is_input) throw UserError("variable \"" + d.id + "\" is a graph input and cannot be produced by a node", op);
       if (d.produced_by >= 0)
-        throw UserError("variable \"" + d.id + "\" is produced twice (also by /nodes/" +
+        throw UserError("variable \"" + d.id + "\" is produced twice (also by " + at + "/nodes/" +
                             std::to_string(d.produced_by) + ")",
                         op);
       d.produced_by = static_cast<int>(n);
@@ -252,10 +282,11 @@ FunctionGraph load_graph_text(const std::string& text, const std::string& base_d
     VarDecl& d = decls[id];
     if (!d.value) continue;
     std::string p = d.pointer + "/value";
-    Array value = d.value->is_object() && d.value->contains("npy")
-                      ? load_npy_value(*d.value, base_dir, d.type, p)
+    Array value = !d.type.is_tensor() ? parse_kind_value(d.value, d.type, p)
+                  : d.value->is_object() && d.value->contains("npy")
+                      ? load_npy_value(*d.value, ctx.base_dir, d.type, p)
                       : parse_value(*d.value, d.type, p);
-    d.var = make_constant(value, d.name);
+    d.var = make_constant(value, d.name, d.type.kind);
     d.var->set_file_id(d.id);
   }
 
@@ -284,43 +315,38 @@ FunctionGraph load_graph_text(const std::string& text, const std::string& base_d
   if (placed.size() != nodes.size()) {
     for (std::size_t n = 0; n < nodes.size(); ++n)
       if (missing[n] > 0)
-        throw UserError("the nodes form a cycle (this node depends on its own output)", ptr("/nodes", n));
+        throw UserError("the nodes form a cycle (this node depends on its own output)", ptr(at + "/nodes", n));
   }
 
   for (std::size_t n : placed) {
-    std::string p = ptr("/nodes", n);
+    std::string p = ptr(at + "/nodes", n);
     const Json& node = nodes[n];
-    std::string op_name = node["op"].get<std::string>();
-    VarList node_inputs;
-    std::vector<TensorType> in_types;
-    for (const auto& in : node["inputs"]) {
-      node_inputs.push_back(decls[in.get<std::string>()].var);
-      in_types.push_back(node_inputs.back()->type());
-    }
     static const Json kNoProps = Json::object();
-    const Json& props = node.contains("props") && !node["props"].is_null() ? node["props"] : kNoProps;
-    OpPtr op;
-    if (scalar_op_from_name(op_name) && op_name != "Composite") {
-      // An Elemwise written with the scalar op's name as "op"; its props are the scalar op's
-      // parameters ({"op": "cast", "props": {"dtype": "int8"}}).
-      Json scalar = props;
-      scalar["name"] = op_name;
-      op = std::make_shared<Elemwise>(scalar_op_from_json(scalar, p + "/props"));
-    } else {
-      const OpEntry* entry = find_op(op_name);
-      if (!entry) throw UserError("unknown op \"" + op_name + "\"", p + "/op");
-      PropReader reader(props, p + "/props", op_name);
-      op = entry->make(reader, in_types);
+    NodeSpelling spelling;
+    spelling.op = node["op"].get<std::string>();
+    spelling.props = node.contains("props") && !node["props"].is_null() ? node["props"] : kNoProps;
+    for (const auto& in : node["inputs"]) spelling.inputs.push_back(decls[in.get<std::string>()].var);
+    const Json& outs = node["outputs"];
+    if (is_identity_wrapper(spelling.op)) {
+      if (outs.size() != 1)
+        throw UserError(spelling.op + " has 1 output but the node lists " + std::to_string(outs.size()), p + "/outputs");
+      VarDecl& d = decls[outs[0].get<std::string>()];
+      d.var = identity_wrapper_output(spelling.op, spelling.props, spelling.inputs, d.type, p);
+      continue;
     }
+    normalize_node(spelling);
+    std::vector<TensorType> in_types;
+    for (const auto& in : spelling.inputs) in_types.push_back(in->type());
+    OpPtr op = make_op(spelling, in_types, p, ctx);
     ApplyPtr apply;
     try {
-      apply = make_node(op, node_inputs);
+      apply = make_node(op, spelling.inputs);
     } catch (const NotImplementedError& e) {
       throw NotImplementedError(e.message(), p);
     } catch (const UserError& e) {
       throw UserError(e.message(), p);
     }
-    const Json& outs = node["outputs"];
+    apply->set_origins(make_origins({Origin{p, node["op"].get<std::string>()}}));
     if (static_cast<int>(outs.size()) != apply->num_outputs())
       throw UserError(op->str() + " has " + std::to_string(apply->num_outputs()) +
                           " output(s) but the node lists " + std::to_string(outs.size()),
@@ -329,7 +355,7 @@ FunctionGraph load_graph_text(const std::string& text, const std::string& base_d
       VarDecl& d = decls[outs[k].get<std::string>()];
       Var v = apply->output(static_cast<int>(k));
       const TensorType& inferred = v->type();
-      if (d.type.dtype != inferred.dtype || d.type.ndim() != inferred.ndim() ||
+      if (d.type.kind != inferred.kind || d.type.dtype != inferred.dtype || d.type.ndim() != inferred.ndim() ||
           !d.type.compatible_with(inferred))
         throw UserError("variable \"" + d.id + "\" is declared " + d.type.str() + " but " + op->str() +
                             " gives " + inferred.str(),
@@ -341,11 +367,56 @@ FunctionGraph load_graph_text(const std::string& text, const std::string& base_d
     }
   }
 
-  const Json& outs = require_array(root, "outputs", "");
-  VarList output_vars;
-  for (std::size_t i = 0; i < outs.size(); ++i) output_vars.push_back(lookup(outs[i], ptr("/outputs", i)).var);
+  GraphBody body;
+  body.inputs = input_vars;
+  const Json& outs = require_array(root, "outputs", at);
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    const std::string p = ptr(at + "/outputs", i);
+    const VarDecl& d = lookup(outs[i], p);
+    if (d.type.kind == TypeKind::None)
+      throw UserError("variable \"" + d.id + "\" is a none and cannot be a graph output (it carries nothing)", p);
+    body.outputs.push_back(d.var);
+    // An identity wrapper's output stands for its input: the output keeps the wrapper's name.
+    const bool wrapped = d.var->file_id() != d.id;
+    body.output_names.push_back(wrapped ? (d.name.empty() ? d.id : d.name) : std::string());
+  }
+  return body;
+}
 
-  FunctionGraph fg(input_vars, output_vars, name);
+}  // namespace
+
+FunctionGraph load_graph_text(const std::string& text, const std::string& base_dir,
+                              const std::string& source) {
+  Json root = parse_json(text, source);
+  if (!root.is_object()) throw UserError("a graph file must be a JSON object", "/");
+  for (auto it = root.begin(); it != root.end(); ++it)
+    if (!kTopKeys.count(it.key()) && it.key().rfind("x-", 0) != 0)
+      throw UserError("unknown top-level key \"" + it.key() + "\" (tools may add keys starting with x-)",
+                      "/" + it.key());
+  if (!root.contains("format") || root["format"] != "kiln-graph")
+    throw UserError("\"format\" must be \"kiln-graph\"", "/format");
+  if (!root.contains("version") || !root["version"].is_number_integer())
+    throw UserError("\"version\" must be the integer 1 or 2", "/version");
+  LoadContext ctx;
+  ctx.base_dir = base_dir;
+  const std::int64_t version = root["version"].get<std::int64_t>();
+  if (version != 1 && version != 2)
+    throw UserError("unsupported version " + root["version"].dump() + " (this kiln reads versions 1 and 2)",
+                    "/version");
+  ctx.version = static_cast<int>(version);
+  if (ctx.version == 1) refuse_version_2_constructs(root);
+  std::string name = "graph";
+  if (root.contains("name")) {
+    if (!root["name"].is_string()) throw UserError("\"name\" must be a string", "/name");
+    name = root["name"].get<std::string>();
+  }
+
+  GraphBody body = load_graph_object(root, "", ctx);
+  FunctionGraph fg(body.inputs, body.outputs, name);
+  std::vector<std::string> names = fg.output_names();
+  for (std::size_t i = 0; i < names.size() && i < body.output_names.size(); ++i)
+    if (names[i].empty()) names[i] = body.output_names[i];
+  fg.set_output_names(names);
   for (auto it = root.begin(); it != root.end(); ++it)
     if (it.key().rfind("x-", 0) == 0) fg.extras().emplace_back(it.key(), it.value());
   return fg;

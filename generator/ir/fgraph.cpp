@@ -12,6 +12,17 @@ const std::vector<Client> kNoClients;
 ApplyPtr owner_ptr(const Variable* v) {
   return std::const_pointer_cast<Apply>(v->owner()->shared_from_this());
 }
+
+// The nodes a change brought in stand for what it replaced: the replaced variables' nodes and
+// every node it pruned.
+void inherit_origins(const GraphChange& change, const std::vector<std::pair<Var, Var>>& pairs) {
+  Origins from;
+  for (const auto& [old_var, new_var] : pairs)
+    if (old_var->owner()) from = merge_origins(from, old_var->owner()->origins());
+  for (const ApplyPtr& node : change.removed) from = merge_origins(from, node->origins());
+  if (!from) return;
+  for (Apply* node : change.added) node->set_origins(merge_origins(node->origins(), from));
+}
 }  // namespace
 
 FunctionGraph::FunctionGraph(VarList inputs, VarList outputs, std::string name)
@@ -72,6 +83,7 @@ void FunctionGraph::import_var(const Var& root) {
 
 void FunctionGraph::import_node(const ApplyPtr& node) {
   nodes_.emplace(node.get(), node);
+  if (change_) change_->added.push_back(node.get());
   for (int i = 0; i < node->num_inputs(); ++i) add_client(node->input(i), Client{node.get(), i});
   for (int i = 0; i < node->num_outputs(); ++i) attach(node->output(i));
   if (on_import_) on_import_(node.get());
@@ -149,11 +161,41 @@ void FunctionGraph::prune_if_unused(Apply* start) {
       handles_.erase(node->output_ptr(i));
     }
     released.push_back(nodes_.at(node));
+    if (change_) change_->removed.push_back(released.back());
     nodes_.erase(node);
   }
 }
 
 void FunctionGraph::replace(const Var& old_var, const Var& new_var, const std::string& reason) {
+  replace_all({{old_var, new_var}}, reason);
+}
+
+void FunctionGraph::replace_all(const std::vector<std::pair<Var, Var>>& pairs, const std::string& reason) {
+  GraphChange change;
+  change.reason = reason;
+  change_ = &change;
+  struct StopRecording {
+    GraphChange*& slot;
+    ~StopRecording() { slot = nullptr; }
+  } stop{change_};
+  for (const auto& [o, n] : pairs) replace_one(o, n, reason);
+  change_ = nullptr;
+  // A node brought in and pruned within the same change was never really there.
+  std::unordered_set<const Apply*> transient;
+  for (Apply* a : change.added)
+    if (!contains(a)) transient.insert(a);
+  if (!transient.empty()) {
+    auto gone = [&](const Apply* a) { return transient.count(a) != 0; };
+    change.added.erase(std::remove_if(change.added.begin(), change.added.end(), gone), change.added.end());
+    change.removed.erase(std::remove_if(change.removed.begin(), change.removed.end(),
+                                        [&](const ApplyPtr& a) { return gone(a.get()); }),
+                         change.removed.end());
+  }
+  inherit_origins(change, pairs);
+  if (on_change_ && (!change.added.empty() || !change.removed.empty())) on_change_(change);
+}
+
+void FunctionGraph::replace_one(const Var& old_var, const Var& new_var, const std::string& reason) {
   if (old_var == new_var) return;
   if (!old_var->type().compatible_with(new_var->type())) {
     throw UserError("cannot replace " + old_var->label() + " of type " + old_var->type().str() +
@@ -187,11 +229,6 @@ void FunctionGraph::replace_output(std::size_t k, const Var& old_var, const Var&
     output_names_[k] = old_var->name().empty() ? old_var->file_id() : old_var->name();
   }
   outputs_[k] = new_var;
-}
-
-void FunctionGraph::replace_all(const std::vector<std::pair<Var, Var>>& pairs,
-                                const std::string& reason) {
-  for (const auto& [o, n] : pairs) replace(o, n, reason);
 }
 
 void FunctionGraph::set_output(int i, const Var& v) {
@@ -255,7 +292,7 @@ FunctionGraph FunctionGraph::clone(std::unordered_map<const Variable*, Var>* map
     auto it = map.find(v.get());
     if (it != map.end()) return it->second;
     KILN_INTERNAL_ASSERT(v->is_constant(), "clone met a variable before its producer");
-    Var c = make_constant_shared(v->value_ptr());
+    Var c = make_constant_shared(v->value_ptr(), {}, v->type().kind);
     c->refine_type(v->type());
     copy_meta(*v, *c);
     map[v.get()] = c;
@@ -274,6 +311,7 @@ FunctionGraph FunctionGraph::clone(std::unordered_map<const Variable*, Var>* map
     std::vector<TensorType> types;
     for (int i = 0; i < node->num_outputs(); ++i) types.push_back(node->output_ptr(i)->type());
     ApplyPtr copy = Apply::create(node->op_ptr(), std::move(ins), types);
+    copy->set_origins(node->origins());
     for (int i = 0; i < node->num_outputs(); ++i) {
       Var o = copy->output(i);
       copy_meta(*node->output_ptr(i), *o);

@@ -46,6 +46,14 @@ class ClientList {
   std::unordered_map<Client, std::size_t, ClientHash> pos_;  ///< empty while the list is short
 };
 
+/// What one replace() or replace_all() did to a graph: the nodes it brought in and the nodes
+/// it pruned (kept alive until the change listener has seen them).
+struct GraphChange {
+  std::string reason;  ///< as given to replace (the rewrite's name)
+  std::vector<Apply*> added;
+  std::vector<ApplyPtr> removed;
+};
+
 class FunctionGraph {
  public:
   FunctionGraph() = default;
@@ -82,8 +90,10 @@ class FunctionGraph {
 
   /// Replaces every use of `old_var` by `new_var`. The new type must be compatible (same
   /// dtype, rank, no conflicting static length) — otherwise a UserError that says both types
-  /// and `reason`. New nodes above `new_var` join the graph; unused nodes are pruned.
+  /// and `reason`. New nodes above `new_var` join the graph; unused nodes are pruned. The nodes
+  /// that join inherit the origins of `old_var`'s node and of the pruned nodes.
   void replace(const Var& old_var, const Var& new_var, const std::string& reason = "");
+  /// replace() of each pair, as one change (the new nodes inherit the origins of all of it).
   void replace_all(const std::vector<std::pair<Var, Var>>& pairs, const std::string& reason = "");
 
   /// Replaces graph output `i` only (not other uses of that variable).
@@ -104,7 +114,12 @@ class FunctionGraph {
   /// the nodes a replacement brings in). Pass an empty function to stop.
   void set_import_listener(std::function<void(Apply*)> listener) { on_import_ = std::move(listener); }
 
+  /// Called after every replace()/replace_all() that added or removed nodes (the rewrite
+  /// pipeline's record of what each pass replaced). Pass an empty function to stop.
+  void set_change_listener(std::function<void(const GraphChange&)> listener) { on_change_ = std::move(listener); }
+
  private:
+  void replace_one(const Var& old_var, const Var& new_var, const std::string& reason);
   // Output k becomes new_var; it keeps old_var's name (or id) as its output name.
   void replace_output(std::size_t k, const Var& old_var, const Var& new_var);
   void import_var(const Var& v);
@@ -124,6 +139,8 @@ class FunctionGraph {
   std::unordered_map<const Variable*, Var> handles_;
   std::unordered_set<const Variable*> input_set_;
   std::function<void(Apply*)> on_import_;
+  std::function<void(const GraphChange&)> on_change_;
+  GraphChange* change_ = nullptr;  ///< the change being recorded, during replace_all
 };
 
 }  // namespace kiln

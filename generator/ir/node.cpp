@@ -11,21 +11,35 @@ Var make_input(TensorType type, std::string name) {
   return v;
 }
 
-Var make_constant(Array value, std::string name) {
-  Var v(std::shared_ptr<Variable>(new Variable(TensorType(value.dtype(), value.shape()))));
+namespace {
+// The type of a constant holding `value`: the value's exact shape, or the kind's carrier type.
+TensorType constant_type(const Array& value, TypeKind kind) {
+  if (kind == TypeKind::Tensor) return TensorType(value.dtype(), value.shape());
+  TensorType t = kind == TypeKind::Rng ? rng_type() : none_type();
+  KILN_INTERNAL_ASSERT(t.accepts(value), "a " + std::string(type_kind_name(kind)) +
+                                             " constant needs a " + TensorType(t.dtype, t.shape).str() +
+                                             " carrier");
+  return t;
+}
+}  // namespace
+
+Var make_constant(Array value, std::string name, TypeKind kind) {
+  Var v(std::shared_ptr<Variable>(new Variable(constant_type(value, kind))));
   v->name_ = std::move(name);
   // Always a private copy: a caller keeping the Array must not be able to change a constant.
   v->value_ = std::make_shared<const Array>(value.copy());
   return v;
 }
 
-Var make_constant_shared(std::shared_ptr<const Array> value, std::string name) {
+Var make_constant_shared(std::shared_ptr<const Array> value, std::string name, TypeKind kind) {
   KILN_INTERNAL_ASSERT(value && value->is_c_contiguous(), "shared constant must be contiguous");
-  Var v(std::shared_ptr<Variable>(new Variable(TensorType(value->dtype(), value->shape()))));
+  Var v(std::shared_ptr<Variable>(new Variable(constant_type(*value, kind))));
   v->name_ = std::move(name);
   v->value_ = std::move(value);
   return v;
 }
+
+Var none_constant() { return make_constant(Array::empty(DType::Bool, {0}), {}, TypeKind::None); }
 
 void Variable::refine_type(const TensorType& t) {
   KILN_INTERNAL_ASSERT(t.compatible_with(type_), "refine_type with an incompatible type");
@@ -48,6 +62,7 @@ std::shared_ptr<Apply> Apply::create(OpPtr op, VarList inputs,
   std::shared_ptr<Apply> node(new Apply());
   node->op_ = std::move(op);
   node->inputs_ = std::move(inputs);
+  node->origins_ = OriginScope::current();
   for (std::size_t i = 0; i < output_types.size(); ++i) {
     std::unique_ptr<Variable> v(new Variable(output_types[i]));
     v->owner_ = node.get();

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/provenance.h"
 #include "ir/type.h"
 
 namespace kiln {
@@ -83,8 +84,8 @@ class Variable {
  private:
   friend class Apply;
   friend Var make_input(TensorType, std::string);
-  friend Var make_constant(Array, std::string);
-  friend Var make_constant_shared(std::shared_ptr<const Array>, std::string);
+  friend Var make_constant(Array, std::string, TypeKind);
+  friend Var make_constant_shared(std::shared_ptr<const Array>, std::string, TypeKind);
 
   explicit Variable(TensorType t) : type_(std::move(t)) {}
 
@@ -99,10 +100,14 @@ class Variable {
 /// A new graph input.
 Var make_input(TensorType type, std::string name = {});
 /// A new constant; its type has the value's dtype and exact shape. The value is copied to a
-/// C-contiguous private buffer (constants are immutable).
-Var make_constant(Array value, std::string name = {});
+/// C-contiguous private buffer (constants are immutable). For the non-tensor kinds `value` is
+/// the carrier (rng: uint64[6] words; none: bool[0]) and must match it (InternalError if not).
+Var make_constant(Array value, std::string name = {}, TypeKind kind = TypeKind::Tensor);
 /// A new constant Variable sharing an existing (immutable, C-contiguous) value.
-Var make_constant_shared(std::shared_ptr<const Array> value, std::string name = {});
+Var make_constant_shared(std::shared_ptr<const Array> value, std::string name = {},
+                         TypeKind kind = TypeKind::Tensor);
+/// PyTensor's NoneConst: a new constant of the none type.
+Var none_constant();
 
 class Apply : public std::enable_shared_from_this<Apply> {
  public:
@@ -129,9 +134,15 @@ class Apply : public std::enable_shared_from_this<Apply> {
   /// "Elemwise{add}" with output names, for messages: `node Elemwise{add} -> "y"`.
   std::string label() const;
 
+  /// The nodes of the user's graph file this node stands for (ir/provenance.h). A new node
+  /// starts with the current OriginScope's.
+  const Origins& origins() const { return origins_; }
+  void set_origins(Origins origins) { origins_ = std::move(origins); }
+
  private:
   Apply() = default;
   OpPtr op_;
+  Origins origins_;
   VarList inputs_;
   std::vector<std::unique_ptr<Variable>> outputs_;
 };

@@ -66,8 +66,14 @@ std::vector<GradTerm> Op::pushforward(const Apply& node, const VarList& /*input_
 void type_error(const Op& op, const std::string& msg) { throw UserError(op.str() + ": " + msg); }
 
 ApplyPtr make_node(OpPtr op, VarList inputs) {
-  for (std::size_t i = 0; i < inputs.size(); ++i)
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i]) throw UserError(op->str() + ": input " + std::to_string(i) + " is null");
+    const TypeKind kind = inputs[i]->type().kind;
+    if (!op->accepts_kind(static_cast<int>(i), kind))
+      throw UserError(op->str() + ": input " + std::to_string(i) + " (" + inputs[i]->label() + ") is " +
+                      (kind == TypeKind::Rng ? "an rng" : kind == TypeKind::None ? "a none" : "a tensor") + " (" +
+                      inputs[i]->type().str() + ")" + (kind == TypeKind::Tensor ? ", which it does not take" : ", not a tensor"));
+  }
   std::vector<TensorType> types = op->infer_types(inputs);
   return Apply::create(std::move(op), std::move(inputs), types);
 }

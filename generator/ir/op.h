@@ -79,6 +79,10 @@ class Op {
   /// zero/disconnected tangents). A null result means a zero tangent.
   virtual std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const;
 
+  /// Whether input `index` may be of a non-tensor kind (an rng, a none). Ops that take only
+  /// tensors — nearly all — keep the default, and make_node refuses anything else for them.
+  virtual bool accepts_kind(int /*index*/, TypeKind kind) const { return kind == TypeKind::Tensor; }
+
   virtual IndexMap destroy_map() const { return {}; }
   virtual IndexMap view_map() const { return {}; }
 

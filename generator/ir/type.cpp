@@ -2,6 +2,31 @@
 
 namespace kiln {
 
+std::string_view type_kind_name(TypeKind kind) {
+  switch (kind) {
+    case TypeKind::Tensor: return "tensor";
+    case TypeKind::Rng: return "rng";
+    case TypeKind::None: return "none";
+  }
+  return "?";
+}
+
+TensorType rng_type() {
+  TensorType t(DType::UInt64, {kRngStateWords});
+  t.kind = TypeKind::Rng;
+  return t;
+}
+
+TensorType none_type() {
+  TensorType t(DType::Bool, {0});
+  t.kind = TypeKind::None;
+  return t;
+}
+
+bool is_reserved_dtype_name(std::string_view name) {
+  return name == "float16" || name == "complex64" || name == "complex128";
+}
+
 bool TensorType::fully_static() const {
   for (auto d : shape)
     if (d == kUnknownLength) return false;
@@ -9,7 +34,7 @@ bool TensorType::fully_static() const {
 }
 
 bool TensorType::compatible_with(const TensorType& o) const {
-  if (dtype != o.dtype || shape.size() != o.shape.size()) return false;
+  if (kind != o.kind || dtype != o.dtype || shape.size() != o.shape.size()) return false;
   for (std::size_t i = 0; i < shape.size(); ++i)
     if (shape[i] != kUnknownLength && o.shape[i] != kUnknownLength && shape[i] != o.shape[i])
       return false;
@@ -48,10 +73,12 @@ std::string TensorType::shape_str() const {
 }
 
 std::string TensorType::str() const {
+  if (kind == TypeKind::Rng) return "RandomGeneratorType";
+  if (kind == TypeKind::None) return "NoneTypeT";
   static const char* const kinds[] = {"Scalar", "Vector", "Matrix", "Tensor3", "Tensor4",
                                       "Tensor5", "Tensor6", "Tensor7"};
-  std::string kind = ndim() < 8 ? kinds[ndim()] : "Tensor" + std::to_string(ndim());
-  return kind + "(" + std::string(dtype_name(dtype)) + ", shape=" + shape_str() + ")";
+  std::string name = ndim() < 8 ? kinds[ndim()] : "Tensor" + std::to_string(ndim());
+  return name + "(" + std::string(dtype_name(dtype)) + ", shape=" + shape_str() + ")";
 }
 
 }  // namespace kiln

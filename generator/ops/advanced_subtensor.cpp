@@ -1,8 +1,12 @@
 #include "ops/advanced_subtensor.h"
 
+#include <cstring>
 #include <limits>
 
 #include "ir/error.h"
+#include "kiln/runtime/scalar_math.hpp"
+#include "ops/alloc.h"
+#include "ops/reshape.h"
 #include "ops/array_util.h"
 #include "ops/constant.h"
 #include "api/elementwise.h"
@@ -237,6 +241,320 @@ std::vector<GradTerm> AdvancedIncSubtensor1::pullback(const Apply& node, const V
 
 std::vector<GradTerm> AdvancedIncSubtensor1::pushforward(const Apply& node,
                                                          const VarList& input_tangents) const {
+  return linear_pushforward(node, input_tangents, {0, 1});
+}
+
+}  // namespace kiln
+
+// --- AdvancedSubtensor and AdvancedIncSubtensor ------------------------------------------------
+
+namespace kiln {
+
+namespace {
+
+VarList inputs_from(const Apply& node, int first) {
+  return VarList(node.inputs().begin() + first, node.inputs().end());
+}
+
+std::vector<Array> arrays_from(const std::vector<Array>& inputs, std::size_t first) {
+  return std::vector<Array>(inputs.begin() + static_cast<std::ptrdiff_t>(first), inputs.end());
+}
+
+/// PyTensor checks, for a single integer vector index (idx_list=(0,)), that y does not
+/// broadcast a length-1 dimension that is not statically 1.
+bool is_single_vector_index(const AdvancedIndex& index, const AdvancedLayout& layout) {
+  return index.entries().size() == 1 && index.entries()[0].kind == AdvancedEntry::Kind::Index &&
+         layout.parts[0].kind == AdvancedLayout::Part::Kind::Array && layout.parts[0].ndim == 1;
+}
+
+}  // namespace
+
+AdvancedLayout AdvancedSubtensor::layout(const Apply& node) const {
+  return advanced_layout(*this, index_, node.input(0)->type(), inputs_from(node, 1));
+}
+
+std::vector<TensorType> AdvancedSubtensor::infer_types(const VarList& inputs) const {
+  if (inputs.empty()) type_error(*this, "needs the tensor to index");
+  const TensorType& x = inputs[0]->type();
+  VarList index(inputs.begin() + 1, inputs.end());
+  AdvancedLayout lay = advanced_layout(*this, index_, x, index);
+  return {TensorType(x.dtype, advanced_static_shape(*this, lay, x, index))};
+}
+
+void AdvancedSubtensor::perform(const Apply& node, const std::vector<Array>& inputs,
+                                std::vector<Array>& outputs) const {
+  const Array& x = inputs[0];
+  ResolvedAdvancedIndex r(layout(node), x, arrays_from(inputs, 1));
+  Array out = Array::empty(x.dtype(), r.shape());
+  const auto size = static_cast<std::int64_t>(x.itemsize());
+  char* q = static_cast<char*>(out.data());
+  const char* p = static_cast<const char*>(x.data());
+  r.for_each([&](std::int64_t pos, std::int64_t off) {
+    std::memcpy(q + pos * size, p + off * size, static_cast<std::size_t>(size));
+  });
+  outputs[0] = out;
+}
+
+std::vector<ShapeVars> AdvancedSubtensor::infer_shape(const Apply& node,
+                                                      const std::vector<ShapeVars>& input_shapes) const {
+  std::vector<ShapeVars> index_shapes(input_shapes.begin() + 1, input_shapes.end());
+  return {advanced_symbolic_shape(layout(node), input_shapes[0], inputs_from(node, 1), index_shapes)};
+}
+
+AdvancedLayout AdvancedIncSubtensor::layout(const Apply& node) const {
+  return advanced_layout(*this, index_, node.input(0)->type(), inputs_from(node, 2));
+}
+
+std::vector<TensorType> AdvancedIncSubtensor::infer_types(const VarList& inputs) const {
+  if (inputs.size() < 2) type_error(*this, "needs the tensor and the value");
+  const TensorType& x = inputs[0]->type();
+  VarList index(inputs.begin() + 2, inputs.end());
+  AdvancedLayout lay = advanced_layout(*this, index_, x, index);
+  check_value_type(*this, inputs[1]->type(), advanced_static_shape(*this, lay, x, index));
+  return {x};
+}
+
+namespace {
+
+/// out[offset] = out[offset] + value[pos] for every element of the region in order (np.add.at:
+/// repeated positions accumulate), computed in upcast(out, value) and converted back.
+void accumulate(Array& out, const Array& value, const ResolvedAdvancedIndex& r) {
+  const DType wide = upcast(out.dtype(), value.dtype());
+  Array v = astype(value, wide);  // C-contiguous, region-shaped
+  visit_dtype(out.dtype(), [&](auto tx) {
+    using X = decltype(tx);
+    visit_dtype(wide, [&](auto tw) {
+      using W = decltype(tw);
+      X* q = out.data<X>();
+      const W* pv = v.data<W>();
+      r.for_each([&](std::int64_t pos, std::int64_t off) {
+        q[off] = kiln_scalar::convert<X>(kiln_scalar::wrap_add(kiln_scalar::convert<W>(q[off]), pv[pos]));
+      });
+    });
+  });
+}
+
+/// out[offset] = src[pos] for every element of the region in order (the last write wins).
+void assign(Array& out, const Array& src, const ResolvedAdvancedIndex& r) {
+  Array v = astype(src, out.dtype());
+  const auto size = static_cast<std::int64_t>(out.itemsize());
+  char* q = static_cast<char*>(out.data());
+  const char* p = static_cast<const char*>(v.data());
+  r.for_each([&](std::int64_t pos, std::int64_t off) {
+    std::memcpy(q + off * size, p + pos * size, static_cast<std::size_t>(size));
+  });
+}
+
+}  // namespace
+
+void AdvancedIncSubtensor::perform(const Apply& node, const std::vector<Array>& inputs,
+                                   std::vector<Array>& outputs) const {
+  Array out = inputs[0].copy();  // never writes into x; C-contiguous
+  const AdvancedLayout lay = layout(node);
+  ResolvedAdvancedIndex r(lay, out, arrays_from(inputs, 2));
+  const Array& y = inputs[1];
+  const Shape& region = r.shape();
+  if (is_single_vector_index(index_, lay)) {
+    const Shape& y_static = node.input(1)->shape();
+    const std::size_t off = region.size() - static_cast<std::size_t>(y.ndim());
+    for (std::size_t d = 0; d < static_cast<std::size_t>(y.ndim()); ++d)
+      if (y.shape()[d] == 1 && region[off + d] != 1 && y_static[d] != 1)
+        throw RuntimeFailure(
+            "Runtime broadcasting not allowed. AdvancedIncSubtensor was asked to broadcast the second input (y) "
+            "along a dimension that was not marked as broadcastable. If broadcasting was intended, use "
+            "`specify_broadcastable` on the relevant dimension(s).");
+  }
+  Array value;
+  try {
+    value = broadcast_to(y, region);
+  } catch (const RuntimeFailure&) {
+    throw RuntimeFailure("shape mismatch: value array of shape " + shape_str(y.shape()) +
+                         " could not be broadcast to indexing result of shape " + shape_str(region));
+  }
+  if (set_) {
+    assign(out, value, r);
+  } else if (!ignore_duplicates_) {
+    accumulate(out, value, r);
+  } else {
+    // NumPy's x[index] += y: read the whole region, add, write it back (the last write wins).
+    Array region_values = Array::empty(out.dtype(), region);
+    const auto size = static_cast<std::int64_t>(out.itemsize());
+    char* g = static_cast<char*>(region_values.data());
+    const char* p = static_cast<const char*>(out.data());
+    r.for_each([&](std::int64_t pos, std::int64_t off) {
+      std::memcpy(g + pos * size, p + off * size, static_cast<std::size_t>(size));
+    });
+    increment_into(region_values, value);
+    assign(out, region_values, r);
+  }
+  outputs[0] = out;
+}
+
+std::vector<ShapeVars> AdvancedIncSubtensor::infer_shape(const Apply&,
+                                                         const std::vector<ShapeVars>& input_shapes) const {
+  return {input_shapes[0]};
+}
+
+// --- builder API ---------------------------------------------------------------------------------
+
+AdvancedItem::AdvancedItem(IndexItem slice) {
+  if (!slice.is_slice()) {
+    index_ = slice.parts()[0].var();
+    return;
+  }
+  const auto& p = slice.parts();
+  entry_ = AdvancedEntry::slice(!p[0].omitted(), !p[1].omitted(), !p[2].omitted());
+  parts_ = p;
+}
+
+VarList AdvancedItem::inputs() const {
+  if (entry_.kind == AdvancedEntry::Kind::Index) return {index_};
+  VarList out;
+  for (const IndexScalar& s : parts_)
+    if (!s.omitted()) out.push_back(s.var());
+  return out;
+}
+
+namespace {
+
+std::pair<AdvancedIndex, VarList> lower_advanced(const std::vector<AdvancedItem>& index, const char* fn) {
+  std::vector<AdvancedEntry> entries;
+  VarList inputs;
+  for (const AdvancedItem& item : index) {
+    entries.push_back(item.entry());
+    for (const Var& v : item.inputs()) {
+      if (!v) throw UserError(std::string(fn) + ": an index is a null Var");
+      inputs.push_back(v);
+    }
+  }
+  return {AdvancedIndex(std::move(entries)), std::move(inputs)};
+}
+
+Var build_advanced_inc(const Var& x, const Var& y, const std::vector<AdvancedItem>& index, bool set,
+                       bool ignore_duplicates, const char* fn) {
+  require_var(x, fn, "the tensor");
+  require_var(y, fn, "the value");
+  auto [pattern, idx] = lower_advanced(index, fn);
+  VarList inputs{x, y};
+  inputs.insert(inputs.end(), idx.begin(), idx.end());
+  return apply1(std::make_shared<AdvancedIncSubtensor>(std::move(pattern), set, ignore_duplicates), inputs);
+}
+
+}  // namespace
+
+Var advanced_subtensor(const Var& x, const std::vector<AdvancedItem>& index) {
+  require_var(x, "advanced_subtensor", "the tensor");
+  auto [pattern, idx] = lower_advanced(index, "advanced_subtensor");
+  VarList inputs{x};
+  inputs.insert(inputs.end(), idx.begin(), idx.end());
+  return apply1(std::make_shared<AdvancedSubtensor>(std::move(pattern)), inputs);
+}
+
+Var advanced_inc_subtensor(const Var& x, const Var& y, const std::vector<AdvancedItem>& index,
+                           bool ignore_duplicates) {
+  return build_advanced_inc(x, y, index, false, ignore_duplicates, "advanced_inc_subtensor");
+}
+
+Var advanced_set_subtensor(const Var& x, const Var& y, const std::vector<AdvancedItem>& index) {
+  return build_advanced_inc(x, y, index, true, false, "advanced_set_subtensor");
+}
+
+// --- graph-file factories ------------------------------------------------------------------------
+
+namespace {
+
+AdvancedIndex read_advanced_index(PropReader& props, std::size_t num_index_inputs) {
+  const Json& list = props.raw("idx_list");
+  if (list.is_null()) return AdvancedIndex::all_indices(static_cast<int>(num_index_inputs));
+  return AdvancedIndex::from_json(list, props, "idx_list");
+}
+
+}  // namespace
+
+OpPtr advanced_subtensor_from_props(PropReader& props, const std::vector<TensorType>& input_types) {
+  AdvancedIndex index = read_advanced_index(props, input_types.empty() ? 0 : input_types.size() - 1);
+  props.finish();
+  return std::make_shared<AdvancedSubtensor>(std::move(index));
+}
+
+OpPtr advanced_inc_subtensor_from_props(PropReader& props, const std::vector<TensorType>& input_types) {
+  AdvancedIndex index = read_advanced_index(props, input_types.size() < 2 ? 0 : input_types.size() - 2);
+  bool set = props.get_bool("set_instead_of_inc", false);
+  bool ignore_duplicates = props.get_bool("ignore_duplicates", false);
+  props.finish();
+  return std::make_shared<AdvancedIncSubtensor>(std::move(index), set, ignore_duplicates);
+}
+
+// --- gradients -----------------------------------------------------------------------------------
+
+std::vector<GradTerm> AdvancedSubtensor::pullback(const Apply& node, const VarList& output_grads) const {
+  std::vector<GradTerm> terms(static_cast<std::size_t>(node.num_inputs()), GradTerm::disconnected());
+  const Var& x = node.input(0);
+  if (!is_float(x->dtype())) return terms;
+  // Repeated positions accumulate, as they should for a gradient.
+  VarList args{zeros_like(x, x->dtype()), cast(output_grads[0], x->dtype())};
+  for (const Var& v : inputs_from(node, 1)) args.push_back(v);
+  terms[0] = GradTerm::of(apply1(std::make_shared<AdvancedIncSubtensor>(index_, false, false), args));
+  return terms;
+}
+
+std::vector<GradTerm> AdvancedSubtensor::pushforward(const Apply& node, const VarList& input_tangents) const {
+  return linear_pushforward(node, input_tangents, {0});
+}
+
+namespace {
+
+/// Which elements of the region x[index] reach the output of a write that keeps only the last
+/// of repeated positions (a set, or NumPy's x[index] += y): each region element writes its
+/// own position number into an array shaped like x, and reads back whether its number stayed.
+Var last_writes(const AdvancedIndex& index, const Var& x, const Var& region, const VarList& idx) {
+  std::vector<IntArg> lengths;
+  Var count = int64_constant(1);
+  for (const Var& len : lengths_of(region)) {
+    lengths.emplace_back(len);
+    count = count * len;
+  }
+  Var positions = reshape(arange(count, DType::Int64), IntList(lengths));
+  std::vector<IntArg> x_lengths;
+  for (const Var& len : lengths_of(x)) x_lengths.emplace_back(len);
+  Var canvas = alloc(int64_constant(-1), IntList(x_lengths));
+  VarList set_args{canvas, positions};
+  set_args.insert(set_args.end(), idx.begin(), idx.end());
+  Var written = apply1(std::make_shared<AdvancedIncSubtensor>(index, true, false), set_args);
+  VarList get_args{written};
+  get_args.insert(get_args.end(), idx.begin(), idx.end());
+  return eq(apply1(std::make_shared<AdvancedSubtensor>(index), get_args), positions);
+}
+
+}  // namespace
+
+std::vector<GradTerm> AdvancedIncSubtensor::pullback(const Apply& node, const VarList& output_grads) const {
+  std::vector<GradTerm> terms(static_cast<std::size_t>(node.num_inputs()), GradTerm::disconnected());
+  const Var& x = node.input(0);
+  const Var& y = node.input(1);
+  const Var& g = output_grads[0];
+  const VarList idx = inputs_from(node, 2);
+  if (is_float(x->dtype())) {
+    Var gx = g;
+    if (set_) {  // the overwritten positions do not reach the output
+      VarList args{g, const_like(g, 0)};
+      args.insert(args.end(), idx.begin(), idx.end());
+      gx = apply1(std::make_shared<AdvancedIncSubtensor>(index_, true, false), args);
+    }
+    terms[0] = GradTerm::of(cast_grad(gx, x->dtype()));
+  }
+  if (is_float(y->dtype())) {
+    VarList args{g};
+    args.insert(args.end(), idx.begin(), idx.end());
+    Var region = apply1(std::make_shared<AdvancedSubtensor>(index_), args);
+    // Of repeated positions only the last write counts for a set or NumPy's +=.
+    if (set_ || ignore_duplicates_) region = switch_(last_writes(index_, x, region, idx), region, 0);
+    terms[1] = GradTerm::of(cast_grad(sum_to_value(region, y), y->dtype()));
+  }
+  return terms;
+}
+
+std::vector<GradTerm> AdvancedIncSubtensor::pushforward(const Apply& node, const VarList& input_tangents) const {
   return linear_pushforward(node, input_tangents, {0, 1});
 }
 

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "ir/error.h"
 #include "ops/constant.h"
 #include "ops/dimshuffle.h"
 #include "ops/elemwise.h"
+#include "ops/linalg/linalg_common.h"
 #include "ops/op_table.h"
 #include "ops/shape.h"
 #include "grad/grad_util.h"
@@ -27,7 +29,8 @@ std::string join_names(const std::vector<std::string>& names) {
 }
 
 // A small cursor parser for NumPy's grammar: list "->" list, list = arg ("," arg)*,
-// arg = "(" [name ("," name)*] ")", name = [A-Za-z0-9_]+.
+// arg = "(" [dim ("," dim)*] ")", dim = a name [A-Za-z_][A-Za-z0-9_]* or an integer literal
+// [0-9]+ (a fixed length, as PyTensor 3.x writes "(m,3)").
 class SignatureParser {
  public:
   explicit SignatureParser(const std::string& text) : text_(text) {
@@ -73,7 +76,11 @@ class SignatureParser {
       const std::size_t start = pos_;
       while (pos_ < s_.size() && name_char(s_[pos_])) ++pos_;
       if (pos_ == start) fail("expected a dimension name");
-      dims.push_back(s_.substr(start, pos_ - start));
+      std::string dim = s_.substr(start, pos_ - start);
+      if (std::isdigit(static_cast<unsigned char>(dim[0])) &&
+          (dim.find_first_not_of("0123456789") != std::string::npos || dim.size() > 9))
+        fail("a dimension is a name or an integer length, not \"" + dim + "\"");
+      dims.push_back(dim);
       if (at(',')) {
         ++pos_;
       } else if (at(')')) {
@@ -94,6 +101,11 @@ class SignatureParser {
 
 GufuncSignature GufuncSignature::parse(const std::string& text) {
   return SignatureParser(text).parse();
+}
+
+std::optional<std::int64_t> GufuncSignature::literal_length(const std::string& dim) {
+  if (dim.empty() || !std::isdigit(static_cast<unsigned char>(dim[0]))) return std::nullopt;
+  return std::stoll(dim);
 }
 
 std::string GufuncSignature::str() const {
@@ -139,24 +151,18 @@ std::string check_dot_signature(const std::string& op, const GufuncSignature& si
   return "";
 }
 
-struct CoreSupport {
-  std::string name;
-  /// "" when the signature fits the core op, else why it does not.
-  std::string (*check)(const GufuncSignature&);
-};
-
-const std::vector<CoreSupport>& core_support() {
-  static const std::vector<CoreSupport> table = {
-      {"Dot", [](const GufuncSignature& s) { return check_dot_signature("Dot", s, 1); }},
-      {"Dot22", [](const GufuncSignature& s) { return check_dot_signature("Dot22", s, 2); }},
-  };
-  return table;
-}
-
-const CoreSupport* find_core_support(std::string_view name) {
-  for (const auto& s : core_support())
-    if (s.name == name) return &s;
-  return nullptr;
+// "" when `sig` fits `core`, else why not; nullopt when kiln cannot loop `core` at all.
+std::optional<std::string> check_core(const Op& core, const GufuncSignature& sig) {
+  if (core.name() == "Dot") return check_dot_signature("Dot", sig, 1);
+  if (core.name() == "Dot22") return check_dot_signature("Dot22", sig, 2);
+  if (const auto* linalg = dynamic_cast<const LinalgOp*>(&core)) {
+    std::vector<int> ranks;
+    for (const auto& in : sig.inputs) ranks.push_back(static_cast<int>(in.size()));
+    const std::string own = linalg->gufunc_signature(ranks);
+    if (same_signature_shape(own, sig.str())) return std::string();
+    return "the signature of " + std::string(core.name()) + " is " + own;
+  }
+  return std::nullopt;
 }
 
 std::string supported_list() {
@@ -181,8 +187,8 @@ TensorType core_type(const TensorType& t, std::size_t core) {
 
 const std::vector<std::string>& blockwise_core_ops() {
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> v;
-    for (const auto& s : core_support()) v.push_back(s.name);
+    std::vector<std::string> v = {"Dot", "Dot22"};
+    for (const auto& name : linalg_op_names()) v.push_back(name);
     return v;
   }();
   return names;
@@ -192,13 +198,12 @@ const std::vector<std::string>& blockwise_core_ops() {
 
 Blockwise::Blockwise(OpPtr core_op, const std::string& signature) : core_op_(std::move(core_op)) {
   if (!core_op_) throw UserError("Blockwise: the core op is null");
-  const CoreSupport* support = find_core_support(core_op_->name());
-  if (!support) throw unsupported_core(core_op_->str());
   signature_ = GufuncSignature::parse(signature);
-  const std::string why = support->check(signature_);
-  if (!why.empty())
+  const std::optional<std::string> why = check_core(*core_op_, signature_);
+  if (!why) throw unsupported_core(core_op_->str());
+  if (!why->empty())
     throw UserError("signature " + signature_.str() + " does not fit core op " + core_op_->str() +
-                    ": " + why);
+                    ": " + *why);
 }
 
 int Blockwise::batch_ndim(const Apply& node) const {
@@ -248,9 +253,12 @@ std::vector<TensorType> Blockwise::infer_types(const VarList& inputs) const {
   std::map<std::string, std::int64_t> lengths;
   VarList core_inputs;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const TensorType core = core_type(inputs[i]->type(), sig_in[i].size());
+    TensorType core = core_type(inputs[i]->type(), sig_in[i].size());
     for (std::size_t j = 0; j < sig_in[i].size(); ++j) {
-      std::int64_t& len = lengths.emplace(sig_in[i][j], kUnknownLength).first->second;
+      // An integer literal fixes the length (a static one must agree; it becomes static).
+      const auto literal = GufuncSignature::literal_length(sig_in[i][j]);
+      if (literal && core.shape[j] == kUnknownLength) core.shape[j] = *literal;
+      std::int64_t& len = lengths.emplace(sig_in[i][j], literal.value_or(kUnknownLength)).first->second;
       if (len != kUnknownLength && core.shape[j] != kUnknownLength && len != core.shape[j])
         type_error(*this, "core dimension '" + sig_in[i][j] + "' has static length " +
                               std::to_string(len) + " in one input and " +
@@ -273,6 +281,7 @@ std::vector<TensorType> Blockwise::infer_types(const VarList& inputs) const {
     KILN_INTERNAL_ASSERT(core_out[k].shape.size() == names.size(), "Blockwise core op output rank");
     Shape shape = batch_shape;
     for (std::size_t j = 0; j < names.size(); ++j) {
+      if (auto literal = GufuncSignature::literal_length(names[j])) lengths.emplace(names[j], *literal);
       auto it = lengths.find(names[j]);
       shape.push_back(it == lengths.end() || it->second == kUnknownLength ? core_out[k].shape[j]
                                                                           : it->second);
@@ -293,6 +302,9 @@ std::map<std::string, std::int64_t> bind_core_lengths(const GufuncSignature& sig
     for (std::size_t j = 0; j < sig.inputs[i].size(); ++j) {
       const std::string& name = sig.inputs[i][j];
       const std::int64_t len = inputs[i].shape(nb + static_cast<int>(j));
+      if (auto literal = GufuncSignature::literal_length(name); literal && *literal != len)
+        throw RuntimeFailure("core dimension '" + name + "' has length " + std::to_string(len) + " in input " +
+                             std::to_string(i) + " but the signature fixes it (signature " + sig.str() + ")");
       auto [it, fresh] = lengths.emplace(name, len);
       if (fresh) {
         owner[name] = i;
@@ -330,17 +342,24 @@ void Blockwise::perform(const Apply& node, const std::vector<Array>& inputs,
     core_inputs.push_back(make_input(core_type(t, signature_.inputs[i].size())));
   }
   const Shape batch_shape = elemwise_runtime_shape(batch_types, inputs);
-  std::map<std::string, std::int64_t> lengths = bind_core_lengths(signature_, inputs, nb);
+  bind_core_lengths(signature_, inputs, nb);
+  // The core outputs' shapes: the core op's type inference on inputs of the run-time core
+  // shapes (so an empty batch still has them); a length it cannot tell is taken from the first
+  // core result.
+  VarList bound_inputs;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    bound_inputs.push_back(make_input(TensorType(core_inputs[i]->dtype(),
+                                                 Shape(inputs[i].shape().begin() + nb, inputs[i].shape().end()))));
   const ApplyPtr core_node = make_node(core_op_, core_inputs);
-
-  // Expected core output shapes (kUnknownLength for names only the outputs carry).
+  std::vector<TensorType> bound_types;
+  try {
+    bound_types = core_op_->infer_types(bound_inputs);
+  } catch (const UserError& e) {
+    throw RuntimeFailure(e.message());
+  }
   const std::size_t n_out = signature_.outputs.size();
   std::vector<Shape> core_shapes(n_out);
-  for (std::size_t k = 0; k < n_out; ++k)
-    for (const auto& name : signature_.outputs[k]) {
-      auto it = lengths.find(name);
-      core_shapes[k].push_back(it == lengths.end() ? kUnknownLength : it->second);
-    }
+  for (std::size_t k = 0; k < n_out; ++k) core_shapes[k] = bound_types[k].shape;
   std::vector<Array> outs(n_out);
   auto allocate = [&](std::size_t k) {
     Shape shape = batch_shape;
@@ -399,14 +418,31 @@ std::vector<ShapeVars> Blockwise::infer_shape(const Apply& node,
   for (std::size_t i = 0; i < signature_.inputs.size(); ++i)
     for (std::size_t j = 0; j < signature_.inputs[i].size(); ++j)
       named.emplace(signature_.inputs[i][j], input_shapes[i][static_cast<std::size_t>(nb) + j]);
+  // Lengths only the outputs name (SVD's k, BlockDiagonal's sums): a linear-algebra core op's
+  // own formulas on the core shapes; otherwise the node's outputs have to be computed.
+  std::vector<ShapeVars> core_out;
+  if (dynamic_cast<const LinalgOp*>(core_op_.get())) {
+    VarList core_inputs;
+    std::vector<ShapeVars> core_shapes;
+    for (int i = 0; i < node.num_inputs(); ++i) {
+      const TensorType& t = node.input(i)->type();
+      core_inputs.push_back(make_input(TensorType(t.dtype, Shape(t.shape.begin() + nb, t.shape.end()))));
+      const ShapeVars& s = input_shapes[static_cast<std::size_t>(i)];
+      core_shapes.emplace_back(s.begin() + nb, s.end());
+    }
+    core_out = core_op_->infer_shape(*make_node(core_op_, core_inputs), core_shapes);
+  }
   std::vector<ShapeVars> out;
   for (std::size_t k = 0; k < signature_.outputs.size(); ++k) {
     ShapeVars dims = batch;
     for (std::size_t j = 0; j < signature_.outputs[k].size(); ++j) {
       auto it = named.find(signature_.outputs[k][j]);
-      dims.push_back(it != named.end()
-                         ? it->second
-                         : shape_i(node.output(static_cast<int>(k)), nb + static_cast<int>(j)));
+      if (it != named.end())
+        dims.push_back(it->second);
+      else if (!core_out.empty())
+        dims.push_back(core_out[k][j]);
+      else
+        dims.push_back(shape_i(node.output(static_cast<int>(k)), nb + static_cast<int>(j)));
     }
     out.push_back(dims);
   }
@@ -464,7 +500,8 @@ OpPtr blockwise_from_props(PropReader& props, const std::vector<TensorType>& inp
   const OpEntry* entry = find_op(core_name);
   if (!entry)
     throw UserError("Blockwise: unknown core op \"" + core_name + "\"", core_where + "/op");
-  if (!find_core_support(core_name)) {
+  const auto& loopable = blockwise_core_ops();
+  if (std::find(loopable.begin(), loopable.end(), core_name) == loopable.end()) {
     NotImplementedError e = unsupported_core(core_name);
     throw NotImplementedError(e.message(), core_where);
   }

@@ -6,10 +6,12 @@
 // static length 1 broadcast. Core dimensions with one name must have one length. perform calls
 // the core op's perform on views of each batch element.
 //
-// The design is general, but kiln only loops core ops it has checked for it (Dot, Dot22 so
-// far); any other core op is a NotImplementedError naming it.
+// The design is general, but kiln only loops core ops it has checked for it (Dot, Dot22 and
+// the linear-algebra ops of ops/linalg/, whose signature must be their own up to renaming);
+// any other core op is a NotImplementedError naming it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,8 @@ struct GufuncSignature {
   static GufuncSignature parse(const std::string& text);
   /// The canonical text (no whitespace).
   std::string str() const;
+  /// The length an integer-literal dimension fixes ("3" -> 3); nullopt for a name.
+  static std::optional<std::int64_t> literal_length(const std::string& dim);
 };
 
 class Blockwise : public Op {

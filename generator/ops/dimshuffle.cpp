@@ -166,6 +166,14 @@ Var transpose(const Var& x, std::vector<int> axes) {
   return dimshuffle(x, axes);
 }
 
+Var move_axis(const Var& x, int from, int to) {
+  std::vector<int> order;
+  for (int d = 0; d < x->ndim(); ++d)
+    if (d != from) order.push_back(d);
+  order.insert(order.begin() + to, from);
+  return dimshuffle(x, order);
+}
+
 namespace {
 const TensorType& single_input(PropReader& props, const std::vector<TensorType>& input_types) {
   if (input_types.size() != 1)
@@ -197,8 +205,22 @@ OpPtr dimshuffle_from_props(PropReader& props, const std::vector<TensorType>&) {
   }
 }
 
+namespace {
+// ExpandDims and Squeeze name their axes `axis` (one, or PyTensor 2.26's list) or, as PyTensor
+// 3.x prints several, `axes`; one of the two.
+std::optional<std::vector<std::int64_t>> axis_or_axes(PropReader& props) {
+  if (props.has("axis") && props.has("axes")) props.fail("axes", "cannot be given together with \"axis\"");
+  if (props.has("axes")) {
+    props.raw("axis");
+    return props.get_axes("axes");
+  }
+  props.raw("axes");
+  return props.get_axes("axis");
+}
+}  // namespace
+
 OpPtr expand_dims_from_props(PropReader& props, const std::vector<TensorType>& input_types) {
-  auto axes = props.get_axes("axis");
+  auto axes = axis_or_axes(props);
   props.finish();
   const TensorType& t = single_input(props, input_types);
   if (!axes) props.fail("axis", "is required");
@@ -217,7 +239,7 @@ OpPtr expand_dims_from_props(PropReader& props, const std::vector<TensorType>& i
 }
 
 OpPtr squeeze_from_props(PropReader& props, const std::vector<TensorType>& input_types) {
-  auto axes = props.get_axes("axis");
+  auto axes = axis_or_axes(props);
   props.finish();
   const TensorType& t = single_input(props, input_types);
   std::vector<bool> drop(static_cast<std::size_t>(t.ndim()), false);
@@ -232,6 +254,21 @@ OpPtr squeeze_from_props(PropReader& props, const std::vector<TensorType>& input
   std::vector<int> order;
   for (int d = 0; d < t.ndim(); ++d)
     if (!drop[static_cast<std::size_t>(d)]) order.push_back(d);
+  return std::make_shared<DimShuffle>(t.ndim(), order);
+}
+
+OpPtr matrix_transpose_from_props(PropReader& props, const std::vector<TensorType>& input_types) {
+  props.finish();
+  const TensorType& t = single_input(props, input_types);
+  if (t.ndim() < 2) {
+    std::string node = props.where("");
+    throw UserError("MatrixTranspose swaps the last two dimensions: its input needs rank >= 2, got " + t.str(),
+                    node.substr(0, node.rfind("/props")) + "/inputs/0");
+  }
+  std::vector<int> order;
+  for (int d = 0; d < t.ndim() - 2; ++d) order.push_back(d);
+  order.push_back(t.ndim() - 1);
+  order.push_back(t.ndim() - 2);
   return std::make_shared<DimShuffle>(t.ndim(), order);
 }
 

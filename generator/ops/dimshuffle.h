@@ -53,10 +53,13 @@ Var expand_dims(const Var& x, int axis);
 Var squeeze(const Var& x, std::vector<int> axes = {});
 /// Permutes dimensions; reverses them when `axes` is empty.
 Var transpose(const Var& x, std::vector<int> axes = {});
+/// np.moveaxis(x, from, to): dimension `from` moved to position `to`, the others in order.
+Var move_axis(const Var& x, int from, int to);
 
 OpPtr dimshuffle_from_props(PropReader& props, const std::vector<TensorType>& input_types);
 OpPtr expand_dims_from_props(PropReader& props, const std::vector<TensorType>& input_types);
 OpPtr squeeze_from_props(PropReader& props, const std::vector<TensorType>& input_types);
+OpPtr matrix_transpose_from_props(PropReader& props, const std::vector<TensorType>& input_types);
 OpPtr transpose_from_props(PropReader& props, const std::vector<TensorType>& input_types);
 
 }  // namespace kiln

@@ -4,6 +4,7 @@
 #include "api/elementwise.h"
 #include "grad/grad.h"
 #include "grad/grad_util.h"
+#include "grad/replace.h"
 #include "ops/elemwise.h"
 #include "ops/scalar/composite.h"
 #include "ops/scalar/scalar_grad.h"
@@ -38,27 +39,44 @@ GradOptions lenient() {
   return o;
 }
 
-// The expansion over the node's inputs, each output broadcast to the node's output shape (an
-// inner output may depend on only some inputs, and so have a smaller shape).
-VarList expand_node(const Apply& node, const CompositeGraph& g) {
-  VarList outs = expand_composite(g, node.inputs());
-  for (std::size_t j = 0; j < outs.size(); ++j) outs[j] = broadcast_like(outs[j], node.output(static_cast<int>(j)));
-  return outs;
+// The Composite expanded over stand-ins for the node's inputs, each output broadcast to the
+// node's output shape (an inner output may depend on only some inputs, and so have a smaller
+// shape). Derivatives are taken w.r.t. the stand-ins, so they follow only the paths inside the
+// Composite: w.r.t. the real inputs, a path from one input to another outside the node (as in
+// Composite(a, exp(a))) would be counted again. `to_real` maps the stand-ins back.
+struct Expansion {
+  VarList outs;
+  VarList stand_ins;
+  Replacements to_real;
+};
+
+Expansion expand_node(const Apply& node, const CompositeGraph& g) {
+  Expansion e;
+  for (const Var& in : node.inputs()) {
+    e.stand_ins.push_back(make_input(in->type()));
+    e.to_real.emplace_back(e.stand_ins.back(), in);
+  }
+  e.outs = expand_composite(g, e.stand_ins);
+  for (std::size_t j = 0; j < e.outs.size(); ++j)
+    e.outs[j] = broadcast_like(e.outs[j], node.output(static_cast<int>(j)));
+  return e;
 }
 
 std::vector<GradTerm> composite_pullback(const Apply& node, const CompositeGraph& g, const VarList& ogs) {
-  VarList outs = expand_node(node, g);
+  Expansion e = expand_node(node, g);
   VarList cots;
-  for (std::size_t j = 0; j < outs.size(); ++j) {
+  for (std::size_t j = 0; j < e.outs.size(); ++j) {
     const Var& og = ogs[j];
-    cots.push_back(og && is_float(outs[j]->dtype()) ? og : nullptr);
+    cots.push_back(og && is_float(e.outs[j]->dtype()) ? og : nullptr);
   }
-  VarList wrt = node.inputs();
-  VarList gs = Lop(outs, wrt, cots, lenient());
+  VarList gs = Lop(e.outs, e.stand_ins, cots, lenient());
   std::vector<GradTerm> terms;
-  for (std::size_t i = 0; i < gs.size(); ++i)
-    terms.push_back(is_discrete(wrt[i]->dtype()) || is_zeros(gs[i]) ? GradTerm::disconnected()
-                                                                    : GradTerm::of(sum_to_type(gs[i], wrt[i]->type())));
+  for (std::size_t i = 0; i < gs.size(); ++i) {
+    const Var& in = node.input(static_cast<int>(i));
+    terms.push_back(is_discrete(in->dtype()) || is_zeros(gs[i])
+                        ? GradTerm::disconnected()
+                        : GradTerm::of(sum_to_type(graph_replace(gs[i], e.to_real), in->type())));
+  }
   return terms;
 }
 
@@ -87,17 +105,18 @@ std::vector<GradTerm> Elemwise::pullback(const Apply& node, const VarList& outpu
 
 std::vector<GradTerm> Elemwise::pushforward(const Apply& node, const VarList& input_tangents) const {
   if (scalar_op_.id() == ScalarOpId::Composite) {
-    VarList outs = expand_node(node, *scalar_op_.composite_graph());
+    Expansion e = expand_node(node, *scalar_op_.composite_graph());
     VarList wrt, tangents;
     for (int i = 0; i < node.num_inputs(); ++i)
       if (input_tangents[static_cast<std::size_t>(i)]) {
-        wrt.push_back(node.input(i));
+        wrt.push_back(e.stand_ins[static_cast<std::size_t>(i)]);
         tangents.push_back(input_tangents[static_cast<std::size_t>(i)]);
       }
-    VarList ts = Rop(outs, wrt, tangents, lenient());
+    VarList ts = Rop(e.outs, wrt, tangents, lenient());
     std::vector<GradTerm> terms;
     for (int j = 0; j < node.num_outputs(); ++j)
-      terms.push_back(GradTerm::of(broadcast_like(ts[static_cast<std::size_t>(j)], node.output(j))));
+      terms.push_back(GradTerm::of(
+          broadcast_like(graph_replace(ts[static_cast<std::size_t>(j)], e.to_real), node.output(j))));
     return terms;
   }
   const Var out = node.output(0);

@@ -44,21 +44,44 @@ int static_axis(const Op& op, std::int64_t axis, int ndim) {
 // ---------------------------------------------------------------------------------------------
 // Join
 
+Join::Join(int axis) : axis_(axis) {
+  if (axis < 0) throw UserError("Join: the axis prop must be non-negative, got " + std::to_string(axis));
+}
+
+Json Join::props() const { return axis_ ? Json{{"axis", *axis_}} : Json::object(); }
+
+std::optional<int> Join::static_axis_of(const Apply& node) const {
+  if (axis_) return axis_;
+  const auto value = constant_int(node.input(0));
+  if (!value || node.num_inputs() < 2) return std::nullopt;
+  try {
+    return normalize_axis(*value, node.input(1)->ndim());
+  } catch (const std::out_of_range&) {
+    return std::nullopt;
+  }
+}
+
 std::vector<TensorType> Join::infer_types(const VarList& inputs) const {
-  if (inputs.size() < 2) type_error(*this, "takes the axis and at least one tensor");
-  const Var& axis = inputs[0];
-  if (axis->ndim() != 0 || !is_signed_int(axis->dtype()))
-    type_error(*this, "the axis (input 0) must be a 0-d signed integer, got " + axis->type().str());
+  const std::size_t first = static_cast<std::size_t>(first_tensor());
+  if (inputs.size() < first + 1)
+    type_error(*this, axis_ ? "takes at least one tensor" : "takes the axis and at least one tensor");
+  std::optional<std::int64_t> axis_value = axis_;
+  if (!axis_) {
+    const Var& axis = inputs[0];
+    if (axis->ndim() != 0 || !is_signed_int(axis->dtype()))
+      type_error(*this, "the axis (input 0) must be a 0-d signed integer, got " + axis->type().str());
+    axis_value = constant_int(axis);
+  }
   std::vector<DType> dtypes;
   std::vector<std::int64_t> ranks;
-  for (std::size_t i = 1; i < inputs.size(); ++i) {
+  for (std::size_t i = first; i < inputs.size(); ++i) {
     if (inputs[i]->ndim() == 0)
       type_error(*this, "cannot join 0-d tensors (input " + std::to_string(i) +
                             "); make them vectors first (or use MakeVector)");
     dtypes.push_back(inputs[i]->dtype());
     ranks.push_back(inputs[i]->ndim());
   }
-  const int nd = inputs[1]->ndim();
+  const int nd = inputs[first]->ndim();
   for (auto r : ranks)
     if (r != nd)
       type_error(
@@ -66,16 +89,15 @@ std::vector<TensorType> Join::infer_types(const VarList& inputs) const {
           "Only tensors with the same number of dimensions can be joined. Input ndims were: " +
               list_text(ranks));
   const DType dtype = upcast(dtypes);
-  const auto axis_value = constant_int(axis);
   const int ax = axis_value ? static_axis(*this, *axis_value, nd) : -1;
-  if (inputs.size() == 2) return {TensorType(dtype, inputs[1]->shape())};
+  if (inputs.size() == first + 1) return {TensorType(dtype, inputs[first]->shape())};
   Shape out(static_cast<std::size_t>(nd), kUnknownLength);
   if (ax < 0) return {TensorType(dtype, out)};  // the axis is only known at run time
   for (int d = 0; d < nd; ++d) {
     std::set<std::int64_t> lengths;
     std::int64_t sum = 0;
     bool all_known = true;
-    for (std::size_t i = 1; i < inputs.size(); ++i) {
+    for (std::size_t i = first; i < inputs.size(); ++i) {
       const std::int64_t len = inputs[i]->shape()[static_cast<std::size_t>(d)];
       if (len == kUnknownLength) {
         all_known = false;
@@ -99,27 +121,28 @@ std::vector<TensorType> Join::infer_types(const VarList& inputs) const {
 
 void Join::perform(const Apply& node, const std::vector<Array>& inputs,
                    std::vector<Array>& outputs) const {
-  const int nd = inputs[1].ndim();
-  const int axis = runtime_axis("Join", scalar_to_int64(inputs[0]), nd);
-  Shape shape = inputs[1].shape();
+  const std::size_t first = static_cast<std::size_t>(first_tensor());
+  const int nd = inputs[first].ndim();
+  const int axis = axis_ ? *axis_ : runtime_axis("Join", scalar_to_int64(inputs[0]), nd);
+  Shape shape = inputs[first].shape();
   shape[static_cast<std::size_t>(axis)] = 0;
-  for (std::size_t i = 1; i < inputs.size(); ++i) {
+  for (std::size_t i = first; i < inputs.size(); ++i) {
     for (int d = 0; d < nd; ++d) {
       const std::int64_t len = inputs[i].shape(d);
       if (d != axis && len != shape[static_cast<std::size_t>(d)])
         throw RuntimeFailure(
             "Join: all input array dimensions except for the concatenation axis must "
             "match exactly, but along dimension " +
-            std::to_string(d) + ", input 1 has length " +
-            std::to_string(shape[static_cast<std::size_t>(d)]) + " and input " + std::to_string(i) +
-            " has length " + std::to_string(len));
+            std::to_string(d) + ", the tensor at index 0 has length " +
+            std::to_string(shape[static_cast<std::size_t>(d)]) + " and the tensor at index " +
+            std::to_string(i - first) + " has length " + std::to_string(len));
     }
     shape[static_cast<std::size_t>(axis)] += inputs[i].shape(axis);
   }
   const DType dtype = node.output_ptr(0)->dtype();
   Array out = Array::empty(dtype, shape);
   std::int64_t offset = 0;
-  for (std::size_t i = 1; i < inputs.size(); ++i) {
+  for (std::size_t i = first; i < inputs.size(); ++i) {
     Array piece = inputs[i].dtype() == dtype ? inputs[i] : astype(inputs[i], dtype);
     Array region = out.view(piece.shape(), out.strides(),
                             offset * out.strides()[static_cast<std::size_t>(axis)]);
@@ -131,11 +154,12 @@ void Join::perform(const Apply& node, const std::vector<Array>& inputs,
 
 std::vector<ShapeVars> Join::infer_shape(const Apply& node,
                                          const std::vector<ShapeVars>& input_shapes) const {
-  if (node.num_inputs() == 2) return {input_shapes[1]};
+  const std::size_t first = static_cast<std::size_t>(first_tensor());
+  if (node.num_inputs() == static_cast<int>(first) + 1) return {input_shapes[first]};
   const Shape& static_out = node.output_ptr(0)->shape();
   const int nd = static_cast<int>(static_out.size());
-  const auto axis_value = constant_int(node.input(0));
-  // The joined axis: a constant, or switch(axis >= 0, axis, axis + ndim) at run time.
+  const auto axis_value = static_axis_of(node);
+  // The joined axis: static, or switch(axis >= 0, axis, axis + ndim) at run time.
   Var join_dim;
   if (!axis_value) {
     Var axis = to_int64(node.input(0));
@@ -147,14 +171,14 @@ std::vector<ShapeVars> Join::infer_shape(const Apply& node,
       dims.push_back(int64_constant(static_out[static_cast<std::size_t>(d)]));
       continue;
     }
-    Var first = input_shapes[1][static_cast<std::size_t>(d)];
-    Var sum = first;
-    for (std::size_t i = 2; i < input_shapes.size(); ++i)
+    Var first_len = input_shapes[first][static_cast<std::size_t>(d)];
+    Var sum = first_len;
+    for (std::size_t i = first + 1; i < input_shapes.size(); ++i)
       sum = sum + input_shapes[i][static_cast<std::size_t>(d)];
     if (axis_value)
-      dims.push_back(normalize_axis(*axis_value, nd) == d ? sum : first);
+      dims.push_back(*axis_value == d ? sum : first_len);
     else
-      dims.push_back(switch_(eq(int64_constant(d), join_dim), sum, first));
+      dims.push_back(switch_(eq(int64_constant(d), join_dim), sum, first_len));
   }
   return {dims};
 }
@@ -168,18 +192,50 @@ IndexMap Split::view_map() const {
   return m;
 }
 
+Split::Split(int len_splits, int axis) : len_splits_(len_splits), axis_(axis) {
+  if (axis < 0) throw UserError("Split: the axis prop must be non-negative, got " + std::to_string(axis));
+}
+
+Json Split::props() const {
+  Json p{{"len_splits", len_splits_}};
+  if (axis_) p["axis"] = *axis_;
+  return p;
+}
+
+std::string Split::str() const {
+  if (axis_) return "Split{len_splits=" + std::to_string(len_splits_) + ", axis=" + std::to_string(*axis_) + "}";
+  return "Split{" + std::to_string(len_splits_) + "}";
+}
+
+std::optional<int> Split::static_axis_of(const Apply& node) const {
+  if (axis_) return axis_;
+  const auto value = constant_int(node.input(1));
+  if (!value) return std::nullopt;
+  try {
+    return normalize_axis(*value, node.input(0)->ndim());
+  } catch (const std::out_of_range&) {
+    return std::nullopt;
+  }
+}
+
 std::vector<TensorType> Split::infer_types(const VarList& inputs) const {
-  if (inputs.size() != 3)
-    type_error(*this, "takes 3 inputs (x, axis, sizes), got " + std::to_string(inputs.size()));
+  const std::size_t sizes_at = static_cast<std::size_t>(sizes_input());
+  if (inputs.size() != sizes_at + 1)
+    type_error(*this, std::string(axis_ ? "takes 2 inputs (x, sizes)" : "takes 3 inputs (x, axis, sizes)") +
+                          ", got " + std::to_string(inputs.size()));
   const TensorType& xt = inputs[0]->type();
-  const Var& axis = inputs[1];
-  const Var& sizes = inputs[2];
+  const Var& sizes = inputs[sizes_at];
   if (xt.ndim() == 0) type_error(*this, "cannot split a 0-d tensor");
-  if (axis->ndim() != 0 || !is_integer(axis->dtype()))
-    type_error(*this, "the axis (input 1) must be a 0-d integer, got " + axis->type().str());
+  std::optional<std::int64_t> axis_value = axis_;
+  if (!axis_) {
+    const Var& axis = inputs[1];
+    if (axis->ndim() != 0 || !is_integer(axis->dtype()))
+      type_error(*this, "the axis (input 1) must be a 0-d integer, got " + axis->type().str());
+    axis_value = constant_int(axis);
+  }
   if (sizes->ndim() != 1 || !is_integer(sizes->dtype()))
-    type_error(*this,
-               "the split sizes (input 2) must be an integer vector, got " + sizes->type().str());
+    type_error(*this, "the split sizes (input " + std::to_string(sizes_at) +
+                          ") must be an integer vector, got " + sizes->type().str());
   if (sizes->shape()[0] != kUnknownLength && sizes->shape()[0] != len_splits_)
     type_error(*this, "expects " + std::to_string(len_splits_) +
                           " split sizes, but the sizes vector has length " +
@@ -187,7 +243,6 @@ std::vector<TensorType> Split::infer_types(const VarList& inputs) const {
   std::vector<TensorType> out(
       static_cast<std::size_t>(len_splits_),
       TensorType(xt.dtype, Shape(static_cast<std::size_t>(xt.ndim()), kUnknownLength)));
-  const auto axis_value = constant_int(axis);
   if (!axis_value) return out;  // the axis is only known at run time
   const int ax = static_axis(*this, *axis_value, xt.ndim());
   auto entries = constant_entries(sizes);
@@ -217,8 +272,8 @@ std::vector<TensorType> Split::infer_types(const VarList& inputs) const {
 void Split::perform(const Apply&, const std::vector<Array>& inputs,
                     std::vector<Array>& outputs) const {
   const Array& x = inputs[0];
-  const int axis = runtime_axis("Split", scalar_to_int64(inputs[1]), x.ndim());
-  const Array& sizes = inputs[2];
+  const int axis = axis_ ? *axis_ : runtime_axis("Split", scalar_to_int64(inputs[1]), x.ndim());
+  const Array& sizes = inputs[static_cast<std::size_t>(sizes_input())];
   if (sizes.shape(0) != len_splits_)
     throw RuntimeFailure("Split: expected " + std::to_string(len_splits_) + " split sizes, got " +
                          std::to_string(sizes.shape(0)));
@@ -247,14 +302,14 @@ void Split::perform(const Apply&, const std::vector<Array>& inputs,
 
 std::vector<ShapeVars> Split::infer_shape(const Apply& node,
                                           const std::vector<ShapeVars>& input_shapes) const {
-  const auto axis_value = constant_int(node.input(1));
-  const auto entries = constant_entries(node.input(2));
-  const Var& sizes = node.input(2);
+  const auto axis_value = static_axis_of(node);
+  const Var& sizes = node.input(sizes_input());
+  const auto entries = constant_entries(sizes);
   bool usable = axis_value && entries;
   for (std::size_t i = 0; usable && i < entries->size(); ++i)
     usable = (*entries)[i] || sizes->owner();
   if (!usable) return Op::infer_shape(node, input_shapes);
-  const int ax = normalize_axis(*axis_value, node.input(0)->ndim());
+  const int ax = *axis_value;
   std::vector<ShapeVars> out;
   for (int i = 0; i < len_splits_; ++i) {
     ShapeVars dims = input_shapes[0];
@@ -269,15 +324,30 @@ std::vector<ShapeVars> Split::infer_shape(const Apply& node,
 // ---------------------------------------------------------------------------------------------
 // Builder API and factories
 
+namespace {
+
+// A literal or constant axis normalised against `ndim`, when it is one and in range (an axis out
+// of range stays an input, so that type inference refuses it in its usual words).
+std::optional<int> known_axis(const IntArg& axis, int ndim) {
+  std::optional<std::int64_t> value = axis.literal();
+  if (!value) {
+    const Var v = axis.var();
+    if (!v || v->ndim() != 0 || !is_signed_int(v->dtype())) return std::nullopt;
+    value = constant_int(v);
+  }
+  if (!value || *value < -ndim || *value >= ndim) return std::nullopt;
+  return static_cast<int>(*value < 0 ? *value + ndim : *value);
+}
+
+}  // namespace
+
 Var join(const IntArg& axis, const VarList& tensors) {
   if (tensors.empty()) throw UserError("join: cannot join an empty list of tensors");
   for (const auto& t : tensors)
     if (!t) throw UserError("join: null tensor");
   if (tensors.size() == 1) return tensors[0];
-  Var axis_var = axis.var();
-  if (axis.literal() && *axis.literal() < 0 && *axis.literal() >= -tensors[0]->ndim())
-    axis_var = int64_constant(*axis.literal() + tensors[0]->ndim());
-  VarList inputs{axis_var};
+  if (auto a = known_axis(axis, tensors[0]->ndim())) return apply1(std::make_shared<Join>(*a), tensors);
+  VarList inputs{axis.var()};
   inputs.insert(inputs.end(), tensors.begin(), tensors.end());
   return apply1(std::make_shared<Join>(), inputs);
 }
@@ -285,24 +355,42 @@ Var join(const IntArg& axis, const VarList& tensors) {
 Var concatenate(const VarList& tensors, const IntArg& axis) { return join(axis, tensors); }
 
 VarList split(const Var& x, const IntList& sizes, const IntArg& axis) {
+  if (!x) throw UserError("split: null tensor");
   Var v = sizes.as_vector();
   if (v->ndim() != 1 || v->shape()[0] == kUnknownLength)
     throw UserError("split: the number of pieces must be known statically (sizes " +
                     v->type().str() + ")");
-  auto op = std::make_shared<Split>(static_cast<int>(v->shape()[0]));
-  return make_node(op, {x, axis.var(), v})->outputs();
+  const int n = static_cast<int>(v->shape()[0]);
+  if (auto a = known_axis(axis, x->ndim())) return make_node(std::make_shared<Split>(n, *a), {x, v})->outputs();
+  return make_node(std::make_shared<Split>(n), {x, axis.var(), v})->outputs();
 }
 
+namespace {
+
+// A static axis prop: a non-negative integer (PyTensor 3.x refuses negative ones).
+int read_axis_prop(PropReader& props) {
+  const std::int64_t axis = props.get_int("axis");
+  if (axis < 0 || axis > (1 << 20)) props.fail("axis", "must be a non-negative axis, not " + std::to_string(axis));
+  return static_cast<int>(axis);
+}
+
+}  // namespace
+
 OpPtr join_from_props(PropReader& props, const std::vector<TensorType>&) {
+  std::optional<int> axis;
+  if (props.has("axis")) axis = read_axis_prop(props);
   props.finish();
-  return std::make_shared<Join>();
+  return axis ? std::make_shared<Join>(*axis) : std::make_shared<Join>();
 }
 
 OpPtr split_from_props(PropReader& props, const std::vector<TensorType>&) {
   std::int64_t n = props.get_int("len_splits");
+  std::optional<int> axis;
+  if (props.has("axis")) axis = read_axis_prop(props);
   props.finish();
   if (n < 1 || n > (1 << 20))
     props.fail("len_splits", "must be a positive count, not " + std::to_string(n));
+  if (axis) return std::make_shared<Split>(static_cast<int>(n), *axis);
   return std::make_shared<Split>(static_cast<int>(n));
 }
 
@@ -310,45 +398,45 @@ OpPtr split_from_props(PropReader& props, const std::vector<TensorType>&) {
 
 std::vector<GradTerm> Join::pullback(const Apply& node, const VarList& output_grads) const {
   std::vector<GradTerm> terms(static_cast<std::size_t>(node.num_inputs()), GradTerm::disconnected());
-  std::optional<std::int64_t> axis = constant_int(node.input(0));
+  const int first = first_tensor();
+  std::optional<int> axis = static_axis_of(node);
   if (!axis) {
-    for (int i = 1; i < node.num_inputs(); ++i)
+    for (int i = first; i < node.num_inputs(); ++i)
       terms[static_cast<std::size_t>(i)] = GradTerm::not_implemented("the join axis must be a constant");
     return terms;
   }
-  const int nd = node.output(0)->ndim();
-  const int a = static_cast<int>(*axis < 0 ? *axis + nd : *axis);
   std::vector<IntArg> sizes;
-  for (int i = 1; i < node.num_inputs(); ++i) sizes.emplace_back(lengths_of(node.input(i))[static_cast<std::size_t>(a)]);
-  VarList pieces = node.num_inputs() == 2 ? VarList{output_grads[0]} : split(output_grads[0], IntList(sizes), a);
-  for (int i = 1; i < node.num_inputs(); ++i) {
+  for (int i = first; i < node.num_inputs(); ++i)
+    sizes.emplace_back(lengths_of(node.input(i))[static_cast<std::size_t>(*axis)]);
+  VarList pieces = node.num_inputs() == first + 1 ? VarList{output_grads[0]}
+                                                  : split(output_grads[0], IntList(sizes), *axis);
+  for (int i = first; i < node.num_inputs(); ++i) {
     const Var& x = node.input(i);
     if (is_float(x->dtype()))
-      terms[static_cast<std::size_t>(i)] = GradTerm::of(cast_grad(pieces[static_cast<std::size_t>(i - 1)], x->dtype()));
+      terms[static_cast<std::size_t>(i)] = GradTerm::of(cast_grad(pieces[static_cast<std::size_t>(i - first)], x->dtype()));
   }
   return terms;
 }
 
 std::vector<GradTerm> Join::pushforward(const Apply& node, const VarList& input_tangents) const {
   std::vector<int> tensors;
-  for (int i = 1; i < node.num_inputs(); ++i) tensors.push_back(i);
+  for (int i = first_tensor(); i < node.num_inputs(); ++i) tensors.push_back(i);
   return linear_pushforward(node, input_tangents, tensors);
 }
 
 std::vector<GradTerm> Split::pullback(const Apply& node, const VarList& output_grads) const {
   const Var& x = node.input(0);
-  if (!is_float(x->dtype())) return repeat_term(3, GradTerm::disconnected());
+  std::vector<GradTerm> terms = repeat_term(static_cast<std::size_t>(node.num_inputs()), GradTerm::disconnected());
+  if (!is_float(x->dtype())) return terms;
   VarList pieces;
   for (int j = 0; j < node.num_outputs(); ++j) {
     const Var& g = output_grads[static_cast<std::size_t>(j)];
     pieces.push_back(g ? cast(g, grad_dtype(x->dtype())) : zeros_like(node.output(j)));
   }
-  Var gx = make_node(std::make_shared<Join>(), [&] {
-             VarList in{node.input(1)};
-             in.insert(in.end(), pieces.begin(), pieces.end());
-             return in;
-           }())->output(0);
-  return {GradTerm::of(cast_grad(gx, x->dtype())), GradTerm::disconnected(), GradTerm::disconnected()};
+  // Join's builder keeps a single piece as it is; the gradient has x's shape either way.
+  Var gx = axis_ ? join(*axis_, pieces) : join(node.input(1), pieces);
+  terms[0] = GradTerm::of(cast_grad(gx, x->dtype()));
+  return terms;
 }
 
 std::vector<GradTerm> Split::pushforward(const Apply& node, const VarList& input_tangents) const {

@@ -11,12 +11,18 @@
 #include "ops/dimshuffle.h"
 #include "ops/dot.h"
 #include "ops/elemwise.h"
+#include "ops/extra_ops.h"
+#include "ops/fill_diagonal.h"
 #include "ops/join.h"
+#include "ops/linalg/linalg.h"
+#include "ops/op_from_graph.h"
 #include "ops/reduce.h"
 #include "ops/reshape.h"
 #include "ops/shape.h"
 #include "ops/softmax.h"
+#include "ops/sort.h"
 #include "ops/subtensor.h"
+#include "ops/unique.h"
 
 namespace kiln {
 
@@ -40,6 +46,7 @@ const std::vector<OpEntry>& op_table() {
       {"ExpandDims", expand_dims_from_props},
       {"Squeeze", squeeze_from_props},
       {"Transpose", transpose_from_props},
+      {"MatrixTranspose", matrix_transpose_from_props},
       // --- shapes (ops/shape)
       {"Shape", shape_from_props},
       {"Shape_i", shape_i_from_props},
@@ -77,8 +84,18 @@ const std::vector<OpEntry>& op_table() {
       {"IncSubtensor", inc_subtensor_from_props},
       {"AdvancedSubtensor1", advanced_subtensor1_from_props},
       {"AdvancedIncSubtensor1", advanced_inc_subtensor1_from_props},
-      {"AdvancedSubtensor", not_implemented_yet},
-      {"AdvancedIncSubtensor", not_implemented_yet},
+      {"AdvancedSubtensor", advanced_subtensor_from_props},
+      {"AdvancedIncSubtensor", advanced_inc_subtensor_from_props},
+      // --- sorting and the other ops of extra_ops.py (ops/sort, ops/extra_ops, ops/unique, ...)
+      {"SortOp", sort_from_props},
+      {"ArgSortOp", argsort_from_props},
+      {"Repeat", repeat_from_props},
+      {"BroadcastTo", broadcast_to_from_props},
+      {"SearchsortedOp", searchsorted_from_props},
+      {"Nonzero", nonzero_from_props},
+      {"Unique", unique_from_props},
+      {"FillDiagonal", fill_diagonal_from_props},
+      {"FillDiagonalOffset", fill_diagonal_offset_from_props},
       // --- products and BLAS forms (ops/dot, ops/blas, ops/blockwise)
       {"Dot", dot_from_props},
       {"Gemv", gemv_from_props},
@@ -90,15 +107,27 @@ const std::vector<OpEntry>& op_table() {
       {"Dot22Scalar", dot22scalar_from_props},
       {"BatchedDot", batched_dot_from_props},
       {"Blockwise", blockwise_from_props},
-      // --- linear algebra (a later issue)
-      {"Cholesky", not_implemented_yet},
-      {"Solve", not_implemented_yet},
-      {"SolveTriangular", not_implemented_yet},
-      {"MatrixInverse", not_implemented_yet},
-      {"Det", not_implemented_yet},
-      {"SLogDet", not_implemented_yet},
-      {"Eigh", not_implemented_yet},
-      {"SVD", not_implemented_yet},
+      // --- ops defined by an inner graph (ops/op_from_graph; inlined before rewriting)
+      {"OpFromGraph", op_from_graph_from_props},
+      // --- linear algebra (ops/linalg/)
+      {"Cholesky", cholesky_from_props},
+      {"Solve", solve_from_props},
+      {"SolveTriangular", solve_triangular_from_props},
+      {"CholeskySolve", cholesky_solve_from_props},
+      {"LU", lu_from_props},
+      {"LUFactor", lu_factor_from_props},
+      {"PivotToPermutations", pivot_to_permutations_from_props},
+      {"QR", qr_from_props},
+      {"MatrixInverse", matrix_inverse_from_props},
+      {"MatrixPinv", matrix_pinv_from_props},
+      {"Det", det_from_props},
+      {"SLogDet", slogdet_from_props},
+      {"Expm", expm_from_props},
+      {"Eigh", eigh_from_props},
+      {"Eigvalsh", eigvalsh_from_props},
+      {"SVD", svd_from_props},
+      {"KroneckerProduct", kronecker_product_from_props},
+      {"BlockDiagonal", block_diagonal_from_props},
   };
   return table;
 }

@@ -9,14 +9,20 @@ using Json = nlohmann::json;
 namespace {
 // Props that only describe in-place execution or input checking in PyTensor (GRAPH_FORMAT.md):
 // accepted, type-checked, ignored.
-enum class Kind { Bool, Object, BoolOrInt, Int };
+enum class Kind { Bool, Object, BoolOrInt, Int, String, List };
 const std::vector<std::pair<std::string, Kind>>& ignored_props() {
   static const std::vector<std::pair<std::string, Kind>> list = {
       {"inplace", Kind::Bool},           {"inplace_pattern", Kind::Object},
       {"destructive", Kind::Bool},       {"view", Kind::BoolOrInt},
       {"overwrite_a", Kind::Bool},       {"overwrite_b", Kind::Bool},
       {"check_finite", Kind::Bool},      {"upcast_discrete_output", Kind::Bool},
-      {"no_zeros_in_input", Kind::Bool}, {"b_ndim", Kind::Int}};
+      {"no_zeros_in_input", Kind::Bool}, {"b_ndim", Kind::Int},
+      // version 2 (PyTensor 3.x): IncSubtensor's aliasing pairs, LAPACK driver choices
+      {"destroyhandler_tolerate_aliased", Kind::List}, {"driver", Kind::String},
+      {"overwrite_c", Kind::Bool},
+      // version 2: the inner graph of an op PyTensor 3.x defines as an OpFromGraph (Softmax,
+      // AllocDiag, ...); kiln's own definition of the op stands
+      {"inner", Kind::Object}};
   return list;
 }
 }  // namespace
@@ -79,6 +85,8 @@ std::string PropReader::get_string(const std::string& key) {
 DType PropReader::get_dtype(const std::string& key) {
   std::string s = get_string(key);
   auto dt = dtype_from_name(s);
+  if (!dt && is_reserved_dtype_name(s))
+    throw NotImplementedError(op_name_ + ": the dtype \"" + s + "\" is not implemented yet in kiln", where(key));
   if (!dt) fail(key, "is not a known dtype: \"" + s + "\"");
   return *dt;
 }
@@ -116,6 +124,13 @@ std::vector<std::int64_t> PropReader::get_int_list(const std::string& key) {
   return out;
 }
 
+std::shared_ptr<const FunctionGraph> PropReader::get_inner_graph(const std::string& key) {
+  const Json& g = require(key);
+  if (!inner_loader_) fail(key, "(an inner graph) cannot be read here");
+  if (!g.is_object()) fail(key, "must be a graph object with variables, nodes, inputs and outputs");
+  return inner_loader_(g, where(key));
+}
+
 void PropReader::finish() {
   for (auto it = props_.begin(); it != props_.end(); ++it) {
     const std::string& key = it.key();
@@ -132,7 +147,8 @@ void PropReader::finish() {
       bool ok = v.is_null() || (kind == Kind::Bool && v.is_boolean()) ||
                 (kind == Kind::Object && v.is_object()) ||
                 (kind == Kind::BoolOrInt && (v.is_boolean() || v.is_number_integer())) ||
-                (kind == Kind::Int && v.is_number_integer());
+                (kind == Kind::Int && v.is_number_integer()) ||
+                (kind == Kind::String && v.is_string()) || (kind == Kind::List && v.is_array());
       if (!ok) fail(key, "has the wrong type: " + v.dump());
     }
     if (!known) throw UserError("unknown prop \"" + key + "\" for op " + op_name_, where(key));

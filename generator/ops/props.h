@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -14,6 +16,13 @@
 #include "ir/type.h"
 
 namespace kiln {
+
+class FunctionGraph;
+
+/// Loads an inner graph (an object with variables, nodes, inputs, outputs) found at a JSON
+/// pointer; the graph loader provides it (ops cannot load graphs themselves).
+using InnerGraphLoader =
+    std::function<std::shared_ptr<const FunctionGraph>(const nlohmann::json& graph, const std::string& pointer)>;
 
 class PropReader {
  public:
@@ -37,6 +46,11 @@ class PropReader {
   std::optional<std::vector<std::int64_t>> get_axes(const std::string& key);
   /// A list of ints.
   std::vector<std::int64_t> get_int_list(const std::string& key);
+  /// An inner graph prop (OpFromGraph's "inner"), loaded with its own id scope through the
+  /// loader set by set_inner_graph_loader (a UserError when there is none).
+  std::shared_ptr<const FunctionGraph> get_inner_graph(const std::string& key);
+  void set_inner_graph_loader(InnerGraphLoader loader) { inner_loader_ = std::move(loader); }
+  const InnerGraphLoader& inner_graph_loader() const { return inner_loader_; }
 
   /// Refuses every prop that was not read and is not one of the accepted-and-ignored ones.
   void finish();
@@ -47,6 +61,7 @@ class PropReader {
   std::string pointer_;
   std::string op_name_;
   std::set<std::string> read_;
+  InnerGraphLoader inner_loader_;
 };
 
 }  // namespace kiln

@@ -1,5 +1,6 @@
 #include "ops/softmax.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -9,6 +10,7 @@
 #include "ops/reduce.h"
 #include "api/elementwise.h"
 #include "grad/grad_util.h"
+#include "ops/op_from_graph.h"
 
 namespace kiln {
 
@@ -162,18 +164,72 @@ Var softmax_grad(const Var& dy, const Var& sm, std::optional<int> axis) {
   return apply1(std::make_shared<SoftmaxGrad>(normalized("softmax_grad", sm, axis)), {dy, sm});
 }
 
-OpPtr softmax_from_props(PropReader& props, const std::vector<TensorType>& input_types) {
+namespace {
+
+// PyTensor 3.x's axis: null, an int, or a list of ints (the axes softmax normalises over).
+struct SoftmaxAxes {
+  bool several = false;    ///< a list kiln's one-axis op cannot say (set `axes`)
+  std::optional<int> one;  ///< otherwise: the axis, or nullopt for every element
+  std::vector<int> axes;   ///< sorted, distinct
+};
+
+SoftmaxAxes read_softmax_axes(PropReader& props, int ndim) {
+  SoftmaxAxes r;
+  if (!props.has("axis") || !props.raw("axis").is_array()) {
+    r.one = read_single_axis(props, "axis", ndim);
+    return r;
+  }
+  std::vector<bool> seen(static_cast<std::size_t>(ndim), false);
+  const std::vector<std::int64_t> listed = props.get_axes("axis").value_or(std::vector<std::int64_t>{});
+  for (std::int64_t a : listed) {
+    int d = 0;
+    try {
+      d = normalize_axis(a, ndim);
+    } catch (const std::out_of_range& e) {
+      props.fail("axis", e.what());
+    }
+    if (seen[static_cast<std::size_t>(d)]) props.fail("axis", "repeats axis " + std::to_string(a));
+    seen[static_cast<std::size_t>(d)] = true;
+    r.axes.push_back(d);
+  }
+  std::sort(r.axes.begin(), r.axes.end());
+  if (r.axes.size() == 1) {
+    r.one = r.axes[0];
+  } else if (r.axes.size() != static_cast<std::size_t>(ndim)) {
+    r.several = true;  // none, or some but not all of them
+  }
+  return r;
+}
+
+// Softmax or LogSoftmax over several (not all) axes — or none — as PyTensor 3.x defines it: an
+// OpFromGraph of its build_inner_graph formula (inlined before rewriting like any other).
+OpPtr softmax_over_axes(bool is_log, const TensorType& t, const std::vector<int>& axes) {
+  Var x = make_input(t, "x");
+  const int nd = t.ndim();
+  Var stable = x - expand_reduced(max(x, axes), nd, axes);
+  Var out = is_log ? stable - log(expand_reduced(sum(exp(stable), axes), nd, axes))
+                   : exp(stable) / expand_reduced(sum(exp(stable), axes), nd, axes);
+  auto inner = std::make_shared<FunctionGraph>(VarList{x}, VarList{out}, "inner");
+  return std::make_shared<OpFromGraph>(is_log ? "LogSoftmax" : "Softmax", inner);
+}
+
+OpPtr softmax_like_from_props(PropReader& props, const std::vector<TensorType>& input_types, bool is_log) {
   const TensorType& t = single_input_type(props, input_types);
-  auto axis = read_single_axis(props, "axis", t.ndim());
-  props.finish();
-  return std::make_shared<Softmax>(axis);
+  SoftmaxAxes axes = read_softmax_axes(props, t.ndim());
+  props.finish();  // an "inner" graph (3.x's Softmax is an OpFromGraph) is accepted and ignored
+  if (axes.several) return softmax_over_axes(is_log, t, axes.axes);
+  if (is_log) return std::make_shared<LogSoftmax>(axes.one);
+  return std::make_shared<Softmax>(axes.one);
+}
+
+}  // namespace
+
+OpPtr softmax_from_props(PropReader& props, const std::vector<TensorType>& input_types) {
+  return softmax_like_from_props(props, input_types, false);
 }
 
 OpPtr log_softmax_from_props(PropReader& props, const std::vector<TensorType>& input_types) {
-  const TensorType& t = single_input_type(props, input_types);
-  auto axis = read_single_axis(props, "axis", t.ndim());
-  props.finish();
-  return std::make_shared<LogSoftmax>(axis);
+  return softmax_like_from_props(props, input_types, true);
 }
 
 OpPtr softmax_grad_from_props(PropReader& props, const std::vector<TensorType>& input_types) {

@@ -41,6 +41,18 @@ Json BasicIndex::to_json() const {
   return list;
 }
 
+std::array<bool, 3> read_slice_entry(const Json& e, const std::string& what, const std::string& at) {
+  const Json& s = e["slice"];
+  if (!s.is_array() || s.size() != 3) throw UserError(what + ", not " + e.dump(), at + "/slice");
+  std::array<bool, 3> present{};
+  for (std::size_t p = 0; p < 3; ++p) {
+    if (!s[p].is_null() && s[p] != "input")
+      throw UserError(what + ", not " + e.dump(), at + "/slice/" + std::to_string(p));
+    present[p] = !s[p].is_null();
+  }
+  return present;
+}
+
 BasicIndex BasicIndex::from_json(const Json& j, const PropReader& props, const std::string& key) {
   if (!j.is_array()) props.fail(key, "must be a list of index entries, not " + j.dump());
   const std::string what =
@@ -56,15 +68,7 @@ BasicIndex BasicIndex::from_json(const Json& j, const PropReader& props, const s
       if (e["index"] != "input") throw UserError(what + ", not " + e.dump(), at + "/index");
       entries.push_back(IndexEntry::integer());
     } else if (e.contains("slice")) {
-      const Json& s = e["slice"];
-      if (!s.is_array() || s.size() != 3)
-        throw UserError(what + ", not " + e.dump(), at + "/slice");
-      bool present[3];
-      for (std::size_t p = 0; p < 3; ++p) {
-        if (!s[p].is_null() && s[p] != "input")
-          throw UserError(what + ", not " + e.dump(), at + "/slice/" + std::to_string(p));
-        present[p] = !s[p].is_null();
-      }
+      const std::array<bool, 3> present = read_slice_entry(e, what, at);
       entries.push_back(IndexEntry::slice(present[0], present[1], present[2]));
     } else if (e.contains("newaxis")) {
       throw UserError(props.op_name() + ": newaxis entries belong to AdvancedSubtensor only", at);
@@ -177,7 +181,8 @@ Var bound_neg_step(const Var& v, const Var& n) {
   return clip(switch_(lt(w, 0), w + n, w), int64_constant(-1), n - 1);
 }
 
-/// len(range(*slice(start, stop, step).indices(n))) as a graph; null parts are omitted.
+}  // namespace
+
 Var slice_length(const Var& n, const std::array<Var, 3>& parts) {
   const Var& start = parts[0];
   const Var& stop = parts[1];
@@ -211,8 +216,6 @@ Var slice_length(const Var& n, const std::array<Var, 3>& parts) {
   Var s = as_int64(step);
   return switch_(gt(s, 0), length_pos(s), length_neg(-s));
 }
-
-}  // namespace
 
 ShapeVars BasicIndex::symbolic_shape(const ShapeVars& x_shape, const VarList& ints) const {
   ShapeVars out;
@@ -463,11 +466,6 @@ OpPtr inc_subtensor_from_props(PropReader& props, const std::vector<TensorType>&
 
 // --- gradients ------------------------------------------------------------------------------
 
-namespace {
-
-// Sums a cotangent of the indexed region back to the shape of the value y written into it.
-// y broadcasts with NumPy's rules here, so a dimension of y whose length is only known at run
-// time may be 1 and broadcast: that case is decided at run time.
 Var sum_to_value(const Var& g, const Var& y) {
   Var r = sum_to_type(g, y->type());
   const int nd = y->ndim();
@@ -482,6 +480,8 @@ Var sum_to_value(const Var& g, const Var& y) {
   }
   return r;
 }
+
+namespace {
 
 VarList index_inputs(const Apply& node, int first) {
   return VarList(node.inputs().begin() + first, node.inputs().end());

@@ -4,6 +4,7 @@
 // from the node's integer inputs; GRAPH_FORMAT.md), represented here by BasicIndex.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <type_traits>
@@ -30,6 +31,10 @@ struct IndexEntry {
            has_step == o.has_step;
   }
 };
+
+/// Which parts of an idx_list entry {"slice": [start, stop, step]} take an input (each part is
+/// null or "input"); otherwise a UserError "<what>, not <entry>" at `at`/slice[/k].
+std::array<bool, 3> read_slice_entry(const Json& entry, const std::string& what, const std::string& at);
 
 /// An idx_list: the index pattern of a Subtensor / IncSubtensor, shared by both.
 class BasicIndex {
@@ -129,6 +134,13 @@ void assign_into(Array target, const Array& value);
 /// Type-checks y against the static shape it is written into (y may have fewer dimensions and
 /// broadcast, NumPy's rules); refuses with type_error naming `who`.
 void check_value_type(const Op& who, const TensorType& y, const Shape& target);
+/// Sums a cotangent of an indexed region back to the shape of the value y written into it.
+/// y broadcasts with NumPy's rules, so a dimension of y whose length is known only at run time
+/// may be 1 and broadcast: that case is decided at run time.
+Var sum_to_value(const Var& g, const Var& y);
+/// len(range(*slice(start, stop, step).indices(n))) as a graph of the length n (0-d int64)
+/// and the slice parts (0-d integers; null parts are omitted).
+Var slice_length(const Var& n, const std::array<Var, 3>& parts);
 /// "index 5 is out of bounds for axis 0 with size 3" (NumPy's words), as a RuntimeFailure.
 [[noreturn]] void index_out_of_bounds(std::int64_t index, int axis, std::int64_t size);
 

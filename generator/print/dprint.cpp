@@ -12,6 +12,7 @@
 
 #include "ir/error.h"
 #include "ops/elemwise.h"
+#include "ops/op_from_graph.h"
 #include "ops/scalar/composite.h"
 #include "print/numpy_str.h"
 
@@ -114,6 +115,17 @@ class Printer {
       PNode node = *owner(ig);
       if (std::find(printed.begin(), printed.end(), node.key()) != printed.end()) continue;
       printed.push_back(node.key());
+      if (const FunctionGraph* f = op_from_graph_inner(node)) {
+        // An OpFromGraph: its inner graph's outputs, over inputs printed as i0, i1, ...
+        text_ += "\n";
+        print(ig, Tree{"", "", false}, true);
+        for (const auto& out : f->outputs()) {
+          PVar v{out.get()};
+          note_inner_graph(v);
+          print(v, Tree{" ← ", "   ", false}, false);
+        }
+        continue;
+      }
       const CompositeGraph* g = inner_graph(node);
       text_ += "\n";
       print(ig, Tree{"", "", false}, true);
@@ -197,9 +209,20 @@ class Printer {
     return parsed_.emplace(&op, g).first->second.get();
   }
 
+  // The inner graph of an OpFromGraph node (null for other nodes); its inputs become the
+  // nominal i0, i1, ... PyTensor prints.
+  const FunctionGraph* op_from_graph_inner(const PNode& n) {
+    if (!n.apply) return nullptr;
+    const auto* ofg = dynamic_cast<const OpFromGraph*>(&n.apply->op());
+    if (!ofg) return nullptr;
+    const FunctionGraph& f = ofg->inner_graph();
+    for (std::size_t i = 0; i < f.inputs().size(); ++i) nominal_.emplace(f.inputs()[i].get(), i);
+    return &f;
+  }
+
   void note_inner_graph(const PVar& v) {
     auto node = owner(v);
-    if (!node || !inner_graph(*node)) return;
+    if (!node || (!inner_graph(*node) && !op_from_graph_inner(*node))) return;
     if (std::find(inner_graph_vars_.begin(), inner_graph_vars_.end(), v) == inner_graph_vars_.end())
       inner_graph_vars_.push_back(v);
   }
@@ -217,6 +240,10 @@ class Printer {
       if (v.value < v.graph->num_inputs()) return "i" + std::to_string(v.value);
       return constant_str(v.graph->values()[static_cast<std::size_t>(v.value)].constant);
     }
+    if (auto it = nominal_.find(v.var); it != nominal_.end()) return "i" + std::to_string(it->second);
+    if (v.var->type().kind == TypeKind::None) return "NoneConst{None}";
+    if (v.var->is_constant() && v.var->type().kind == TypeKind::Rng)
+      return v.var->name().empty() ? "Generator(PCG64)" : printable(v.var->name());
     if (v.var->is_constant()) return printable(constant_str(v.var->value(), v.var->name()));
     if (!v.var->name().empty()) return printable(v.var->name());
     return "<" + v.var->type().str() + ">";
@@ -301,6 +328,8 @@ class Printer {
     std::string o;
     if (tree.with_topo && node->apply && topo_.count(node->apply))
       o = " " + std::to_string(topo_.at(node->apply));
+    if (opt_.print_origins && node->apply && node->apply->origins())
+      o += " (from " + printable(origins_str(node->apply->origins())) + ")";
     const bool already_done = ids_.count(node->key()) != 0;
     std::string id = id_for(node->key());
     if (!id.empty()) id = " " + id;
@@ -324,6 +353,7 @@ class Printer {
   std::vector<PVar> inner_graph_vars_;
   std::unordered_map<const CompositeGraph*, std::vector<int>> producers_;
   std::unordered_map<const Op*, std::shared_ptr<const CompositeGraph>> parsed_;
+  std::unordered_map<const Variable*, std::size_t> nominal_;  ///< OpFromGraph inner inputs
 };
 
 // --- graphviz
@@ -370,11 +400,14 @@ std::string edge_label(const Variable& v) {
   std::string s;
   if (v.owner() && v.owner()->num_outputs() > 1) s += "out " + std::to_string(v.index()) + ": ";
   if (!v.name().empty() && v.owner()) s += v.name() + " ";
+  if (!v.type().is_tensor()) return s + v.type().str();
   return s + std::string(dtype_name(v.dtype())) + " " + v.type().shape_str();
 }
 
 std::string leaf_label(const Variable& v) {
-  if (v.is_constant()) return constant_str(v.value(), v.name());
+  if (v.type().kind == TypeKind::None) return "NoneConst{None}";
+  if (v.is_constant() && v.type().kind == TypeKind::Rng && v.name().empty()) return "Generator(PCG64)";
+  if (v.is_constant() && v.type().is_tensor()) return constant_str(v.value(), v.name());
   if (!v.name().empty()) return v.name();
   if (!v.file_id().empty()) return v.file_id();
   return "<" + v.type().str() + ">";

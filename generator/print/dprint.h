@@ -15,6 +15,7 @@ struct DprintOptions {
   std::string id_type = "CHAR";    ///< "CHAR" ([id A]), "int" ([id 0]) or "" (no ids)
   int depth = -1;                  ///< print this many levels (-1: all)
   bool stop_on_name = false;       ///< do not expand below a named node output ("···")
+  bool print_origins = false;      ///< " (from /nodes/0 Dot, ...)": the user's nodes it stands for
 };
 
 /// The text PyTensor's dprint prints for a FunctionGraph (outputs one after another, then an

@@ -38,7 +38,7 @@ NodeRewrite constant_folding_rule() {
       const Array& a = results[static_cast<std::size_t>(o)];
       if (!a.defined() || !node.output_ptr(o)->type().accepts(a)) return std::nullopt;
       if (a.size() > std::max(kMaxFoldedGrowth, input_elements)) return std::nullopt;
-      Var c = make_constant(a);
+      Var c = make_constant(a, {}, node.output_ptr(o)->type().kind);
       out.push_back(c);
     }
     return out;

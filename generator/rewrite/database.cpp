@@ -17,6 +17,7 @@ const std::vector<NodeRewrite>& all_node_rewrites() {
     add(canonicalize_shape_rules());
     add(stabilize_rules());
     add(specialize_rules());
+    add(linalg_rules());
     return rules;
   }();
   return all;

@@ -20,5 +20,6 @@ std::vector<NodeRewrite> canonicalize_elemwise_rules();
 std::vector<NodeRewrite> canonicalize_shape_rules();
 std::vector<NodeRewrite> stabilize_rules();
 std::vector<NodeRewrite> specialize_rules();
+std::vector<NodeRewrite> linalg_rules();
 
 }  // namespace kiln

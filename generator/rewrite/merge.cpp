@@ -10,7 +10,9 @@ namespace {
 
 std::string constant_key(const Variable& v) {
   const Array& a = v.value();
-  std::string key(dtype_name(a.dtype()));
+  // The kind too: an rng constant is not the uint64 vector that carries it.
+  std::string key(type_kind_name(v.type().kind));
+  key += dtype_name(a.dtype());
   key += shape_str(a.shape());
   key.append(static_cast<const char*>(a.data()), a.nbytes());
   return key;
@@ -61,6 +63,7 @@ RewriteStats merge_duplicates(FunctionGraph& fg) {
     if (!ok) continue;
     std::vector<std::pair<Var, Var>> pairs;
     for (int o = 0; o < node->num_outputs(); ++o) pairs.emplace_back(node->output(o), keep->output(o));
+    keep->set_origins(merge_origins(keep->origins(), node->origins()));  // it now stands for both
     fg.replace_all(pairs, "merge");
     ++stats.applied["merge"];
   }

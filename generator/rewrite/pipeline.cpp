@@ -8,6 +8,7 @@
 #include "rewrite/blas.h"
 #include "rewrite/database.h"
 #include "rewrite/fusion.h"
+#include "rewrite/inline_op_from_graph.h"
 #include "rewrite/inplace.h"
 #include "rewrite/merge.h"
 
@@ -53,10 +54,12 @@ RewriteStats fusion_pass(FunctionGraph& fg, const PipelineOptions&) {
   return stats;
 }
 
-// The default pipeline, in order. BLAS runs before fusion: its rules look for the plain
-// add/mul nodes around a dot, which fusion would turn into Composites.
+// The default pipeline, in order. OpFromGraph nodes are inlined first, so that every rewrite
+// sees their inner ops. BLAS runs before fusion: its rules look for the plain add/mul nodes
+// around a dot, which fusion would turn into Composites.
 const std::vector<Pass>& passes() {
   static const std::vector<Pass> list = {
+      Pass{"inline", {"inline"}, [](FunctionGraph& fg, const PipelineOptions&) { return inline_op_from_graphs(fg); }},
       Pass{"merge", {"merge"}, [](FunctionGraph& fg, const PipelineOptions&) { return merge_duplicates(fg); }},
       equilibrium_pass("canonicalize"),
       equilibrium_pass("stabilize"),
@@ -68,7 +71,34 @@ const std::vector<Pass>& passes() {
   return list;
 }
 
+// Records every replacement made while it is alive into `report`, under the pass name it
+// currently holds.
+class ReplacementRecorder {
+ public:
+  ReplacementRecorder(FunctionGraph& fg, PipelineReport& report, bool enabled) : fg_(fg), enabled_(enabled) {
+    if (!enabled) return;
+    fg.set_change_listener([this, &report](const GraphChange& change) {
+      ReplacementRecord r{pass, change.reason, {}, {}};
+      for (const ApplyPtr& n : change.removed) r.removed.push_back({n->op().str(), n->origins()});
+      for (const Apply* n : change.added) r.added.push_back({n->op().str(), n->origins()});
+      report.replacements.push_back(std::move(r));
+    });
+  }
+  ~ReplacementRecorder() {
+    if (enabled_) fg_.set_change_listener({});
+  }
+  ReplacementRecorder(const ReplacementRecorder&) = delete;
+  ReplacementRecorder& operator=(const ReplacementRecorder&) = delete;
+
+  std::string pass;
+
+ private:
+  FunctionGraph& fg_;
+  bool enabled_;
+};
+
 bool selected(const Pass& p, const PipelineOptions& o) {
+  if (p.name == "inline") return true;  // code generation has no OpFromGraph: never skipped
   for (const auto& t : o.exclude)
     if (p.name == t || std::find(p.tags.begin(), p.tags.end(), t) != p.tags.end()) return false;
   return true;
@@ -100,8 +130,10 @@ PipelineReport run_pipeline(FunctionGraph& fg, const PipelineOptions& options) {
     }
   }
   PipelineReport report;
+  ReplacementRecorder recorder(fg, report, options.record_replacements);
   for (const auto& pass : passes()) {
     if (!selected(pass, options)) continue;
+    recorder.pass = pass.name;
     auto start = std::chrono::steady_clock::now();
     RewriteStats stats = pass.run(fg, options);
     report.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -120,6 +152,7 @@ PipelineReport rewrite_graph(FunctionGraph& fg, const std::vector<std::string>& 
   o.include = include;
   o.exclude = exclude;
   auto wants = [&](const std::string& tag) { return std::find(include.begin(), include.end(), tag) != include.end(); };
+  report.passes.emplace_back("inline", inline_op_from_graphs(fg));
   if (wants("merge")) report.passes.emplace_back("merge", merge_duplicates(fg));
   std::vector<const NodeRewrite*> rules = select_rewrites("", include, exclude);
   static const std::vector<NodeRewrite> blas = blas_rules();

@@ -23,11 +23,27 @@ struct PipelineOptions {
   std::function<void(const std::string& pass, const FunctionGraph&)> dump;
   /// Check the graph's invariants after every pass (tests); refused replacements throw.
   bool verify = false;
+  /// Fill PipelineReport::replacements.
+  bool record_replacements = false;
+};
+
+/// One replacement a pass made: the nodes it removed and the nodes it brought in, each as its
+/// op and origins (what `kiln view --rewritten` shows for each pass).
+struct ReplacementRecord {
+  struct Node {
+    std::string op;  ///< Op::str(), e.g. "Gemv{no_inplace}"
+    Origins origins;
+  };
+  std::string pass;
+  std::string rule;  ///< the rewrite's name ("gemv", "merge", "fusion", ...)
+  std::vector<Node> removed;
+  std::vector<Node> added;
 };
 
 struct PipelineReport {
   std::vector<std::pair<std::string, RewriteStats>> passes;  ///< per pass, in order
   std::vector<double> seconds;                                ///< wall time per pass (run_pipeline)
+  std::vector<ReplacementRecord> replacements;  ///< in order, with record_replacements
 };
 
 /// The names of the passes, in order.

@@ -51,6 +51,8 @@ int RewriteStats::total() const {
 std::string replacement_problem(const Variable& old_var, const Variable& new_var, bool exact_shapes) {
   const TensorType& a = old_var.type();
   const TensorType& b = new_var.type();
+  if (a.kind != b.kind)
+    return std::string(type_kind_name(b.kind)) + " instead of " + std::string(type_kind_name(a.kind));
   if (a.dtype != b.dtype)
     return "dtype " + std::string(dtype_name(b.dtype)) + " instead of " + std::string(dtype_name(a.dtype));
   if (a.ndim() != b.ndim()) return "rank " + std::to_string(b.ndim()) + " instead of " + std::to_string(a.ndim());

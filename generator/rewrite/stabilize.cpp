@@ -45,6 +45,14 @@ Var logsumexp(const Var& x, const CAReduce& sum_op) {
   return log(s) + safe;
 }
 
+// x - m' as logsumexp() writes it (m' a DimShuffle of the switch around max): already shifted.
+// Without this guard the rule matches its own result and nests itself up to the driver's cap.
+bool is_max_shifted(const Var& x) {
+  if (!is_elemwise(x, Id::Sub)) return false;
+  const Apply* shift = x->owner()->input(1)->owner();
+  return shift && shift->op().name() == "DimShuffle" && is_elemwise(shift->input(0), Id::Switch);
+}
+
 }  // namespace
 
 std::vector<NodeRewrite> stabilize_rules() {
@@ -93,7 +101,7 @@ std::vector<NodeRewrite> stabilize_rules() {
         const auto& op = static_cast<const CAReduce&>(m.root->input(0)->owner()->op());
         return logsumexp(m["x"], op);
       },
-      [](const Match& m) { return is_float(m["x"]->dtype()); }));
+      [](const Match& m) { return is_float(m["x"]->dtype()) && !is_max_shifted(m["x"]); }));
   return rules;
 }
 

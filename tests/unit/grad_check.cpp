@@ -1,41 +1,36 @@
 #include "grad_check.h"
 
-#include <doctest/doctest.h>
-
 #include <cmath>
-#include <string>
+
+#include <doctest/doctest.h>
 
 #include "api/elementwise.h"
 #include "eval/evaluator.h"
 #include "grad/grad.h"
 #include "ops/array_util.h"
-#include "ops/constant.h"
 #include "ops/reduce.h"
 
 namespace kiln::testing {
 
-Array grad_random_array(DType dt, const Shape& shape, std::mt19937& rng, GradDomain dom) {
+Array random_array(DType dt, const Shape& shape, std::mt19937& rng, Domain dom) {
   Array a = Array::empty(DType::Float64, shape);
   std::uniform_real_distribution<double> dist(dom.lo, dom.hi);
   for (std::int64_t i = 0; i < a.size(); ++i) a.data<double>()[i] = dist(rng);
   return astype(a, dt);
 }
 
-std::vector<double> grad_values_of(const Array& a) {
+std::vector<double> values_of(const Array& a) {
   Array c = astype(a, DType::Float64);
   return std::vector<double>(c.data<double>(), c.data<double>() + c.size());
 }
 
-double grad_evaluate_scalar(const FunctionGraph& fg, const std::vector<Array>& inputs) {
-  return grad_values_of(evaluate(fg, inputs)[0])[0];
+double evaluate_scalar(const FunctionGraph& fg, const std::vector<Array>& inputs) {
+  return values_of(evaluate(fg, inputs)[0])[0];
 }
 
-bool grad_close(double a, double b, double tol) { return std::abs(a - b) <= tol * (1 + std::abs(b)); }
+bool close(double a, double b, double tol) { return std::abs(a - b) <= tol * (1 + std::abs(b)); }
 
-// PyTensor's verify_grad: for a random cotangent w of f's output, d<w, f>/dx from grad() must
-// match central finite differences, and the pushforward along random tangents t must match
-// (f(x + eps t) - f(x - eps t)) / 2 eps, element by element.
-void verify_grad(const GradFn& f, const std::vector<Shape>& shapes, const GradCheck& check) {
+void verify_grad(const GradFn& f, const std::vector<Shape>& shapes, const Check& check) {
   std::mt19937 rng(42);
   VarList xs;
   for (std::size_t i = 0; i < shapes.size(); ++i)
@@ -46,7 +41,7 @@ void verify_grad(const GradFn& f, const std::vector<Shape>& shapes, const GradCh
   // through a sum of the output times a random scalar-per-element pattern (sin of a counter).
   Var cost;
   if (out->type().fully_static()) {
-    Array w_value = grad_random_array(out->dtype(), out->shape(), rng, {});
+    Array w_value = random_array(out->dtype(), out->shape(), rng, {});
     cost = out->ndim() == 0 ? out * make_constant(w_value) : sum(out * make_constant(w_value));
   } else {
     cost = sum(out * cos(out));
@@ -62,7 +57,7 @@ void verify_grad(const GradFn& f, const std::vector<Shape>& shapes, const GradCh
     Shape concrete = shapes[i];
     for (auto& len : concrete)
       if (len == kUnknownLength) len = 3;  // a length known only at run time
-    point.push_back(grad_random_array(DType::Float64, concrete, rng, check.domain));
+    point.push_back(random_array(DType::Float64, concrete, rng, check.domain));
   }
   FunctionGraph cost_fg(xs, {cost});
   VarList grad_outs = grads;
@@ -71,15 +66,15 @@ void verify_grad(const GradFn& f, const std::vector<Shape>& shapes, const GradCh
   std::vector<Array> g = evaluate(grad_fg, point);
   for (std::size_t i = 0; i < xs.size(); ++i) {
     REQUIRE(g[i].shape() == point[i].shape());
-    std::vector<double> gi = grad_values_of(g[i]);
+    std::vector<double> gi = values_of(g[i]);
     for (std::int64_t j = 0; j < point[i].size(); ++j) {
       std::vector<Array> plus = point, minus = point;
       plus[i] = astype(point[i], DType::Float64).copy();
       minus[i] = astype(point[i], DType::Float64).copy();
       plus[i].data<double>()[j] += check.eps;
       minus[i].data<double>()[j] -= check.eps;
-      double fd = (grad_evaluate_scalar(cost_fg, plus) - grad_evaluate_scalar(cost_fg, minus)) / (2 * check.eps);
-      CHECK_MESSAGE(grad_close(gi[static_cast<std::size_t>(j)], fd, check.tol),
+      double fd = (evaluate_scalar(cost_fg, plus) - evaluate_scalar(cost_fg, minus)) / (2 * check.eps);
+      CHECK_MESSAGE(close(gi[static_cast<std::size_t>(j)], fd, check.tol),
                     "input " << i << " element " << j << ": pullback " << gi[static_cast<std::size_t>(j)]
                              << " vs finite differences " << fd);
     }
@@ -89,7 +84,7 @@ void verify_grad(const GradFn& f, const std::vector<Shape>& shapes, const GradCh
   std::vector<Array> t_values;
   for (std::size_t i = 0; i < xs.size(); ++i) {
     ts.push_back(make_input(xs[i]->type(), "t" + std::to_string(i)));
-    t_values.push_back(grad_random_array(DType::Float64, point[i].shape(), rng, {}));
+    t_values.push_back(random_array(DType::Float64, point[i].shape(), rng, {}));
   }
   Var jvp = Rop({out}, xs, ts, options)[0];
   CHECK(jvp->ndim() == out->ndim());
@@ -98,12 +93,12 @@ void verify_grad(const GradFn& f, const std::vector<Shape>& shapes, const GradCh
   FunctionGraph jvp_fg(all_inputs, {jvp});
   std::vector<Array> args = point;
   args.insert(args.end(), t_values.begin(), t_values.end());
-  std::vector<double> jv = grad_values_of(evaluate(jvp_fg, args)[0]);
+  std::vector<double> jv = values_of(evaluate(jvp_fg, args)[0]);
   FunctionGraph out_fg(xs, {out});
   std::vector<Array> plus, minus;
   for (std::size_t i = 0; i < xs.size(); ++i) {
     Array p = astype(point[i], DType::Float64).copy(), m = p.copy();
-    std::vector<double> t = grad_values_of(t_values[i]);
+    std::vector<double> t = values_of(t_values[i]);
     for (std::int64_t j = 0; j < p.size(); ++j) {
       p.data<double>()[j] += check.eps * t[static_cast<std::size_t>(j)];
       m.data<double>()[j] -= check.eps * t[static_cast<std::size_t>(j)];
@@ -111,11 +106,11 @@ void verify_grad(const GradFn& f, const std::vector<Shape>& shapes, const GradCh
     plus.push_back(p);
     minus.push_back(m);
   }
-  std::vector<double> fp = grad_values_of(evaluate(out_fg, plus)[0]), fm = grad_values_of(evaluate(out_fg, minus)[0]);
+  std::vector<double> fp = values_of(evaluate(out_fg, plus)[0]), fm = values_of(evaluate(out_fg, minus)[0]);
   REQUIRE(jv.size() == fp.size());
   for (std::size_t j = 0; j < jv.size(); ++j) {
     double fd = (fp[j] - fm[j]) / (2 * check.eps);
-    CHECK_MESSAGE(grad_close(jv[j], fd, check.tol), "output element " << j << ": pushforward " << jv[j]
+    CHECK_MESSAGE(close(jv[j], fd, check.tol), "output element " << j << ": pushforward " << jv[j]
                                                                   << " vs finite differences " << fd);
   }
 }

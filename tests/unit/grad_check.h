@@ -1,6 +1,5 @@
-// verify_grad, PyTensor's gradient check: the pullback and the pushforward of a graph built by
-// a function of float64 inputs against central finite differences, with the helpers around it.
-// Used by the gradient tests of every op family (test_grad.cpp, test_grad_special.cpp).
+// verify_grad (PyTensor's): central finite differences in float64 against an expression's
+// pullback (grad) and pushforward (Rop), shared by the gradient tests.
 #pragma once
 
 #include <functional>
@@ -8,39 +7,38 @@
 #include <vector>
 
 #include "ir/fgraph.h"
-#include "kiln/runtime/array.hpp"
 
 namespace kiln::testing {
 
-/// The graph under test, from its inputs.
-using GradFn = std::function<Var(const VarList&)>;
-
-/// Where random inputs are drawn from (uniformly).
-struct GradDomain {
+/// The interval random test inputs are drawn from.
+struct Domain {
   double lo = -1.0, hi = 1.0;
 };
 
+/// Uniform random values in `dom`, converted to dtype `dt`.
+Array random_array(DType dt, const Shape& shape, std::mt19937& rng, Domain dom);
+/// Every element as a double, in C order.
+std::vector<double> values_of(const Array& a);
+/// The first element of the graph's first output.
+double evaluate_scalar(const FunctionGraph& fg, const std::vector<Array>& inputs);
+/// |a - b| <= tol * (1 + |b|).
+bool close(double a, double b, double tol);
+
 /// Options of one verify_grad call.
-struct GradCheck {
-  GradDomain domain;
+struct Check {
+  Domain domain;
   std::vector<Array> point;  ///< fixed inputs instead of random ones
-  double eps = 1e-6;         ///< finite-difference step
-  double tol = 1e-5;         ///< |a - b| <= tol (1 + |b|)
+  double eps = 1e-6;
+  double tol = 1e-5;
   bool pushforward = true;
 };
 
-/// Random values of dtype dt, uniform in dom.
-Array grad_random_array(DType dt, const Shape& shape, std::mt19937& rng, GradDomain dom);
-/// The elements of a as doubles, in C order.
-std::vector<double> grad_values_of(const Array& a);
-/// The first element of fg's first output at `inputs`.
-double grad_evaluate_scalar(const FunctionGraph& fg, const std::vector<Array>& inputs);
-/// |a - b| <= tol (1 + |b|).
-bool grad_close(double a, double b, double tol);
+/// An expression of float64 inputs.
+using GradFn = std::function<Var(const VarList&)>;
 
-/// PyTensor's verify_grad: for a random cotangent w of f's output, d<w, f>/dx from grad() must
-/// match central finite differences, and the pushforward along random tangents t must match
-/// (f(x + eps t) - f(x - eps t)) / 2 eps, element by element (doctest CHECKs).
-void verify_grad(const GradFn& f, const std::vector<Shape>& shapes, const GradCheck& check = {});
+/// For a random cotangent w of f's output, d<w, f>/dx from grad() must match central finite
+/// differences, and (unless check.pushforward is false) the pushforward along random tangents
+/// must match (f(x + eps t) - f(x - eps t)) / 2 eps, element by element (doctest CHECKs).
+void verify_grad(const GradFn& f, const std::vector<Shape>& shapes, const Check& check = {});
 
 }  // namespace kiln::testing

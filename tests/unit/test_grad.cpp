@@ -14,9 +14,9 @@
 #include "api/graph_builder.h"
 #include "codegen/cpp/library.h"
 #include "compiled.h"
+#include "grad_check.h"
 #include "eval/evaluator.h"
 #include "fixtures.h"
-#include "grad_check.h"
 #include "grad/grad.h"
 #include "grad/replace.h"
 #include "grad/vectorize.h"
@@ -32,12 +32,15 @@
 #include "ops/diag.h"
 #include "ops/dimshuffle.h"
 #include "ops/dot.h"
+#include "ops/extra_ops.h"
+#include "ops/fill_diagonal.h"
 #include "ops/join.h"
 #include "ops/reduce.h"
 #include "ops/reshape.h"
 #include "ops/scalar/composite.h"
 #include "ops/shape.h"
 #include "ops/softmax.h"
+#include "ops/sort.h"
 #include "ops/subtensor.h"
 #include "rewrite/pipeline.h"
 #include "../../samples/logistic_regression/train.hpp"
@@ -47,25 +50,14 @@ using namespace kiln::testing;
 
 namespace {
 
+using Fn = std::function<Var(const VarList&)>;
+
 // The default pipeline, verified after every pass (kiln compile runs the same).
 void pipeline_for_compiling(FunctionGraph& fg) {
   PipelineOptions options;
   options.verify = true;
   run_pipeline(fg, options);
 }
-
-// The shared gradient check (grad_check.h) under this file's short names.
-using Fn = GradFn;
-using Domain = GradDomain;
-using Check = GradCheck;
-inline Array random_array(DType dt, const Shape& shape, std::mt19937& rng, Domain dom) {
-  return grad_random_array(dt, shape, rng, dom);
-}
-inline std::vector<double> values_of(const Array& a) { return grad_values_of(a); }
-inline double evaluate_scalar(const FunctionGraph& fg, const std::vector<Array>& inputs) {
-  return grad_evaluate_scalar(fg, inputs);
-}
-inline bool close(double a, double b, double tol) { return grad_close(a, b, tol); }
 
 }  // namespace
 
@@ -149,6 +141,12 @@ TEST_CASE("grad: Composite, through its inner graph") {
   // Only one output used: the other's cotangent is null.
   verify_grad([&](const VarList& x) { return elemwise(comp, {x[0], x[1]})[0]; }, {{2}, {2}},
               Check{{0.1, 1}, {}, 1e-6, 1e-5, true});
+  // One input computed from another outside the node (PyMC's log-transformed scales give
+  // Composite(sigma_log__, exp(sigma_log__), ...)): the outside path counts once.
+  verify_grad([&](const VarList& x) {
+    VarList outs = elemwise(comp, {x[0], exp(x[0])});
+    return outs[0] + 2 * outs[1] + exp(x[0]);
+  }, {{3}}, Check{{0.1, 1}, {}, 1e-6, 1e-5, true});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -243,6 +241,65 @@ TEST_CASE("grad: shape-building and indexing ops") {
     verify_grad([](const VarList& x) { return diagonal(x[0], 1); }, {{3, 5}});
     verify_grad([](const VarList& x) { return diagonal(x[0], -1, 1, 2); }, {{2, 4, 3}});
     verify_grad([](const VarList& x) { return alloc_diag(x[0], 1); }, {{3}});
+  }
+}
+
+TEST_CASE("grad: advanced indexing, sorting and the ops of extra_ops.py") {
+  auto ints = [](const std::vector<std::int64_t>& v) { return int64_vector_constant(v); };
+  auto mask = [](const Shape& shape, const std::vector<bool>& values) {
+    Array m = Array::empty(DType::Bool, shape);
+    for (std::size_t i = 0; i < values.size(); ++i) m.data<bool>()[i] = values[i];
+    return make_constant(m);
+  };
+  SUBCASE("AdvancedSubtensor: repeated indices, broadcasting, slices, newaxis, masks") {
+    Var rows = reshape(ints({2, 0, 2, -1}), {2, 2});
+    verify_grad([&](const VarList& x) { return advanced_subtensor(x[0], {rows}); }, {{3, 2}});
+    verify_grad([&](const VarList& x) { return advanced_subtensor(x[0], {reshape(ints({1, 2}), {2, 1}), ints({0, 2, 0})}); },
+                {{3, 4}});
+    verify_grad([&](const VarList& x) { return advanced_subtensor(x[0], {ints({1, 1}), slice(), ints({0, -1})}); },
+                {{2, 3, 4}});
+    verify_grad([&](const VarList& x) { return advanced_subtensor(x[0], {slice(1), newaxis, ints({3, 3})}); }, {{3, 4}});
+    verify_grad([&](const VarList& x) { return advanced_subtensor(x[0], {mask({2, 3}, {1, 0, 1, 1, 1, 0})}); }, {{2, 3}});
+    verify_grad([&](const VarList& x) { return advanced_subtensor(x[0], {slice(), mask({3}, {0, 1, 1})}); }, {{2, 3}});
+  }
+  SUBCASE("AdvancedIncSubtensor: np.add.at, NumPy's +=, and sets with repeated positions") {
+    Var idx = ints({1, 0, 1, 1});
+    verify_grad([&](const VarList& x) { return advanced_inc_subtensor(x[0], x[1], {idx, slice()}); }, {{3, 2}, {4, 2}});
+    verify_grad([&](const VarList& x) { return advanced_inc_subtensor(x[0], x[1], {idx, slice()}, true); },
+                {{3, 2}, {4, 2}});
+    verify_grad([&](const VarList& x) { return advanced_set_subtensor(x[0], x[1], {slice(), idx}); }, {{2, 3}, {2, 4}});
+    verify_grad([&](const VarList& x) { return advanced_set_subtensor(x[0], x[1], {ints({0, 2}), ints({1, 1})}); },
+                {{3, 2}, {}});
+    verify_grad([&](const VarList& x) { return advanced_inc_subtensor(x[0], x[1], {mask({3}, {1, 0, 1})}); },
+                {{3, 2}, {2}});
+  }
+  SUBCASE("SortOp (a constant axis and one known at run time), ArgSortOp's zero gradient") {
+    verify_grad([](const VarList& x) { return sort(x[0], 1); }, {{3, 4}});
+    verify_grad([](const VarList& x) { return sort(x[0], 0, "stable"); }, {{3, 4}});
+    verify_grad([](const VarList& x) { return sort(x[0], shape_i(x[0], 0) - 2); }, {{-1, 4}});
+    verify_grad([](const VarList& x) { return x[0] * cast(argsort(x[0], -1), DType::Float64); }, {{2, 3}});
+  }
+  SUBCASE("Repeat, BroadcastTo, SearchsortedOp") {
+    verify_grad([&](const VarList& x) { return repeat(x[0], ints({2, 0, 3}), 0); }, {{3, 2}});
+    verify_grad([&](const VarList& x) { return repeat(x[0], int64_constant(2), 1); }, {{3, 2}});
+    verify_grad([&](const VarList& x) { return repeat(x[0], ints({1, 2, 0, 1, 1, 3}), std::nullopt); }, {{2, 3}});
+    verify_grad([](const VarList& x) { return broadcast_to_view(x[0], {int64_constant(2), int64_constant(3)}); }, {{3}});
+    verify_grad([](const VarList& x) {
+      return broadcast_to_view(x[0], {int64_constant(2), int64_constant(3), int64_constant(4)});
+    }, {{3, 1}});
+    Check spread;
+    spread.domain = {-5, 5};
+    verify_grad([](const VarList& x) {
+      return x[1] * cast(searchsorted(sort(x[0]), x[1], "right"), DType::Float64);
+    }, {{4}, {3}}, spread);
+  }
+  SUBCASE("FillDiagonal and FillDiagonalOffset") {
+    verify_grad([](const VarList& x) { return fill_diagonal(x[0], x[1]); }, {{3, 3}, {}});
+    verify_grad([](const VarList& x) { return fill_diagonal(x[0], x[1]); }, {{2, 4}, {}});
+    verify_grad([](const VarList& x) { return fill_diagonal(x[0], x[1]); }, {{2, 2, 2}, {}});
+    for (std::int64_t offset : {-2, 1, 5})
+      verify_grad([&](const VarList& x) { return fill_diagonal_offset(x[0], x[1], int64_constant(offset)); },
+                  {{4, 3}, {}});
   }
 }
 

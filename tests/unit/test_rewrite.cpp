@@ -120,6 +120,13 @@ TEST_CASE("stabilize: logsumexp does not overflow") {
   big.data<double>()[1] = 1000;
   double v = evaluate(r, {big})[0].data<double>()[0];
   CHECK(v == doctest::Approx(1000 + std::log(2.0)));
+  // Applied once: the rule must not match its own max-shifted result (it used to nest itself
+  // up to the driver's cap, hundreds of nodes).
+  const std::string ops = ops_of(r);
+  std::size_t maxes = 0;
+  for (std::size_t at = ops.find("Max"); at != std::string::npos; at = ops.find("Max", at + 1)) ++maxes;
+  CHECK(maxes == 1);
+  CHECK(r.num_nodes() < 12);
 }
 
 TEST_CASE("specialize rules") {

@@ -570,22 +570,3 @@ TEST_CASE("graph files: bad idx_list and props are refused at their JSON pointer
       type("float64", {nullptr})));
   CHECK(w15 == "/nodes/0/props/ignore_duplicates");
 }
-
-TEST_CASE("AdvancedSubtensor and AdvancedIncSubtensor are not implemented yet") {
-  for (const std::string op : {"AdvancedSubtensor", "AdvancedIncSubtensor"}) {
-    std::vector<Json> ins = {type("float64", {nullptr, nullptr})};
-    if (op == "AdvancedIncSubtensor") ins.push_back(type("float64", {nullptr}));
-    ins.push_back(type("int64", {nullptr}));
-    Json props = {
-        {"idx_list", Json::parse(R"([{"slice": [null, null, null]}, {"index": "input"}])")}};
-    std::string text = one_node_graph(op, props, ins, type("float64", {nullptr, nullptr}));
-    try {
-      load_graph_text(text, "");
-      FAIL("loading a graph using " << op << " should fail");
-    } catch (const NotImplementedError& e) {
-      CHECK(contains(e.message(), op));
-      CHECK(contains(e.message(), "not implemented yet"));
-      CHECK(e.where() == "/nodes/0");
-    }
-  }
-}

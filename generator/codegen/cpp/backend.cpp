@@ -35,6 +35,11 @@ std::string tensor_type(const Variable& v) {
 std::string NodeEmitContext::in(int i) const { return lg_.var(node_.input(i).get()).cname; }
 std::string NodeEmitContext::out(int i) const { return lg_.var(node_.output_ptr(i)).cname; }
 
+const Apply* NodeEmitContext::fused_gather(int i) const {
+  const Apply* owner = node_.input(i)->owner();
+  return owner && lg_.fused_gathers.count(owner) ? owner : nullptr;
+}
+
 std::string NodeEmitContext::alloc(int i) const {
   const Variable* v = node_.output_ptr(i);
   const LoweredVar& lv = lg_.var(v);
@@ -61,6 +66,12 @@ std::string NodeEmitContext::alloc(int i) const {
   return code;
 }
 
+int NodeEmitContext::scratch_slot() const {
+  auto it = lg_.scratch_slots.find(&node_);
+  KILN_INTERNAL_ASSERT(it != lg_.scratch_slots.end(), "node has no scratch slot");
+  return it->second;
+}
+
 TemplateData NodeEmitContext::base_data() const {
   TemplateData d;
   for (int i = 0; i < node_.num_inputs(); ++i) d.set("in" + std::to_string(i), in(i));
@@ -81,6 +92,8 @@ const std::vector<CppOpEntry>& cpp_backend_table() {
       {"IncSubtensor", emit_inc_subtensor, false},
       {"AdvancedSubtensor1", emit_advanced_subtensor1, false},
       {"AdvancedIncSubtensor1", emit_advanced_inc_subtensor1, false},
+      {"AdvancedSubtensor", emit_advanced_subtensor, false},
+      {"AdvancedIncSubtensor", emit_advanced_inc_subtensor, false},
       {"Reshape", emit_reshape, false},
       {"SpecifyShape", emit_specify_shape, true},
       {"Alloc", emit_alloc, false},
@@ -108,16 +121,43 @@ const std::vector<CppOpEntry>& cpp_backend_table() {
       {"Softmax", emit_softmax, false},
       {"LogSoftmax", emit_softmax, false},
       {"SoftmaxGrad", emit_softmax_grad, false},
+      {"SortOp", emit_sort, false},
+      {"ArgSortOp", emit_sort, false},
+      {"Repeat", emit_repeat, false},
+      {"BroadcastTo", emit_broadcast_to, true},
+      {"SearchsortedOp", emit_searchsorted, false},
+      {"Nonzero", emit_nonzero, false},
+      {"Unique", emit_unique, false},
+      {"FillDiagonal", emit_fill_diagonal, false},
+      {"FillDiagonalOffset", emit_fill_diagonal, false},
       {"Dot", emit_dot, false, true},
       {"Dot22", emit_dot, false, true},
       {"Dot22Scalar", emit_dot, false, true},
       {"BatchedDot", emit_batched_dot, false, true},
-      {"Blockwise", emit_blockwise, false, true},
+      {"Blockwise", emit_blockwise, false, true, true},
       {"Gemv", emit_gemv, false, true},
       {"CGemv", emit_gemv, false, true},
       {"Gemm", emit_gemm, false, true},
       {"Ger", emit_ger, false, true},
       {"CGer", emit_ger, false, true},
+      {"Cholesky", emit_linalg, false, true, true},
+      {"Solve", emit_linalg, false, true, true},
+      {"SolveTriangular", emit_linalg, false, true, true},
+      {"CholeskySolve", emit_linalg, false, true, true},
+      {"LU", emit_linalg, false, true, true},
+      {"LUFactor", emit_linalg, false, true, true},
+      {"PivotToPermutations", emit_linalg, false, true, true},
+      {"QR", emit_linalg, false, true, true},
+      {"MatrixInverse", emit_linalg, false, true, true},
+      {"MatrixPinv", emit_linalg, false, true, true},
+      {"Det", emit_linalg, false, true, true},
+      {"SLogDet", emit_linalg, false, true, true},
+      {"Expm", emit_linalg, false, true, true},
+      {"Eigh", emit_linalg, false, true, true},
+      {"Eigvalsh", emit_linalg, false, true, true},
+      {"SVD", emit_linalg, false, true, true},
+      {"KroneckerProduct", emit_linalg, false, true, true},
+      {"BlockDiagonal", emit_linalg, false, true, true},
   };
   return table;
 }

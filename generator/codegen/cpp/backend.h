@@ -26,10 +26,16 @@ class NodeEmitContext {
   const Variable& in_var(int i) const { return *node_.input(i); }
   const Variable& out_var(int i) const { return *node_.output_ptr(i); }
   bool input_is_constant(int i) const { return node_.input(i)->is_constant(); }
+  /// C name of any variable of the graph.
+  std::string name_of(const Variable& v) const { return lg_.var(&v).cname; }
+  /// The gather computing input i inside this node's loop (codegen/gather_fusion.h), or null.
+  const Apply* fused_gather(int i) const;
   const FunctionGraph& graph() const { return *lg_.graph; }
   /// Code that gives output i its memory, once its shape has been set (empty for views):
   /// checks declared static lengths, then binds a workspace slot or the output's final memory.
   std::string alloc(int i) const;
+  /// The context slot of the node's scratch memory (entries with needs_scratch).
+  int scratch_slot() const;
   /// Template data common to every node: "where" is `kWhere` (the node's error prefix).
   TemplateData base_data() const;
 
@@ -53,6 +59,7 @@ struct CppOpEntry {
   CppEmitFn emit;
   bool is_view;  ///< output 0 aliases input 0 (no storage of its own)
   bool needs_blas = false;  ///< the generated code calls CBLAS (link OpenBLAS)
+  bool needs_scratch = false;  ///< the node keeps work buffers in a slot of its own
 };
 
 const std::vector<CppOpEntry>& cpp_backend_table();

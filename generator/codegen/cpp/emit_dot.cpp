@@ -1,5 +1,6 @@
 // Products: Dot, Dot22, Dot22Scalar (templates/cpp/ops/dot.mustache), BatchedDot and Blockwise
-// over a core Dot/Dot22 (dot_batched.mustache), Gemv/CGemv and Gemm (blas_gemv_gemm.mustache),
+// over a core Dot/Dot22 (dot_batched.mustache; a Blockwise of a linear-algebra op goes to
+// emit_linalg.cpp), Gemv/CGemv and Gemm (blas_gemv_gemm.mustache),
 // Ger/CGer (blas_ger.mustache). Every product is one call of the runtime's kg::product (or
 // kg::rank1_update) on kg::Mat views of the operands: CBLAS for float32/float64, with transposed
 // views passed as CblasTrans, plain wrapping loops for other dtypes.
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "codegen/c_names.h"
+#include "codegen/cpp/blockwise_emit.h"
 #include "codegen/cpp/emitters.h"
 #include "ir/error.h"
 #include "ops/array_util.h"
@@ -134,8 +136,7 @@ std::string emit_batched_dot(const NodeEmitContext& c) {
 std::string emit_blockwise(const NodeEmitContext& c) {
   const auto& op = static_cast<const Blockwise&>(c.node().op());
   const std::string core(op.core_op().name());
-  if (core != "Dot" && core != "Dot22")
-    throw NotImplementedError("`" + op.str() + "` has no cpp implementation (its core op is not a product)");
+  if (core != "Dot" && core != "Dot22") return emit_linalg_blockwise(c);
   const GufuncSignature& sig = op.signature();
   const int nb = op.batch_ndim(c.node());
   TemplateData data = c.base_data();
@@ -143,52 +144,10 @@ std::string emit_blockwise(const NodeEmitContext& c) {
   data.set("nb", str(nb));
   data.set("nb_or_1", str(nb > 0 ? nb : 1));
 
-  // Batch dimensions broadcast like Elemwise: only static-1 ones.
-  TemplateData batch = new_list(), static_bcast = new_list();
-  for (int d = 0; d < nb; ++d) {
-    std::string lengths, bcast;
-    for (int k = 0; k < 2; ++k) {
-      const bool b = c.in_var(k).type().broadcastable(d);
-      lengths += (k ? ", " : "") + c.in(k) + ".shape[" + str(d) + "]";
-      bcast += std::string(k ? ", " : "") + (b ? "true" : "false");
-      if (!b) continue;
-      TemplateData item;
-      item.set("k", str(k));
-      item.set("d", str(d));
-      static_bcast.push_back(item);
-    }
-    TemplateData item;
-    item.set("d", str(d));
-    item.set("lengths", lengths);
-    item.set("broadcastable", bcast);
-    batch.push_back(item);
-  }
-  data.set("batch_dims", batch);
-  data.set("static_broadcast", static_bcast);
-
-  // Each core dimension name takes its length from its first occurrence; later ones must agree
-  // (checked in input order, with the reference evaluator's message).
-  std::map<std::string, std::pair<int, int>> first;  // name -> (input, dimension)
-  TemplateData checks = new_list();
-  for (int i = 0; i < 2; ++i) {
-    const auto& names = sig.inputs[static_cast<std::size_t>(i)];
-    for (std::size_t j = 0; j < names.size(); ++j) {
-      const std::string len = c.in(i) + ".shape[" + str(nb + static_cast<int>(j)) + "]";
-      auto [it, fresh] = first.emplace(names[j], std::make_pair(i, nb + static_cast<int>(j)));
-      if (fresh) continue;
-      const auto [owner, od] = it->second;
-      const std::string owner_len = c.in(owner) + ".shape[" + str(od) + "]";
-      TemplateData item;
-      item.set("mismatch", owner_len + " != " + len);
-      item.set("failure", "kg::fail(ctx, KILN_ERR_BROADCAST, \"core dimension '%s' has length %lld in input %d but "
-                          "%lld in input %d (signature %s)\", " +
-                              c_string_literal(names[j]) + ", static_cast<long long>(" + owner_len + "), " +
-                              str(owner) + ", static_cast<long long>(" + len + "), " + str(i) + ", " +
-                              c_string_literal(sig.str()) + ")");
-      checks.push_back(item);
-    }
-  }
-  data.set("checks", checks);
+  set_blockwise_batch_data(c, nb, data);
+  const BlockwiseCoreDims core_dims = blockwise_core_dims(c, sig, nb);
+  set_checks(core_dims.checks, data);
+  const auto& first = core_dims.first;
   TemplateData dims = new_list();
   const auto& out_names = sig.outputs[0];
   for (std::size_t j = 0; j < out_names.size(); ++j) {

@@ -49,6 +49,8 @@ std::string emit_elemwise(const NodeEmitContext& c) {
   // Operands and the fast-path condition: an input takes part in the flat loop when it is
   // statically a single element, or contiguous with no broadcast dimension longer than 1.
   TemplateData inputs{TemplateData::type::list}, static_bcast{TemplateData::type::list};
+  TemplateData gathers{TemplateData::type::list};
+  bool has_gathers = false;
   std::vector<std::string> args;
   std::vector<DType> arg_dtypes;
   std::string fast = "true";
@@ -61,7 +63,31 @@ std::string emit_elemwise(const NodeEmitContext& c) {
     in.set("name", c.in(k));
     in.set("ctype", ctype(v.dtype()));
     in.set("restrict", restrict_for(aliased_inputs.count(k) > 0));
-    in.set("fast_index", single ? "0" : "e");
+    const std::string p = "p" + std::to_string(k), fast_index = single ? "0" : "e";
+    if (const Apply* g = c.fused_gather(k)) {
+      // v = x[idx] read in the loop: element t of v is x[idx[t]] (gather_fusion.h).
+      const std::string x = c.name_of(*g->input(0)), idx = c.name_of(*g->input(1));
+      in.set("decl", "const " + ctype(v.dtype()) + "* __restrict " + p + " = " + x + ".data; const " +
+                         ctype(g->input(1)->dtype()) + "* __restrict " + p + "i = " + idx + ".data; const int64_t " +
+                         p + "xs = " + x + ".strides[0], " + p + "is = " + idx + ".strides[0], " + p + "n = " + x +
+                         ".shape[0];");
+      auto read = [&](const std::string& t) {
+        return p + "[kg::gather_index(" + p + "i[(" + t + ") * " + p + "is], " + p + "n, bad) * " + p + "xs]";
+      };
+      in.set("fast_read", read(fast_index));
+      in.set("strided_read", read("off[" + std::to_string(k) + "]"));
+      TemplateData item;
+      item.set("name", c.in(k));
+      item.set("x", x);
+      item.set("idx", idx);
+      gathers.push_back(item);
+      has_gathers = true;
+    } else {
+      in.set("decl", "const " + ctype(v.dtype()) + "* " + restrict_for(aliased_inputs.count(k) > 0) + p + " = " +
+                         c.in(k) + ".data;");
+      in.set("fast_read", p + "[" + fast_index + "]");
+      in.set("strided_read", p + "[off[" + std::to_string(k) + "]]");
+    }
     inputs.push_back(in);
     if (!single) {
       fast += " && " + c.in(k) + ".is_contiguous()";
@@ -79,6 +105,8 @@ std::string emit_elemwise(const NodeEmitContext& c) {
     arg_dtypes.push_back(v.dtype());
   }
   data.set("inputs", inputs);
+  data.set("has_gathers", has_gathers);
+  data.set("gathers", gathers);
   data.set("static_broadcast", static_bcast);
   data.set("fast_path", fast);
 

@@ -4,6 +4,7 @@
 // of their input; the others allocate (Reshape and Split copy even where the reference evaluator
 // returns views, since lowering only aliases output 0 and only when it always is a view).
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "codegen/c_names.h"
@@ -147,20 +148,32 @@ std::string emit_make_vector(const NodeEmitContext& c) {
   return render("make_vector", data);
 }
 
+// The axis of a Join or Split as template data: its number when the op holds it, else false
+// (the template reads the run-time axis input).
+void set_static_axis(TemplateData& data, std::optional<int> axis) {
+  if (axis)
+    data.set("static_axis", str(*axis));
+  else
+    data.set("static_axis", false);
+}
+
 std::string emit_join(const NodeEmitContext& c) {
+  const auto& op = static_cast<const Join&>(c.node().op());
   const Variable& out = c.out_var(0);
+  const int first = op.first_tensor();
   TemplateData data = c.base_data();
+  set_static_axis(data, op.axis());
   TemplateData tensors = new_list();
-  for (int k = 1; k < c.node().num_inputs(); ++k) {
+  for (int k = first; k < c.node().num_inputs(); ++k) {
     TemplateData item;
-    item.set("k", str(k));
+    item.set("k", str(k - first));
     item.set("name", c.in(k));
     item.set("in_ctype", ctype(c.in_var(k).dtype()));
     item.set("same_type", c.in_var(k).dtype() == out.dtype());
     tensors.push_back(item);
   }
   data.set("tensors", tensors);
-  data.set("first", c.in(1));
+  data.set("first", c.in(first));
   data.set("rank", str(out.ndim()));
   data.set("ctype", ctype(out.dtype()));
   return render("join", data);
@@ -178,6 +191,8 @@ std::string emit_split(const NodeEmitContext& c) {
     outputs.push_back(item);
   }
   data.set("outputs", outputs);
+  set_static_axis(data, op.axis());
+  data.set("sizes", c.in(op.sizes_input()));
   data.set("count", str(op.len_splits()));
   data.set("rank", str(c.in_var(0).ndim()));
   data.set("ctype", ctype(c.in_var(0).dtype()));

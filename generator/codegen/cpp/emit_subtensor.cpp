@@ -1,7 +1,8 @@
 // Indexing: Subtensor (a view: resolved slices give the output's data pointer, shape and
 // strides), IncSubtensor (a copy of x, then the indexed region incremented by or set to the
 // broadcast value), AdvancedSubtensor1 (a gather of rows) and AdvancedIncSubtensor1 (a copy,
-// then a scatter of rows in index order).
+// then a scatter of rows in index order; emit_row_scatter, which AdvancedIncSubtensor's
+// integer-vector form shares).
 #include <cstdint>
 #include <optional>
 
@@ -15,11 +16,6 @@
 
 namespace kiln {
 
-namespace {
-
-/// `x = x + y` (or `x = y`) for one element: the C++ expression of the new value of `a` (x's
-/// dtype) given `b` (y's dtype), computed as the reference evaluator does: the sum in
-/// upcast(x, y) with integer wrap-around, converted back to x's dtype.
 std::string update_expr(DType x, DType y, bool set) {
   const std::string xt = ctype(x);
   if (set) return x == y ? "b" : "kiln_scalar::convert<" + xt + ">(b)";
@@ -31,6 +27,8 @@ std::string update_expr(DType x, DType y, bool set) {
                                 : "kiln_scalar::wrap_add(" + as_w(x, "a") + ", " + as_w(y, "b") + ")";
   return w == x ? sum : "kiln_scalar::convert<" + xt + ">(" + sum + ")";
 }
+
+namespace {
 
 /// The value of a constant 0-d integer input as an int64 literal, if it has one.
 std::optional<std::int64_t> constant_index(const NodeEmitContext& c, int i) {
@@ -207,11 +205,14 @@ std::string emit_advanced_subtensor1(const NodeEmitContext& c) {
 
 std::string emit_advanced_inc_subtensor1(const NodeEmitContext& c) {
   const auto& op = static_cast<const AdvancedIncSubtensor1&>(c.node().op());
+  return emit_row_scatter(c, "AdvancedIncSubtensor1", op.set_instead_of_inc(), op.ignore_duplicates());
+}
+
+std::string emit_row_scatter(const NodeEmitContext& c, const std::string& op_name, bool set, bool ignore_duplicates) {
   const Variable& x = c.in_var(0);
   const Variable& y = c.in_var(1);
   const int rank = x.ndim();
-  const bool set = op.set_instead_of_inc();
-  const bool from_x = !set && op.ignore_duplicates();  // NumPy's x[idx] += y reads x's rows
+  const bool from_x = !set && ignore_duplicates;  // NumPy's x[idx] += y reads x's rows
   TemplateData data = c.base_data();
   data.set("y", c.in(1));
   data.set("idx", c.in(2));
@@ -224,6 +225,7 @@ std::string emit_advanced_inc_subtensor1(const NodeEmitContext& c) {
   data.set("inner_or_1", std::to_string(rank > 1 ? rank - 1 : 1));
   data.set("row_size", row_size(c.in(0), rank));
   data.set("from_x", from_x);
+  data.set("numpy_value_message", op_name == "AdvancedIncSubtensor");
   data.set("src_row", from_x ? c.in(0) + ".data + j * " + c.in(0) + ".strides[0]" : std::string("dst"));
   data.set("src_stride", (from_x ? c.in(0) : c.out(0)) + ".strides[d + 1]");
   data.set("order_note", set || from_x ? std::string("the last write wins")
@@ -242,10 +244,10 @@ std::string emit_advanced_inc_subtensor1(const NodeEmitContext& c) {
     TemplateData item;
     item.set("condition", refused);
     item.set("message",
-             c_string_literal("Runtime broadcasting not allowed. AdvancedIncSubtensor1 was asked to broadcast "
-                              "the second input (y) along a dimension that was not marked as broadcastable. If "
-                              "broadcasting was intended, use `specify_broadcastable` on the relevant "
-                              "dimension(s)."));
+             c_string_literal("Runtime broadcasting not allowed. " + op_name +
+                              " was asked to broadcast the second input (y) along a dimension that was not marked "
+                              "as broadcastable. If broadcasting was intended, use `specify_broadcastable` on the "
+                              "relevant dimension(s)."));
     checks.push_back(item);
   }
   data.set("runtime_broadcast", checks);

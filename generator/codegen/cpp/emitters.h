@@ -15,6 +15,15 @@ std::string emit_subtensor(const NodeEmitContext& c);
 std::string emit_inc_subtensor(const NodeEmitContext& c);
 std::string emit_advanced_subtensor1(const NodeEmitContext& c);
 std::string emit_advanced_inc_subtensor1(const NodeEmitContext& c);
+/// The row scatter of AdvancedIncSubtensor1 for any node with inputs (x, y, idx) and those
+/// flags; `op_name` goes into its run-time broadcasting message.
+std::string emit_row_scatter(const NodeEmitContext& c, const std::string& op_name, bool set, bool ignore_duplicates);
+/// `a = a + b` (or `a = b`) for one element as C++: the new value of `a` (x's dtype) given `b`
+/// (y's dtype), the sum in upcast(x, y) with integer wrap-around converted back to x's dtype.
+std::string update_expr(DType x, DType y, bool set);
+/// AdvancedSubtensor and AdvancedIncSubtensor (emit_advanced_indexing.cpp).
+std::string emit_advanced_subtensor(const NodeEmitContext& c);
+std::string emit_advanced_inc_subtensor(const NodeEmitContext& c);
 
 /// Shape-building ops (emit_shape_ops.cpp).
 std::string emit_reshape(const NodeEmitContext& c);
@@ -29,6 +38,16 @@ std::string emit_eye_like(const NodeEmitContext& c);
 std::string emit_extract_diag(const NodeEmitContext& c);
 std::string emit_alloc_diag(const NodeEmitContext& c);
 std::string emit_check_and_raise(const NodeEmitContext& c);
+
+/// Sorting and the ops of extra_ops.py (emit_extra_ops.cpp): SortOp/ArgSortOp, Repeat,
+/// BroadcastTo (a view), SearchsortedOp, Nonzero, Unique, FillDiagonal/FillDiagonalOffset.
+std::string emit_sort(const NodeEmitContext& c);
+std::string emit_repeat(const NodeEmitContext& c);
+std::string emit_broadcast_to(const NodeEmitContext& c);
+std::string emit_searchsorted(const NodeEmitContext& c);
+std::string emit_nonzero(const NodeEmitContext& c);
+std::string emit_unique(const NodeEmitContext& c);
+std::string emit_fill_diagonal(const NodeEmitContext& c);
 
 /// Reductions (emit_reduce.cpp): every CAReduce name, and Argmax.
 std::string emit_careduce(const NodeEmitContext& c);
@@ -46,6 +65,11 @@ std::string emit_blockwise(const NodeEmitContext& c);
 std::string emit_gemv(const NodeEmitContext& c);
 std::string emit_gemm(const NodeEmitContext& c);
 std::string emit_ger(const NodeEmitContext& c);
+
+/// Linear algebra (emit_linalg.cpp): every op of ops/linalg/, and Blockwise nodes whose core op
+/// is one (emit_blockwise hands those over).
+std::string emit_linalg(const NodeEmitContext& c);
+std::string emit_linalg_blockwise(const NodeEmitContext& c);
 
 /// A row-block group (codegen/row_block_fusion.h) as one step (emit_row_block.cpp);
 /// `where(node)` is the C string literal naming a member in error messages.

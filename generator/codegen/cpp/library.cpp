@@ -1,5 +1,6 @@
 #include "codegen/cpp/library.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <set>
@@ -12,9 +13,11 @@
 #include "codegen/cpp/special_math_select.h"
 #include "codegen/cpp/vector_math_select.h"
 #include "codegen/embedded_files.h"
+#include "codegen/gather_fusion.h"
 #include "codegen/lowering.h"
 #include "codegen/render.h"
 #include "codegen/shape_graph.h"
+#include "rewrite/inline_op_from_graph.h"
 #include "driver/sha256.h"
 #include "io/output_names.h"
 #include "ir/error.h"
@@ -217,6 +220,7 @@ std::string emit_function(const LoweredGraph& lg, const std::string& fn, const s
       steps.push_back(item);
       continue;
     }
+    if (lg.fused_gathers.count(&node)) continue;  // its reader computes it (gather_fusion.h)
     const CppOpEntry& entry = cpp_entry(node.op());
     NodeEmitContext ctx(node, lg, static_cast<int>(i));
     std::string label = node_label(node, static_cast<int>(i));
@@ -246,6 +250,7 @@ std::string emit_function(const LoweredGraph& lg, const std::string& fn, const s
 }
 
 bool is_view_node(const Apply& node) { return cpp_entry(node.op()).is_view; }
+bool needs_scratch_node(const Apply& node) { return cpp_entry(node.op()).needs_scratch; }
 
 // Unique C identifiers for a list of display names.
 std::vector<std::string> unique_identifiers(const std::vector<std::string>& names, const std::string& fallback,
@@ -278,6 +283,24 @@ std::string tensor_infos(const VarList& vars, const std::vector<std::string>& na
   return join(shapes, ", ");
 }
 
+// The graph lowered with the code generator's schedules: row-block groups and fused gathers.
+LoweredGraph lower_with_schedules(const FunctionGraph& fg) {
+  std::vector<RowBlockGroup> groups = find_row_block_groups(fg);
+  std::unordered_set<const Apply*> grouped;
+  for (const auto& g : groups) grouped.insert(g.nodes.begin(), g.nodes.end());
+  std::unordered_set<const Apply*> gathers = find_fused_gathers(fg, grouped);
+  return lower(fg, is_view_node, 0, std::move(groups), needs_scratch_node, std::move(gathers));
+}
+
+// The kiln_kind of each variable (kiln.h): an rng's uint64[6] state is marked as one. A
+// trailing 0 keeps the array non-empty when there are no variables.
+std::string abi_kinds(const VarList& vars) {
+  std::vector<std::string> kinds;
+  for (const auto& v : vars) kinds.push_back(v->type().kind == TypeKind::Rng ? "KILN_KIND_RNG" : "KILN_KIND_TENSOR");
+  kinds.push_back("0");
+  return join(kinds, ", ");
+}
+
 // Everything one graph contributes to a source file: its constants, functions, metadata and
 // extern "C" entry points (graph_impl.cpp.mustache).
 struct GraphCode {
@@ -286,10 +309,13 @@ struct GraphCode {
   bool needs_blas = false;
 };
 
-GraphCode generate_graph_code(const FunctionGraph& fg, const std::string& name) {
-  LoweredGraph main_lg = lower(fg, is_view_node, 0, find_row_block_groups(fg));
+GraphCode generate_graph_code(const FunctionGraph& graph, const std::string& name) {
+  // Code generation has no OpFromGraph: a graph compiled without rewriting is inlined here.
+  const std::optional<FunctionGraph> inlined = inlined_copy(graph);
+  const FunctionGraph& fg = inlined ? *inlined : graph;
+  LoweredGraph main_lg = lower_with_schedules(fg);
   FunctionGraph shape_fg = build_shape_graph(fg);
-  LoweredGraph shape_lg = lower(shape_fg, is_view_node, main_lg.num_slots);
+  LoweredGraph shape_lg = lower(shape_fg, is_view_node, main_lg.num_slots, {}, needs_scratch_node);
 
   ConstantSink constants;
   constants.prefix = name;
@@ -314,6 +340,8 @@ GraphCode generate_graph_code(const FunctionGraph& fg, const std::string& name) 
   TemplateData in_list{TemplateData::type::list}, out_list{TemplateData::type::list};
   src.set("input_shapes", tensor_infos(fg.inputs(), input_names, in_list));
   src.set("output_shapes", tensor_infos(fg.outputs(), output_names, out_list));
+  src.set("input_kinds", abi_kinds(fg.inputs()));
+  src.set("output_kinds", abi_kinds(fg.outputs()));
   src.set("inputs", in_list);
   src.set("outputs", out_list);
   src.set("num_inputs", std::to_string(fg.inputs().size()));
@@ -336,6 +364,7 @@ std::string source_file(const std::string& file_name, const std::string& descrip
   std::vector<std::string> includes = {"#include <cmath>", "#include <cstdint>", "#include <cstring>", "#include <limits>"};
   Embedded scalar_math = split_embedded("runtime/include/kiln/runtime/scalar_math.hpp");
   Embedded runtime = split_embedded("templates/cpp/prologue/runtime.hpp");
+  Embedded indexing = split_embedded("templates/cpp/prologue/indexing.hpp");
   // SIMD declarations of libm functions (a no-op unless built with -DKILN_SLEEF): at file
   // scope, ahead of every use, so that loops calling them vectorise.
   Embedded vector_math = split_embedded("templates/cpp/prologue/vector_math.hpp");
@@ -349,6 +378,18 @@ std::string source_file(const std::string& file_name, const std::string& descrip
     add_includes(includes, piece.includes);
     special_math += piece.body;
   }
+  add_includes(includes, indexing.includes);
+  // Linear algebra (emit_linalg.cpp) only where a graph has some: LAPACK's declarations, the
+  // per-matrix kernels and the batch loop.
+  std::string linalg;
+  if (std::any_of(graph_impls.begin(), graph_impls.end(),
+                  [](const std::string& code) { return code.find("kg::linalg::") != std::string::npos; }))
+    for (const char* path : {"runtime/include/kiln/runtime/lapack.hpp", "runtime/include/kiln/runtime/linalg_kernels.hpp",
+                             "templates/cpp/prologue/linalg.hpp"}) {
+      Embedded piece = split_embedded(path);
+      add_includes(includes, piece.includes);
+      linalg += piece.body + "\n";
+    }
   TemplateData src;
   src.set("file_name", file_name);
   src.set("description", description);
@@ -356,7 +397,7 @@ std::string source_file(const std::string& file_name, const std::string& descrip
   src.set("headers", string_list(headers));
   src.set("includes", string_list(includes));
   src.set("abi_header", std::string(embedded_file("runtime/include/kiln/kiln.h")));
-  src.set("prologue", scalar_math.body + "\n" + special_math + runtime.body);
+  src.set("prologue", scalar_math.body + "\n" + special_math + runtime.body + "\n" + indexing.body + linalg);
   // Only the SIMD declarations of the libm functions the graphs call (and the prologue's
   // kiln_scalar functions they use call).
   src.set("vector_math", select_vector_math(vector_math.body, called_math_functions(graph_impls)));
@@ -368,10 +409,11 @@ std::string source_file(const std::string& file_name, const std::string& descrip
 
 GraphStats graph_stats(const FunctionGraph& fg) {
   GraphStats st;
-  LoweredGraph lg = lower(fg, is_view_node, 0, find_row_block_groups(fg));
+  LoweredGraph lg = lower_with_schedules(fg);
   st.slots = lg.num_slots;
   st.row_block_passes = static_cast<int>(lg.groups.size());
   for (Apply* node : lg.order) {
+    if (lg.fused_gathers.count(node)) continue;  // computed inside its reader's loop
     (is_view_node(*node) ? st.views : st.kernels) += 1;
     const std::string name(node->op().name());
     if (name == "Elemwise") {
@@ -439,10 +481,13 @@ CppLibrary generate_cpp_library(const FunctionGraph& fg, const std::string& name
   Embedded cpp_layer = split_embedded("runtime/include/kiln/kiln.hpp");
   hdr.set("cpp_header", join(cpp_layer.includes, "\n") + "\n" + cpp_layer.body);
   std::vector<std::string> in_comments, out_comments;
+  auto type_comment = [](const Var& v) {
+    return v->type().str() + (v->type().kind == TypeKind::Rng ? " (a uint64[6] PCG64 state, kiln.h)" : "");
+  };
   for (std::size_t k = 0; k < fg.inputs().size(); ++k)
-    in_comments.push_back(comment_text(input_names[k], 40) + " " + fg.inputs()[k]->type().str());
+    in_comments.push_back(comment_text(input_names[k], 40) + " " + type_comment(fg.inputs()[k]));
   for (std::size_t k = 0; k < fg.outputs().size(); ++k)
-    out_comments.push_back(comment_text(output_names[k], 40) + " " + fg.outputs()[k]->type().str());
+    out_comments.push_back(comment_text(output_names[k], 40) + " " + type_comment(fg.outputs()[k]));
   hdr.set("input_list", in_comments.empty() ? "none" : join(in_comments, ", "));
   hdr.set("output_list", out_comments.empty() ? "none" : join(out_comments, ", "));
 

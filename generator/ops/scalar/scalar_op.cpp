@@ -36,6 +36,9 @@ const std::vector<ScalarOpInfo>& all_scalar_ops() { return table(); }
 std::optional<ScalarOpId> scalar_op_from_name(std::string_view name) {
   for (const auto& info : table())
     if (info.name == name) return info.id;
+  // PyTensor 3.x prints maximum and minimum capitalised (graph format version 2).
+  if (name == "Maximum") return ScalarOpId::Maximum;
+  if (name == "Minimum") return ScalarOpId::Minimum;
   return std::nullopt;
 }
 

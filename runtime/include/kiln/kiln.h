@@ -15,6 +15,12 @@
  * what and where (input name, node). Nothing aborts the process; no C++ exception crosses the
  * boundary.
  *
+ * Random generators: an rng input or output (graph format v2, a NumPy Generator over PCG64) is a
+ * uint64 tensor of shape [6] = {state_hi, state_lo, inc_hi, inc_lo, has_uint32, uinteger}:
+ * NumPy's `bit_generator.state` with the 128-bit state and increment split into 64-bit halves
+ * (docs/GRAPH_FORMAT.md, "kiln's readings"; docs/random.md). Pass it in, get the advanced state
+ * back as an output, and the draws equal NumPy's for that state.
+ *
  * Versioning: KILN_ABI_VERSION changes when this header changes incompatibly; enums and
  * structs only grow at the end. A loader refuses a library whose abi_version differs.
  */
@@ -29,7 +35,7 @@
 extern "C" {
 #endif
 
-#define KILN_ABI_VERSION 1
+#define KILN_ABI_VERSION 2
 
 /** Status codes (append only). */
 typedef enum kiln_status {
@@ -64,6 +70,14 @@ typedef enum kiln_dtype {
   KILN_FLOAT32 = 9,
   KILN_FLOAT64 = 10
 } kiln_dtype;
+
+/** What an input or output holds (append only). An rng is a NumPy Generator's PCG64 state,
+ *  passed as a uint64 tensor of shape [6] = {state_hi, state_lo, inc_hi, inc_lo, has_uint32,
+ *  uinteger} (graph format version 2; docs/GRAPH_FORMAT.md, "kiln's readings"). */
+typedef enum kiln_kind {
+  KILN_KIND_TENSOR = 0,
+  KILN_KIND_RNG = 1
+} kiln_kind;
 
 /** One input or output of a graph. */
 typedef struct kiln_tensor_info {
@@ -106,6 +120,10 @@ typedef struct kiln_graph_info {
   /** Runs the graph into caller-provided, C-contiguous outputs of the right dtype and shape
    *  (see output_shapes). In a steady state this allocates nothing. */
   int32_t (*call_into)(kiln_context* ctx, const DLTensor* inputs, DLTensor* outputs);
+
+  /** What each input / output holds: num_inputs / num_outputs kiln_kind values (ABI 2). */
+  const int32_t* input_kinds;
+  const int32_t* output_kinds;
 } kiln_graph_info;
 
 /** A human-readable name of a status code. */

@@ -1,0 +1,147 @@
+"""PyTensor scalar ops (what Elemwise broadcasts and CAReduce folds) in the graph format, and
+Composite inner graphs.
+
+SCALAR_OPS is the table: PyTensor's scalar op class name -> the format's name, whether kiln
+implements it today, and the format version that has it. When kiln gains a scalar op, flip its
+`kiln` flag.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .values import V1_DTYPES, nested_json
+from .writer import Unsupported
+
+
+class ScalarEntry(NamedTuple):
+    name: str  #: the graph format's name
+    kiln: bool = True  #: implemented in today's kiln
+    version: int = 1  #: the format version that has it
+
+
+_V2_LACKING = dict(kiln=False, version=2)
+
+SCALAR_OPS: dict[str, ScalarEntry] = {
+    # unary
+    "Neg": ScalarEntry("neg"), "Abs": ScalarEntry("abs"), "Sign": ScalarEntry("sgn"),
+    "Exp": ScalarEntry("exp"), "Exp2": ScalarEntry("exp2"), "Expm1": ScalarEntry("expm1"),
+    "Log": ScalarEntry("log"), "Log2": ScalarEntry("log2"), "Log10": ScalarEntry("log10"),
+    "Log1p": ScalarEntry("log1p"), "Sqrt": ScalarEntry("sqrt"), "Sqr": ScalarEntry("sqr"),
+    "Reciprocal": ScalarEntry("reciprocal"),
+    "Sin": ScalarEntry("sin"), "Cos": ScalarEntry("cos"), "Tan": ScalarEntry("tan"),
+    "ArcSin": ScalarEntry("arcsin"), "ArcCos": ScalarEntry("arccos"), "ArcTan": ScalarEntry("arctan"),
+    "Sinh": ScalarEntry("sinh"), "Cosh": ScalarEntry("cosh"), "Tanh": ScalarEntry("tanh"),
+    "ArcSinh": ScalarEntry("arcsinh"), "ArcCosh": ScalarEntry("arccosh"), "ArcTanh": ScalarEntry("arctanh"),
+    "Sigmoid": ScalarEntry("sigmoid"), "Softplus": ScalarEntry("softplus"), "Log1mexp": ScalarEntry("log1mexp"),
+    "Erf": ScalarEntry("erf"), "Erfc": ScalarEntry("erfc"), "Erfcx": ScalarEntry("erfcx"),
+    "Erfinv": ScalarEntry("erfinv"), "Gamma": ScalarEntry("gamma"), "GammaLn": ScalarEntry("gammaln"),
+    "Psi": ScalarEntry("psi"), "TriGamma": ScalarEntry("tri_gamma"),
+    "Floor": ScalarEntry("floor"), "Ceil": ScalarEntry("ceil"), "Trunc": ScalarEntry("trunc"),
+    "RoundHalfToEven": ScalarEntry("round_half_to_even"),
+    "RoundHalfAwayFromZero": ScalarEntry("round_half_away_from_zero"),
+    "IsNan": ScalarEntry("isnan"), "IsInf": ScalarEntry("isinf"), "Invert": ScalarEntry("invert"),
+    "Identity": ScalarEntry("identity"),
+    # binary and n-ary
+    "Add": ScalarEntry("add"), "Sub": ScalarEntry("sub"), "Mul": ScalarEntry("mul"),
+    "TrueDiv": ScalarEntry("true_div"), "IntDiv": ScalarEntry("int_div"), "Mod": ScalarEntry("mod"),
+    "Pow": ScalarEntry("pow"),
+    "ScalarMaximum": ScalarEntry("maximum"), "ScalarMinimum": ScalarEntry("minimum"),
+    "Maximum": ScalarEntry("maximum"), "Minimum": ScalarEntry("minimum"),
+    "ArcTan2": ScalarEntry("arctan2"),
+    "EQ": ScalarEntry("eq"), "NEQ": ScalarEntry("neq"), "LT": ScalarEntry("lt"), "LE": ScalarEntry("le"),
+    "GT": ScalarEntry("gt"), "GE": ScalarEntry("ge"),
+    "AND": ScalarEntry("and"), "OR": ScalarEntry("or"), "XOR": ScalarEntry("xor"),
+    "Second": ScalarEntry("second"),
+    # ternary
+    "Switch": ScalarEntry("switch"), "Clip": ScalarEntry("clip"),
+    # graph format v2 (special functions, complex numbers): not in kiln yet
+    "Erfcinv": ScalarEntry("erfcinv", **_V2_LACKING), "I0": ScalarEntry("i0", **_V2_LACKING),
+    "I1": ScalarEntry("i1", **_V2_LACKING), "Real": ScalarEntry("real", **_V2_LACKING),
+    "Imag": ScalarEntry("imag", **_V2_LACKING), "Conj": ScalarEntry("conj", **_V2_LACKING),
+    "Angle": ScalarEntry("angle", **_V2_LACKING), "Complex": ScalarEntry("complex", **_V2_LACKING),
+    "GammaInc": ScalarEntry("gammainc", **_V2_LACKING), "GammaIncC": ScalarEntry("gammaincc", **_V2_LACKING),
+    "GammaIncInv": ScalarEntry("gammaincinv", **_V2_LACKING),
+    "GammaIncCInv": ScalarEntry("gammainccinv", **_V2_LACKING),
+    "Ive": ScalarEntry("ive", **_V2_LACKING), "Kve": ScalarEntry("kve", **_V2_LACKING),
+    "Jv": ScalarEntry("jv", **_V2_LACKING), "Owens_t": ScalarEntry("owens_t", **_V2_LACKING),
+    "PolyGamma": ScalarEntry("polygamma", **_V2_LACKING), "BetaInc": ScalarEntry("betainc", **_V2_LACKING),
+    "BetaIncInv": ScalarEntry("betaincinv", **_V2_LACKING), "Hyp2F1": ScalarEntry("hyp2f1", **_V2_LACKING),
+}
+
+
+class ScalarSpeller:
+    """Spells scalar ops for one export: records the version they need and collects every
+    scalar op kiln lacks, so a Composite reports all of its problems at once."""
+
+    def __init__(self, writer):
+        self.writer = writer
+        self.missing: list[str] = []
+
+    def spell(self, op):
+        """The format's form of a scalar op: a name, {"name": "cast", ...} or a Composite object."""
+        cls = type(op).__name__
+        if cls == "Cast":
+            dtype = str(op.o_type.dtype)
+            if dtype not in V1_DTYPES:
+                self.missing.append(f"cast to {dtype}")
+            return {"name": "cast", "dtype": dtype}
+        if cls == "Composite":
+            return self.composite(op)
+        entry = SCALAR_OPS.get(cls)
+        if entry is None:
+            self.missing.append(f"{cls} (not in the graph format)")
+            return cls
+        if entry.version > 1:
+            self.writer.require_v2(f"scalar op {entry.name}")
+        if not entry.kiln and not self.writer.options.allow_unimplemented:
+            self.missing.append(f"{entry.name} (not implemented in kiln yet)")
+        return entry.name
+
+    def composite(self, comp) -> dict:
+        """A Composite's inner scalar graph, in its own id scope."""
+        from pytensor.graph.basic import Constant
+
+        from .compat import io_toposort
+
+        ids: dict = {}
+        variables: list[dict] = []
+        nodes: list[dict] = []
+
+        def declare(var, prefix):
+            vid = f"{prefix}{len(variables)}"
+            variables.append({"id": vid, "dtype": str(var.type.dtype)})
+            ids[var] = vid
+            return vid
+
+        def ref(var):
+            if var in ids:
+                return ids[var]
+            if isinstance(var, Constant):
+                vid = declare(var, "c")
+                variables[-1]["value"] = nested_json(np.asarray(var.data, dtype=var.type.dtype))
+                return vid
+            raise Unsupported(f"Composite inner variable {var} has no producer")
+
+        inputs = [declare(v, "i") for v in comp.inputs]
+        for apply in io_toposort(comp.inputs, comp.outputs):
+            in_ids = [ref(v) for v in apply.inputs]
+            op = self.spell(apply.op)
+            out_ids = [declare(v, "t") for v in apply.outputs]
+            nodes.append({"op": op, "inputs": in_ids, "outputs": out_ids})
+        outputs = [ref(v) for v in comp.outputs]
+        return {"name": "Composite", "variables": variables, "inputs": inputs, "nodes": nodes, "outputs": outputs}
+
+    def check(self) -> None:
+        """Raises Unsupported naming every scalar op spelled so far that kiln lacks."""
+        if self.missing:
+            raise Unsupported("scalar op(s) " + ", ".join(dict.fromkeys(self.missing)))
+
+
+def spell_scalar_op(writer, op):
+    """The format's spelling of one scalar op, raising Unsupported for what kiln lacks."""
+    speller = ScalarSpeller(writer)
+    spelled = speller.spell(op)
+    speller.check()
+    return spelled

@@ -1,0 +1,86 @@
+"""The walk over a FunctionGraph's toposort: each node goes to its op table entry; nodes kiln
+cannot express are recorded and the walk goes on, so one error lists them all."""
+from __future__ import annotations
+
+from .ops import KILN_LACKS, lookup, opfromgraph_entry, scalar_apply_entry
+from .random import RANDOM_VARIABLE, is_random_variable
+from .writer import Unsupported, Writer
+
+
+def _entry_for(op):
+    entry = lookup(op)
+    if entry is not None:
+        return entry, None
+    from pytensor.compile.builders import OpFromGraph
+    from pytensor.scalar.basic import ScalarOp
+
+    if isinstance(op, ScalarOp):
+        return scalar_apply_entry(), None
+    if isinstance(op, OpFromGraph):
+        return opfromgraph_entry(), None
+    if is_random_variable(op):
+        return RANDOM_VARIABLE, None
+    cls = type(op).__name__
+    module = type(op).__module__
+    if cls in ("Scan", "IfElse", "ScalarLoop"):
+        return None, "control flow (graph format v2) is not implemented in kiln yet"
+    return None, f"no kiln equivalent ({module}.{cls} is not in the graph format)"
+
+
+def write_node(w: Writer, node) -> None:
+    """Writes one PyTensor node (or records why it cannot be written)."""
+    entry, why = _entry_for(node.op)
+    if entry is None:
+        w.problem(node, why)
+        return
+    first_new = len(w.nodes)
+    try:
+        entry.write(w, node)
+    except Unsupported as e:
+        w.problem(node, str(e))
+        return
+    if w.options.allow_unimplemented:
+        return
+    lacking = sorted({n["op"] for n in w.nodes[first_new:] if n["op"] in KILN_LACKS})
+    if lacking:
+        w.problem(node, f"{', '.join(lacking)} is not implemented in kiln yet (the graph format has it)")
+
+
+def write_nodes(w: Writer, nodes) -> None:
+    for node in nodes:
+        write_node(w, node)
+
+
+def _inner(op):
+    from .compat import io_toposort
+
+    return op.inner_inputs, op.inner_outputs, io_toposort(op.inner_inputs, op.inner_outputs)
+
+
+def inline_inner_graph(w: Writer, node) -> None:
+    """An OpFromGraph's body written in place of the node (its inner variables get new ids in
+    the same scope; the node's outputs become the body's outputs)."""
+    inner_in, inner_out, order = _inner(node.op)
+    for inner, outer in zip(inner_in, node.inputs):
+        w.alias(inner, outer)
+    problems_before = len(w.shared.problems)
+    write_nodes(w, order)
+    if len(w.shared.problems) > problems_before:
+        for out in node.outputs:
+            w.ids.setdefault(out, w.shared.fresh("bad"))
+        return
+    for outer, inner in zip(node.outputs, inner_out):
+        w.alias(outer, inner)
+
+
+def write_inner_graph(w: Writer, node) -> None:
+    """An OpFromGraph written as one node with its body in props.inner (graph format v2)."""
+    inner_in, inner_out, order = _inner(node.op)
+    sub = w.child()
+    in_ids = [sub.declare(v, prefix="i") for v in inner_in]
+    write_nodes(sub, order)
+    out_ids = [sub.var_id(v) for v in inner_out]
+    inner = {"variables": sub.variables, "nodes": sub.nodes, "inputs": in_ids, "outputs": out_ids}
+    w.require_v2(f"an OpFromGraph node ({type(node.op).__name__}) written with its inner graph")
+    name = getattr(node.op, "name", None) or type(node.op).__name__
+    w.emit(node, "OpFromGraph", {"name": str(name), "inner": inner})

@@ -1,0 +1,95 @@
+"""kiln as a PyTensor backend: `pytensor.function(..., mode=kiln.mode())`.
+
+KilnLinker plugs in the way PyTensor's JAX and Numba linkers do (a JITLinker): PyTensor runs its
+rewrites, hands the linker the FunctionGraph, and the linker exports it, compiles it with kiln and
+calls the library from one thunk. Ops kiln lacks raise the exporter's UnsupportedGraphError at
+compile time; nothing falls back to PyTensor's own implementations unless the caller asks for a
+`fallback` linker explicitly (then the whole function runs there, with a warning).
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Sequence
+
+from pytensor.compile.mode import Mode
+from pytensor.graph.rewriting.db import RewriteDatabaseQuery
+from pytensor.link.basic import JITLinker
+
+from .build import compile as compile_graph
+from .errors import UnsupportedGraphError
+from .export import from_pytensor
+
+
+class KilnFallbackWarning(UserWarning):
+    """A function ran on another linker because kiln cannot express its graph (opt-in)."""
+
+
+class KilnLinker(JITLinker):
+    """A Linker that compiles the whole FunctionGraph with kiln into one thunk."""
+
+    required_rewrites = ("minimum_compile",)
+    # kiln plans memory and in-place work itself; C-only rewrites produce ops for PyTensor's C
+    # backend only.
+    incompatible_rewrites = ("cxx_only", "inplace", "scan_reduce_trace_prealloc")
+
+    def __init__(self, *, options: Sequence[str] = (), num_threads: int = 1, fallback: str | None = None,
+                 name: str = "pytensor_function", **kwargs):
+        self.kiln_options = tuple(options)
+        self.num_threads = num_threads
+        self.fallback = fallback
+        self.graph_name = name
+        self.exported = None  #: the graph last exported (for inspection)
+        super().__init__(**kwargs)
+
+    def clone(self, allow_gc=None):
+        return type(self)(options=self.kiln_options, num_threads=self.num_threads, fallback=self.fallback,
+                          name=self.graph_name, allow_gc=self.allow_gc if allow_gc is None else allow_gc)
+
+    def fgraph_convert(self, fgraph, **kwargs):
+        self.exported = from_pytensor(fgraph, shared="input", name=self.graph_name)
+        fn = compile_graph(self.exported, options=self.kiln_options, num_threads=self.num_threads)
+        call = fn.call
+
+        def run(*inputs):
+            return call(*inputs)
+
+        run.kiln_function = fn
+        return run
+
+    def jit_compile(self, fn):
+        return fn
+
+    def create_thunk_inputs(self, storage_map):
+        return [storage_map[n] for n in self.fgraph.inputs]
+
+    def make_all(self, input_storage=None, output_storage=None, storage_map=None):
+        try:
+            return super().make_all(input_storage, output_storage, storage_map)
+        except UnsupportedGraphError as e:
+            if not self.fallback:
+                raise
+            from pytensor.compile.mode import predefined_linkers
+
+            warnings.warn(f"kiln cannot compile this function; running it on the {self.fallback!r} linker "
+                          f"(fallback= was given):\n{e}", KilnFallbackWarning, stacklevel=2)
+            other = predefined_linkers[self.fallback].clone() if isinstance(self.fallback, str) else self.fallback
+            other = other.accept(self.fgraph, no_recycling=self.no_recycling)
+            return other.make_all(input_storage, output_storage, storage_map)
+
+
+def mode(*, optimizer="fast_run", options: Sequence[str] = (), num_threads: int = 1, fallback: str | None = None,
+         name: str = "pytensor_function") -> Mode:
+    """A PyTensor Mode that compiles through kiln.
+
+    optimizer: PyTensor's rewrites to run first ("fast_run", "fast_compile", a
+        RewriteDatabaseQuery, or None for only what every function needs); kiln rewrites the
+        result again itself. options: extra `kiln compile` flags. num_threads: threads per call.
+    fallback: a PyTensor linker name ("cvm", "numba", "py", ...) to run functions kiln cannot
+        express; off by default, so such functions raise kiln's UnsupportedGraphError.
+    """
+    linker = KilnLinker(options=options, num_threads=num_threads, fallback=fallback, name=name)
+    if isinstance(optimizer, str):
+        optimizer = RewriteDatabaseQuery(include=[optimizer])
+    elif optimizer is None:
+        optimizer = RewriteDatabaseQuery(include=[])
+    return Mode(linker, optimizer)

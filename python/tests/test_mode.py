@@ -1,0 +1,81 @@
+"""pytensor.function(..., mode=kiln.mode()): kiln as PyTensor's backend."""
+from __future__ import annotations
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+import pytest
+
+import kiln
+from helpers import REFERENCE_MODE, assert_same, cholesky
+from kiln.pytensor_mode import KilnFallbackWarning, KilnLinker
+
+
+def test_mode_compiles_through_kiln():
+    x, W = pt.dvector("x"), pt.dmatrix("W")
+    h = pt.tanh(pt.dot(W, x) + 1.0)
+    y = pt.special.log_softmax(h) * 2.0 - h.sum()
+    f = pytensor.function([W, x], [y, h.max()], mode=kiln.mode())
+    assert isinstance(f.maker.linker, KilnLinker)
+    exported = f.maker.linker.exported
+    ops = {n["op"] for n in exported.graph["nodes"]}
+    assert "Elemwise" in ops and exported.version == 1
+    rng = np.random.default_rng(0)
+    Wv, xv = rng.normal(size=(6, 4)), rng.normal(size=4)
+    ref = pytensor.function([W, x], [y, h.max()], mode=REFERENCE_MODE)(Wv, xv)
+    got = f(Wv, xv)
+    for name, g, r in zip(["y", "max"], got, ref):
+        assert_same(name, g, r)
+    got_kw = f(x=xv, W=Wv)
+    np.testing.assert_array_equal(got_kw[0], got[0])
+
+
+def test_fast_run_fusion_reaches_kiln_as_composites():
+    x = pt.dvector("x")
+    y = pt.exp(x) * pt.sin(x) + pt.sqrt(x + 2.0)
+    f = pytensor.function([x], y, mode=kiln.mode())
+    scalar_ops = [n["props"]["scalar_op"] for n in f.maker.linker.exported.graph["nodes"] if n["op"] == "Elemwise"]
+    assert any(isinstance(s, dict) and s.get("name") == "Composite" for s in scalar_ops)
+    xv = np.linspace(-1, 1, 7)
+    np.testing.assert_allclose(f(xv), np.exp(xv) * np.sin(xv) + np.sqrt(xv + 2), rtol=1e-14)
+
+
+def test_shared_variables_and_updates():
+    x = pt.dvector("x")
+    total = pytensor.shared(np.zeros(3), name="total")
+    calls = pytensor.shared(np.int64(0), name="calls")
+    f = pytensor.function([x], total + x, updates={total: total + x, calls: calls + 1}, mode=kiln.mode())
+    for k in range(3):
+        np.testing.assert_array_equal(f(np.ones(3)), np.full(3, k + 1.0))
+    np.testing.assert_array_equal(total.get_value(), [3.0, 3.0, 3.0])
+    assert calls.get_value() == 3
+
+
+def test_ops_kiln_lacks_raise_instead_of_falling_back():
+    A = pt.dmatrix("A")
+    with pytest.raises(kiln.UnsupportedGraphError, match="Cholesky"):
+        pytensor.function([A], cholesky(A), mode=kiln.mode())
+
+
+def test_explicit_fallback_warns_and_runs_elsewhere():
+    A = pt.dmatrix("A")
+    with pytest.warns(KilnFallbackWarning, match="Cholesky"):
+        f = pytensor.function([A], cholesky(A), mode=kiln.mode(fallback="py"))
+    M = np.array([[4.0, 2.0], [2.0, 3.0]])
+    np.testing.assert_allclose(f(M), np.linalg.cholesky(M), rtol=1e-14)
+
+
+def test_runtime_errors_surface_as_kiln_exceptions():
+    v, i = pt.dvector("v"), pt.lscalar("i")
+    f = pytensor.function([v, i], v[i], mode=kiln.mode())
+    assert f(np.arange(3.0), 2) == 2.0
+    with pytest.raises(IndexError):
+        f(np.arange(3.0), 3)
+
+
+def test_mode_without_pytensor_rewrites():
+    x = pt.dmatrix("x")
+    y = (x.T @ x).sum(axis=0)
+    f = pytensor.function([x], y, mode=kiln.mode(optimizer=None))
+    xv = np.arange(6.0).reshape(3, 2)
+    np.testing.assert_allclose(f(xv), (xv.T @ xv).sum(axis=0))
