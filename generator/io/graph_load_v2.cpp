@@ -36,12 +36,14 @@ bool is_random_variable(std::string_view op) {
 }
 
 // Scalar op names only version 2 has (PyTensor 3.x's printed Maximum/Minimum, the special
-// functions, complex parts, ScalarLoop).
+// functions and kiln's derivatives of them, complex parts, ScalarLoop).
 const std::set<std::string, std::less<>>& version_2_scalar_ops() {
   static const std::set<std::string, std::less<>> ops = {
       "Maximum", "Minimum", "erfcinv", "i0", "i1", "ndtri_exp", "real", "imag", "conj", "angle",
       "gammainc", "gammaincc", "gammaincinv", "gammainccinv", "ive", "kve", "jv", "owens_t",
-      "polygamma", "complex", "betainc", "betaincinv", "hyp2f1", "ScalarLoop"};
+      "polygamma", "complex", "betainc", "betaincinv", "hyp2f1", "ScalarLoop",
+      // kiln's own parameter derivatives of the special functions (what `kiln grad` writes)
+      "gammainc_grad_k", "betainc_grad_a", "betainc_grad_b", "hyp2f1_grad_a", "hyp2f1_grad_c"};
   return ops;
 }
 
