@@ -40,6 +40,9 @@ inline double series(double a, double b, double c, double z) {
   s.add(1.0);
   double term = 1.0;
   for (int k = 0; k < 2000000; ++k) {
+    // A terminating series ends before (c)_k's zero when b = c (or a = c) is a nonpositive
+    // integer: (b + k) (c + k) would give 0/0.
+    if (a + k == 0 || b + k == 0) break;
     const double ratio = (a + k) * (b + k) / ((c + k) * (k + 1.0)) * z;
     term *= ratio;
     if (term == 0) break;

@@ -38,11 +38,16 @@ inline double inverse_guess(double a, double target, bool lower) {
 inline double incomplete_gamma_inverse(double a, double target, bool lower) {
   const double log_target = std::log(target);
   double lo = -kInf, hi = kInf;  // bracket on t = log x: h(lo) < 0 < h(hi)
-  double t = std::log(inverse_guess(a, target, lower));
-  if (t < -745) {  // x underflows (a tiny): is P(a, smallest x) already above p?
-    const double x_min = 4.9406564584124654e-324;
+  // Whether the root lies at or below the smallest double (a tiny): P(a, x_min) >= p already
+  // (Q(a, x_min) <= q).
+  const double x_min = 4.9406564584124654e-324;
+  const auto below_x_min = [&] {
     const double f = lower ? incomplete_gamma(a, x_min).p : incomplete_gamma(a, x_min).q;
-    if (lower ? f >= target : f <= target) return 0.0;
+    return lower ? f >= target : f <= target;
+  };
+  double t = std::log(inverse_guess(a, target, lower));
+  if (t < -745) {  // the guess underflows
+    if (below_x_min()) return 0.0;
     t = std::log(x_min);
   }
   for (int iter = 0; iter < 200; ++iter) {
@@ -69,6 +74,8 @@ inline double incomplete_gamma_inverse(double a, double target, bool lower) {
     t = next;
     if (hi - lo <= 4e-16 * std::fmax(1.0, std::fabs(t))) break;
   }
+  // The iteration can walk into the underflow from a guess that did not.
+  if (t < -744 && below_x_min()) return 0.0;
   // x = e^t has the relative precision of t, |t| ulps: up to two Newton steps on x itself
   // restore full precision.
   double x = std::exp(t);
