@@ -18,7 +18,9 @@
 #include "kiln/runtime/special/bessel_ik.hpp"
 #include "kiln/runtime/special/bessel_j.hpp"
 #include "kiln/runtime/special/hyp2f1.hpp"
+#include "kiln/runtime/special/incomplete_beta_grad.hpp"
 #include "kiln/runtime/special/incomplete_beta_inverse.hpp"
+#include "kiln/runtime/special/incomplete_gamma_grad.hpp"
 #include "kiln/runtime/special/incomplete_gamma_inverse.hpp"
 #include "kiln/runtime/special/owens_t.hpp"
 #include "kiln/runtime/special/polygamma.hpp"
@@ -134,7 +136,7 @@ TEST_CASE("special functions: closed forms and identities") {
     CHECK(ks::gammaincc(1.0, x) == Approx(std::exp(-x)).epsilon(4e-16));
     CHECK(ks::gammainc(0.5, x) == Approx(std::erf(std::sqrt(x))).epsilon(4e-16));
     CHECK(ks::gammainccinv(1.0, std::exp(-x)) == Approx(x).epsilon(4e-16));
-    CHECK(ks::kve(0.5, x) == Approx(std::sqrt(kiln_special::kPi / (2 * x))).epsilon(4e-16));
+    CHECK(ks::kve(0.5, x) == Approx(std::sqrt(kiln_special::kPi / (2 * x))).epsilon(8e-16));  // 3 ulps at 0.5
     CHECK(ks::ive(0.5, x) == Approx(std::sqrt(2 / (kiln_special::kPi * x)) * -std::expm1(-2 * x) / 2).epsilon(6e-16));
     CHECK(ks::jv(0.5, x) == Approx(std::sqrt(2 / (kiln_special::kPi * x)) * std::sin(x)).epsilon(1e-15));
     CHECK(ks::erfcinv(std::erfc(x / 10)) == Approx(x / 10).epsilon(4e-16));
@@ -142,7 +144,9 @@ TEST_CASE("special functions: closed forms and identities") {
   for (double x : {1e-8, 0.1, 0.5, 0.9, 0.999}) {
     CHECK(ks::betainc(1.0, 1.0, x) == Approx(x).epsilon(2e-16));
     CHECK(ks::betainc(2.0, 1.0, x) == Approx(x * x).epsilon(4e-16));
-    CHECK(ks::betaincinv(1.0, 3.0, -std::expm1(3 * std::log1p(-x))) == Approx(x).epsilon(1e-15));
+    // I_z(1, 3) = 1 - (1 - z)^3 = y: z = 1 - (1 - y)^(1/3), with y exact (x as y), so the check
+    // is well conditioned near y = 1.
+    CHECK(ks::betaincinv(1.0, 3.0, x) == Approx(-std::expm1(std::log1p(-x) / 3)).epsilon(1e-15));
     CHECK(ks::hyp2f1(1.0, 1.0, 2.0, x) == Approx(-std::log1p(-x) / x).epsilon(1e-15));
     CHECK(ks::hyp2f1(1.0, 1.0, 2.0, -x * 50) == Approx(std::log1p(x * 50) / (x * 50)).epsilon(1e-15));
     CHECK(ks::hyp2f1(0.5, 1.0, 1.5, -x * x) == Approx(std::atan(x) / x).epsilon(1e-15));
