@@ -21,6 +21,7 @@ class ScalarEntry(NamedTuple):
     version: int = 1  #: the format version that has it
 
 
+_V2 = dict(version=2)
 _V2_LACKING = dict(kiln=False, version=2)
 
 SCALAR_OPS: dict[str, ScalarEntry] = {
@@ -56,18 +57,17 @@ SCALAR_OPS: dict[str, ScalarEntry] = {
     "Second": ScalarEntry("second"),
     # ternary
     "Switch": ScalarEntry("switch"), "Clip": ScalarEntry("clip"),
-    # graph format v2 (special functions, complex numbers): not in kiln yet
-    "Erfcinv": ScalarEntry("erfcinv", **_V2_LACKING), "I0": ScalarEntry("i0", **_V2_LACKING),
-    "I1": ScalarEntry("i1", **_V2_LACKING), "Real": ScalarEntry("real", **_V2_LACKING),
-    "Imag": ScalarEntry("imag", **_V2_LACKING), "Conj": ScalarEntry("conj", **_V2_LACKING),
-    "Angle": ScalarEntry("angle", **_V2_LACKING), "Complex": ScalarEntry("complex", **_V2_LACKING),
-    "GammaInc": ScalarEntry("gammainc", **_V2_LACKING), "GammaIncC": ScalarEntry("gammaincc", **_V2_LACKING),
-    "GammaIncInv": ScalarEntry("gammaincinv", **_V2_LACKING),
-    "GammaIncCInv": ScalarEntry("gammainccinv", **_V2_LACKING),
-    "Ive": ScalarEntry("ive", **_V2_LACKING), "Kve": ScalarEntry("kve", **_V2_LACKING),
-    "Jv": ScalarEntry("jv", **_V2_LACKING), "Owens_t": ScalarEntry("owens_t", **_V2_LACKING),
-    "PolyGamma": ScalarEntry("polygamma", **_V2_LACKING), "BetaInc": ScalarEntry("betainc", **_V2_LACKING),
-    "BetaIncInv": ScalarEntry("betaincinv", **_V2_LACKING), "Hyp2F1": ScalarEntry("hyp2f1", **_V2_LACKING),
+    # graph format v2: the special functions (kiln has them), complex numbers (not in kiln yet)
+    "Erfcinv": ScalarEntry("erfcinv", **_V2), "I0": ScalarEntry("i0", **_V2), "I1": ScalarEntry("i1", **_V2),
+    "GammaInc": ScalarEntry("gammainc", **_V2), "GammaIncC": ScalarEntry("gammaincc", **_V2),
+    "GammaIncInv": ScalarEntry("gammaincinv", **_V2), "GammaIncCInv": ScalarEntry("gammainccinv", **_V2),
+    "Ive": ScalarEntry("ive", **_V2), "Kve": ScalarEntry("kve", **_V2), "Jv": ScalarEntry("jv", **_V2),
+    "Owens_t": ScalarEntry("owens_t", **_V2), "PolyGamma": ScalarEntry("polygamma", **_V2),
+    "BetaInc": ScalarEntry("betainc", **_V2), "BetaIncInv": ScalarEntry("betaincinv", **_V2),
+    "Hyp2F1": ScalarEntry("hyp2f1", **_V2),
+    "Real": ScalarEntry("real", **_V2_LACKING), "Imag": ScalarEntry("imag", **_V2_LACKING),
+    "Conj": ScalarEntry("conj", **_V2_LACKING), "Angle": ScalarEntry("angle", **_V2_LACKING),
+    "Complex": ScalarEntry("complex", **_V2_LACKING),
 }
 
 
