@@ -9,11 +9,8 @@
 #include "io/value_json.h"
 #include "ir/error.h"
 #include "ops/blockwise.h"
-#include "ops/elemwise.h"
 #include "ops/join.h"
 #include "ops/op_from_graph.h"
-#include "ops/scalar/composite.h"
-#include "ops/scalar/special_functions.h"
 
 namespace kiln {
 
@@ -127,22 +124,6 @@ bool has_literal_dimension(const GufuncSignature& sig) {
   return false;
 }
 
-// Whether a scalar op is one of version 2's new scalar ops (the special functions, and kiln's
-// parameter derivatives of them), itself or inside a Composite.
-bool is_version_2_scalar_op(const ScalarOp& op) {
-  if (const auto& inner = op.composite_graph())
-    for (const CompositeGraph::Node& node : inner->nodes())
-      if (is_version_2_scalar_op(node.op)) return true;
-  return is_special_function(op.id());
-}
-
-// An Elemwise of a version-2 scalar op, also as a Blockwise's core op.
-bool is_version_2_elemwise(const Op& op) {
-  if (const auto* b = dynamic_cast<const Blockwise*>(&op)) return is_version_2_elemwise(b->core_op());
-  const auto* e = dynamic_cast<const Elemwise*>(&op);
-  return e && is_version_2_scalar_op(e->scalar_op());
-}
-
 }  // namespace
 
 int graph_format_version(const FunctionGraph& fg) {
@@ -152,7 +133,6 @@ int graph_format_version(const FunctionGraph& fg) {
     const Op& op = node->op();
     if (dynamic_cast<const OpFromGraph*>(&op)) return 2;
     if (const auto* b = dynamic_cast<const Blockwise*>(&op); b && has_literal_dimension(b->signature())) return 2;
-    if (is_version_2_elemwise(op)) return 2;
   }
   return 1;
 }

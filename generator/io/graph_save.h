@@ -1,8 +1,7 @@
 // Saving a FunctionGraph as a graph file. Deterministic, byte for byte: ids come from the file
 // the graph was loaded from where possible, else from names, else v0, v1, ... kiln writes the
 // lowest format version that can express the graph: 1, unless it holds something only version
-// 2 has (an rng or none type, an OpFromGraph, an integer literal in a Blockwise signature, a
-// special-function scalar op).
+// 2 has (an rng or none type, an OpFromGraph, an integer literal in a Blockwise signature).
 #pragma once
 
 #include <string>
