@@ -21,7 +21,6 @@ class ScalarEntry(NamedTuple):
     version: int = 1  #: the format version that has it
 
 
-_V2 = dict(version=2)
 _V2_LACKING = dict(kiln=False, version=2)
 
 SCALAR_OPS: dict[str, ScalarEntry] = {
@@ -57,14 +56,15 @@ SCALAR_OPS: dict[str, ScalarEntry] = {
     "Second": ScalarEntry("second"),
     # ternary
     "Switch": ScalarEntry("switch"), "Clip": ScalarEntry("clip"),
-    # graph format v2: the special functions (kiln has them), complex numbers (not in kiln yet)
-    "Erfcinv": ScalarEntry("erfcinv", **_V2), "I0": ScalarEntry("i0", **_V2), "I1": ScalarEntry("i1", **_V2),
-    "GammaInc": ScalarEntry("gammainc", **_V2), "GammaIncC": ScalarEntry("gammaincc", **_V2),
-    "GammaIncInv": ScalarEntry("gammaincinv", **_V2), "GammaIncCInv": ScalarEntry("gammainccinv", **_V2),
-    "Ive": ScalarEntry("ive", **_V2), "Kve": ScalarEntry("kve", **_V2), "Jv": ScalarEntry("jv", **_V2),
-    "Owens_t": ScalarEntry("owens_t", **_V2), "PolyGamma": ScalarEntry("polygamma", **_V2),
-    "BetaInc": ScalarEntry("betainc", **_V2), "BetaIncInv": ScalarEntry("betaincinv", **_V2),
-    "Hyp2F1": ScalarEntry("hyp2f1", **_V2),
+    # the special functions (PyTensor 2.26 has them too: version 1)
+    "Erfcinv": ScalarEntry("erfcinv"), "I0": ScalarEntry("i0"), "I1": ScalarEntry("i1"),
+    "GammaInc": ScalarEntry("gammainc"), "GammaIncC": ScalarEntry("gammaincc"),
+    "GammaIncInv": ScalarEntry("gammaincinv"), "GammaIncCInv": ScalarEntry("gammainccinv"),
+    "Ive": ScalarEntry("ive"), "Kve": ScalarEntry("kve"), "Jv": ScalarEntry("jv"),
+    "Owens_t": ScalarEntry("owens_t"), "PolyGamma": ScalarEntry("polygamma"),
+    "BetaInc": ScalarEntry("betainc"), "BetaIncInv": ScalarEntry("betaincinv"),
+    "Hyp2F1": ScalarEntry("hyp2f1"),
+    # graph format v2: complex numbers (not in kiln yet)
     "Real": ScalarEntry("real", **_V2_LACKING), "Imag": ScalarEntry("imag", **_V2_LACKING),
     "Conj": ScalarEntry("conj", **_V2_LACKING), "Angle": ScalarEntry("angle", **_V2_LACKING),
     "Complex": ScalarEntry("complex", **_V2_LACKING),
