@@ -10,6 +10,7 @@
 #include "codegen/cpp/backend.h"
 #include "codegen/cpp/emitters.h"
 #include "codegen/cpp/scalar_code.h"
+#include "codegen/cpp/special_math_select.h"
 #include "codegen/cpp/vector_math_select.h"
 #include "codegen/embedded_files.h"
 #include "codegen/gather_fusion.h"
@@ -340,6 +341,13 @@ std::string source_file(const std::string& file_name, const std::string& descrip
   add_includes(includes, vector_math.includes);
   add_includes(includes, scalar_math.includes);
   add_includes(includes, runtime.includes);
+  // The special-function pieces the graphs call (none: nothing is added).
+  std::string special_math;
+  for (const std::string& path : special_math_pieces(graph_impls)) {
+    Embedded piece = split_embedded(path);
+    add_includes(includes, piece.includes);
+    special_math += piece.body;
+  }
   add_includes(includes, indexing.includes);
   // Linear algebra (emit_linalg.cpp) only where a graph has some: LAPACK's declarations, the
   // per-matrix kernels and the batch loop.
@@ -359,7 +367,7 @@ std::string source_file(const std::string& file_name, const std::string& descrip
   src.set("headers", string_list(headers));
   src.set("includes", string_list(includes));
   src.set("abi_header", std::string(embedded_file("runtime/include/kiln/kiln.h")));
-  src.set("prologue", scalar_math.body + "\n" + runtime.body + "\n" + indexing.body + linalg);
+  src.set("prologue", scalar_math.body + "\n" + special_math + runtime.body + "\n" + indexing.body + linalg);
   // Only the SIMD declarations of the libm functions the graphs call (and the prologue's
   // kiln_scalar functions they use call).
   src.set("vector_math", select_vector_math(vector_math.body, called_math_functions(graph_impls)));
