@@ -18,16 +18,17 @@ from .scalar import ScalarSpeller, spell_scalar_op
 from .writer import Unsupported, Writer
 
 #: The format's ops (version 1 and 2) that kiln does not implement yet.
-KILN_LACKS = {
-    "AdvancedSubtensor", "AdvancedIncSubtensor",
-    "Cholesky", "Solve", "SolveTriangular", "CholeskySolve", "MatrixInverse", "MatrixPinv", "Det", "SLogDet",
-    "Eigh", "Eigvalsh", "Eig", "SVD", "LU", "LUFactor", "PivotToPermutations", "QR", "Expm",
-    "KroneckerProduct", "BlockDiagonal", "SortOp", "ArgSortOp", "Repeat", "BroadcastTo", "SearchsortedOp",
-    "Nonzero", "Unique", "FillDiagonal",
+KILN_LACKS = {"Eig"}  # complex outputs: kiln has no complex dtypes yet
+
+#: Linear-algebra ops: kiln loops each of them as a Blockwise core (generator/ops/linalg/, LinalgOp).
+LINALG_OPS = {
+    "Cholesky", "Solve", "SolveTriangular", "CholeskySolve", "LU", "LUFactor", "PivotToPermutations", "QR",
+    "MatrixInverse", "MatrixPinv", "Det", "SLogDet", "Expm", "Eigh", "Eigvalsh", "SVD", "KroneckerProduct",
+    "BlockDiagonal",
 }
 
-#: Core ops kiln's Blockwise loops today (generator/ops/blockwise.cpp, core_support()).
-KILN_BLOCKWISE_CORES = {"Dot", "Dot22"}
+#: Core ops kiln's Blockwise loops (generator/ops/blockwise.cpp, check_core()).
+KILN_BLOCKWISE_CORES = {"Dot", "Dot22"} | LINALG_OPS
 
 
 def _axes(axis):
@@ -138,8 +139,28 @@ def _identity(w: Writer, node) -> None:
 # --- products ---------------------------------------------------------------------------------------
 
 
+def _blockwise_batch_ndim(node) -> int:
+    """How many batch dimensions a Blockwise node loops (its first output's rank beyond the core)."""
+    core_out_ndim = len(node.op.outputs_sig[0]) if hasattr(node.op, "outputs_sig") else None
+    if core_out_ndim is None:
+        from pytensor.tensor.utils import _parse_gufunc_signature
+
+        core_out_ndim = len(_parse_gufunc_signature(node.op.signature)[1][0])
+    return node.outputs[0].type.ndim - core_out_ndim
+
+
 def _blockwise(w: Writer, node) -> None:
+    """A Blockwise over a core kiln loops; with no batch dimensions (what PyTensor's gradients
+    and 3.x's builders make of single matrices), just its core op, whatever that is."""
+    from .walk import write_node
+
     core = node.op.core_op
+    if _blockwise_batch_ndim(node) == 0:
+        core_node = core.make_node(*node.inputs)
+        write_node(w, core_node)
+        for out, core_out in zip(node.outputs, core_node.outputs):
+            w.alias(out, core_out)
+        return
     entry = OP_TABLE.get(type(core).__name__)
     if entry is None:
         raise Unsupported(f"Blockwise over {type(core).__name__}, which the graph format does not have")
@@ -203,17 +224,34 @@ OP_TABLE: dict[str, Entry] = {
     # identity wrappers (version 2 names them; version 1 needs no node at all)
     **{cls: _IDENTITY for cls in ("ViewOp", "DeepCopyOp", "OutputGuard", "SpecifyAssumptions", "TensorFromScalar",
                                   "ScalarFromTensor", "CpuContiguous", "Unbroadcast")},
-    # linear algebra: in the format, not in kiln yet (KILN_LACKS)
+    # linear algebra (2.x slinalg/nlinalg, 3.x pytensor.tensor.linalg; overwrite_* props are left out)
     "Cholesky": Same("lower", "on_error"),
     "Solve": Same("assume_a", "lower", "b_ndim"),
     "SolveTriangular": Same("lower", "unit_diagonal", "trans", "b_ndim"),
     "CholeskySolve": Same("lower", "b_ndim", version=2),
+    "LU": Same("permute_l", "p_indices", version=2),
+    "LUFactor": Same(version=2),
+    "PivotToPermutations": Same("inverse", version=2),
+    "QR": Same("mode", "pivoting", version=2),
     "MatrixInverse": Same(), "Det": Same(), "SLogDet": Same(),
     "MatrixPinv": Same("hermitian", version=2),
+    "Expm": Same(version=2),
     "Eigh": Same("UPLO", "lower"),
     "Eigvalsh": Same("lower", version=2),
+    "Eig": Same(version=2),
     "SVD": Same("full_matrices", "compute_uv"),
     "KroneckerProduct": Same(version=2),
+    "BlockDiagonal": Same("n_inputs", version=2),
+    # sorting and NumPy's extra ops (graph format v2)
+    "SortOp": Same("kind", version=2),
+    "ArgSortOp": Same("kind", version=2),
+    "Repeat": Same("axis", version=2),
+    "BroadcastTo": Same(version=2),
+    "SearchsortedOp": Same("side", version=2),
+    "Nonzero": Same(version=2),
+    "Unique": Same("return_index", "return_inverse", "return_counts", "axis", version=2),
+    "FillDiagonal": Same(version=2),
+    "FillDiagonalOffset": Same(version=2),
 }
 
 
