@@ -110,12 +110,12 @@ def _advanced_indexing() -> list[Case]:
     yv = r.normal(size=5)
 
     def reads():
-        return [x[i, j], x[M], x[1:, j[:2]], x[i, 1:3], t[i[:2], :, j[:2]], t[:, i[:3], j[:3]], x[x > 0],
-                t[t[:, :, 0] > 0], x[u8], x[None, i], t[1, i[:2]], x[i][:, j[:2]]]
+        return [x[i, j], x[M], x[1:, j[:2]], x[i, 1:3], t[j[1:3], :, i[:2]], t[:, j[:3], i[:3]], x[x > 0],
+                t[t[:, :, 0] > 0], x[u8], x[None, i], t[1, j[:2]], x[i][:, j[:2]]]
 
     def writes():
         return [pt.set_subtensor(x[i, j], y), pt.inc_subtensor(x[i, j], y), pt.inc_subtensor(x[1:, j[:2]], 1.0),
-                pt.set_subtensor(x[x < 0], 0.0), pt.inc_subtensor(x[M], 2.0), pt.inc_subtensor(t[:, i[:3], j[:3]], 1.0),
+                pt.set_subtensor(x[x < 0], 0.0), pt.inc_subtensor(x[M], 2.0), pt.inc_subtensor(t[:, j[:3], i[:3]], 1.0),
                 pytensor.grad((x[i, j] ** 2).sum(), x), pytensor.grad((t[t > 0.5] * 3).sum(), t)]
 
     return [
