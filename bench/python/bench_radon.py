@@ -28,25 +28,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
-
-
-def radon_model(n_counties: int, n: int):
-    import pymc as pm
-
-    rng = np.random.default_rng(11)
-    county = rng.integers(0, n_counties, n)
-    floor = rng.integers(0, 2, n).astype(float)
-    log_radon = rng.normal(1.0, 0.5, n_counties)[county] - 0.6 * floor + rng.normal(0, 0.3, n)
-    with pm.Model(coords={"county": np.arange(n_counties)}) as model:
-        county_idx = pm.Data("county_idx", county)
-        floor_x = pm.Data("floor", floor)
-        mu_a = pm.Normal("mu_a", 0.0, 10.0)
-        sigma_a = pm.HalfNormal("sigma_a", 5.0)
-        a = pm.Normal("a", mu_a, sigma_a, dims="county")
-        b = pm.Normal("b", 0.0, 10.0)
-        sigma_y = pm.Exponential("sigma_y", 1.0)
-        pm.Normal("y", a[county_idx] + b * floor_x, sigma_y, observed=log_radon)
-    return model
+sys.path.insert(0, str(REPO / "python" / "tests"))  # pymc_models.radon: the model test_pymc.py checks
 
 
 def per_call_us(fn, reps: int) -> float:
@@ -77,7 +59,9 @@ def main() -> None:
     import kiln.pymc
     from kiln.compiler import compile_graph_file
 
-    model = radon_model(args.counties, args.n)
+    from pymc_models import radon
+
+    model = radon(args.counties, args.n)
     outputs, x, info, x0 = kiln.pymc.logp_graph(model)
     t_export, exported = seconds(lambda: kiln.from_pytensor(outputs, [x], rewrite=kiln.pymc.pymc_rewrites(model),
                                                            name="radon"))
