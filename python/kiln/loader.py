@@ -31,24 +31,27 @@ class KilnCopyWarning(UserWarning):
 @dataclass(frozen=True)
 class TensorSpec:
     """An input or output of a compiled graph: its name, dtype and static shape (None where the
-    length is known only at run time)."""
+    length is known only at run time), and what it holds: "tensor", or "rng" (a NumPy
+    Generator's PCG64 state as uint64[6], see kiln.rng_words)."""
 
     name: str
     dtype: np.dtype
     shape: tuple
+    kind: str = "tensor"
 
     @property
     def ndim(self) -> int:
         return len(self.shape)
 
 
-def _specs(infos, count: int) -> list[TensorSpec]:
+def _specs(infos, kinds, count: int) -> list[TensorSpec]:
     specs = []
     for k in range(count):
         info = infos[k]
         shape = tuple(None if info.shape[d] < 0 else int(info.shape[d]) for d in range(info.ndim))
         name = info.name.decode("utf-8", "replace") if info.name else ""
-        specs.append(TensorSpec(name, _abi.KILN_DTYPES[info.dtype], shape))
+        kind = _abi.KILN_KINDS[kinds[k]] if kinds and 0 <= kinds[k] < len(_abi.KILN_KINDS) else "tensor"
+        specs.append(TensorSpec(name, _abi.KILN_DTYPES[info.dtype], shape, kind))
     return specs
 
 
@@ -177,8 +180,8 @@ class Function:
         self.kiln_version = (info.kiln_version or b"").decode()
         self._num_inputs = info.num_inputs
         self._num_outputs = info.num_outputs
-        self.inputs = _specs(info.inputs, info.num_inputs)
-        self.outputs = _specs(info.outputs, info.num_outputs)
+        self.inputs = _specs(info.inputs, info.input_kinds, info.num_inputs)
+        self.outputs = _specs(info.outputs, info.output_kinds, info.num_outputs)
         self._num_threads = max(1, int(num_threads))
         self._local = threading.local()
         self._states: "weakref.WeakSet[_ThreadState]" = weakref.WeakSet()
