@@ -86,6 +86,24 @@ def test_runtime_errors_surface_as_kiln_exceptions():
         f(np.arange(3.0), 3)
 
 
+class _ModelError(Exception):
+    pass
+
+
+def test_failed_checks_raise_the_graph_s_exception_class():
+    """A CheckAndRaise raises its exc_type in PyTensor (scipy's LinAlgError for Cholesky's
+    on_error="raise", PyMC's ParameterValueError): so does a function compiled through kiln."""
+    from pytensor.raise_op import CheckAndRaise
+
+    v = pt.dvector("v")
+    y = CheckAndRaise(_ModelError, "v must be positive")(v * 2, pt.all(v > 0))
+    f = pytensor.function([v], y, mode=kiln.mode())
+    np.testing.assert_array_equal(f(np.ones(2)), [2.0, 2.0])
+    with pytest.raises(_ModelError, match="^v must be positive") as e:
+        f(-np.ones(2))
+    assert isinstance(e.value.__cause__, kiln.KilnAssertionError)
+
+
 def test_mode_without_pytensor_rewrites():
     x = pt.dmatrix("x")
     y = (x.T @ x).sum(axis=0)
