@@ -240,7 +240,7 @@ def report(results: list[dict], version: str, args, output: Path) -> None:
     lines = [
         "# PyTensor's test suite against kiln",
         "",
-        f"PyTensor {version}'s own tests (`tests/tensor/test_<file>.py` of tag `rel-{version}`), run with",
+        f"PyTensor {version}'s own tests (`tests/tensor/[folder/]test_<file>[.py]` of tag `rel-{version}`), run with",
         "kiln's mode registered as PyTensor's default mode (`python/tools/run_pytensor_suite.py`).",
         f"Budget: {args.budget} s per file, {args.per_test} s per test; kiln compile options: "
         f"`{args.kiln_options or '(default)'}`. A file whose budget ran out shows the tests it reached.",
