@@ -350,6 +350,17 @@ def test_num_threads(scaled):
     np.testing.assert_allclose(total, total1, rtol=1e-12)
 
 
+def test_bind_into_reruns_on_the_same_buffers(scaled):
+    x, w = np.ones((2, 3)), np.arange(3.0)
+    z, total = np.empty((2, 3)), np.empty(())
+    run = scaled.bind_into([z, total], x, w)
+    np.testing.assert_array_equal(z, x * w)
+    x[:] = 2.0  # new contents, same buffer
+    run()
+    np.testing.assert_array_equal(z, np.full((2, 3), 2.0) * w)
+    assert total == (x * w).sum() == 12.0
+
+
 def test_inputs_and_outputs_are_tensors(scaled):
     assert [s.kind for s in scaled.inputs + scaled.outputs] == ["tensor"] * 4
 
