@@ -59,7 +59,7 @@ def test_allow_unimplemented_writes_the_format_op():
     g = kiln.from_pytensor(_batched_sort(A), [A], allow_unimplemented=True)
     node = next(n for n in g.graph["nodes"] if n["op"] == "Blockwise")
     assert node["props"]["core_op"] == {"op": "SortOp", "props": {"kind": "quicksort"}}
-    assert g.version == 2
+    assert g.version == 1  # the format's "More ops" are version 1 (PyTensor 2.26 has them)
 
 
 def test_blockwise_without_batch_dimensions_is_its_core_op():

@@ -224,34 +224,35 @@ OP_TABLE: dict[str, Entry] = {
     # identity wrappers (version 2 names them; version 1 needs no node at all)
     **{cls: _IDENTITY for cls in ("ViewOp", "DeepCopyOp", "OutputGuard", "SpecifyAssumptions", "TensorFromScalar",
                                   "ScalarFromTensor", "CpuContiguous", "Unbroadcast")},
-    # linear algebra (2.x slinalg/nlinalg, 3.x pytensor.tensor.linalg; overwrite_* props are left out)
+    # linear algebra (2.x slinalg/nlinalg, 3.x pytensor.tensor.linalg; overwrite_* props are left out). The
+    # format's "More ops" are version 1 too (PyTensor 2.26 has them under these names), except Eig.
     "Cholesky": Same("lower", "on_error"),
     "Solve": Same("assume_a", "lower", "b_ndim"),
     "SolveTriangular": Same("lower", "unit_diagonal", "trans", "b_ndim"),
-    "CholeskySolve": Same("lower", "b_ndim", version=2),
-    "LU": Same("permute_l", "p_indices", version=2),
-    "LUFactor": Same(version=2),
-    "PivotToPermutations": Same("inverse", version=2),
-    "QR": Same("mode", "pivoting", version=2),
+    "CholeskySolve": Same("lower", "b_ndim"),
+    "LU": Same("permute_l", "p_indices"),
+    "LUFactor": Same(),
+    "PivotToPermutations": Same("inverse"),
+    "QR": Same("mode", "pivoting"),
     "MatrixInverse": Same(), "Det": Same(), "SLogDet": Same(),
-    "MatrixPinv": Same("hermitian", version=2),
-    "Expm": Same(version=2),
+    "MatrixPinv": Same("hermitian"),
+    "Expm": Same(),
     "Eigh": Same("UPLO", "lower"),
-    "Eigvalsh": Same("lower", version=2),
-    "Eig": Same(version=2),
+    "Eigvalsh": Same("lower"),
+    "Eig": Same(version=2),  # complex outputs: version 2
     "SVD": Same("full_matrices", "compute_uv"),
-    "KroneckerProduct": Same(version=2),
-    "BlockDiagonal": Same("n_inputs", version=2),
-    # sorting and NumPy's extra ops (graph format v2)
-    "SortOp": Same("kind", version=2),
-    "ArgSortOp": Same("kind", version=2),
-    "Repeat": Same("axis", version=2),
-    "BroadcastTo": Same(version=2),
-    "SearchsortedOp": Same("side", version=2),
-    "Nonzero": Same(version=2),
-    "Unique": Same("return_index", "return_inverse", "return_counts", "axis", version=2),
-    "FillDiagonal": Same(version=2),
-    "FillDiagonalOffset": Same(version=2),
+    "KroneckerProduct": Same(),
+    "BlockDiagonal": Same("n_inputs"),
+    # sorting and NumPy's extra ops
+    "SortOp": Same("kind"),
+    "ArgSortOp": Same("kind"),
+    "Repeat": Same("axis"),
+    "BroadcastTo": Same(),
+    "SearchsortedOp": Same("side"),
+    "Nonzero": Same(),
+    "Unique": Same("return_index", "return_inverse", "return_counts", "axis"),
+    "FillDiagonal": Same(),
+    "FillDiagonalOffset": Same(),
 }
 
 
