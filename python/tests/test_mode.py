@@ -7,7 +7,7 @@ import pytensor.tensor as pt
 import pytest
 
 import kiln
-from helpers import REFERENCE_MODE, assert_same, cholesky
+from helpers import PYTENSOR_MAJOR, REFERENCE_MODE, assert_same, cholesky
 from kiln.pytensor_mode import KilnFallbackWarning, KilnLinker
 
 
@@ -101,7 +101,8 @@ def test_failed_checks_raise_the_graph_s_exception_class():
     np.testing.assert_array_equal(f(np.ones(2)), [2.0, 2.0])
     with pytest.raises(_ModelError, match="^v must be positive") as e:
         f(-np.ones(2))
-    assert isinstance(e.value.__cause__, kiln.KilnAssertionError)
+    if PYTENSOR_MAJOR >= 3:  # 2.x's raise_with_op rebuilds the exception without its cause
+        assert isinstance(e.value.__cause__, kiln.KilnAssertionError)
 
 
 def test_mode_without_pytensor_rewrites():
