@@ -1,0 +1,142 @@
+// kiln runtime, random numbers: PyTensor's scalar RandomVariables (pytensor.tensor.random.basic)
+// one draw at a time — the parameter checks NumPy's Generator methods make (with NumPy's
+// messages) and the draw PyTensor's `rng_fn` asks for. The reference evaluator and generated
+// code both call these, so they check and draw alike; each walks the broadcast parameters in
+// C order, as NumPy does, and calls `<name>_check` on every parameter tuple before
+// `<name>_draw` on every output element.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "kiln/runtime/random/continuous.hpp"
+#include "kiln/runtime/random/discrete.hpp"
+#include "kiln/runtime/random/integers.hpp"
+
+namespace kiln_random {
+namespace rv {
+
+/// The parameters of one draw, by position: real parameters (which NumPy converts to double)
+/// in `x`, integer ones (int64) in `k`; `single[i]` says real parameter i is a float32 value
+/// (InvGammaRV's formula computes 1 / scale in the parameter's own precision).
+struct Args {
+  double x[3] = {0, 0, 0};
+  std::int64_t k[3] = {0, 0, 0};
+  bool single[3] = {false, false, false};
+};
+
+/// NumPy's CONS_NON_NEGATIVE: the sign bit set on a non-NaN (so -0.0 is refused too).
+inline bool negative(double v) { return !std::isnan(v) && std::signbit(v); }
+/// NumPy's CONS_POSITIVE: v <= 0 (NaN passes).
+inline bool not_positive(double v) { return v <= 0; }
+/// NumPy's CONS_BOUNDED_0_1: outside [0, 1] or NaN.
+inline bool outside_0_1(double v) { return !(v >= 0 && v <= 1); }
+
+// Each distribution: `<name>_check(a)` returns NumPy's message for parameters it refuses (null
+// when they are valid); `<name>_draw(g, a)` draws one value as the NumPy method does.
+
+inline const char* uniform_check(const Args& a) {
+  const double range = a.x[1] - a.x[0];
+  if (!std::isfinite(range)) return "Range exceeds valid bounds";
+  if (negative(range)) return "high - low < 0";
+  return nullptr;
+}
+inline double uniform_draw(Pcg64& g, const Args& a) { return uniform(g, a.x[0], a.x[1] - a.x[0]); }
+
+inline const char* triangular_check(const Args& a) {
+  if (a.x[0] > a.x[1]) return "left > mode";
+  if (a.x[1] > a.x[2]) return "mode > right";
+  if (a.x[0] == a.x[2]) return "left == right";
+  return nullptr;
+}
+inline double triangular_draw(Pcg64& g, const Args& a) { return triangular(g, a.x[0], a.x[1], a.x[2]); }
+
+inline const char* beta_check(const Args& a) {
+  if (not_positive(a.x[0])) return "a <= 0";
+  if (not_positive(a.x[1])) return "b <= 0";
+  return nullptr;
+}
+inline double beta_draw(Pcg64& g, const Args& a) { return beta(g, a.x[0], a.x[1]); }
+
+inline const char* normal_check(const Args& a) { return negative(a.x[1]) ? "scale < 0" : nullptr; }
+inline double normal_draw(Pcg64& g, const Args& a) { return normal(g, a.x[0], a.x[1]); }
+
+inline const char* lognormal_check(const Args& a) { return negative(a.x[1]) ? "sigma < 0" : nullptr; }
+inline double lognormal_draw(Pcg64& g, const Args& a) { return lognormal(g, a.x[0], a.x[1]); }
+
+inline const char* gamma_check(const Args& a) {
+  if (negative(a.x[0])) return "shape < 0";
+  if (negative(a.x[1])) return "scale < 0";
+  return nullptr;
+}
+inline double gamma_draw(Pcg64& g, const Args& a) { return gamma(g, a.x[0], a.x[1]); }
+
+inline const char* exponential_check(const Args& a) { return negative(a.x[0]) ? "scale < 0" : nullptr; }
+inline double exponential_draw(Pcg64& g, const Args& a) { return exponential(g, a.x[0]); }
+
+inline const char* weibull_check(const Args& a) { return negative(a.x[0]) ? "a < 0" : nullptr; }
+inline double weibull_draw(Pcg64& g, const Args& a) { return weibull(g, a.x[0]); }
+
+inline const char* logistic_check(const Args& a) { return negative(a.x[1]) ? "scale < 0" : nullptr; }
+inline double logistic_draw(Pcg64& g, const Args& a) { return logistic(g, a.x[0], a.x[1]); }
+
+inline const char* vonmises_check(const Args& a) { return negative(a.x[1]) ? "kappa < 0" : nullptr; }
+inline double vonmises_draw(Pcg64& g, const Args& a) { return vonmises(g, a.x[0], a.x[1]); }
+
+inline const char* laplace_check(const Args& a) { return negative(a.x[1]) ? "scale < 0" : nullptr; }
+inline double laplace_draw(Pcg64& g, const Args& a) { return laplace(g, a.x[0], a.x[1]); }
+
+inline const char* wald_check(const Args& a) {
+  if (not_positive(a.x[0])) return "mean <= 0";
+  if (not_positive(a.x[1])) return "scale <= 0";
+  return nullptr;
+}
+inline double wald_draw(Pcg64& g, const Args& a) { return wald(g, a.x[0], a.x[1]); }
+
+/// PyTensor's InvGammaRV: 1 / rng.gamma(shape, 1 / scale), 1 / scale in the scale's precision.
+inline double invgamma_rate(const Args& a) {
+  return a.single[1] ? static_cast<double>(1.0f / static_cast<float>(a.x[1])) : 1.0 / a.x[1];
+}
+inline const char* invgamma_check(const Args& a) {
+  if (negative(a.x[0])) return "shape < 0";
+  if (negative(invgamma_rate(a))) return "scale < 0";
+  return nullptr;
+}
+inline double invgamma_draw(Pcg64& g, const Args& a) { return 1.0 / gamma(g, a.x[0], invgamma_rate(a)); }
+
+/// NumPy's POISSON_LAM_MAX: INT64_MAX - 10 sqrt(INT64_MAX), in double.
+inline constexpr double kPoissonLamMax = 9.223372006484771e+18;
+inline const char* poisson_check(const Args& a) {
+  if (!(a.x[0] <= kPoissonLamMax)) return "lam value too large";
+  if (!(a.x[0] >= 0)) return "lam < 0 or lam contains NaNs";
+  return nullptr;
+}
+inline std::int64_t poisson_draw(Pcg64& g, const Args& a) { return poisson(g, a.x[0]); }
+
+inline const char* geometric_check(const Args& a) {
+  return !(a.x[0] > 0 && a.x[0] <= 1) ? "p <= 0, p > 1 or p contains NaNs" : nullptr;
+}
+inline std::int64_t geometric_draw(Pcg64& g, const Args& a) { return geometric(g, a.x[0]); }
+
+inline const char* binomial_check(const Args& a) {
+  if (a.k[0] < 0) return "n < 0";
+  if (outside_0_1(a.x[1])) return "p < 0, p > 1 or p contains NaNs";
+  return nullptr;
+}
+inline std::int64_t binomial_draw(Pcg64& g, const Args& a) { return binomial(g, a.k[0], a.x[1]); }
+
+inline const char* hypergeometric_check(const Args& a) {
+  if (a.k[0] < 0) return "ngood < 0";
+  if (a.k[2] < 0) return "nsample < 0";
+  if (a.k[0] + a.k[1] < a.k[2]) return "ngood + nbad < nsample";  // NumPy's order of checks
+  if (a.k[1] < 0) return "nbad < 0";
+  if (a.k[0] >= 1000000000 || a.k[1] >= 1000000000) return "both ngood and nbad must be less than 1000000000";
+  return nullptr;
+}
+inline std::int64_t hypergeometric_draw(Pcg64& g, const Args& a) { return hypergeometric(g, a.k[0], a.k[1], a.k[2]); }
+
+inline const char* integers_check(const Args& a) { return a.k[0] >= a.k[1] ? "low >= high" : nullptr; }
+inline std::int64_t integers_draw(Pcg64& g, const Args& a) { return integers_int64(g, a.k[0], a.k[1]); }
+
+}  // namespace rv
+}  // namespace kiln_random
