@@ -34,6 +34,13 @@ RvDistribution int_rv(std::string_view op, std::string_view name, std::string_vi
 
 constexpr RvParam kInt(std::string_view name) { return RvParam{name, true}; }
 
+// A ScipyRandomVariable with SciPy's `scale == 0` shortcut.
+RvDistribution scipy_scaled(RvDistribution d, int scale, int loc) {
+  d.zero_scale_param = scale;
+  d.loc_param = loc;
+  return d;
+}
+
 }  // namespace
 
 const std::vector<RvDistribution>& rv_distributions() {
@@ -62,6 +69,15 @@ const std::vector<RvDistribution>& rv_distributions() {
       int_rv("BinomialRV", "binomial", "(),()->()", {kInt("n"), {"p"}}, rv::binomial_check, rv::binomial_draw),
       int_rv("IntegersRV", "integers", "(),()->()", {kInt("low"), kInt("high")}, rv::integers_check,
              rv::integers_draw),
+      // ScipyRandomVariables whose SciPy sampler is NumPy draws and arithmetic.
+      scipy_scaled(real_rv("HalfNormalRV", "halfnormal", "(),()->()", {{"loc"}, {"scale"}}, rv::halfnormal_check,
+                           rv::halfnormal_draw),
+                   1, 0),
+      scipy_scaled(real_rv("StudentTRV", "t", "(),(),()->()", {{"df"}, {"loc"}, {"scale"}}, rv::t_check, rv::t_draw),
+                   2, 1),
+      int_rv("BernoulliRV", "bernoulli", "()->()", {{"p"}}, rv::bernoulli_check, rv::bernoulli_draw),
+      int_rv("NegBinomialRV", "negative_binomial", "(),()->()", {{"n"}, {"p"}}, rv::negative_binomial_check,
+             rv::negative_binomial_draw),
   };
   return list;
 }
@@ -236,12 +252,17 @@ void RandomVariable::perform(const Apply& node, const std::vector<Array>& inputs
   const Shape pshape = params_shape(params);
   const Shape shape = draws_shape(pshape, has_size(node) ? &inputs[1] : nullptr);
   // NumPy checks every parameter before drawing anything (even when there is nothing to draw).
+  bool zero_scale = dist_->zero_scale_param >= 0;
   for_each_args(*dist_, converted, dtypes, pshape, [&](const rv::Args& a) {
     if (const char* bad = dist_->check(a)) throw RuntimeFailure(bad);
+    if (zero_scale) zero_scale = a.x[dist_->zero_scale_param] == 0;
   });
   Array draws = Array::empty(dist_->integer_draws ? DType::Int64 : DType::Float64, shape);
   std::int64_t at = 0;
-  if (dist_->integer_draws) {
+  if (zero_scale) {
+    auto* out = static_cast<double*>(draws.data());
+    for_each_args(*dist_, converted, dtypes, shape, [&](const rv::Args& a) { out[at++] = a.x[dist_->loc_param]; });
+  } else if (dist_->integer_draws) {
     auto* out = static_cast<std::int64_t*>(draws.data());
     for_each_args(*dist_, converted, dtypes, shape, [&](const rv::Args& a) { out[at++] = dist_->draw_int(g, a); });
   } else {

@@ -34,6 +34,10 @@ struct RvDistribution {
   const char* (*check)(const kiln_random::rv::Args&) = nullptr;
   double (*draw_real)(kiln_random::Pcg64&, const kiln_random::rv::Args&) = nullptr;
   std::int64_t (*draw_int)(kiln_random::Pcg64&, const kiln_random::rv::Args&) = nullptr;
+  /// SciPy's shortcut (ScipyRandomVariables with a scale): when parameter `zero_scale_param`
+  /// is 0 everywhere, the draws are parameter `loc_param` and nothing is drawn. -1: none.
+  int zero_scale_param = -1;
+  int loc_param = -1;
 };
 
 /// Every RandomVariable kiln implements.

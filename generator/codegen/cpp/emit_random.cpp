@@ -41,6 +41,14 @@ std::string emit_random_variable(const NodeEmitContext& c) {
     params.push_back(p);
   }
   data.set("params", params);
+  TemplateData zero_scale{TemplateData::type::list};
+  if (dist.zero_scale_param >= 0) {
+    TemplateData z;
+    z.set("scale", std::to_string(dist.zero_scale_param));
+    z.set("loc", std::to_string(dist.loc_param));
+    zero_scale.push_back(z);
+  }
+  data.set("zero_scale", zero_scale);
   data.set("nparams", std::to_string(n_params));
   data.set("prank", std::to_string(prank));
   data.set("prank_or_1", std::to_string(prank > 0 ? prank : 1));

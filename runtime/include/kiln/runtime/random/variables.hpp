@@ -138,5 +138,36 @@ inline std::int64_t hypergeometric_draw(Pcg64& g, const Args& a) { return hyperg
 inline const char* integers_check(const Args& a) { return a.k[0] >= a.k[1] ? "low >= high" : nullptr; }
 inline std::int64_t integers_draw(Pcg64& g, const Args& a) { return integers_int64(g, a.k[0], a.k[1]); }
 
+// PyTensor's ScipyRandomVariables whose SciPy `rvs` is NumPy draws and arithmetic:
+// `_argcheck(*args) & (scale >= 0)` over the parameters ("Domain error in arguments", NaN
+// refused), then `_rvs(...) * scale + loc`. SciPy draws nothing and returns `loc` when `scale`
+// is 0 everywhere: the caller handles that (RvDistribution::zero_scale_param).
+inline constexpr const char* kScipyDomainError =
+    "Domain error in arguments. The `scale` parameter must be positive for all distributions, and many "
+    "distributions have restrictions on shape parameters";
+
+/// scipy.stats.halfnorm(loc, scale): |standard normal| * scale + loc.
+inline const char* halfnormal_check(const Args& a) { return !(a.x[1] >= 0) ? kScipyDomainError : nullptr; }
+inline double halfnormal_draw(Pcg64& g, const Args& a) { return std::fabs(standard_normal(g)) * a.x[1] + a.x[0]; }
+
+/// scipy.stats.t(df, loc, scale): NumPy's standard_t(df) * scale + loc.
+inline const char* t_check(const Args& a) { return !(a.x[0] > 0) || !(a.x[2] >= 0) ? kScipyDomainError : nullptr; }
+inline double t_draw(Pcg64& g, const Args& a) { return standard_t(g, a.x[0]) * a.x[2] + a.x[1]; }
+
+/// scipy.stats.bernoulli(p): NumPy's binomial(1, p).
+inline const char* bernoulli_check(const Args& a) { return !(a.x[0] >= 0 && a.x[0] <= 1) ? kScipyDomainError : nullptr; }
+inline std::int64_t bernoulli_draw(Pcg64& g, const Args& a) { return binomial(g, 1, a.x[0]); }
+
+/// scipy.stats.nbinom(n, p): NumPy's negative_binomial(n, p), with NumPy's own bound on the
+/// Poisson rate it would need.
+inline const char* negative_binomial_check(const Args& a) {
+  const double n = a.x[0], p = a.x[1];
+  if (!(n > 0) || !(p > 0) || !(p <= 1)) return kScipyDomainError;
+  if ((1 - p) / p * (n + 10 * std::sqrt(n)) > kPoissonLamMax)
+    return "n too large or p too small, see Generator.negative_binomial Notes";
+  return nullptr;
+}
+inline std::int64_t negative_binomial_draw(Pcg64& g, const Args& a) { return negative_binomial(g, a.x[0], a.x[1]); }
+
 }  // namespace rv
 }  // namespace kiln_random
