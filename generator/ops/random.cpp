@@ -225,8 +225,7 @@ void for_each_args(const RvDistribution& dist, const std::vector<Array>& convert
   for (const auto& p : converted) views.push_back(broadcast_to(p, shape));
   rv::Args args;
   for (std::size_t i = 0; i < views.size(); ++i) args.single[i] = dtypes[i] == DType::Float32;
-  Array walker = Array::empty(DType::Bool, shape);
-  walker.for_each_index([&](const std::int64_t* idx) {
+  views.front().for_each_index([&](const std::int64_t* idx) {  // every view has `shape`
     for (std::size_t i = 0; i < views.size(); ++i) {
       const void* e = views[i].element_ptr(idx);
       if (dist.params[i].integer)

@@ -27,7 +27,7 @@ const Json kRng = {{"kind", "rng"}, {"bit_generator", "PCG64"}};
 Json normal_graph(const Json& props, const Json& loc_type = tensor_type("float64", {nullptr})) {
   return graph_json(2,
                     {var("rng", kRng), var("size", {{"kind", "none"}}), var("loc", loc_type),
-                     var("scale", tensor_type("float64", {})), var("next", kRng),
+                     var("scale", tensor_type("float64", Json::array())), var("next", kRng),
                      var("x", tensor_type("float64", {nullptr}))},
                     {node("NormalRV", {"rng", "size", "loc", "scale"}, {"next", "x"}, props)}, {"rng", "loc", "scale"},
                     {"next", "x"});
