@@ -383,15 +383,19 @@ std::string source_file(const std::string& file_name, const std::string& descrip
       linalg += piece.body + "\n";
     }
   // NumPy's Generator (runtime/include/kiln/runtime/random/, in its layering order) only where
-  // a graph draws random numbers (emit_random.cpp).
+  // a graph draws random numbers (emit_random.cpp). Its arithmetic must round as NumPy's does:
+  // no contraction into fused multiply-adds (GCC contracts by default where -march has FMA).
   std::string random;
   if (std::any_of(graph_impls.begin(), graph_impls.end(),
-                  [](const std::string& code) { return code.find("kiln_random::") != std::string::npos; }))
+                  [](const std::string& code) { return code.find("kiln_random::") != std::string::npos; })) {
+    random = "#pragma GCC push_options\n#pragma GCC optimize(\"fp-contract=off\")\n";
     for (const char* part : {"pcg64", "tables", "ziggurat", "continuous", "integers", "discrete", "variables"}) {
       Embedded piece = split_embedded("runtime/include/kiln/runtime/random/" + std::string(part) + ".hpp");
       add_includes(includes, piece.includes);
       random += piece.body + "\n";
     }
+    random += "#pragma GCC pop_options\n";
+  }
   TemplateData src;
   src.set("file_name", file_name);
   src.set("description", description);
