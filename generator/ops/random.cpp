@@ -75,6 +75,16 @@ const std::vector<RvDistribution>& rv_distributions() {
                    1, 0),
       scipy_scaled(real_rv("StudentTRV", "t", "(),(),()->()", {{"df"}, {"loc"}, {"scale"}}, rv::t_check, rv::t_draw),
                    2, 1),
+      scipy_scaled(real_rv("GumbelRV", "gumbel", "(),()->()", {{"loc"}, {"scale"}}, rv::gumbel_check, rv::gumbel_draw),
+                   1, 0),
+      scipy_scaled(real_rv("HalfCauchyRV", "halfcauchy", "(),()->()", {{"loc"}, {"scale"}}, rv::halfcauchy_check,
+                           rv::halfcauchy_draw),
+                   1, 0),
+      scipy_scaled(real_rv("ParetoRV", "pareto", "(),()->()", {{"b"}, {"scale"}}, rv::pareto_check, rv::pareto_draw),
+                   1, -1),
+      scipy_scaled(real_rv("TruncExponentialRV", "truncexpon", "(),(),()->()", {{"b"}, {"loc"}, {"scale"}},
+                           rv::truncexpon_check, rv::truncexpon_draw),
+                   2, 1),
       int_rv("BernoulliRV", "bernoulli", "()->()", {{"p"}}, rv::bernoulli_check, rv::bernoulli_draw),
       int_rv("NegBinomialRV", "negative_binomial", "(),()->()", {{"n"}, {"p"}}, rv::negative_binomial_check,
              rv::negative_binomial_draw),
@@ -260,7 +270,8 @@ void RandomVariable::perform(const Apply& node, const std::vector<Array>& inputs
   std::int64_t at = 0;
   if (zero_scale) {
     auto* out = static_cast<double*>(draws.data());
-    for_each_args(*dist_, converted, dtypes, shape, [&](const rv::Args& a) { out[at++] = a.x[dist_->loc_param]; });
+    for_each_args(*dist_, converted, dtypes, shape, [&](const rv::Args& a) { out[at++] = dist_->loc_param >= 0 ? a.x[dist_->loc_param] : 0.0;
+    });
   } else if (dist_->integer_draws) {
     auto* out = static_cast<std::int64_t*>(draws.data());
     for_each_args(*dist_, converted, dtypes, shape, [&](const rv::Args& a) { out[at++] = dist_->draw_int(g, a); });

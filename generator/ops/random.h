@@ -35,7 +35,8 @@ struct RvDistribution {
   double (*draw_real)(kiln_random::Pcg64&, const kiln_random::rv::Args&) = nullptr;
   std::int64_t (*draw_int)(kiln_random::Pcg64&, const kiln_random::rv::Args&) = nullptr;
   /// SciPy's shortcut (ScipyRandomVariables with a scale): when parameter `zero_scale_param`
-  /// is 0 everywhere, the draws are parameter `loc_param` and nothing is drawn. -1: none.
+  /// is 0 everywhere, the draws are parameter `loc_param` (0 when it is -1: SciPy's default
+  /// loc) and nothing is drawn. zero_scale_param -1: no such shortcut.
   int zero_scale_param = -1;
   int loc_param = -1;
 };

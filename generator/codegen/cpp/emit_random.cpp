@@ -45,7 +45,7 @@ std::string emit_random_variable(const NodeEmitContext& c) {
   if (dist.zero_scale_param >= 0) {
     TemplateData z;
     z.set("scale", std::to_string(dist.zero_scale_param));
-    z.set("loc", std::to_string(dist.loc_param));
+    z.set("loc", dist.loc_param >= 0 ? "a.x[" + std::to_string(dist.loc_param) + "]" : std::string("0.0"));
     zero_scale.push_back(z);
   }
   data.set("zero_scale", zero_scale);

@@ -169,5 +169,36 @@ inline const char* negative_binomial_check(const Args& a) {
 }
 inline std::int64_t negative_binomial_draw(Pcg64& g, const Args& a) { return negative_binomial(g, a.x[0], a.x[1]); }
 
+// ScipyRandomVariables SciPy samples by inversion: `_ppf(U)` with NumPy's uniform U, then
+// * scale + loc; the `_ppf` formulas are SciPy's, in NumPy's ufunc order (a float32 shape
+// parameter keeps its own precision through the ufuncs that see it alone).
+
+/// scipy.stats.gumbel_r(loc, scale): -log(-log(U)) * scale + loc.
+inline const char* gumbel_check(const Args& a) { return !(a.x[1] >= 0) ? kScipyDomainError : nullptr; }
+inline double gumbel_draw(Pcg64& g, const Args& a) {
+  return -std::log(-std::log(g.next_double())) * a.x[1] + a.x[0];
+}
+
+/// scipy.stats.halfcauchy(loc, scale): tan(pi / 2 * U) * scale + loc.
+inline const char* halfcauchy_check(const Args& a) { return !(a.x[1] >= 0) ? kScipyDomainError : nullptr; }
+inline double halfcauchy_draw(Pcg64& g, const Args& a) {
+  constexpr double kHalfPi = 3.141592653589793 / 2;
+  return std::tan(kHalfPi * g.next_double()) * a.x[1] + a.x[0];
+}
+
+/// scipy.stats.pareto(b, scale=scale): pow(1 - U, -1.0 / b) * scale.
+inline const char* pareto_check(const Args& a) { return !(a.x[0] > 0) || !(a.x[1] >= 0) ? kScipyDomainError : nullptr; }
+inline double pareto_draw(Pcg64& g, const Args& a) {
+  const double e = a.single[0] ? static_cast<double>(-1.0f / static_cast<float>(a.x[0])) : -1.0 / a.x[0];
+  return std::pow(1 - g.next_double(), e) * a.x[1] + 0.0;
+}
+
+/// scipy.stats.truncexpon(b, loc, scale): -log1p(U * expm1(-b)) * scale + loc.
+inline const char* truncexpon_check(const Args& a) { return !(a.x[0] > 0) || !(a.x[2] >= 0) ? kScipyDomainError : nullptr; }
+inline double truncexpon_draw(Pcg64& g, const Args& a) {
+  const double m = a.single[0] ? static_cast<double>(std::expm1(-static_cast<float>(a.x[0]))) : std::expm1(-a.x[0]);
+  return -std::log1p(g.next_double() * m) * a.x[2] + a.x[1];
+}
+
 }  // namespace rv
 }  // namespace kiln_random
