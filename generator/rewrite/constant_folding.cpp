@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "ir/error.h"
+#include "ops/random.h"
 
 namespace kiln {
 
@@ -18,6 +19,7 @@ NodeRewrite constant_folding_rule() {
   r.tags = {"canonicalize", "stabilize", "specialize", "constant_folding"};
   r.exact_shapes = true;
   r.apply = [](const FunctionGraph&, const Apply& node) -> std::optional<VarList> {
+    if (is_impure(node.op())) return std::nullopt;  // a draw happens at run time, every time
     std::int64_t input_elements = 0;
     std::vector<Array> args;
     for (const auto& in : node.inputs()) {

@@ -3,6 +3,7 @@
 #include "codegen/c_names.h"
 #include "codegen/cpp/emitters.h"
 #include "ir/error.h"
+#include "ops/random.h"
 
 namespace kiln {
 
@@ -82,8 +83,18 @@ TemplateData NodeEmitContext::base_data() const {
   return d;
 }
 
+namespace {
+
+// The table plus one entry per RandomVariable class (emit_random.cpp).
+std::vector<CppOpEntry> with_random_variables(std::vector<CppOpEntry> table) {
+  for (const auto& d : rv_distributions()) table.push_back({d.op, emit_random_variable, false});
+  return table;
+}
+
+}  // namespace
+
 const std::vector<CppOpEntry>& cpp_backend_table() {
-  static const std::vector<CppOpEntry> table = {
+  static const std::vector<CppOpEntry> table = with_random_variables({
       {"Elemwise", emit_elemwise, false},
       {"DimShuffle", emit_dimshuffle, true},
       {"Shape", emit_shape, false},
@@ -158,7 +169,7 @@ const std::vector<CppOpEntry>& cpp_backend_table() {
       {"SVD", emit_linalg, false, true, true},
       {"KroneckerProduct", emit_linalg, false, true, true},
       {"BlockDiagonal", emit_linalg, false, true, true},
-  };
+  });
   return table;
 }
 

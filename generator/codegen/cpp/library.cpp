@@ -360,6 +360,20 @@ std::string source_file(const std::string& file_name, const std::string& descrip
       add_includes(includes, piece.includes);
       linalg += piece.body + "\n";
     }
+  // NumPy's Generator (runtime/include/kiln/runtime/random/, in its layering order) only where
+  // a graph draws random numbers (emit_random.cpp). Its arithmetic must round as NumPy's does:
+  // no contraction into fused multiply-adds (GCC contracts by default where -march has FMA).
+  std::string random;
+  if (std::any_of(graph_impls.begin(), graph_impls.end(),
+                  [](const std::string& code) { return code.find("kiln_random::") != std::string::npos; })) {
+    random = "#pragma GCC push_options\n#pragma GCC optimize(\"fp-contract=off\")\n";
+    for (const char* part : {"pcg64", "tables", "ziggurat", "continuous", "integers", "discrete", "variables"}) {
+      Embedded piece = split_embedded("runtime/include/kiln/runtime/random/" + std::string(part) + ".hpp");
+      add_includes(includes, piece.includes);
+      random += piece.body + "\n";
+    }
+    random += "#pragma GCC pop_options\n";
+  }
   TemplateData src;
   src.set("file_name", file_name);
   src.set("description", description);
@@ -367,7 +381,9 @@ std::string source_file(const std::string& file_name, const std::string& descrip
   src.set("headers", string_list(headers));
   src.set("includes", string_list(includes));
   src.set("abi_header", std::string(embedded_file("runtime/include/kiln/kiln.h")));
-  src.set("prologue", scalar_math.body + "\n" + special_math + runtime.body + "\n" + indexing.body + linalg);
+  src.set("prologue", scalar_math.body + "
+" + special_math + runtime.body + "
+" + indexing.body + linalg + random);
   // Only the SIMD declarations of the libm functions the graphs call (and the prologue's
   // kiln_scalar functions they use call).
   src.set("vector_math", select_vector_math(vector_math.body, called_math_functions(graph_impls)));
