@@ -381,9 +381,7 @@ std::string source_file(const std::string& file_name, const std::string& descrip
   src.set("headers", string_list(headers));
   src.set("includes", string_list(includes));
   src.set("abi_header", std::string(embedded_file("runtime/include/kiln/kiln.h")));
-  src.set("prologue", scalar_math.body + "
-" + special_math + runtime.body + "
-" + indexing.body + linalg + random);
+  src.set("prologue", scalar_math.body + "\n" + special_math + runtime.body + "\n" + indexing.body + linalg + random);
   // Only the SIMD declarations of the libm functions the graphs call (and the prologue's
   // kiln_scalar functions they use call).
   src.set("vector_math", select_vector_math(vector_math.body, called_math_functions(graph_impls)));
