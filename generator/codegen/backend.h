@@ -58,11 +58,16 @@ struct Backend {
   /// Embedded files whose bodies form the source's runtime prologue, in order (their <system>
   /// includes are hoisted to the top of the file).
   std::vector<std::string> prologue;
-  /// Prologue pieces embedded only when some graph's code contains `marker` (the cpp backend's
-  /// LAPACK declarations and linear-algebra kernels, for graphs calling kg::linalg::).
+  /// Prologue pieces embedded only where some graph needs them, after `prologue`, in order:
+  /// either `files` when some graph's code contains `marker` (the cpp backend's LAPACK
+  /// declarations and linear-algebra kernels, for graphs calling kg::linalg::), or what
+  /// `select` picks from the graphs' code (the special functions they call). `before` and
+  /// `after` surround the pieces when any are embedded (NumPy's Generator: no fp contraction).
   struct OptionalPrologue {
     std::string marker;
     std::vector<std::string> files;
+    std::function<std::vector<std::string>(const std::vector<std::string>& graph_code)> select;
+    std::string before, after;
   };
   std::vector<OptionalPrologue> optional_prologue;
   /// File-scope declarations ahead of the prologue that depend on the graphs' code: an embedded

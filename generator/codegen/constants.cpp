@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "codegen/c_names.h"
 #include "codegen/c_types.h"
 #include "kiln/version.h"
 #include "util/sha256.h"
@@ -31,22 +32,6 @@ std::string constant_array(const std::string& cname, const Array& value) {
     text += (i % 8 == 0 ? "\n    " : " ") + element_literal(value, i) + (i + 1 < n ? "," : "");
   }
   return text + "\n};\n";
-}
-
-// A string for the assembler's .incbin: printable characters that mean nothing to the C
-// preprocessor or the assembler stay, every other byte becomes a three-digit octal escape.
-std::string asm_string_literal(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char ch : s) {
-    if (std::isalnum(ch) || std::strchr("/_.-+,:=@%~ ", ch)) {
-      out += static_cast<char>(ch);
-    } else {
-      const char octal[] = {'\\', static_cast<char>('0' + (ch >> 6)), static_cast<char>('0' + ((ch >> 3) & 7)),
-                            static_cast<char>('0' + (ch & 7)), '\0'};
-      out += octal;
-    }
-  }
-  return out + "\"";
 }
 
 }  // namespace

@@ -14,20 +14,6 @@ namespace kiln {
 
 namespace {
 
-// Unique C identifiers for a list of display names.
-std::vector<std::string> unique_identifiers(const std::vector<std::string>& names, const std::string& fallback,
-                                            std::set<std::string> taken) {
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    std::string base = c_identifier(names[i], fallback + std::to_string(i));
-    std::string id = base;
-    for (int n = 2; taken.count(id); ++n) id = base + "_" + std::to_string(n);
-    taken.insert(id);
-    out.push_back(id);
-  }
-  return out;
-}
-
 std::vector<std::string> input_names(const FunctionGraph& fg) {
   std::vector<std::string> names;
   for (const auto& in : fg.inputs()) names.push_back(in->name().empty() ? in->file_id() : in->name());
@@ -90,9 +76,9 @@ std::string graph_header(const FunctionGraph& fg, const std::string& name) {
   hdr.set("output_list", out_comments.empty() ? "none" : join(out_comments, ", "));
 
   std::set<std::string> reserved = {"ctx_", "ins", "outs", "status", "f", "name", "kiln"};
-  std::vector<std::string> params = unique_identifiers(in_names, "input", reserved);
+  std::vector<std::string> params = unique_c_identifiers(in_names, "input", reserved);
   std::set<std::string> taken_members;
-  std::vector<std::string> members = unique_identifiers(out_names, "output", taken_members);
+  std::vector<std::string> members = unique_c_identifiers(out_names, "output", taken_members);
   std::vector<std::string> param_decls, bind, adopt, dl_outs, into_decls;
   bind.push_back("    DLTensor ins[" + std::to_string(std::max<std::size_t>(1, params.size())) + "] = {};");
   for (std::size_t k = 0; k < params.size(); ++k) {

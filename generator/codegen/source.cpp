@@ -235,14 +235,22 @@ std::string source_file(const Backend& backend, const std::string& file_name, co
     add_includes(includes, e.includes);
     bodies.push_back(e.body);
   }
-  for (const auto& optional : backend.optional_prologue)
-    if (std::any_of(graph_impls.begin(), graph_impls.end(),
-                    [&](const std::string& code) { return code.find(optional.marker) != std::string::npos; }))
-      for (const auto& piece : optional.files) {
-        EmbeddedText e = split_embedded(piece);
-        add_includes(includes, e.includes);
-        bodies.push_back(e.body);
-      }
+  for (const auto& optional : backend.optional_prologue) {
+    std::vector<std::string> files;
+    if (optional.select)
+      files = optional.select(graph_impls);
+    else if (std::any_of(graph_impls.begin(), graph_impls.end(),
+                         [&](const std::string& code) { return code.find(optional.marker) != std::string::npos; }))
+      files = optional.files;
+    if (files.empty()) continue;
+    if (!optional.before.empty()) bodies.push_back(optional.before);
+    for (const auto& piece : files) {
+      EmbeddedText e = split_embedded(piece);
+      add_includes(includes, e.includes);
+      bodies.push_back(e.body);
+    }
+    if (!optional.after.empty()) bodies.push_back(optional.after);
+  }
   TemplateData src;
   src.set("file_name", file_name);
   src.set("description", description);

@@ -11,8 +11,10 @@
 #include <random>
 
 #include "codegen/backend.h"
+#include "driver/cache_maintenance.h"
 #include "driver/emit_files.h"
 #include "driver/process.h"
+#include "driver/sanitize.h"
 #include "util/sha256.h"
 #include "kiln/version.h"
 
@@ -175,6 +177,7 @@ void check_variants(const GeneratedLibrary& lib, const std::vector<std::string>&
 
 std::string resolve_compiler(const BuildOptions& options, const Toolchain& toolchain) {
   if (!options.cxx.empty()) return options.cxx;
+  if (std::string sanitizing = sanitized_build_compiler(); !sanitizing.empty()) return sanitizing;
   const char* env = std::getenv(toolchain.compiler_env.c_str());
   return env && *env ? env : toolchain.default_compiler;
 }
@@ -211,6 +214,7 @@ std::vector<std::string> generated_code_flags(const BuildOptions& options, const
   // issue 7: ~1.7x). Without AVX-512 the option changes nothing.
   flags.push_back("-mprefer-vector-width=512");
 #endif
+  for (auto& flag : generated_code_sanitizer_flags()) flags.push_back(flag);
   flags.insert(flags.end(), options.cxxflags.begin(), options.cxxflags.end());
   return flags;
 }
@@ -290,6 +294,7 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
   fs::path root = resolve_cache_dir(options);
   fs::path final_dir = cache_entry_dir(options, result.key);
   if (options.use_cache && fs::exists(final_dir / so_name) && (!program || fs::exists(final_dir / lib.name))) {
+    touch_cache_entry(final_dir.string());
     result.library_path = (final_dir / so_name).string();
     if (program) result.program_path = (final_dir / lib.name).string();
     result.cache_hit = true;
@@ -297,10 +302,12 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
   }
 
   std::error_code ec;
-  fs::path work = fs::absolute((options.use_cache ? root / "tmp" : fs::temp_directory_path() / "kiln-build") /
-                               (result.key.substr(0, 16) + "-" + unique_suffix()));
+  const fs::path tmp_root = options.use_cache ? root / "tmp" : fs::temp_directory_path() / "kiln-build";
+  remove_stale_build_folders(tmp_root.string(), kStaleBuildFolderAge);  // left by killed compiles
+  fs::path work = fs::absolute(tmp_root / (result.key.substr(0, 16) + "-" + unique_suffix()));
   fs::create_directories(work, ec);
   if (ec) throw UserError("cannot create build folder " + work.string() + ": " + ec.message());
+  const BuildFolderLock in_use(work.string());  // until the build is over (cache_maintenance.h)
   write_file(work / (lib.name + ".h"), lib.header);
   write_file(work / lib.source_file, lib.source);
   // Large constants: raw .bin files pulled in by the assembler (.incbin) from an absolute path.
@@ -353,6 +360,7 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
     std::vector<std::string> pcmd = {cxx, "-std=c++17", "-O2", "-I", work.string(),
                                      (work / (lib.name + "_main.cpp")).string(), "-o", (work / lib.name).string(),
                                      "-L", work.string(), "-l" + lib.name, "-Wl,-rpath,$ORIGIN"};
+    for (auto& flag : generated_code_sanitizer_flags()) pcmd.push_back(flag);
     ProcessResult pr = run_process(pcmd);
     if (pr.exit_code != 0) fail("compiling the standalone program", pr);
   }

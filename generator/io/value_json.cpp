@@ -84,6 +84,20 @@ std::string base64_decode(const std::string& text, const std::string& pointer) {
   return out;
 }
 
+namespace {
+
+// The bytes of an array of `shape`, or a UserError at `pointer` when no array can have that
+// shape (NumPy's limit, kiln/runtime/array.hpp's checked_nbytes).
+std::int64_t array_bytes(DType dt, const Shape& shape, const std::string& pointer) {
+  try {
+    return checked_nbytes(shape, dtype_size(dt));
+  } catch (const std::length_error& e) {
+    throw UserError(e.what(), pointer);
+  }
+}
+
+}  // namespace
+
 Array parse_value(const Json& j, const TensorType& type, const std::string& pointer) {
   const std::size_t nd = type.shape.size();
   if (j.is_object()) {
@@ -102,12 +116,15 @@ Array parse_value(const Json& j, const TensorType& type, const std::string& poin
     }
     if (!type.fully_static())
       throw UserError("a base64 value needs a type with a fully static shape", pointer);
+    // Sized before anything is allocated: a type of 2^40 elements with 8 bytes of data is
+    // refused by the data's length, not by running out of memory.
+    const std::int64_t needed = array_bytes(type.dtype, type.shape, pointer);
     std::string bytes = base64_decode(j["base64"].get<std::string>(), pointer + "/base64");
-    Array a = Array::empty(type.dtype, type.shape);
-    if (bytes.size() != a.nbytes())
+    if (bytes.size() != static_cast<std::uint64_t>(needed))
       throw UserError("base64 data has " + std::to_string(bytes.size()) + " bytes but type " +
-                          type.str() + " needs " + std::to_string(a.nbytes()),
+                          type.str() + " needs " + std::to_string(needed),
                       pointer + "/base64");
+    Array a = Array::empty(type.dtype, type.shape);
     if (order == "C" || nd <= 1) {
       if (!bytes.empty()) std::memcpy(a.data(), bytes.data(), bytes.size());
     } else {
@@ -145,6 +162,7 @@ Array parse_value(const Json& j, const TensorType& type, const std::string& poin
                           std::to_string(i) + " but its type " + type.str() + " says " +
                           std::to_string(type.shape[i]),
                       pointer);
+  array_bytes(type.dtype, shape, pointer);  // (0, 10^17, 1000) from "value": []
   Array a = Array::empty(type.dtype, shape);
   visit_dtype(type.dtype, [&](auto t) {
     using T = decltype(t);

@@ -16,6 +16,7 @@
 #include "ops/join.h"
 #include "ops/linalg/linalg.h"
 #include "ops/op_from_graph.h"
+#include "ops/random.h"
 #include "ops/reduce.h"
 #include "ops/reshape.h"
 #include "ops/shape.h"
@@ -36,10 +37,17 @@ OpPtr not_implemented_yet(PropReader& props, const std::vector<TensorType>&) {
   throw NotImplementedError(props.op_name() + " is not implemented yet in kiln", node);
 }
 
+// The table plus one entry per RandomVariable class (ops/random; the factory reads the class
+// from the node's op name).
+std::vector<OpEntry> with_random_variables(std::vector<OpEntry> table) {
+  for (const auto& d : rv_distributions()) table.push_back({d.op, random_variable_from_props});
+  return table;
+}
+
 }  // namespace
 
 const std::vector<OpEntry>& op_table() {
-  static const std::vector<OpEntry> table = {
+  static const std::vector<OpEntry> table = with_random_variables({
       // --- elementwise and dimension shuffles (ops/elemwise, ops/dimshuffle)
       {"Elemwise", elemwise_from_props},
       {"DimShuffle", dimshuffle_from_props},
@@ -128,7 +136,7 @@ const std::vector<OpEntry>& op_table() {
       {"SVD", svd_from_props},
       {"KroneckerProduct", kronecker_product_from_props},
       {"BlockDiagonal", block_diagonal_from_props},
-  };
+  });
   return table;
 }
 

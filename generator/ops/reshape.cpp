@@ -28,12 +28,12 @@ std::vector<std::int64_t> read_int_vector(const Array& a) {
   return out;
 }
 
-// Product of static lengths, or nullopt when one is unknown.
+// Product of static lengths, or nullopt when one is unknown or the product overflows (no
+// array has that size; perform reports it when the graph runs).
 std::optional<std::int64_t> static_size(const Shape& shape) {
   std::int64_t n = 1;
   for (auto d : shape) {
-    if (d == kUnknownLength) return std::nullopt;
-    n *= d;
+    if (d == kUnknownLength || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
   }
   return n;
 }
@@ -79,9 +79,10 @@ std::vector<TensorType> Reshape::infer_types(const VarList& inputs) const {
   }
   if (x_size && n_unknown == 1) {
     std::int64_t known = 1;
+    bool overflow = false;
     for (auto d : out)
-      if (d != kUnknownLength) known *= d;
-    if (known != 0 && *x_size % known == 0)
+      if (d != kUnknownLength) overflow |= __builtin_mul_overflow(known, d, &known);
+    if (!overflow && known != 0 && *x_size % known == 0)
       out[static_cast<std::size_t>(unknown)] = *x_size / known;
   }
   const auto out_size = static_size(out);

@@ -22,7 +22,8 @@ struct FixtureCase {
   std::string error;  ///< expected run-time failure substring
 };
 
-/// Every case folder under tests/fixtures/cases, sorted; `filter` keeps names containing it.
+/// Every case folder under tests/fixtures/cases, sorted; `filter` keeps the names ("family/case")
+/// that contain it, or one of its parts when it is a comma-separated list.
 std::vector<std::string> list_fixture_cases(const std::string& filter = "");
 FixtureCase load_fixture_case(const std::string& dir);
 

@@ -2,12 +2,24 @@
 
 #include "codegen/cpp/emitters.h"
 #include "codegen/cpp/scalar_code.h"
+#include "codegen/cpp/special_math_select.h"
 #include "codegen/cpp/vector_math_select.h"
+#include "ops/random.h"
 
 namespace kiln {
 
+namespace {
+
+// The table plus one entry per RandomVariable class (emit_random.cpp).
+std::vector<OpEmitter> with_random_variables(std::vector<OpEmitter> table) {
+  for (const auto& d : rv_distributions()) table.push_back({d.op, emit_random_variable, false});
+  return table;
+}
+
+}  // namespace
+
 const std::vector<OpEmitter>& cpp_backend_table() {
-  static const std::vector<OpEmitter> table = {
+  static const std::vector<OpEmitter> table = with_random_variables({
       {"Elemwise", emit_elemwise, false},
       {"DimShuffle", emit_dimshuffle, true},
       {"Shape", emit_shape, false},
@@ -82,7 +94,7 @@ const std::vector<OpEmitter>& cpp_backend_table() {
       {"SVD", emit_linalg, false, true, true},
       {"KroneckerProduct", emit_linalg, false, true, true},
       {"BlockDiagonal", emit_linalg, false, true, true},
-  };
+  });
   return table;
 }
 
@@ -95,9 +107,20 @@ std::shared_ptr<const Backend> make_cpp_backend() {
   b->templates = "templates/cpp";
   b->prologue = {"runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp",
                  "templates/cpp/prologue/indexing.hpp", "templates/cpp/prologue/blas.hpp"};
-  b->optional_prologue = {{"kg::linalg::",
-                           {"runtime/include/kiln/runtime/lapack.hpp", "runtime/include/kiln/runtime/linalg_kernels.hpp",
-                            "templates/cpp/prologue/linalg.hpp"}}};
+  std::vector<std::string> random_pieces;  // NumPy's Generator, in its layering order
+  for (const char* part : {"pcg64", "tables", "ziggurat", "continuous", "integers", "discrete", "variables"})
+    random_pieces.push_back("runtime/include/kiln/runtime/random/" + std::string(part) + ".hpp");
+  b->optional_prologue = {
+      // Only the special-function pieces (incomplete gamma, Bessel, ...) the graphs call.
+      {"", {}, special_math_pieces, "", ""},
+      {"kg::linalg::",
+       {"runtime/include/kiln/runtime/lapack.hpp", "runtime/include/kiln/runtime/linalg_kernels.hpp",
+        "templates/cpp/prologue/linalg.hpp"},
+       nullptr, "", ""},
+      // Random draws must round as NumPy's do: no contraction into fused multiply-adds (GCC
+      // contracts by default where -march has FMA).
+      {"kiln_random::", random_pieces, nullptr,
+       "#pragma GCC push_options\n#pragma GCC optimize(\"fp-contract=off\")\n", "#pragma GCC pop_options\n"}};
   // SIMD declarations of libm functions (a no-op unless built with -DKILN_SLEEF): only those of
   // the functions the graphs call (and the prologue's kiln_scalar functions they use call).
   b->declarations.file = "templates/cpp/prologue/vector_math.hpp";
