@@ -1,4 +1,5 @@
 // kiln run: compile (cached) and call the library, with kiln eval's input/output conventions.
+#include <chrono>
 #include <iostream>
 
 #include "cli/build_options.h"
@@ -22,6 +23,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
     int threads = 1;
     CompileOptions options;
     std::string cxxflags;
+    bool verbose = false;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("FILE", args->file, "graph file (.json)")->required();
@@ -31,14 +33,20 @@ void add_run_command(CLI::App& app, int& exit_code) {
   add_build_options(cmd, args->options.build, args->cxxflags);
   add_backend_option(cmd, args->options);
   add_rewrite_options(cmd, args->options);
+  add_verbose_option(cmd, args->verbose);
   cmd->callback([&exit_code, args] {
     exit_code = run_guarded([&] {
       args->options.build.cxxflags = split_flags(args->cxxflags);
+      const auto start = std::chrono::steady_clock::now();
       FunctionGraph fg = load_graph_file(args->file);
+      const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::vector<Array> inputs = read_inputs(fg, args->inputs);
       Artifacts built = compile(fg.clone(), args->options);
+      if (args->verbose) print_stage_times(load_seconds, built, &built.build);
       Library so(built.build.library_path);
       const kiln_graph_info& info = so.graph(built.sources.name);
+      if (args->verbose && !so.variant(built.sources.name).empty())
+        std::cerr << "kiln: --march-variants: this CPU runs the " << so.variant(built.sources.name) << " variant\n";
       kiln_context* ctx = info.context_create();
       if (!ctx) throw RuntimeFailure("out of memory creating a context");
       info.context_set_num_threads(ctx, args->threads);
@@ -46,7 +54,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
       for (const auto& a : inputs) dl.push_back(a.dltensor());
       if (dl.empty()) dl.resize(1);
       std::vector<DLManagedTensor*> outs(fg.outputs().size() + 1, nullptr);
+      const auto call_start = std::chrono::steady_clock::now();
       int32_t status = info.call(ctx, dl.data(), outs.data());
+      if (args->verbose)
+        print_time("call", std::chrono::duration<double>(std::chrono::steady_clock::now() - call_start).count());
       std::string error = info.context_last_error(ctx);
       info.context_destroy(ctx);
       if (status != KILN_OK) throw RuntimeFailure(std::string(kiln_status_name(status)) + ": " + error);

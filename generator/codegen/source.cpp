@@ -27,6 +27,9 @@ std::string node_label(const Apply& node, int index) {
     if (!n.empty()) names.push_back("\"" + n + "\"");
   }
   if (!names.empty()) s += " -> " + join(names, ", ");
+  // The nodes of the user's file it stands for: what the user wrote may be a Dot at /nodes/0
+  // where the library runs a Gemv.
+  if (node.origins()) s += " (from " + origins_str(node.origins()) + ")";
   return s;
 }
 

@@ -1,4 +1,5 @@
 #include "driver/build.h"
+#include "driver/build_key.h"
 
 #include <unistd.h>
 
@@ -26,7 +27,7 @@ namespace {
 
 void write_file(const fs::path& path, const void* data, std::size_t size) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw UserError("cannot write " + path.string());
+  if (!out) throw IoError("cannot write " + path.string());
   out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
   if (!out) throw UserError("error writing " + path.string());
 }
@@ -141,12 +142,21 @@ std::string variant_dispatcher(const std::string& name, const std::vector<std::s
                   "#include \"" + name + ".h\"\n\nextern \"C\" {\n";
   for (std::size_t k = 0; k < variants.size(); ++k)
     s += "__attribute__((visibility(\"hidden\"))) const kiln_graph_info* " + variant_prefix(name, k) + "_info(void);\n";
-  s += "}\n\nnamespace {\nconst kiln_graph_info* chosen() {\n  static const kiln_graph_info* const info = [] {\n"
+  // The variant index is picked once; NAME_variant() names it (kiln run -v prints it).
+  s += "}\n\nnamespace {\nint chosen_index() {\n  static const int index = [] {\n"
        "    __builtin_cpu_init();\n";
   for (std::size_t k = 0; k + 1 < variants.size(); ++k)
-    s += "    if (__builtin_cpu_supports(\"" + variants[k] + "\")) return " + variant_prefix(name, k) + "_info();\n";
-  s += "    return " + variant_prefix(name, variants.size() - 1) + "_info();\n  }();\n  return info;\n}\n}  // namespace\n\n"
+    s += "    if (__builtin_cpu_supports(\"" + variants[k] + "\")) return " + std::to_string(k) + ";\n";
+  s += "    return " + std::to_string(variants.size() - 1) + ";\n  }();\n  return index;\n}\n"
+       "const kiln_graph_info* chosen() {\n  switch (chosen_index()) {\n";
+  for (std::size_t k = 0; k + 1 < variants.size(); ++k)
+    s += "    case " + std::to_string(k) + ": return " + variant_prefix(name, k) + "_info();\n";
+  s += "    default: return " + variant_prefix(name, variants.size() - 1) + "_info();\n  }\n}\n"
+       "const char* const variant_names[] = {";
+  for (std::size_t k = 0; k < variants.size(); ++k) s += (k ? ", \"" : "\"") + variants[k] + "\"";
+  s += "};\n}  // namespace\n\n"
        "extern \"C\" {\n"
+       "KILN_EXPORT const char* " + name + "_variant(void) { return variant_names[chosen_index()]; }\n"
        "KILN_EXPORT const kiln_graph_info* " + name + "_info(void) { return chosen(); }\n"
        "KILN_EXPORT kiln_context* " + name + "_context_create(void) { return chosen()->context_create(); }\n"
        "KILN_EXPORT void " + name + "_context_destroy(kiln_context* c) { chosen()->context_destroy(c); }\n"
@@ -278,17 +288,21 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
   const std::vector<std::string> flags = generated_code_flags(base, toolchain);
   const std::vector<std::string> link = generated_code_libraries(lib, options);
 
-  Sha256 key_hash;
-  key_hash.update("kiln " KILN_VERSION_STRING "\n").update(compiler_identity(cxx, resolve_cache_dir(options))).update(cxx);
-  for (const auto& f : flags) key_hash.update("\n").update(f);
-  for (const auto& f : link) key_hash.update("\n").update(f);
-  for (const auto& v : options.march_variants) key_hash.update("\nvariant ").update(v);
-  key_hash.update("\nheader\n").update(lib.header).update("\nsource\n").update(lib.source);
+  BuildKey key;
+  key.add("kiln version", "kiln " KILN_VERSION_STRING);
+  key.add("compiler", compiler_identity(cxx, resolve_cache_dir(options)) + "\n" + cxx);
+  std::string flag_text;
+  for (const auto& f : flags) flag_text += f + "\n";
+  for (const auto& f : link) flag_text += "link " + f + "\n";
+  for (const auto& v : options.march_variants) flag_text += "variant " + v + "\n";
+  key.add("flags", flag_text);
+  key.add("generated header", lib.header);
+  key.add("generated source", lib.source);
   // The data file without its folder: it names each blob's sha256, so the key covers the bytes.
-  if (!lib.blobs.empty()) key_hash.update("\ndata\n").update(data_assembly(lib, ""));
-  if (program) key_hash.update("\nprogram\n").update(lib.main_program);
+  key.add("constant data", lib.blobs.empty() ? std::string() : data_assembly(lib, ""));
+  key.add("program", program ? lib.main_program : std::string());
   BuildResult result;
-  result.key = key_hash.hex_digest();
+  result.key = key.digest();
 
   const std::string so_name = "lib" + lib.name + ".so";
   fs::path root = resolve_cache_dir(options);
@@ -298,7 +312,14 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
     result.library_path = (final_dir / so_name).string();
     if (program) result.program_path = (final_dir / lib.name).string();
     result.cache_hit = true;
+    key.remember(root.string(), lib.name);
     return result;
+  }
+  if (options.use_cache) {
+    result.miss_reason = key.explain_miss(root.string(), lib.name);
+    key.remember(root.string(), lib.name);
+  } else {
+    result.miss_reason = "the cache is off (--no-cache)";
   }
 
   std::error_code ec;
@@ -306,7 +327,7 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
   remove_stale_build_folders(tmp_root.string(), kStaleBuildFolderAge);  // left by killed compiles
   fs::path work = fs::absolute(tmp_root / (result.key.substr(0, 16) + "-" + unique_suffix()));
   fs::create_directories(work, ec);
-  if (ec) throw UserError("cannot create build folder " + work.string() + ": " + ec.message());
+  if (ec) throw IoError("cannot create build folder " + work.string() + ": " + ec.message());
   const BuildFolderLock in_use(work.string());  // until the build is over (cache_maintenance.h)
   write_file(work / (lib.name + ".h"), lib.header);
   write_file(work / lib.source_file, lib.source);

@@ -34,6 +34,9 @@ struct BuildResult {
   std::string program_path;  ///< the standalone program (when asked for)
   bool cache_hit = false;
   std::string key;           ///< the cache key (sha256 of sources, flags, compiler identity)
+  /// On a miss: why (which part of the key changed since the last build of this library name,
+  /// driver/build_key.h), for `kiln compile -v`.
+  std::string miss_reason;
 };
 
 /// The system compiler failed on generated code. The message holds its output and where the
