@@ -23,6 +23,7 @@ void add_replace_command(CLI::App& app, int& exit_code);
 void add_cache_command(CLI::App& app, int& exit_code);
 void add_view_command(CLI::App& app, int& exit_code);
 void add_save_command(CLI::App& app, int& exit_code);
+void add_bisect_command(CLI::App& app, int& exit_code);
 
 /// `kiln --version`: kiln's version, the compiler, BLAS, SLEEF, ABI and graph-format versions.
 std::string version_text();

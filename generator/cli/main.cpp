@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_cache_command(app, exit_code);
   kiln::cli::add_view_command(app, exit_code);
   kiln::cli::add_save_command(app, exit_code);
+  kiln::cli::add_bisect_command(app, exit_code);
   app.footer(
       "Exit codes: 0 ok, 1 usage, 2 invalid graph, 3 run-time failure, 4 I/O error, "
       "5 not implemented, 6 compiler failure, 70 internal error.");
