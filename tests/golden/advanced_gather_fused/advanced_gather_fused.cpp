@@ -2100,7 +2100,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [1] Composite{(i1 * exp(i0))} -> v4
   {
-    static const char kWhere[] = "node [1] Composite{(i1 * exp(i0))}";
+    static const char kWhere[] = "node [1] Composite{(i1 * exp(i0))} -> \042v3\042 (from /nodes/1 Elemwise, /nodes/2 Elemwise)";
     // v3 = v0[v1] is read inside the loop (gather fusion): its shape is idx's.
     v3.shape[0] = v1.shape[0];
     v3.strides[0] = 1;

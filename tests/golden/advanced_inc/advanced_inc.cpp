@@ -2098,7 +2098,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] AdvancedIncSubtensor1{no_inplace,inc} -> v3
   {
-    static const char kWhere[] = "node [0] AdvancedIncSubtensor1{no_inplace,inc} -> \042v1\042";
+    static const char kWhere[] = "node [0] AdvancedIncSubtensor1{no_inplace,inc} -> \042v1\042 (from /nodes/0 AdvancedIncSubtensor1)";
     const int64_t n = v2.shape[0];
     const int64_t rows = v0.shape[0];
     for (int64_t i = 0; i < n; ++i) {

@@ -2101,7 +2101,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] AdvancedSubtensor -> v3
   {
-    static const char kWhere[] = "node [0] AdvancedSubtensor -> \042v1\042";
+    static const char kWhere[] = "node [0] AdvancedSubtensor -> \042v1\042 (from /nodes/0 AdvancedSubtensor)";
     KILN_TRY_AT(kg::check_indices(ctx, v2, v0.shape[1], 1), kWhere);
     KILN_TRY_AT(kg::check_mask_shape<1>(ctx, v1.shape, v0.shape, 0), kWhere);
     const int64_t n0 = kg::count_nonzero(v1);

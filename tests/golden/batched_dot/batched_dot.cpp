@@ -2096,7 +2096,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] BatchedDot -> v2
   {
-    static const char kWhere[] = "node [0] BatchedDot -> \042v1\042";
+    static const char kWhere[] = "node [0] BatchedDot -> \042v1\042 (from /nodes/0 BatchedDot)";
     if (v0.shape[0] != v1.shape[0])
       return kg::at_node(ctx, kg::fail_shapes(ctx, "batch lengths differ", {{"x", v0.shape, 3}, {"y", v1.shape, 3}}), kWhere);
     if (v0.shape[2] != v1.shape[1])

@@ -2097,7 +2097,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Mul -> v2
   {
-    static const char kWhere[] = "node [0] Mul";
+    static const char kWhere[] = "node [0] Mul -> \042y\042 (from /nodes/0 Elemwise)";
 
 
     {

@@ -2100,7 +2100,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Blockwise{Dot, (m,k),(k,n)->(m,n)} -> v2
   {
-    static const char kWhere[] = "node [0] Blockwise{Dot, (m,k),(k,n)->(m,n)} -> \042v1\042";
+    static const char kWhere[] = "node [0] Blockwise{Dot, (m,k),(k,n)->(m,n)} -> \042v1\042 (from /nodes/0 Blockwise)";
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
       static const bool broadcastable[] = { false, true };

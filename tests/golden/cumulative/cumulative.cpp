@@ -2090,7 +2090,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Cumprod{axis=None} -> v1
   {
-    static const char kWhere[] = "node [0] Cumprod{axis=None} -> \042v1\042";
+    static const char kWhere[] = "node [0] Cumprod{axis=None} -> \042v1\042 (from /nodes/0 CumOp)";
 
     v1.shape[0] = v0.size();  // the flattened input
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v1, DLDataType{2, 64, 1}), kWhere);
@@ -2158,7 +2158,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [1] Cumprod{axis=0} -> v2
   {
-    static const char kWhere[] = "node [1] Cumprod{axis=0} -> \042v2\042";
+    static const char kWhere[] = "node [1] Cumprod{axis=0} -> \042v2\042 (from /nodes/1 CumOp)";
     for (int d = 0; d < 2; ++d) v2.shape[d] = v0.shape[d];
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 1, v2, DLDataType{2, 64, 1}), kWhere);
@@ -2228,7 +2228,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [2] Cumprod{axis=1} -> v3
   {
-    static const char kWhere[] = "node [2] Cumprod{axis=1} -> \042v3\042";
+    static const char kWhere[] = "node [2] Cumprod{axis=1} -> \042v3\042 (from /nodes/2 CumOp)";
     for (int d = 0; d < 2; ++d) v3.shape[d] = v0.shape[d];
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 2, v3, DLDataType{2, 64, 1}), kWhere);

@@ -2088,7 +2088,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Transpose{axes=[2, 0, 1]} -> v1
   {
-    static const char kWhere[] = "node [0] Transpose{axes=[2, 0, 1]} -> \042v1\042";
+    static const char kWhere[] = "node [0] Transpose{axes=[2, 0, 1]} -> \042v1\042 (from /nodes/0 DimShuffle)";
 
     v1.data = v0.data;
     v1.shape[0] = v0.shape[2];

@@ -2093,7 +2093,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Dot -> v2
   {
-    static const char kWhere[] = "node [0] Dot -> \042v1\042";
+    static const char kWhere[] = "node [0] Dot -> \042v1\042 (from /nodes/0 Dot)";
     if (v0.shape[1] != v1.shape[0]) {
       char lengths[64];
       std::snprintf(lengths, sizeof lengths, " (%lld != %lld)", static_cast<long long>(v0.shape[1]),

@@ -2110,7 +2110,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Add -> v2
   {
-    static const char kWhere[] = "node [0] Add -> \042add(a, b)\042";
+    static const char kWhere[] = "node [0] Add -> \042add(a, b)\042 (from /nodes/0 Elemwise)";
 
 
     {
@@ -2169,7 +2169,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [1] Sub -> v3
   {
-    static const char kWhere[] = "node [1] Sub -> \042sub(a, b)\042";
+    static const char kWhere[] = "node [1] Sub -> \042sub(a, b)\042 (from /nodes/1 Elemwise)";
 
 
     {
@@ -2228,7 +2228,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [2] Mul -> v4
   {
-    static const char kWhere[] = "node [2] Mul -> \042mul(a, b)\042";
+    static const char kWhere[] = "node [2] Mul -> \042mul(a, b)\042 (from /nodes/2 Elemwise)";
 
 
     {
@@ -2287,7 +2287,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [3] True_div -> v5
   {
-    static const char kWhere[] = "node [3] True_div -> \042true_div(a, b)\042";
+    static const char kWhere[] = "node [3] True_div -> \042true_div(a, b)\042 (from /nodes/3 Elemwise)";
 
 
     {
@@ -2346,7 +2346,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [4] Int_div -> v6
   {
-    static const char kWhere[] = "node [4] Int_div -> \042int_div(a, b)\042";
+    static const char kWhere[] = "node [4] Int_div -> \042int_div(a, b)\042 (from /nodes/4 Elemwise)";
 
 
     {
@@ -2405,7 +2405,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [5] Mod -> v7
   {
-    static const char kWhere[] = "node [5] Mod -> \042mod(a, b)\042";
+    static const char kWhere[] = "node [5] Mod -> \042mod(a, b)\042 (from /nodes/5 Elemwise)";
 
 
     {
@@ -2464,7 +2464,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [6] Pow -> v8
   {
-    static const char kWhere[] = "node [6] Pow -> \042pow(a, b)\042";
+    static const char kWhere[] = "node [6] Pow -> \042pow(a, b)\042 (from /nodes/6 Elemwise)";
 
 
     {
@@ -2523,7 +2523,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [7] Maximum -> v9
   {
-    static const char kWhere[] = "node [7] Maximum -> \042maximum(a, b)\042";
+    static const char kWhere[] = "node [7] Maximum -> \042maximum(a, b)\042 (from /nodes/7 Elemwise)";
 
 
     {
@@ -2582,7 +2582,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [8] Minimum -> v10
   {
-    static const char kWhere[] = "node [8] Minimum -> \042minimum(a, b)\042";
+    static const char kWhere[] = "node [8] Minimum -> \042minimum(a, b)\042 (from /nodes/8 Elemwise)";
 
 
     {
@@ -2641,7 +2641,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [9] Arctan2 -> v11
   {
-    static const char kWhere[] = "node [9] Arctan2 -> \042arctan2(a, b)\042";
+    static const char kWhere[] = "node [9] Arctan2 -> \042arctan2(a, b)\042 (from /nodes/9 Elemwise)";
 
 
     {
@@ -2700,7 +2700,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [10] Eq -> v12
   {
-    static const char kWhere[] = "node [10] Eq -> \042eq(a, b)\042";
+    static const char kWhere[] = "node [10] Eq -> \042eq(a, b)\042 (from /nodes/10 Elemwise)";
 
 
     {
@@ -2759,7 +2759,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [11] Neq -> v13
   {
-    static const char kWhere[] = "node [11] Neq -> \042neq(a, b)\042";
+    static const char kWhere[] = "node [11] Neq -> \042neq(a, b)\042 (from /nodes/11 Elemwise)";
 
 
     {
@@ -2818,7 +2818,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [12] Lt -> v14
   {
-    static const char kWhere[] = "node [12] Lt -> \042lt(a, b)\042";
+    static const char kWhere[] = "node [12] Lt -> \042lt(a, b)\042 (from /nodes/12 Elemwise)";
 
 
     {
@@ -2877,7 +2877,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [13] Le -> v15
   {
-    static const char kWhere[] = "node [13] Le -> \042le(a, b)\042";
+    static const char kWhere[] = "node [13] Le -> \042le(a, b)\042 (from /nodes/13 Elemwise)";
 
 
     {
@@ -2936,7 +2936,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [14] Gt -> v16
   {
-    static const char kWhere[] = "node [14] Gt -> \042gt(a, b)\042";
+    static const char kWhere[] = "node [14] Gt -> \042gt(a, b)\042 (from /nodes/14 Elemwise)";
 
 
     {
@@ -2995,7 +2995,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [15] Ge -> v17
   {
-    static const char kWhere[] = "node [15] Ge -> \042ge(a, b)\042";
+    static const char kWhere[] = "node [15] Ge -> \042ge(a, b)\042 (from /nodes/15 Elemwise)";
 
 
     {

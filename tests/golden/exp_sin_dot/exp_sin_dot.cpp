@@ -2118,7 +2118,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] AllocEmpty{dtype='float64'} -> v2
   {
-    static const char kWhere[] = "node [0] AllocEmpty{dtype='float64'}";
+    static const char kWhere[] = "node [0] AllocEmpty{dtype='float64'} (from /nodes/4 Dot)";
     KILN_TRY_AT(kg::read_length(ctx, v1, "length input 0", v2.shape[0]), kWhere);
     KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v2), kWhere);
 
@@ -2127,7 +2127,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [1] Composite{exp(sin(i0))} -> v3
   {
-    static const char kWhere[] = "node [1] Composite{exp(sin(i0))}";
+    static const char kWhere[] = "node [1] Composite{exp(sin(i0))} (from /nodes/0 Elemwise, /nodes/1 Elemwise)";
 
 
     {
@@ -2183,7 +2183,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [2] ExpandDims{axis=0} -> v4
   {
-    static const char kWhere[] = "node [2] ExpandDims{axis=0} -> \042row\042";
+    static const char kWhere[] = "node [2] ExpandDims{axis=0} -> \042row\042 (from /nodes/2 DimShuffle)";
 
     v4.data = v3.data;
     v4.shape[0] = 1;
@@ -2195,7 +2195,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [3] Gemv{no_inplace} -> v7
   {
-    static const char kWhere[] = "node [3] Gemv{no_inplace}";
+    static const char kWhere[] = "node [3] Gemv{no_inplace} (from /nodes/4 Dot)";
     if (v4.shape[0] != v2.shape[0] || v4.shape[1] != v3.shape[0])
       return kg::at_node(ctx, kg::fail_shapes(ctx, "incompatible shapes for b*y + a*A@x", {{"y", v2.shape, 1}, {"A", v4.shape, 2}, {"x", v3.shape, 1}}), kWhere);
     v7.shape[0] = v2.shape[0];
@@ -2212,7 +2212,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [4] Squeeze{axis=0} -> v8
   {
-    static const char kWhere[] = "node [4] Squeeze{axis=0}";
+    static const char kWhere[] = "node [4] Squeeze{axis=0} (from /nodes/4 Dot, /nodes/5 DimShuffle)";
 
     v8.data = v7.data;
 
@@ -2221,7 +2221,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [5] Cos -> v9
   {
-    static const char kWhere[] = "node [5] Cos -> \042out\042";
+    static const char kWhere[] = "node [5] Cos -> \042out\042 (from /nodes/6 Elemwise)";
 
 
 

@@ -2099,7 +2099,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] FillDiagonalOffset -> v3
   {
-    static const char kWhere[] = "node [0] FillDiagonalOffset -> \042v2\042";
+    static const char kWhere[] = "node [0] FillDiagonalOffset -> \042v2\042 (from /nodes/0 FillDiagonalOffset)";
     for (int d = 0; d < 2; ++d) v3.shape[d] = v0.shape[d];
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v3, DLDataType{2, 64, 1}), kWhere);
     kg::copy_tensor(v0, v3);

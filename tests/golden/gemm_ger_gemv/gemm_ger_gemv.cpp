@@ -2108,7 +2108,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Gemm{no_inplace} -> v5
   {
-    static const char kWhere[] = "node [0] Gemm{no_inplace} -> \042v1\042";
+    static const char kWhere[] = "node [0] Gemm{no_inplace} -> \042v1\042 (from /nodes/0 Gemm)";
     if (v0.shape[0] != v2.shape[0] || v0.shape[1] != v3.shape[1] || v2.shape[1] != v3.shape[0])
       return kg::at_node(ctx, kg::fail_shapes(ctx, "incompatible shapes for b*z + a*x@y", {{"z", v0.shape, 2}, {"x", v2.shape, 2}, {"y", v3.shape, 2}}), kWhere);
     v5.shape[0] = v0.shape[0];

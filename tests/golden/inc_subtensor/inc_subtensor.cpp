@@ -2103,7 +2103,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] IncSubtensor{start:stop} -> v4
   {
-    static const char kWhere[] = "node [0] IncSubtensor{start:stop} -> \042v1\042";
+    static const char kWhere[] = "node [0] IncSubtensor{start:stop} -> \042v1\042 (from /nodes/0 IncSubtensor)";
     const int64_t ix0 = static_cast<int64_t>(v2.data[0]);
     const int64_t ix1 = static_cast<int64_t>(v3.data[0]);
     kg::SliceRange sl0;

@@ -2113,7 +2113,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Softplus -> v1
   {
-    static const char kWhere[] = "node [0] Softplus";
+    static const char kWhere[] = "node [0] Softplus -> \042y\042 (from /nodes/3 Elemwise)";
 
 
     {
@@ -2167,7 +2167,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [1] Exp -> v2
   {
-    static const char kWhere[] = "node [1] Exp -> \042e\042";
+    static const char kWhere[] = "node [1] Exp -> \042e\042 (from /nodes/0 Elemwise)";
 
 
     {
@@ -2221,7 +2221,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [2] ExpandDims{axis=0} -> v3
   {
-    static const char kWhere[] = "node [2] ExpandDims{axis=0}";
+    static const char kWhere[] = "node [2] ExpandDims{axis=0} (from /nodes/0 Elemwise, /nodes/2 Elemwise, /nodes/3 Elemwise)";
 
     v3.data = v2.data;
     v3.shape[0] = 1;
@@ -2233,7 +2233,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [3] Composite{reciprocal((1 + i0))} -> v4
   {
-    static const char kWhere[] = "node [3] Composite{reciprocal((1 + i0))}";
+    static const char kWhere[] = "node [3] Composite{reciprocal((1 + i0))} (from /nodes/2 Elemwise, /nodes/3 Elemwise)";
 
 
     {
@@ -2550,7 +2550,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [10] Mul -> v12
   {
-    static const char kWhere[] = "node [10] Mul";
+    static const char kWhere[] = "node [10] Mul (from /nodes/0 Elemwise, /nodes/3 Elemwise)";
 
 
     {
@@ -2775,7 +2775,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   // [1] Exp -> v2
   {
-    static const char kWhere[] = "node [1] Exp -> \042e\042";
+    static const char kWhere[] = "node [1] Exp -> \042e\042 (from /nodes/0 Elemwise)";
 
 
     {
@@ -2829,7 +2829,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   // [2] ExpandDims{axis=0} -> v3
   {
-    static const char kWhere[] = "node [2] ExpandDims{axis=0}";
+    static const char kWhere[] = "node [2] ExpandDims{axis=0} (from /nodes/0 Elemwise, /nodes/2 Elemwise, /nodes/3 Elemwise)";
 
     v3.data = v2.data;
     v3.shape[0] = 1;
@@ -2841,7 +2841,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   // [3] Composite{reciprocal((1 + i0))} -> v4
   {
-    static const char kWhere[] = "node [3] Composite{reciprocal((1 + i0))}";
+    static const char kWhere[] = "node [3] Composite{reciprocal((1 + i0))} (from /nodes/2 Elemwise, /nodes/3 Elemwise)";
 
 
     {
@@ -2902,7 +2902,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   // [4] Softplus -> v5
   {
-    static const char kWhere[] = "node [4] Softplus";
+    static const char kWhere[] = "node [4] Softplus -> \042y\042 (from /nodes/3 Elemwise)";
 
 
     {
@@ -3212,7 +3212,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   // [11] Mul -> v13
   {
-    static const char kWhere[] = "node [11] Mul";
+    static const char kWhere[] = "node [11] Mul (from /nodes/0 Elemwise, /nodes/3 Elemwise)";
 
 
     {

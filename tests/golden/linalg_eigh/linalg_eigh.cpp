@@ -3622,7 +3622,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Eigh{lower=True} -> v1, v2
   {
-    static const char kWhere[] = "node [0] Eigh{lower=True} -> \042v1\042, \042v2\042";
+    static const char kWhere[] = "node [0] Eigh{lower=True} -> \042v1\042, \042v2\042 (from /nodes/0 Eigh)";
     int64_t batch[1] = {};
     if (v0.shape[0] != v0.shape[1])
       return kg::at_node(ctx, kg::linalg::fail_not_square(ctx, "A", v0.shape + 0), kWhere);
@@ -3656,7 +3656,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [1] Sum{axis=0} -> v3
   {
-    static const char kWhere[] = "node [1] Sum{axis=0} -> \042v3\042";
+    static const char kWhere[] = "node [1] Sum{axis=0} -> \042v3\042 (from /nodes/1 Sum)";
     // Output shape: the dimensions that are not reduced.
     v3.shape[0] = v2.shape[1];
 
@@ -3792,7 +3792,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [2] ExpandDims{axis=0} -> v4
   {
-    static const char kWhere[] = "node [2] ExpandDims{axis=0}";
+    static const char kWhere[] = "node [2] ExpandDims{axis=0} (from /nodes/2 Elemwise, /nodes/3 DimShuffle)";
 
     v4.data = v3.data;
     v4.shape[0] = 1;
@@ -3804,7 +3804,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [3] Sign -> v5
   {
-    static const char kWhere[] = "node [3] Sign";
+    static const char kWhere[] = "node [3] Sign (from /nodes/2 Elemwise, /nodes/3 DimShuffle)";
 
 
     {
@@ -3863,7 +3863,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [4] Mul -> v6
   {
-    static const char kWhere[] = "node [4] Mul -> \042v6\042";
+    static const char kWhere[] = "node [4] Mul -> \042v6\042 (from /nodes/4 Elemwise)";
 
 
     {

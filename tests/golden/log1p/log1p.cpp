@@ -2089,7 +2089,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Log1p -> v1
   {
-    static const char kWhere[] = "node [0] Log1p";
+    static const char kWhere[] = "node [0] Log1p -> \042y\042 (from /nodes/1 Elemwise, /nodes/2 Elemwise)";
 
 
     {

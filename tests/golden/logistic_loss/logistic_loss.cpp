@@ -2132,7 +2132,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] CAReduce{Composite{(i0 + sqr(i1))}, axis=0} -> v4
   {
-    static const char kWhere[] = "node [0] CAReduce{Composite{(i0 + sqr(i1))}, axis=0}";
+    static const char kWhere[] = "node [0] CAReduce{Composite{(i0 + sqr(i1))}, axis=0} (from /nodes/16 Elemwise, /nodes/17 Sum)";
     // Output shape: the dimensions that are not reduced.
 
 
@@ -2244,7 +2244,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [1] Shape_i{0} -> v5
   {
-    static const char kWhere[] = "node [1] Shape_i{0}";
+    static const char kWhere[] = "node [1] Shape_i{0} (from /nodes/13 Shape_i)";
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v5), kWhere);
 
@@ -2254,7 +2254,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [2] ExpandDims{axis=0} -> v6
   {
-    static const char kWhere[] = "node [2] ExpandDims{axis=0} -> \042b1\042";
+    static const char kWhere[] = "node [2] ExpandDims{axis=0} -> \042b1\042 (from /nodes/1 DimShuffle)";
 
     v6.data = v3.data;
     v6.shape[0] = 1;
@@ -2264,7 +2264,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [3] Shape_i{0} -> v7
   {
-    static const char kWhere[] = "node [3] Shape_i{0}";
+    static const char kWhere[] = "node [3] Shape_i{0} (from /nodes/0 Dot)";
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v7), kWhere);
 
@@ -2274,7 +2274,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [4] AllocEmpty{dtype='float64'} -> v8
   {
-    static const char kWhere[] = "node [4] AllocEmpty{dtype='float64'}";
+    static const char kWhere[] = "node [4] AllocEmpty{dtype='float64'} (from /nodes/0 Dot)";
     KILN_TRY_AT(kg::read_length(ctx, v7, "length input 0", v8.shape[0]), kWhere);
     KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v8), kWhere);
 
@@ -2283,7 +2283,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [5] Gemv{no_inplace} -> v11
   {
-    static const char kWhere[] = "node [5] Gemv{no_inplace}";
+    static const char kWhere[] = "node [5] Gemv{no_inplace} (from /nodes/0 Dot)";
     if (v0.shape[0] != v8.shape[0] || v0.shape[1] != v2.shape[0])
       return kg::at_node(ctx, kg::fail_shapes(ctx, "incompatible shapes for b*y + a*A@x", {{"y", v8.shape, 1}, {"A", v0.shape, 2}, {"x", v2.shape, 1}}), kWhere);
     v11.shape[0] = v8.shape[0];
@@ -2300,7 +2300,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [6] Composite{...} -> v12, v13
   {
-    static const char kWhere[] = "node [6] Composite{...}";
+    static const char kWhere[] = "node [6] Composite{...} -> \042p\042 (from /nodes/2 Elemwise, /nodes/3 Elemwise, /nodes/4 Elemwise, /nodes/5 Elemwise, /nodes/6 Elemwise, /nodes/7 Elemwise, /nodes/9 Elemwise, /nodes/10 Elemwise, /nodes/11 Elemwise)";
 
 
     {
@@ -2386,7 +2386,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [7] Sum{axes=None} -> v14
   {
-    static const char kWhere[] = "node [7] Sum{axes=None} -> \042s\042";
+    static const char kWhere[] = "node [7] Sum{axes=None} -> \042s\042 (from /nodes/12 Sum)";
     // Output shape: the dimensions that are not reduced.
 
 
@@ -2498,7 +2498,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [8] Composite{((0.01 * i0) + (i2 / cast{float64}(i1)))} -> v15
   {
-    static const char kWhere[] = "node [8] Composite{((0.01 * i0) + (i2 / cast{float64}(i1)))}";
+    static const char kWhere[] = "node [8] Composite{((0.01 * i0) + (i2 / cast{float64}(i1)))} -> \042loss\042 (from /nodes/14 Elemwise, /nodes/15 Elemwise, /nodes/18 Elemwise, /nodes/19 Elemwise)";
 
 
 
@@ -2599,7 +2599,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   // [0] Shape_i{0} -> v4
   {
-    static const char kWhere[] = "node [0] Shape_i{0}";
+    static const char kWhere[] = "node [0] Shape_i{0} (from /nodes/0 Dot)";
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v4), kWhere);
 

@@ -2128,7 +2128,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] ExpandDims{axis=0} -> v4
   {
-    static const char kWhere[] = "node [0] ExpandDims{axis=0} -> \042alpha1\042";
+    static const char kWhere[] = "node [0] ExpandDims{axis=0} -> \042alpha1\042 (from /nodes/1 DimShuffle)";
 
     v4.data = v1.data;
     v4.shape[0] = 1;
@@ -2138,7 +2138,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [1] Shape_i{0} -> v5
   {
-    static const char kWhere[] = "node [1] Shape_i{0}";
+    static const char kWhere[] = "node [1] Shape_i{0} (from /nodes/0 Dot)";
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v5), kWhere);
 
@@ -2148,7 +2148,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [2] AllocEmpty{dtype='float64'} -> v6
   {
-    static const char kWhere[] = "node [2] AllocEmpty{dtype='float64'}";
+    static const char kWhere[] = "node [2] AllocEmpty{dtype='float64'} (from /nodes/0 Dot)";
     KILN_TRY_AT(kg::read_length(ctx, v5, "length input 0", v6.shape[0]), kWhere);
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v6), kWhere);
 
@@ -2157,7 +2157,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [3] Gemv{no_inplace} -> v9
   {
-    static const char kWhere[] = "node [3] Gemv{no_inplace}";
+    static const char kWhere[] = "node [3] Gemv{no_inplace} (from /nodes/0 Dot)";
     if (v0.shape[0] != v6.shape[0] || v0.shape[1] != v2.shape[0])
       return kg::at_node(ctx, kg::fail_shapes(ctx, "incompatible shapes for b*y + a*A@x", {{"y", v6.shape, 1}, {"A", v0.shape, 2}, {"x", v2.shape, 1}}), kWhere);
     v9.shape[0] = v6.shape[0];
@@ -2174,7 +2174,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [4] ExpandDims{axis=0} -> v10
   {
-    static const char kWhere[] = "node [4] ExpandDims{axis=0} -> \042t1\042";
+    static const char kWhere[] = "node [4] ExpandDims{axis=0} -> \042t1\042 (from /nodes/4 DimShuffle)";
 
     v10.data = v3.data;
     v10.shape[0] = 1;
@@ -2184,7 +2184,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [5] Composite{...} -> v11, v12
   {
-    static const char kWhere[] = "node [5] Composite{...}";
+    static const char kWhere[] = "node [5] Composite{...} -> \042p\042, \042y_hat\042 (from /nodes/2 Elemwise, /nodes/3 Elemwise, /nodes/5 Elemwise, /nodes/6 Elemwise)";
 
 
     {
@@ -2296,7 +2296,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   // [0] Shape_i{0} -> v4
   {
-    static const char kWhere[] = "node [0] Shape_i{0}";
+    static const char kWhere[] = "node [0] Shape_i{0} (from /nodes/0 Dot)";
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v4), kWhere);
 

@@ -2147,7 +2147,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] CAReduce{Composite{(i0 + sqr(i1))}, axis=0} -> v4
   {
-    static const char kWhere[] = "node [0] CAReduce{Composite{(i0 + sqr(i1))}, axis=0}";
+    static const char kWhere[] = "node [0] CAReduce{Composite{(i0 + sqr(i1))}, axis=0} (from /nodes/16 Elemwise, /nodes/17 Sum)";
     // Output shape: the dimensions that are not reduced.
 
 
@@ -2259,7 +2259,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [1] ExpandDims{axis=0} -> v5
   {
-    static const char kWhere[] = "node [1] ExpandDims{axis=0} -> \042b1\042";
+    static const char kWhere[] = "node [1] ExpandDims{axis=0} -> \042b1\042 (from /nodes/1 DimShuffle)";
 
     v5.data = v3.data;
     v5.shape[0] = 1;
@@ -2269,7 +2269,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [2] Shape_i{0} -> v6
   {
-    static const char kWhere[] = "node [2] Shape_i{0}";
+    static const char kWhere[] = "node [2] Shape_i{0} (from /nodes/0 Dot)";
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v6), kWhere);
 
@@ -2279,7 +2279,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [3] AllocEmpty{dtype='float64'} -> v7
   {
-    static const char kWhere[] = "node [3] AllocEmpty{dtype='float64'}";
+    static const char kWhere[] = "node [3] AllocEmpty{dtype='float64'} (from /nodes/0 Dot)";
     KILN_TRY_AT(kg::read_length(ctx, v6, "length input 0", v7.shape[0]), kWhere);
     KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v7), kWhere);
 
@@ -2288,7 +2288,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [4] Shape_i{0} -> v8
   {
-    static const char kWhere[] = "node [4] Shape_i{0}";
+    static const char kWhere[] = "node [4] Shape_i{0} (from /nodes/12 Sum, /nodes/13 Shape_i)";
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v8), kWhere);
 
@@ -2298,7 +2298,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [5] Cast{float64} -> v9
   {
-    static const char kWhere[] = "node [5] Cast{float64} -> \042nf\042";
+    static const char kWhere[] = "node [5] Cast{float64} -> \042nf\042 (from /nodes/14 Elemwise)";
 
 
 
@@ -2348,7 +2348,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [6] ExpandDims{axis=0} -> v10
   {
-    static const char kWhere[] = "node [6] ExpandDims{axis=0}";
+    static const char kWhere[] = "node [6] ExpandDims{axis=0} (from /nodes/12 Sum, /nodes/15 Elemwise)";
 
     v10.data = v9.data;
     v10.shape[0] = 1;
@@ -2358,7 +2358,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [7] Reciprocal -> v11
   {
-    static const char kWhere[] = "node [7] Reciprocal";
+    static const char kWhere[] = "node [7] Reciprocal (from /nodes/12 Sum, /nodes/15 Elemwise)";
 
 
     {
@@ -2412,7 +2412,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [8] Transpose{axes=[1, 0]} -> v12
   {
-    static const char kWhere[] = "node [8] Transpose{axes=[1, 0]}";
+    static const char kWhere[] = "node [8] Transpose{axes=[1, 0]} (from /nodes/0 Dot)";
 
     v12.data = v0.data;
     v12.shape[0] = v0.shape[1];
@@ -2424,7 +2424,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [9] row-block pass over v0: [9] Gemv{no_inplace}, [10] Composite{...}, [11] Sum{axes=None}, [12] Gemv{no_inplace}, [13] Sum{axis=0}
   {
-    static const char kWhere[] = "node [9] Gemv{no_inplace}";
+    static const char kWhere[] = "node [9] Gemv{no_inplace} (from /nodes/0 Dot)";
     // One pass over blocks of rows of X for the product, the Elemwise nodes over its rows, their
     // reductions and the products with Xᵀ (codegen/row_block_fusion.h). Each member checks its
     // operands first, under its own label.
@@ -2434,12 +2434,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       const int64_t n_shape[1] = {n};
       (void)n_shape;
       {
-        static const char kWhere[] = "node [9] Gemv{no_inplace}";
+        static const char kWhere[] = "node [9] Gemv{no_inplace} (from /nodes/0 Dot)";
         if (v0.shape[0] != v7.shape[0] || v0.shape[1] != v2.shape[0])
           return kg::at_node(ctx, kg::fail_shapes(ctx, "incompatible shapes for b*y + a*A@x", {{"y", v7.shape, 1}, {"A", v0.shape, 2}, {"x", v2.shape, 1}}), kWhere);
       }
       {
-        static const char kWhere[] = "node [10] Composite{...}";
+        static const char kWhere[] = "node [10] Composite{...} -> \042p\042 (from /nodes/2 Elemwise, /nodes/3 Elemwise, /nodes/4 Elemwise, /nodes/5 Elemwise, /nodes/6 Elemwise, /nodes/7 Elemwise, /nodes/9 Elemwise, /nodes/10 Elemwise, /nodes/11 Elemwise, /nodes/12 Sum)";
         {
           int64_t len;
           const int64_t lengths[] = { v5.shape[0], n, v1.shape[0], v11.shape[0] };
@@ -2450,18 +2450,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         KILN_TRY_AT(kg::alloc_output(ctx, sink, 1, v17, DLDataType{2, 64, 1}), kWhere);
       }
       {
-        static const char kWhere[] = "node [12] Gemv{no_inplace}";
+        static const char kWhere[] = "node [12] Gemv{no_inplace} -> \042grad_w\042 (from /nodes/0 Dot, /nodes/16 Elemwise, /nodes/17 Sum)";
         if (v12.shape[0] != v2.shape[0] || v12.shape[1] != n)
           return kg::at_node(ctx, kg::fail_shapes(ctx, "incompatible shapes for b*y + a*A@x", {{"y", v2.shape, 1}, {"A", v12.shape, 2}, {"x", n_shape, 1}}), kWhere);
         v21.shape[0] = v12.shape[0];
         KILN_TRY_AT(kg::alloc_output(ctx, sink, 2, v21, DLDataType{2, 64, 1}), kWhere);
       }
       {
-        static const char kWhere[] = "node [11] Sum{axes=None} -> \042s\042";
+        static const char kWhere[] = "node [11] Sum{axes=None} -> \042s\042 (from /nodes/12 Sum)";
         KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v19), kWhere);
       }
       {
-        static const char kWhere[] = "node [13] Sum{axis=0}";
+        static const char kWhere[] = "node [13] Sum{axis=0} -> \042grad_b\042 (from /nodes/2 Elemwise)";
         KILN_TRY_AT(kg::alloc_output(ctx, sink, 3, v22, DLDataType{2, 64, 1}), kWhere);
       }
       struct Fold0 {
@@ -2673,7 +2673,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [14] Composite{((0.01 * i0) + (i1 / i2))} -> v23
   {
-    static const char kWhere[] = "node [14] Composite{((0.01 * i0) + (i1 / i2))}";
+    static const char kWhere[] = "node [14] Composite{((0.01 * i0) + (i1 / i2))} -> \042loss\042 (from /nodes/15 Elemwise, /nodes/18 Elemwise, /nodes/19 Elemwise)";
 
 
 
@@ -2773,7 +2773,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   // [0] Shape_i{0} -> v4
   {
-    static const char kWhere[] = "node [0] Shape_i{0}";
+    static const char kWhere[] = "node [0] Shape_i{0} (from /nodes/0 Dot)";
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v4), kWhere);
 

@@ -2122,7 +2122,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] ExpandDims{axis=0} -> v3
   {
-    static const char kWhere[] = "node [0] ExpandDims{axis=0} -> \042b1\042";
+    static const char kWhere[] = "node [0] ExpandDims{axis=0} -> \042b1\042 (from /nodes/1 DimShuffle)";
 
     v3.data = v2.data;
     v3.shape[0] = 1;
@@ -2132,7 +2132,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [1] Shape_i{0} -> v4
   {
-    static const char kWhere[] = "node [1] Shape_i{0}";
+    static const char kWhere[] = "node [1] Shape_i{0} (from /nodes/0 Dot)";
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v4), kWhere);
 
@@ -2142,7 +2142,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [2] AllocEmpty{dtype='float64'} -> v5
   {
-    static const char kWhere[] = "node [2] AllocEmpty{dtype='float64'}";
+    static const char kWhere[] = "node [2] AllocEmpty{dtype='float64'} (from /nodes/0 Dot)";
     KILN_TRY_AT(kg::read_length(ctx, v4, "length input 0", v5.shape[0]), kWhere);
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v5), kWhere);
 
@@ -2151,7 +2151,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [3] Gemv{no_inplace} -> v8
   {
-    static const char kWhere[] = "node [3] Gemv{no_inplace}";
+    static const char kWhere[] = "node [3] Gemv{no_inplace} (from /nodes/0 Dot)";
     if (v0.shape[0] != v5.shape[0] || v0.shape[1] != v1.shape[0])
       return kg::at_node(ctx, kg::fail_shapes(ctx, "incompatible shapes for b*y + a*A@x", {{"y", v5.shape, 1}, {"A", v0.shape, 2}, {"x", v1.shape, 1}}), kWhere);
     v8.shape[0] = v5.shape[0];
@@ -2168,7 +2168,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [4] Composite{...} -> v9, v10
   {
-    static const char kWhere[] = "node [4] Composite{...}";
+    static const char kWhere[] = "node [4] Composite{...} -> \042prob\042, \042label\042 (from /nodes/2 Elemwise, /nodes/3 Elemwise, /nodes/5 Elemwise)";
 
 
     {
@@ -2267,7 +2267,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   // [0] Shape_i{0} -> v3
   {
-    static const char kWhere[] = "node [0] Shape_i{0}";
+    static const char kWhere[] = "node [0] Shape_i{0} (from /nodes/0 Dot)";
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v3), kWhere);
 

@@ -2137,7 +2137,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Dot22 -> v2
   {
-    static const char kWhere[] = "node [0] Dot22";
+    static const char kWhere[] = "node [0] Dot22 (from /nodes/0 Dot)";
     if (v0.shape[1] != v1.shape[0]) {
       char lengths[64];
       std::snprintf(lengths, sizeof lengths, " (%lld != %lld)", static_cast<long long>(v0.shape[1]),
@@ -2157,7 +2157,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [1] Composite{maximum((i0 + i1), 0.0)} -> v4
   {
-    static const char kWhere[] = "node [1] Composite{maximum((i0 + i1), 0.0)}";
+    static const char kWhere[] = "node [1] Composite{maximum((i0 + i1), 0.0)} (from /nodes/2 Elemwise, /nodes/4 Elemwise)";
 
 
     {
@@ -2223,7 +2223,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [2] Dot22 -> v6
   {
-    static const char kWhere[] = "node [2] Dot22";
+    static const char kWhere[] = "node [2] Dot22 (from /nodes/5 Dot)";
     if (v4.shape[1] != v5.shape[0]) {
       char lengths[64];
       std::snprintf(lengths, sizeof lengths, " (%lld != %lld)", static_cast<long long>(v4.shape[1]),
@@ -2243,7 +2243,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [3] Add -> v8
   {
-    static const char kWhere[] = "node [3] Add";
+    static const char kWhere[] = "node [3] Add (from /nodes/7 Elemwise)";
 
 
     {
@@ -2307,7 +2307,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [4] Softmax{axis=1} -> v9
   {
-    static const char kWhere[] = "node [4] Softmax{axis=1} -> \042probs\042";
+    static const char kWhere[] = "node [4] Softmax{axis=1} -> \042probs\042 (from /nodes/8 Softmax)";
     for (int d = 0; d < 2; ++d) v9.shape[d] = v8.shape[d];
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v9, DLDataType{2, 32, 1}), kWhere);
     {
@@ -2413,7 +2413,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [5] Argmax{axis=(1,)} -> v10
   {
-    static const char kWhere[] = "node [5] Argmax{axis=(1,)} -> \042label\042";
+    static const char kWhere[] = "node [5] Argmax{axis=(1,)} -> \042label\042 (from /nodes/9 Argmax)";
     // Output shape: the dimensions that are not reduced.
     v10.shape[0] = v9.shape[0];
     if (v9.shape[1] == 0)

@@ -2089,7 +2089,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Nonzero -> v1, v2
   {
-    static const char kWhere[] = "node [0] Nonzero -> \042v1\042, \042v2\042";
+    static const char kWhere[] = "node [0] Nonzero -> \042v1\042, \042v2\042 (from /nodes/0 Nonzero)";
     const int64_t count = kg::count_nonzero(v0);
     v1.shape[0] = count;
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v1, DLDataType{0, 64, 1}), kWhere);

@@ -2103,7 +2103,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Composite{(3 * (i1 + (2 * exp(i0))))} -> v2
   {
-    static const char kWhere[] = "node [0] Composite{(3 * (i1 + (2 * exp(i0))))}";
+    static const char kWhere[] = "node [0] Composite{(3 * (i1 + (2 * exp(i0))))} -> \042v9\042 (from /nodes/2 OpFromGraph, /nodes/4 Elemwise)";
 
 
     {
@@ -2168,7 +2168,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [1] Maximum -> v3
   {
-    static const char kWhere[] = "node [1] Maximum";
+    static const char kWhere[] = "node [1] Maximum -> \042v6\042 (from /nodes/2 OpFromGraph)";
 
 
     {
@@ -2227,7 +2227,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [2] CAReduce{Composite{(i0 + Composite{(i0 + (2 * exp((3 * i0))))}(i1))}, axis=0} -> v4
   {
-    static const char kWhere[] = "node [2] CAReduce{Composite{(i0 + Composite{(i0 + (2 * exp((3 * i0))))}(i1))}, axis=0}";
+    static const char kWhere[] = "node [2] CAReduce{Composite{(i0 + Composite{(i0 + (2 * exp((3 * i0))))}(i1))}, axis=0} (from /nodes/0 OpFromGraph)";
     // Output shape: the dimensions that are not reduced.
 
 
@@ -2342,7 +2342,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [3] Add -> v6
   {
-    static const char kWhere[] = "node [3] Add";
+    static const char kWhere[] = "node [3] Add -> \042v4\042 (from /nodes/1 Elemwise)";
 
 
 

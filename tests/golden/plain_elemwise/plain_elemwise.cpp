@@ -1441,7 +1441,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Composite{...} -> v3, v4, v5, v6
   {
-    static const char kWhere[] = "node [0] Composite{...} -> \042Composite(a, b, n).0\042, \042Composite(a, b, n).1\042, \042Composite(a, b, n).2\042, \042Composite(a, b, n).3\042";
+    static const char kWhere[] = "node [0] Composite{...} -> \042Composite(a, b, n).0\042, \042Composite(a, b, n).1\042, \042Composite(a, b, n).2\042, \042Composite(a, b, n).3\042 (from /nodes/0 Elemwise)";
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0], v2.shape[0] };
       static const bool broadcastable[] = { false, false, false };

@@ -2090,7 +2090,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Argmax{axis=None} -> v1
   {
-    static const char kWhere[] = "node [0] Argmax{axis=None} -> \042v1\042";
+    static const char kWhere[] = "node [0] Argmax{axis=None} -> \042v1\042 (from /nodes/0 Argmax)";
     // Output shape: the dimensions that are not reduced.
 
     if (v0.shape[0] == 0)
@@ -2191,7 +2191,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [1] Argmax{axis=(0,)} -> v2
   {
-    static const char kWhere[] = "node [1] Argmax{axis=(0,)} -> \042v2\042";
+    static const char kWhere[] = "node [1] Argmax{axis=(0,)} -> \042v2\042 (from /nodes/1 Argmax)";
     // Output shape: the dimensions that are not reduced.
     v2.shape[0] = v0.shape[1];
     if (v0.shape[0] == 0)
@@ -2290,7 +2290,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [2] Argmax{axis=(1,)} -> v3
   {
-    static const char kWhere[] = "node [2] Argmax{axis=(1,)} -> \042v3\042";
+    static const char kWhere[] = "node [2] Argmax{axis=(1,)} -> \042v3\042 (from /nodes/2 Argmax)";
     // Output shape: the dimensions that are not reduced.
     v3.shape[0] = v0.shape[0];
     if (v0.shape[1] == 0)

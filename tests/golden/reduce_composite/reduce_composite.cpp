@@ -2088,7 +2088,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] CAReduce{Composite{(i0 + sqr(i1))}, axes=None} -> v1
   {
-    static const char kWhere[] = "node [0] CAReduce{Composite{(i0 + sqr(i1))}, axes=None} -> \042v1\042";
+    static const char kWhere[] = "node [0] CAReduce{Composite{(i0 + sqr(i1))}, axes=None} -> \042v1\042 (from /nodes/0 CAReduce)";
     // Output shape: the dimensions that are not reduced.
 
 

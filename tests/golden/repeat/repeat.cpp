@@ -2100,7 +2100,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Repeat{axis=-1} -> v2
   {
-    static const char kWhere[] = "node [0] Repeat{axis=-1} -> \042v1\042";
+    static const char kWhere[] = "node [0] Repeat{axis=-1} -> \042v1\042 (from /nodes/0 Repeat)";
     // The number of elements repeated: x's length along the axis, or its size when flattened.
     const int64_t n = v0.shape[1];
     const int64_t rn = v1.shape[0];

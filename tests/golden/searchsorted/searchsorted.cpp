@@ -2098,7 +2098,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] SearchsortedOp{side='left'} -> v3
   {
-    static const char kWhere[] = "node [0] SearchsortedOp{side='left'} -> \042v1\042";
+    static const char kWhere[] = "node [0] SearchsortedOp{side='left'} -> \042v1\042 (from /nodes/0 SearchsortedOp)";
     const int64_t n = v0.shape[0];
     if (v2.shape[0] != n)
       return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "sorter.size must equal a.size"), kWhere);

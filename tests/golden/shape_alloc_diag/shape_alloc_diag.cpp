@@ -2099,7 +2099,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] AllocDiag{self.axis1=0, self.axis2=2, self.offset=1} -> v1
   {
-    static const char kWhere[] = "node [0] AllocDiag{self.axis1=0, self.axis2=2, self.offset=1} -> \042v1\042";
+    static const char kWhere[] = "node [0] AllocDiag{self.axis1=0, self.axis2=2, self.offset=1} -> \042v1\042 (from /nodes/0 AllocDiag)";
     {
       const int64_t m = v0.shape[1] + INT64_C(1);  // the two diagonal axes' length
       v1.shape[0] = m;

@@ -2098,7 +2098,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Assert{msg='x must be positive'} -> v3
   {
-    static const char kWhere[] = "node [0] Assert{msg='x must be positive'} -> \042v1\042";
+    static const char kWhere[] = "node [0] Assert{msg='x must be positive'} -> \042v1\042 (from /nodes/0 Assert)";
     {
       // Every element of condition 1 must be nonzero (NaN counts as true).
       const bool* c = v1.data;

@@ -2134,7 +2134,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Join{axis=0} -> v2
   {
-    static const char kWhere[] = "node [0] Join{axis=0} -> \042v8\042";
+    static const char kWhere[] = "node [0] Join{axis=0} -> \042v8\042 (from /nodes/2 Join)";
     const int axis = 0;
 
     for (int d = 0; d < 2; ++d) v2.shape[d] = v1.shape[d];
@@ -2185,7 +2185,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [1] Split{len_splits=2, axis=1} -> v4, v5
   {
-    static const char kWhere[] = "node [1] Split{len_splits=2, axis=1} -> \042v11\042, \042v12\042";
+    static const char kWhere[] = "node [1] Split{len_splits=2, axis=1} -> \042v11\042, \042v12\042 (from /nodes/3 Split)";
     const int axis = 1;
 
     if (v3.shape[0] != 2)
@@ -2227,7 +2227,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [2] SpecifyShape -> v8
   {
-    static const char kWhere[] = "node [2] SpecifyShape -> \042v15\042";
+    static const char kWhere[] = "node [2] SpecifyShape -> \042v15\042 (from /nodes/4 SpecifyShape)";
     {
       int64_t want[2] = {};
       bool ok = true;

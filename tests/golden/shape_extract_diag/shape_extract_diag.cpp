@@ -2091,7 +2091,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] ExtractDiag{offset=1, axis1=1, axis2=2, view=True} -> v1
   {
-    static const char kWhere[] = "node [0] ExtractDiag{offset=1, axis1=1, axis2=2, view=True} -> \042v1\042";
+    static const char kWhere[] = "node [0] ExtractDiag{offset=1, axis1=1, axis2=2, view=True} -> \042v1\042 (from /nodes/0 ExtractDiag)";
     {
       // np.diagonal as a view: axes 1 and 2 removed, the diagonal last.
       const int64_t dim1 = v0.shape[1], dim2 = v0.shape[2];

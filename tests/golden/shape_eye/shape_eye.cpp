@@ -2105,7 +2105,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Eye{dtype='float64'} -> v3
   {
-    static const char kWhere[] = "node [0] Eye{dtype='float64'} -> \042v1\042";
+    static const char kWhere[] = "node [0] Eye{dtype='float64'} -> \042v1\042 (from /nodes/0 Eye)";
     int64_t rows, cols, k;
     KILN_TRY_AT(kg::read_length(ctx, v0, "n (rows)", rows), kWhere);
     KILN_TRY_AT(kg::read_length(ctx, v1, "m (columns)", cols), kWhere);

@@ -2116,7 +2116,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] MakeVector{dtype='int64'} -> v3
   {
-    static const char kWhere[] = "node [0] MakeVector{dtype='int64'} -> \042v2\042";
+    static const char kWhere[] = "node [0] MakeVector{dtype='int64'} -> \042v2\042 (from /nodes/0 MakeVector)";
     v3.shape[0] = 2;
     KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v3), kWhere);
     v3.data[0] = kiln_scalar::convert<int64_t>(v1.data[0]);
@@ -2126,7 +2126,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [1] Reshape{2} -> v4
   {
-    static const char kWhere[] = "node [1] Reshape{2} -> \042v3\042";
+    static const char kWhere[] = "node [1] Reshape{2} -> \042v3\042 (from /nodes/1 Reshape)";
     if (v3.shape[0] != 2)
       return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Reshape: the shape argument has length %lld, should be 2", static_cast<long long>(v3.shape[0])), kWhere);
     {

@@ -2111,7 +2111,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] SpecifyShape -> v4
   {
-    static const char kWhere[] = "node [0] SpecifyShape -> \042v3\042";
+    static const char kWhere[] = "node [0] SpecifyShape -> \042v3\042 (from /nodes/0 SpecifyShape)";
     {
       int64_t want[3] = {};
       bool ok = true;

@@ -2089,7 +2089,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Softmax{axis=1} -> v1
   {
-    static const char kWhere[] = "node [0] Softmax{axis=1} -> \042v1\042";
+    static const char kWhere[] = "node [0] Softmax{axis=1} -> \042v1\042 (from /nodes/0 Softmax)";
     for (int d = 0; d < 3; ++d) v1.shape[d] = v0.shape[d];
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v1, DLDataType{2, 64, 1}), kWhere);
     {

@@ -2106,7 +2106,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] SoftmaxGrad{axis=1} -> v2
   {
-    static const char kWhere[] = "node [0] SoftmaxGrad{axis=1} -> \042v1\042";
+    static const char kWhere[] = "node [0] SoftmaxGrad{axis=1} -> \042v1\042 (from /nodes/0 SoftmaxGrad, /nodes/2 SoftmaxGrad)";
     for (int d = 0; d < 2; ++d) {
       if (v0.shape[d] != v1.shape[d]) {
         char dy_shape[256], sm_shape[256];
@@ -2175,7 +2175,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [1] SoftmaxGrad{axis=0} -> v3
   {
-    static const char kWhere[] = "node [1] SoftmaxGrad{axis=0} -> \042v2\042";
+    static const char kWhere[] = "node [1] SoftmaxGrad{axis=0} -> \042v2\042 (from /nodes/1 SoftmaxGrad)";
     for (int d = 0; d < 2; ++d) {
       if (v0.shape[d] != v1.shape[d]) {
         char dy_shape[256], sm_shape[256];
@@ -2244,7 +2244,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [2] SoftmaxGrad{axis=None} -> v4
   {
-    static const char kWhere[] = "node [2] SoftmaxGrad{axis=None} -> \042v4\042";
+    static const char kWhere[] = "node [2] SoftmaxGrad{axis=None} -> \042v4\042 (from /nodes/3 SoftmaxGrad)";
     for (int d = 0; d < 2; ++d) {
       if (v0.shape[d] != v1.shape[d]) {
         char dy_shape[256], sm_shape[256];

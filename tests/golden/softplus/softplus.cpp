@@ -2090,7 +2090,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Softplus -> v1
   {
-    static const char kWhere[] = "node [0] Softplus";
+    static const char kWhere[] = "node [0] Softplus -> \042y\042 (from /nodes/0 Elemwise, /nodes/2 Elemwise, /nodes/3 Elemwise)";
 
 
     {

@@ -2093,7 +2093,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] SortOp{kind='heapsort'} -> v2
   {
-    static const char kWhere[] = "node [0] SortOp{kind='heapsort'} -> \042v1\042";
+    static const char kWhere[] = "node [0] SortOp{kind='heapsort'} -> \042v1\042 (from /nodes/0 SortOp)";
     int64_t axis;
     KILN_TRY_AT(kg::read_int(ctx, v1, 0, axis), kWhere);
     if (axis < -3 || axis >= 3)

@@ -2167,7 +2167,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Subtensor{start:stop:step, i} -> v5
   {
-    static const char kWhere[] = "node [0] Subtensor{start:stop:step, i} -> \042v1\042";
+    static const char kWhere[] = "node [0] Subtensor{start:stop:step, i} -> \042v1\042 (from /nodes/0 Subtensor)";
     const int64_t ix0 = static_cast<int64_t>(v1.data[0]);
     const int64_t ix1 = static_cast<int64_t>(v2.data[0]);
     const int64_t ix2 = static_cast<int64_t>(v3.data[0]);

@@ -2091,7 +2091,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Unique{axis=0, return_counts=True, return_index=True, return_inverse=True} -> v1, v2, v3, v4
   {
-    static const char kWhere[] = "node [0] Unique{axis=0, return_counts=True, return_index=True, return_inverse=True} -> \042v1\042, \042v2\042, \042v3\042, \042v4\042";
+    static const char kWhere[] = "node [0] Unique{axis=0, return_counts=True, return_index=True, return_inverse=True} -> \042v1\042, \042v2\042, \042v3\042, \042v4\042 (from /nodes/0 Unique)";
     // The slices compared: the elements (axis None) or the slices along the axis, each copied as
     // one row of a table, then sorted stably (NaN last) and grouped.
     const int64_t n = v0.shape[0];
@@ -2180,7 +2180,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   // [0] Unique{axis=0, return_counts=True, return_index=True, return_inverse=True} -> v1, v2, v3, v4
   {
-    static const char kWhere[] = "node [0] Unique{axis=0, return_counts=True, return_index=True, return_inverse=True} -> \042v1\042, \042v2\042, \042v3\042, \042v4\042";
+    static const char kWhere[] = "node [0] Unique{axis=0, return_counts=True, return_index=True, return_inverse=True} -> \042v1\042, \042v2\042, \042v3\042, \042v4\042 (from /nodes/0 Unique)";
     // The slices compared: the elements (axis None) or the slices along the axis, each copied as
     // one row of a table, then sorted stably (NaN last) and grouped.
     const int64_t n = v0.shape[0];

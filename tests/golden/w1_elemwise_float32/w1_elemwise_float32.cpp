@@ -2091,7 +2091,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Composite{(exp(sin(i0)) + (0.5 * log1p(sqr(i0))))} -> v1
   {
-    static const char kWhere[] = "node [0] Composite{(exp(sin(i0)) + (0.5 * log1p(sqr(i0))))}";
+    static const char kWhere[] = "node [0] Composite{(exp(sin(i0)) + (0.5 * log1p(sqr(i0))))} -> \042y\042 (from /nodes/1 Elemwise, /nodes/2 Elemwise, /nodes/3 Elemwise, /nodes/4 Elemwise, /nodes/5 Elemwise, /nodes/6 Elemwise)";
 
 
     {

@@ -2090,7 +2090,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] LogSoftmax{axis=1} -> v1
   {
-    static const char kWhere[] = "node [0] LogSoftmax{axis=1} -> \042y\042";
+    static const char kWhere[] = "node [0] LogSoftmax{axis=1} -> \042y\042 (from /nodes/0 LogSoftmax)";
     for (int d = 0; d < 2; ++d) v1.shape[d] = v0.shape[d];
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v1, DLDataType{2, 32, 1}), kWhere);
     {

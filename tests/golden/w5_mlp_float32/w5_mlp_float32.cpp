@@ -2113,7 +2113,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] ExpandDims{axis=0} -> v5
   {
-    static const char kWhere[] = "node [0] ExpandDims{axis=0} -> \042b2r\042";
+    static const char kWhere[] = "node [0] ExpandDims{axis=0} -> \042b2r\042 (from /nodes/6 DimShuffle)";
 
     v5.data = v4.data;
     v5.shape[0] = 1;
@@ -2125,7 +2125,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [1] ExpandDims{axis=0} -> v6
   {
-    static const char kWhere[] = "node [1] ExpandDims{axis=0} -> \042b1r\042";
+    static const char kWhere[] = "node [1] ExpandDims{axis=0} -> \042b1r\042 (from /nodes/1 DimShuffle)";
 
     v6.data = v2.data;
     v6.shape[0] = 1;
@@ -2137,7 +2137,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [2] Dot22 -> v7
   {
-    static const char kWhere[] = "node [2] Dot22";
+    static const char kWhere[] = "node [2] Dot22 (from /nodes/0 Dot)";
     if (v0.shape[1] != v1.shape[0]) {
       char lengths[64];
       std::snprintf(lengths, sizeof lengths, " (%lld != %lld)", static_cast<long long>(v0.shape[1]),
@@ -2157,7 +2157,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [3] Composite{maximum((i0 + i1), 0.0)} -> v8
   {
-    static const char kWhere[] = "node [3] Composite{maximum((i0 + i1), 0.0)}";
+    static const char kWhere[] = "node [3] Composite{maximum((i0 + i1), 0.0)} (from /nodes/2 Elemwise, /nodes/4 Elemwise)";
 
 
     {
@@ -2223,7 +2223,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [4] Dot22 -> v9
   {
-    static const char kWhere[] = "node [4] Dot22";
+    static const char kWhere[] = "node [4] Dot22 (from /nodes/5 Dot)";
     if (v8.shape[1] != v3.shape[0]) {
       char lengths[64];
       std::snprintf(lengths, sizeof lengths, " (%lld != %lld)", static_cast<long long>(v8.shape[1]),
@@ -2243,7 +2243,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [5] Add -> v10
   {
-    static const char kWhere[] = "node [5] Add";
+    static const char kWhere[] = "node [5] Add -> \042out\042 (from /nodes/7 Elemwise)";
 
 
     {
