@@ -5,7 +5,6 @@
 #include <set>
 #include <unordered_map>
 
-#include "io/output_names.h"
 #include "io/type_json.h"
 #include "io/value_json.h"
 #include "ir/error.h"
@@ -24,15 +23,11 @@ namespace {
 // else v<N>. Computed in variables() order, so the result depends only on the graph.
 class IdTable {
  public:
-  IdTable(const std::vector<Variable*>& vars, const std::unordered_map<const Variable*, std::string>& names) {
-    const auto name_of = [&](const Variable* v) {
-      const auto it = names.find(v);
-      return it != names.end() ? it->second : v->name();
-    };
+  explicit IdTable(const std::vector<Variable*>& vars) {
     for (Variable* v : vars)
       if (!v->file_id().empty() && used_.insert(v->file_id()).second) ids_[v] = v->file_id();
     for (Variable* v : vars)
-      if (!ids_.count(v) && !name_of(v).empty() && used_.insert(name_of(v)).second) ids_[v] = name_of(v);
+      if (!ids_.count(v) && !v->name().empty() && used_.insert(v->name()).second) ids_[v] = v->name();
     for (Variable* v : vars)
       if (!ids_.count(v)) ids_[v] = fresh();
   }
@@ -54,10 +49,10 @@ class IdTable {
 
 OJson ordered(const Json& j) { return OJson::parse(j.dump()); }
 
-OJson variable_json(const Variable& v, const std::string& id, const std::string& name) {
+OJson variable_json(const Variable& v, const std::string& id) {
   OJson j;
   j["id"] = id;
-  if (!name.empty()) j["name"] = name;
+  if (!v.name().empty()) j["name"] = v.name();
   j["type"] = type_to_json(v.type());
   if (v.is_constant())
     j["value"] = v.type().is_tensor() ? ordered(value_to_json(v.value())) : kind_value_to_json(v.type(), v.value());
@@ -107,34 +102,11 @@ OJson node_json(const Apply& node, IdTable& ids, int version, std::vector<OJson>
   return j;
 }
 
-// The names variables are saved with: their own, except that a graph output computed by a node
-// takes the output's name (output_display_name) when a rewrite replaced the variable the user
-// named — so a rewritten file, loaded again or compiled, still calls its outputs as the original
-// did (the generated struct's members are those names). An output that is a graph input, a
-// constant or another output too keeps its variable's name: renaming it would rename that.
-std::unordered_map<const Variable*, std::string> saved_names(const FunctionGraph& fg) {
-  std::unordered_map<const Variable*, int> uses;
-  for (const auto& out : fg.outputs()) ++uses[out.get()];
-  std::unordered_map<const Variable*, std::string> names;
-  for (std::size_t k = 0; k < fg.outputs().size(); ++k) {
-    const Variable* v = fg.outputs()[k].get();
-    const std::string name = output_display_name(fg, k);
-    if (!v->owner() || uses[v] != 1 || name.empty() || name == v->name()) continue;
-    if (v->name().empty() && name == v->file_id()) continue;  // already known by that id
-    names[v] = name;
-  }
-  return names;
-}
-
 GraphObject write_graph_object(const FunctionGraph& fg, int version) {
   std::vector<Variable*> vars = fg.variables();
-  const std::unordered_map<const Variable*, std::string> names = saved_names(fg);
-  IdTable ids(vars, names);
+  IdTable ids(vars);
   GraphObject g;
-  for (Variable* v : vars) {
-    const auto it = names.find(v);
-    g.variables.push_back(variable_json(*v, ids[v], it != names.end() ? it->second : v->name()));
-  }
+  for (Variable* v : vars) g.variables.push_back(variable_json(*v, ids[v]));
   std::vector<OJson> extra;
   for (Apply* node : fg.toposort()) g.nodes.push_back(node_json(*node, ids, version, extra));
   g.variables.insert(g.variables.end(), extra.begin(), extra.end());
