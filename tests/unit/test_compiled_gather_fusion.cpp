@@ -56,7 +56,7 @@ FunctionGraph gather_add(DType dt, DType idx_dt, bool subtensor1, const std::str
 TEST_CASE("gather fusion: which gathers are read inline") {
   FunctionGraph fused = gather_add(DType::Float64, DType::Int64, false, "one_reader");
   CHECK(find_fused_gathers(fused).size() == 1);
-  const LoweredGraph lg = lower(fused, [](const Apply&) { return false; }, 0, {}, find_fused_gathers(fused));
+  const LoweredGraph lg = lower(fused, [](const Apply&) { return false; }, 0, {}, {}, find_fused_gathers(fused));
   for (const Apply* node : lg.order)
     if (is_vector_gather(*node)) CHECK(lg.var(node->output_ptr(0)).kind == StorageKind::Fused);
   CHECK(graph_stats(fused).intermediates == 1);  // mu[idx] * 2 is stored; mu[idx] is not

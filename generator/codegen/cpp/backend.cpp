@@ -1,6 +1,7 @@
 #include "codegen/cpp/backend.h"
 
 #include "codegen/c_names.h"
+#include "codegen/cpp/emit_control_flow.h"
 #include "codegen/cpp/emitters.h"
 #include "ir/error.h"
 
@@ -88,6 +89,7 @@ const std::vector<CppOpEntry>& cpp_backend_table() {
       {"DimShuffle", emit_dimshuffle, true},
       {"Shape", emit_shape, false},
       {"Shape_i", emit_shape_i, false},
+      {"IfElse", emit_ifelse, false},
       {"Subtensor", emit_subtensor, true},
       {"IncSubtensor", emit_inc_subtensor, false},
       {"AdvancedSubtensor1", emit_advanced_subtensor1, false},
