@@ -163,9 +163,14 @@ class Engines {
     out.emplace_back("evaluator, rewritten", evaluated(rewritten_.at(name), inputs));
     for (const std::string& g : {name, name + "_rw"})
       for (bool into : {false, true}) {
-        CallResult r = call_compiled(library_->graph(g), inputs, into);
-        out.emplace_back("compiled " + g + (into ? " call_into" : " call"),
-                         Outcome{r.status == KILN_OK, r.error, r.outputs});
+        const std::string label = "compiled " + g + (into ? " call_into" : " call");
+        try {
+          CallResult r = call_compiled(library_->graph(g), inputs, into);
+          out.emplace_back(label, Outcome{r.status == KILN_OK, r.error, r.outputs});
+        } catch (const std::bad_alloc&) {
+          // call_into: the outputs output_shapes asks for (the 8 PiB branch) cannot be allocated.
+          out.emplace_back(label, Outcome{false, "the caller cannot allocate the outputs", {}});
+        }
       }
     return out;
   }
@@ -269,7 +274,7 @@ TEST_CASE("ifelse: the schedule runs branch-only nodes inside their branch") {
   }
   CHECK(in_then == 2);  // exp, add
   CHECK(in_else == 2);  // sub, Assert
-  CHECK(top == 2);      // 2x (also an output), IfElse
+  CHECK(top == 3);      // 2x (also an output), its broadcast constant 2, IfElse
   // The flattened order is a toposort with each branch's nodes right before the IfElse.
   const std::vector<Apply*> flat = s.flatten();
   CHECK(flat.size() == fg.toposort().size());
