@@ -389,3 +389,24 @@ TEST_CASE("ifelse: gradients by finite differences") {
   CHECK(values_of(r[0]) == std::vector<double>{0});
   CHECK(values_of(r[1]) == std::vector<double>{1, std::exp(1.0)});
 }
+
+TEST_CASE("ifelse: a constant condition or identical branches drop the IfElse") {
+  Var x = make_input(vec(DType::Float64), "x");
+  for (int c : {0, 1}) {
+    CAPTURE(c);
+    FunctionGraph fg({x}, {ifelse(scalar_constant(DType::Int8, c), exp(x), assert_op(x, {false_const()}, "no"))});
+    rewrite_graph(fg, {"canonicalize"});
+    bool any_ifelse = false, any_assert = false;
+    for (Apply* node : fg.toposort()) {
+      any_ifelse = any_ifelse || ifelse_op(node);
+      any_assert = any_assert || node->op().name() == "Assert";
+    }
+    CHECK_FALSE(any_ifelse);
+    CHECK(any_assert == (c == 0));  // the branch not taken is gone
+  }
+  Var c = make_input(scalar_type(DType::Bool), "c");
+  Var e = exp(x);
+  FunctionGraph same({c, x}, {ifelse(c, e, e)});
+  rewrite_graph(same, {"canonicalize"});
+  for (Apply* node : same.toposort()) CHECK(ifelse_op(node) == nullptr);
+}
