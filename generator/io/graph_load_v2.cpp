@@ -19,15 +19,14 @@ namespace {
 // --- what version 2 added ---------------------------------------------------------------------
 
 // Op names only version 2 has: inner graphs, the new DimShuffle spelling, the identity
-// wrappers, and the ops of the "More ops" and "Control flow" sections. RandomVariables (every
-// class name ending in "RV") are recognised by is_random_variable.
+// wrappers, complex-valued Eig and the ops of the "Control flow" section. RandomVariables (every
+// class name ending in "RV") are recognised by is_random_variable. The ops of the "More ops"
+// table (Cholesky, LU, SortOp, Repeat, ...) are accepted in version-1 files too: PyTensor 2.26
+// has them with the same class names and props, so a 2.26 graph holds them with one meaning.
 const std::set<std::string, std::less<>>& version_2_ops() {
   static const std::set<std::string, std::less<>> ops = {
       "OpFromGraph", "MatrixTranspose", "ViewOp", "DeepCopyOp", "OutputGuard", "SpecifyAssumptions",
-      "TensorFromScalar", "ScalarFromTensor", "CholeskySolve", "LU", "LUFactor", "PivotToPermutations",
-      "QR", "MatrixPinv", "Expm", "Eigvalsh", "Eig", "KroneckerProduct", "BlockDiagonal", "SortOp",
-      "ArgSortOp", "Repeat", "BroadcastTo", "SearchsortedOp", "Nonzero", "Unique", "FillDiagonal",
-      "IfElse", "Scan"};
+      "TensorFromScalar", "ScalarFromTensor", "Eig", "IfElse", "Scan"};
   return ops;
 }
 
@@ -35,20 +34,20 @@ bool is_random_variable(std::string_view op) {
   return op.size() > 2 && op.substr(op.size() - 2) == "RV" && std::isupper(static_cast<unsigned char>(op[0]));
 }
 
-// Scalar op names only version 2 has (PyTensor 3.x's printed Maximum/Minimum, the special
-// functions, complex parts, ScalarLoop).
+// Scalar op names only version 2 has: PyTensor 3.x's printed Maximum/Minimum, the complex
+// parts (complex dtypes are version 2's), ScalarLoop (an inner graph). The special functions
+// (gammainc, betainc, ...) are PyTensor 2.26 scalar ops too and are accepted in version 1.
 const std::set<std::string, std::less<>>& version_2_scalar_ops() {
-  static const std::set<std::string, std::less<>> ops = {
-      "Maximum", "Minimum", "erfcinv", "i0", "i1", "ndtri_exp", "real", "imag", "conj", "angle",
-      "gammainc", "gammaincc", "gammaincinv", "gammainccinv", "ive", "kve", "jv", "owens_t",
-      "polygamma", "complex", "betainc", "betaincinv", "hyp2f1", "ScalarLoop"};
+  static const std::set<std::string, std::less<>> ops = {"Maximum", "Minimum", "real",    "imag",
+                                                         "conj",    "angle",   "complex", "ScalarLoop"};
   return ops;
 }
 
-// Props that version 2 added to the accepted-and-ignored list, and the inner graph.
+// Props that version 2 added to the accepted-and-ignored list, and the inner graph. (`driver`
+// and `overwrite_c` are ignored too, but PyTensor 2.26's linear-algebra ops carry them, so a
+// version-1 file may.)
 const std::set<std::string, std::less<>>& version_2_props() {
-  static const std::set<std::string, std::less<>> props = {"destroyhandler_tolerate_aliased", "driver",
-                                                           "overwrite_c", "inner"};
+  static const std::set<std::string, std::less<>> props = {"destroyhandler_tolerate_aliased", "inner"};
   return props;
 }
 
