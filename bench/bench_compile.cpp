@@ -6,10 +6,9 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
-#include "codegen/cpp/library.h"
 #include "common.hpp"
+#include "compile/compile.h"
 #include "io/graph_load.h"
-#include "rewrite/pipeline.h"
 
 extern char** environ;
 
@@ -51,11 +50,11 @@ std::vector<std::string> compile_argv(const std::string& out_dir, bool cache) {
 void register_w7() {
   add("W7/codegen/float64/threads:1", [](benchmark::State& st) {
     const std::string path = graph_dir() + "/" + kGraph + ".json";
+    kiln::CompileOptions options;  // as kiln emit: the default pipeline
+    options.name = kGraph;
     for (auto _ : st) {
-      kiln::FunctionGraph fg = kiln::load_graph_file(path);
-      kiln::run_pipeline(fg);  // as kiln compile: the default pipeline
-      kiln::CppLibrary lib = kiln::generate_cpp_library(fg, kGraph);
-      benchmark::DoNotOptimize(lib.source.data());
+      kiln::Emitted e = kiln::emit(kiln::load_graph_file(path), options);
+      benchmark::DoNotOptimize(e.sources.source.data());
     }
   });
   add("W7/compile_cold/float64/threads:1", [](benchmark::State& st) {

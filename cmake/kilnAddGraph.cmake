@@ -1,11 +1,14 @@
 # kiln_add_graph(): a kiln graph file as a library target of your own build.
 #
 #   kiln_add_graph(TARGET <target> GRAPH <graph.json>
-#                  [BACKEND cpp] [STATIC | SHARED] [NAME <prefix>] [MARCH <arch>]
+#                  [BACKEND <name>] [STATIC | SHARED] [NAME <prefix>] [MARCH <arch>]
 #                  [OPTIONS <kiln emit options>...])
 #
-# At build time `kiln emit` writes <prefix>.h, <prefix>.cpp and <prefix>_data.S (plus one .bin
-# file per large constant, pulled in by .incbin) into ${CMAKE_CURRENT_BINARY_DIR}/kiln/<target>/.
+# At build time `kiln emit --backend <name>` writes <prefix>.h, the source (<prefix>.cpp for
+# the cpp backend, the default) and <prefix>_data.S (plus one .bin file per large constant,
+# pulled in by .incbin) into ${CMAKE_CURRENT_BINARY_DIR}/kiln/<target>/. What a backend's
+# source needs (its suffix and language, OpenMP, BLAS, vector math) comes from
+# kilnBackends.cmake, which `kiln backends --cmake` writes from kiln's backend registry.
 # It re-runs only when the graph file, a .npy file the graph references (kiln writes a depfile
 # listing them) or kiln itself changes, and rewrites only files whose bytes changed.
 # The sources are compiled by this project's toolchain with its flags into <target> (STATIC or
@@ -22,6 +25,8 @@
 # Usable after find_package(kiln), from kiln's build tree (kiln_DIR=<kiln build dir>), and in
 # a project that adds kiln with add_subdirectory() (that project enables ASM itself:
 # project(... LANGUAGES CXX ASM)).
+
+include("${CMAKE_CURRENT_LIST_DIR}/kilnBackends.cmake")
 
 # The data file is assembled by the compiler driver (ASM); languages are enabled at file scope.
 if(NOT CMAKE_ASM_COMPILER_LOADED)
@@ -77,8 +82,16 @@ function(kiln_add_graph)
   if(arg_STATIC AND arg_SHARED)
     message(FATAL_ERROR "kiln_add_graph(${arg_TARGET}): give STATIC or SHARED, not both")
   endif()
-  if(arg_BACKEND AND NOT arg_BACKEND STREQUAL "cpp")
-    message(FATAL_ERROR "kiln_add_graph(${arg_TARGET}): BACKEND ${arg_BACKEND} is not supported (only cpp)")
+  if(NOT arg_BACKEND)
+    set(arg_BACKEND cpp)
+  endif()
+  if(NOT arg_BACKEND IN_LIST KILN_BACKENDS)
+    message(FATAL_ERROR "kiln_add_graph(${arg_TARGET}): unknown BACKEND ${arg_BACKEND} (kiln has: ${KILN_BACKENDS})")
+  endif()
+  set(backend KILN_BACKEND_${arg_BACKEND})
+  if(NOT CMAKE_${${backend}_LANGUAGE}_COMPILER_LOADED)
+    message(FATAL_ERROR "kiln_add_graph(${arg_TARGET}): BACKEND ${arg_BACKEND} generates ${${backend}_LANGUAGE} "
+                        "sources: enable that language (project(... LANGUAGES ${${backend}_LANGUAGE}))")
   endif()
   if(NOT TARGET kiln::kiln)
     message(FATAL_ERROR "kiln_add_graph: no kiln::kiln executable target; call find_package(kiln) first")
@@ -90,10 +103,10 @@ function(kiln_add_graph)
                         "enable_language(ASM) before kiln_add_graph (find_package(kiln) does it)")
   endif()
   _kiln_find_dependencies()
-  if(NOT TARGET OpenMP::OpenMP_CXX)
+  if(${backend}_OPENMP AND NOT TARGET OpenMP::OpenMP_CXX)
     message(FATAL_ERROR "kiln_add_graph(${arg_TARGET}): generated code needs OpenMP for C++ (not found)")
   endif()
-  if(NOT TARGET kiln::openblas)
+  if(${backend}_BLAS AND NOT TARGET kiln::openblas)
     message(FATAL_ERROR "kiln_add_graph(${arg_TARGET}): generated code needs OpenBLAS "
                         "(libopenblas and cblas.h not found; on Debian: apt install libopenblas-dev)")
   endif()
@@ -110,11 +123,12 @@ function(kiln_add_graph)
 
   get_filename_component(graph "${arg_GRAPH}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
   set(out "${CMAKE_CURRENT_BINARY_DIR}/kiln/${arg_TARGET}")
-  set(generated "${out}/${name}.h" "${out}/${name}.cpp" "${out}/${name}_data.S")
+  set(generated "${out}/${name}.h" "${out}/${name}${${backend}_SUFFIX}" "${out}/${name}_data.S")
   add_custom_command(
     OUTPUT ${generated}
     BYPRODUCTS "${out}/${name}_main.cpp"
-    COMMAND kiln::kiln emit "${graph}" -o "${out}" --name "${name}" --depfile "${out}/${name}.d" ${arg_OPTIONS}
+    COMMAND kiln::kiln emit "${graph}" -o "${out}" --name "${name}" --backend ${arg_BACKEND}
+            --depfile "${out}/${name}.d" ${arg_OPTIONS}
     DEPENDS "${graph}" kiln::kiln
     DEPFILE "${out}/${name}.d"
     COMMENT "kiln: generating ${name} from ${arg_GRAPH}"
@@ -129,8 +143,14 @@ function(kiln_add_graph)
   add_library(${arg_TARGET} ${type} ${generated})
   target_include_directories(${arg_TARGET} PUBLIC "$<BUILD_INTERFACE:${out}>")
   target_compile_features(${arg_TARGET} PUBLIC cxx_std_17)
-  target_link_libraries(${arg_TARGET} PUBLIC kiln::runtime PRIVATE OpenMP::OpenMP_CXX kiln::openblas)
-  if(TARGET kiln::sleef)
+  target_link_libraries(${arg_TARGET} PUBLIC kiln::runtime)
+  if(${backend}_OPENMP)
+    target_link_libraries(${arg_TARGET} PRIVATE OpenMP::OpenMP_CXX)
+  endif()
+  if(${backend}_BLAS)
+    target_link_libraries(${arg_TARGET} PRIVATE kiln::openblas)
+  endif()
+  if(${backend}_VECTOR_MATH AND TARGET kiln::sleef)
     target_link_libraries(${arg_TARGET} PRIVATE kiln::sleef)
   endif()
   # Only the <prefix>_* entry points are exported: several graphs link into one program.

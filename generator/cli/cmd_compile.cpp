@@ -8,8 +8,8 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/rewrite_options.h"
-#include "codegen/cpp/library.h"
-#include "driver/build.h"
+#include "compile/compile.h"
+#include "codegen/backend.h"
 #include "driver/direct_cache.h"
 #include "driver/emit_files.h"
 #include "driver/process.h"
@@ -24,13 +24,9 @@ namespace {
 struct CompileArgs {
   std::string file;
   std::string out_dir;
-  std::string name;
-  bool program = false;
-  bool stats = false;
   std::string depfile;
-  BuildOptions build;
+  CompileOptions options;  // name, backend, rewrites, build, program, stats
   std::string cxxflags;
-  RewriteArgs rewrite;
 };
 
 void print_stats(const GraphStats& before, const GraphStats& after, const PipelineReport& report) {
@@ -58,36 +54,37 @@ void print_stats(const GraphStats& before, const GraphStats& after, const Pipeli
   }
 }
 
-CppLibrary generate(const CompileArgs& args, const std::string& graph_text) {
-  FunctionGraph fg = load_graph_text(graph_text, graph_file_folder(args.file), args.file);
-  GraphStats before;
-  if (args.stats) before = graph_stats(fg);
-  // (Outputs keep their names across rewrites: FunctionGraph::replace records them.)
-  PipelineReport report = apply_rewrites(fg, args.rewrite);
-  if (args.stats) print_stats(before, graph_stats(fg), report);
-  return generate_cpp_library(fg, args.name);
+FunctionGraph load(const CompileArgs& args, const std::string& graph_text) {
+  return load_graph_text(graph_text, graph_file_folder(args.file), args.file);
 }
 
-CppLibrary generate(const CompileArgs& args) { return generate(args, read_graph_file(args.file)); }
+void report(const CompileArgs& args, const Emitted& e) {
+  if (args.options.stats) print_stats(*e.stats_before, *e.stats_after, e.rewrites);
+}
 
 // Every choice of `kiln compile` that changes its output, besides the build options and the
 // graph (direct_cache_key hashes those itself). A new option that changes the output belongs here.
 std::string direct_mode_options(const CompileArgs& args) {
-  std::string text = "name=" + args.name + "\nprogram=" + std::to_string(args.program) +
-                     "\nno_rewrite=" + std::to_string(args.rewrite.no_rewrite);
-  for (const auto& tag : args.rewrite.include) text += "\ninclude=" + tag;
-  for (const auto& tag : args.rewrite.exclude) text += "\nexclude=" + tag;
+  const CompileOptions& o = args.options;
+  std::string text = "name=" + o.name + "\nprogram=" + std::to_string(o.program) +
+                     "\nno_rewrite=" + std::to_string(!o.rewrite);
+  if (o.backend != "cpp") text += "\nbackend=" + o.backend;
+  for (const auto& tag : o.rewrites.include) text += "\ninclude=" + tag;
+  for (const auto& tag : o.rewrites.exclude) text += "\nexclude=" + tag;
   return text;
 }
 
 // Direct mode serves only what a hit reproduces exactly: not --stats or --dump-after, which
-// print what loading and rewriting did.
+// print what loading and rewriting did. (Its index entries name NAME.cpp, so it serves
+// backends whose source is NAME.cpp.)
 bool direct_mode_applies(const CompileArgs& args) {
-  return args.build.use_cache && !args.stats && args.rewrite.dump_after.empty();
+  return args.options.build.use_cache && !args.options.stats && args.options.rewrites.dump_after.empty() &&
+         find_backend(args.options.backend).toolchain.source_suffix == ".cpp";
 }
 
-void print_written(const fs::path& dir, const std::string& name, bool program, bool cached) {
-  std::cout << "wrote " << (dir / ("lib" + name + ".so")).string() << ", " << name << ".h, " << name << ".cpp";
+void print_written(const fs::path& dir, const std::string& name, const std::string& source_file, bool program,
+                   bool cached) {
+  std::cout << "wrote " << (dir / ("lib" + name + ".so")).string() << ", " << name << ".h, " << source_file;
   if (program) std::cout << ", " << name << "_main.cpp, " << name;
   std::cout << (cached ? " (cached)" : "") << "\n";
 }
@@ -101,9 +98,10 @@ void prepare_out_dir(const std::string& dir) {
 void add_common(CLI::App* cmd, CompileArgs& args) {
   cmd->add_option("FILE", args.file, "graph file (.json)")->required();
   cmd->add_option("-o,--output-dir", args.out_dir, "folder to write into")->required();
-  cmd->add_option("--name", args.name, "symbol prefix and file name (default: the graph's name)");
-  cmd->add_flag("--stats", args.stats, "print kernels, fused nodes and intermediates before and after rewriting");
-  add_rewrite_options(cmd, args.rewrite);
+  cmd->add_option("--name", args.options.name, "symbol prefix and file name (default: the graph's name)");
+  cmd->add_flag("--stats", args.options.stats, "print kernels, fused nodes and intermediates before and after rewriting");
+  add_backend_option(cmd, args.options);
+  add_rewrite_options(cmd, args.options);
 }
 
 }  // namespace
@@ -112,38 +110,40 @@ void add_compile_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("compile", "Compile a graph into a shared library libNAME.so with NAME.h and NAME.cpp");
   auto args = std::make_shared<CompileArgs>();
   add_common(cmd, *args);
-  cmd->add_flag("--program", args->program, "also build NAME, a standalone program reading/writing .npy files");
-  add_build_options(cmd, args->build, args->cxxflags);
+  cmd->add_flag("--program", args->options.program, "also build NAME, a standalone program reading/writing .npy files");
+  add_build_options(cmd, args->options.build, args->cxxflags);
   cmd->callback([&exit_code, args] {
     exit_code = run_guarded([&] {
-      args->build.cxxflags = split_flags(args->cxxflags);
+      CompileOptions& o = args->options;
+      o.build.cxxflags = split_flags(args->cxxflags);
       const std::string graph_text = read_graph_file(args->file);
       const fs::path dir(args->out_dir);
       DirectCacheKey direct;
       if (direct_mode_applies(*args)) {
-        direct = direct_cache_key(graph_text, graph_file_folder(args->file), args->build, direct_mode_options(*args));
-        if (auto hit = direct_cache_lookup(direct, args->build, args->program)) {
+        direct = direct_cache_key(graph_text, graph_file_folder(args->file), o.build, direct_mode_options(*args));
+        if (auto hit = direct_cache_lookup(direct, o.build, o.program)) {
           prepare_out_dir(args->out_dir);
           const fs::path entry(hit->entry_dir);
           std::vector<std::string> files = {hit->name + ".h", hit->name + ".cpp", "lib" + hit->name + ".so"};
-          if (args->program) files.insert(files.end(), {hit->name + "_main.cpp", hit->name});
+          if (o.program) files.insert(files.end(), {hit->name + "_main.cpp", hit->name});
           for (const auto& file : files) copy_file_if_changed((entry / file).string(), (dir / file).string());
-          print_written(dir, hit->name, args->program, true);
+          print_written(dir, hit->name, hit->name + ".cpp", o.program, true);
           return exit_code::kOk;
         }
       }
-      CppLibrary lib = generate(*args, graph_text);
-      BuildResult built = build_library(lib, args->build, args->program);
-      direct_cache_record(direct, lib.name, built.key, args->build);
+      Artifacts a = compile(load(*args, graph_text), o);
+      report(*args, a);
+      const GeneratedLibrary& lib = a.sources;
+      direct_cache_record(direct, lib.name, a.build.key, o.build);
       prepare_out_dir(args->out_dir);
       write_file_if_changed((dir / (lib.name + ".h")).string(), lib.header, true);
-      write_file_if_changed((dir / (lib.name + ".cpp")).string(), lib.source, true);
-      copy_file_if_changed(built.library_path, (dir / ("lib" + lib.name + ".so")).string());
-      if (args->program) {
+      write_file_if_changed((dir / lib.source_file).string(), lib.source, true);
+      copy_file_if_changed(a.build.library_path, (dir / ("lib" + lib.name + ".so")).string());
+      if (o.program) {
         write_file_if_changed((dir / (lib.name + "_main.cpp")).string(), lib.main_program, true);
-        copy_file_if_changed(built.program_path, (dir / lib.name).string());
+        copy_file_if_changed(a.build.program_path, (dir / lib.name).string());
       }
-      print_written(dir, lib.name, args->program, built.cache_hit);
+      print_written(dir, lib.name, lib.source_file, o.program, a.build.cache_hit);
       return exit_code::kOk;
     });
   });
@@ -158,11 +158,13 @@ void add_emit_command(CLI::App& app, int& exit_code) {
                   "also write a Makefile-style depfile: the sources depend on the graph and its .npy files");
   cmd->callback([&exit_code, args] {
     exit_code = run_guarded([&] {
-      CppLibrary lib = generate(*args);
+      Emitted e = emit(load(*args, read_graph_file(args->file)), args->options);
+      report(*args, e);
+      const GeneratedLibrary& lib = e.sources;
       // Unchanged files keep their time stamps, so build systems rebuild only what changed.
       std::vector<std::string> written = write_emitted_sources(lib, args->out_dir);
       if (!args->depfile.empty()) write_depfile(args->depfile, written, graph_input_files(args->file));
-      std::cout << "wrote " << written.front() << ", " << lib.name << ".cpp, " << lib.name << "_main.cpp, "
+      std::cout << "wrote " << written.front() << ", " << lib.source_file << ", " << lib.name << "_main.cpp, "
                 << lib.name << "_data.S";
       if (!lib.blobs.empty()) std::cout << " and " << lib.blobs.size() << " .bin file(s)";
       std::cout << (lib.needs_blas ? " (link with -lopenblas)" : "") << "\n";

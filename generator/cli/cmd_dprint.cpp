@@ -16,7 +16,7 @@ void add_dprint_command(CLI::App& app, int& exit_code) {
     DprintOptions options;
     bool dot = false;
     bool rewritten = false;
-    RewriteArgs rewrites;
+    CompileOptions compile;  // with --rewritten: the backend and rewrites
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("FILE", args->file, "graph file (.json)")->required();
@@ -35,15 +35,16 @@ void add_dprint_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--rewritten", args->rewritten,
                 "print the graph kiln compile would compile: after the default pipeline (or --include), "
                 "with destroy and view maps");
-  cmd->add_option("--include", args->rewrites.include, "with --rewritten: only the rewrites bearing these tags");
-  cmd->add_option("--exclude", args->rewrites.exclude, "with --rewritten: never the rewrites bearing these tags");
+  cmd->add_option("--include", args->compile.rewrites.include, "with --rewritten: only the rewrites bearing these tags");
+  cmd->add_option("--exclude", args->compile.rewrites.exclude, "with --rewritten: never the rewrites bearing these tags");
+  add_backend_option(cmd, args->compile);
   cmd->callback([&exit_code, args] {
     exit_code = run_guarded([&] {
       FunctionGraph fg = load_graph_file(args->file);
       if (args->rewritten) {
-        apply_rewrites(fg, args->rewrites);
+        rewrite_for_backend(fg, args->compile);
         args->options.print_destroy_map = args->options.print_view_map = true;
-      } else if (!args->rewrites.include.empty() || !args->rewrites.exclude.empty()) {
+      } else if (!args->compile.rewrites.include.empty() || !args->compile.rewrites.exclude.empty()) {
         throw UserError("--include/--exclude select rewrites: use them with --rewritten");
       }
       std::cout << (args->dot ? graphviz_dot(fg) : dprint(fg, args->options));

@@ -5,7 +5,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/var_lookup.h"
-#include "grad/replace.h"
+#include "transform/replace.h"
 #include "io/graph_load.h"
 #include "io/graph_save.h"
 

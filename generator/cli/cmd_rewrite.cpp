@@ -15,17 +15,18 @@ void add_rewrite_command(CLI::App& app, int& exit_code) {
   struct Args {
     std::string file;
     std::string out;
-    RewriteArgs rewrite;
+    CompileOptions options;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("FILE", args->file, "graph file (.json)")->required();
   cmd->add_option("-o,--output", args->out, "the rewritten graph file to write")->required();
-  add_rewrite_options(cmd, args->rewrite);
+  add_backend_option(cmd, args->options);
+  add_rewrite_options(cmd, args->options);
   cmd->callback([&exit_code, args] {
     exit_code = run_guarded([&] {
       FunctionGraph fg = load_graph_file(args->file);
       std::size_t before = fg.num_nodes();
-      PipelineReport report = apply_rewrites(fg, args->rewrite);
+      PipelineReport report = rewrite_for_backend(fg, args->options);
       save_graph_file(fg, args->out);
       int applied = 0;
       for (const auto& [pass, st] : report.passes) applied += st.total();

@@ -6,8 +6,7 @@
 #include "cli/exit_codes.h"
 #include "cli/rewrite_options.h"
 #include "cli/run_io.h"
-#include "codegen/cpp/library.h"
-#include "driver/build.h"
+#include "compile/compile.h"
 #include "driver/process.h"
 #include "io/graph_load.h"
 #include "kiln/loader.hpp"
@@ -21,28 +20,25 @@ void add_run_command(CLI::App& app, int& exit_code) {
     std::vector<std::string> inputs;
     std::string output_dir;
     int threads = 1;
-    BuildOptions build;
+    CompileOptions options;
     std::string cxxflags;
-    RewriteArgs rewrite;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("FILE", args->file, "graph file (.json)")->required();
   cmd->add_option("-i,--input", args->inputs, "NAME=FILE.npy for each graph input (by id or name)");
   cmd->add_option("-o,--output-dir", args->output_dir, "write each output as DIR/<name>.npy");
   cmd->add_option("--threads", args->threads, "threads for the call (default 1)");
-  add_build_options(cmd, args->build, args->cxxflags);
-  add_rewrite_options(cmd, args->rewrite);
+  add_build_options(cmd, args->options.build, args->cxxflags);
+  add_backend_option(cmd, args->options);
+  add_rewrite_options(cmd, args->options);
   cmd->callback([&exit_code, args] {
     exit_code = run_guarded([&] {
-      args->build.cxxflags = split_flags(args->cxxflags);
+      args->options.build.cxxflags = split_flags(args->cxxflags);
       FunctionGraph fg = load_graph_file(args->file);
       std::vector<Array> inputs = read_inputs(fg, args->inputs);
-      FunctionGraph compiled = fg.clone();
-      apply_rewrites(compiled, args->rewrite);
-      CppLibrary lib = generate_cpp_library(compiled);
-      BuildResult built = build_library(lib, args->build);
-      Library so(built.library_path);
-      const kiln_graph_info& info = so.graph(lib.name);
+      Artifacts built = compile(fg.clone(), args->options);
+      Library so(built.build.library_path);
+      const kiln_graph_info& info = so.graph(built.sources.name);
       kiln_context* ctx = info.context_create();
       if (!ctx) throw RuntimeFailure("out of memory creating a context");
       info.context_set_num_threads(ctx, args->threads);

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "compile/compile.h"
 #include "io/graph_load.h"
 #include "ir/error.h"
 #include "print/view_html.h"
@@ -57,14 +58,11 @@ void add_view_command(CLI::App& app, int& exit_code) {
       std::optional<FunctionGraph> rewritten;
       PipelineReport report;
       if (args->rewritten) {
-        const auto known = known_rewrite_tags();
-        for (const auto& t : args->exclude)
-          if (std::find(known.begin(), known.end(), t) == known.end()) throw UserError("unknown rewrite tag \"" + t + "\"");
         rewritten = fg.clone();
-        PipelineOptions po;
-        po.exclude = args->exclude;
-        po.record_replacements = true;
-        report = run_pipeline(*rewritten, po);
+        CompileOptions co;  // the default backend's pipeline, as kiln compile runs it
+        co.rewrites.exclude = args->exclude;
+        co.rewrites.record_replacements = true;
+        report = rewrite_for_backend(*rewritten, co);
         graphs.rewritten = &*rewritten;
         graphs.report = &report;
       } else if (!args->exclude.empty()) {

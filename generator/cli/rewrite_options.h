@@ -1,25 +1,17 @@
-// Command-line options selecting rewrites (compile, run, emit, rewrite, dprint --rewritten),
-// and the one place that applies them to a loaded graph.
+// Command-line options selecting rewrites and the backend (compile, emit, run, rewrite,
+// dprint --rewritten). They fill CompileOptions; the library applies them (compile/compile.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
 
-#include "rewrite/pipeline.h"
+#include "compile/compile.h"
 
 namespace kiln::cli {
 
-struct RewriteArgs {
-  std::vector<std::string> include;
-  std::vector<std::string> exclude;
-  std::vector<std::string> dump_after;
-  bool no_rewrite = false;
-};
-
 /// Adds --include TAG, --exclude TAG, --dump-after PASS and --no-rewrite to a command.
-void add_rewrite_options(CLI::App* cmd, RewriteArgs& args);
+void add_rewrite_options(CLI::App* cmd, CompileOptions& options);
 
-/// Rewrites `fg` as the options say: the default pipeline, or (with --include) only the
-/// rewrites bearing those tags, or nothing (--no-rewrite). Dumps go to stderr as dprint text.
-PipelineReport apply_rewrites(FunctionGraph& fg, const RewriteArgs& args);
+/// Adds --backend NAME (default cpp).
+void add_backend_option(CLI::App* cmd, CompileOptions& options);
 
 }  // namespace kiln::cli

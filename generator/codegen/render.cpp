@@ -23,6 +23,20 @@ std::string render_template(const std::string& path, const TemplateData& data) {
   return out;
 }
 
+std::string render_template_text(const std::string& text, const TemplateData& data, const std::string& what) {
+  kainjow::mustache::mustache tmpl(text);
+  tmpl.set_custom_escape([](const std::string& s) { return s; });
+  std::string out = tmpl.is_valid() ? tmpl.render(data) : "";
+  if (!tmpl.is_valid()) throw InternalError("template " + what + ": " + tmpl.error_message());
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string s;
+  for (std::size_t i = 0; i < items.size(); ++i) s += (i ? sep : "") + items[i];
+  return s;
+}
+
 TemplateData string_list(const std::vector<std::string>& items) {
   TemplateData list{TemplateData::type::list};
   for (std::size_t i = 0; i < items.size(); ++i) {

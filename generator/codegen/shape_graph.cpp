@@ -25,7 +25,7 @@ FunctionGraph build_shape_graph(const FunctionGraph& fg) {
   for (Apply* node : copy.toposort()) {
     std::vector<ShapeVars> in_shapes;
     for (const auto& in : node->inputs()) in_shapes.push_back(shape_of(in));
-    std::vector<ShapeVars> out_shapes = node->op().infer_shape(*node, in_shapes);
+    std::vector<ShapeVars> out_shapes = output_shapes(*node, in_shapes);
     KILN_INTERNAL_ASSERT(static_cast<int>(out_shapes.size()) == node->num_outputs(),
                          node->label() + ": infer_shape gave the wrong number of outputs");
     for (int o = 0; o < node->num_outputs(); ++o) {

@@ -10,9 +10,12 @@
 #include <mutex>
 #include <random>
 
+#include "codegen/backend.h"
+#include "driver/cache_maintenance.h"
 #include "driver/emit_files.h"
 #include "driver/process.h"
-#include "driver/sha256.h"
+#include "driver/sanitize.h"
+#include "util/sha256.h"
 #include "kiln/version.h"
 
 namespace kiln {
@@ -161,7 +164,7 @@ std::string variant_dispatcher(const std::string& name, const std::vector<std::s
   return s;
 }
 
-void check_variants(const CppLibrary& lib, const std::vector<std::string>& variants) {
+void check_variants(const GeneratedLibrary& lib, const std::vector<std::string>& variants) {
   if (variants.empty()) return;
   if (lib.header.empty()) throw UserError("--march-variants needs a library of one graph");
   for (const auto& v : variants)
@@ -172,10 +175,11 @@ void check_variants(const CppLibrary& lib, const std::vector<std::string>& varia
 
 }  // namespace
 
-std::string resolve_compiler(const BuildOptions& options) {
+std::string resolve_compiler(const BuildOptions& options, const Toolchain& toolchain) {
   if (!options.cxx.empty()) return options.cxx;
-  const char* env = std::getenv("CXX");
-  return env && *env ? env : "c++";
+  if (std::string sanitizing = sanitized_build_compiler(); !sanitizing.empty()) return sanitizing;
+  const char* env = std::getenv(toolchain.compiler_env.c_str());
+  return env && *env ? env : toolchain.default_compiler;
 }
 
 std::string resolve_cache_dir(const BuildOptions& options) {
@@ -193,13 +197,14 @@ std::string compiler_identity(const BuildOptions& options) {
   return compiler_identity(resolve_compiler(options), resolve_cache_dir(options));
 }
 
-std::vector<std::string> generated_code_flags(const BuildOptions& options) {
-  std::vector<std::string> flags = {"-std=c++17", options.opt_level, "-fPIC", "-fopenmp",
-                                    "-fvisibility=hidden", "-fno-math-errno"};
+std::vector<std::string> generated_code_flags(const BuildOptions& options, const Toolchain& toolchain) {
+  std::vector<std::string> flags = {"-std=c++17", options.opt_level, "-fPIC"};
+  if (toolchain.openmp) flags.push_back("-fopenmp");
+  flags.insert(flags.end(), {"-fvisibility=hidden", "-fno-math-errno"});
   // Under -ffast-math glibc declares libmvec's variants itself; vector_math.hpp steps aside.
   if (options.fast_math)
     flags.push_back("-ffast-math");
-  else if (have_sleef_vector_math())
+  else if (toolchain.vector_math && have_sleef_vector_math())
     flags.push_back("-DKILN_SLEEF");
   // "none" (or empty) leaves the compiler's default target: the portable baseline.
   if (!options.march.empty() && options.march != "none") flags.push_back("-march=" + options.march);
@@ -209,6 +214,7 @@ std::vector<std::string> generated_code_flags(const BuildOptions& options) {
   // issue 7: ~1.7x). Without AVX-512 the option changes nothing.
   flags.push_back("-mprefer-vector-width=512");
 #endif
+  for (auto& flag : generated_code_sanitizer_flags()) flags.push_back(flag);
   flags.insert(flags.end(), options.cxxflags.begin(), options.cxxflags.end());
   return flags;
 }
@@ -237,9 +243,10 @@ static std::string openblas_openmp_dir() {
   return dir && fs::exists(fs::path(dir) / "libopenblas.so.0", ec) ? dir : "";
 }
 
-std::vector<std::string> generated_code_libraries(const CppLibrary& lib, const BuildOptions& options) {
+std::vector<std::string> generated_code_libraries(const GeneratedLibrary& lib, const BuildOptions& options) {
+  const Toolchain& toolchain = find_backend(lib.backend).toolchain;
   std::vector<std::string> link;
-  if (lib.needs_blas) {
+  if (lib.needs_blas && toolchain.blas) {
     link.push_back("-lopenblas");
     // With OpenMP OpenBLAS, BLAS calls run on libgomp's threads like kiln's own loops instead
     // of a second pool whose idle threads spin against them (and kg::BlasThreads can give
@@ -249,7 +256,7 @@ std::vector<std::string> generated_code_libraries(const CppLibrary& lib, const B
 #ifdef KILN_SLEEF_DIR
   // SLEEF's functions per instruction set, which vector_math.hpp's _ZGV* variants call.
   // --as-needed: code the header leaves scalar (clang) does not depend on SLEEF.
-  if (!options.fast_math) {
+  if (!options.fast_math && toolchain.vector_math) {
     const std::string dir = KILN_SLEEF_DIR;
     if (dir.rfind("/usr/lib", 0) != 0 && dir.rfind("/lib", 0) != 0) link.push_back("-L" + dir);
     link.insert(link.end(), {"-Wl,--push-state,--as-needed", "-lsleef", "-Wl,--pop-state"});
@@ -261,13 +268,14 @@ std::vector<std::string> generated_code_libraries(const CppLibrary& lib, const B
   return link;
 }
 
-BuildResult build_library(const CppLibrary& lib, const BuildOptions& options, bool program) {
-  const std::string cxx = resolve_compiler(options);
+BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& options, bool program) {
+  const Toolchain& toolchain = find_backend(lib.backend).toolchain;
+  const std::string cxx = resolve_compiler(options, toolchain);
   check_variants(lib, options.march_variants);
   // With variants, what is not compiled per variant (dispatcher, data) targets the baseline.
   BuildOptions base = options;
   if (!options.march_variants.empty()) base.march = "none";
-  const std::vector<std::string> flags = generated_code_flags(base);
+  const std::vector<std::string> flags = generated_code_flags(base, toolchain);
   const std::vector<std::string> link = generated_code_libraries(lib, options);
 
   Sha256 key_hash;
@@ -286,6 +294,7 @@ BuildResult build_library(const CppLibrary& lib, const BuildOptions& options, bo
   fs::path root = resolve_cache_dir(options);
   fs::path final_dir = cache_entry_dir(options, result.key);
   if (options.use_cache && fs::exists(final_dir / so_name) && (!program || fs::exists(final_dir / lib.name))) {
+    touch_cache_entry(final_dir.string());
     result.library_path = (final_dir / so_name).string();
     if (program) result.program_path = (final_dir / lib.name).string();
     result.cache_hit = true;
@@ -293,12 +302,14 @@ BuildResult build_library(const CppLibrary& lib, const BuildOptions& options, bo
   }
 
   std::error_code ec;
-  fs::path work = fs::absolute((options.use_cache ? root / "tmp" : fs::temp_directory_path() / "kiln-build") /
-                               (result.key.substr(0, 16) + "-" + unique_suffix()));
+  const fs::path tmp_root = options.use_cache ? root / "tmp" : fs::temp_directory_path() / "kiln-build";
+  remove_stale_build_folders(tmp_root.string(), kStaleBuildFolderAge);  // left by killed compiles
+  fs::path work = fs::absolute(tmp_root / (result.key.substr(0, 16) + "-" + unique_suffix()));
   fs::create_directories(work, ec);
   if (ec) throw UserError("cannot create build folder " + work.string() + ": " + ec.message());
+  const BuildFolderLock in_use(work.string());  // until the build is over (cache_maintenance.h)
   write_file(work / (lib.name + ".h"), lib.header);
-  write_file(work / (lib.name + ".cpp"), lib.source);
+  write_file(work / lib.source_file, lib.source);
   // Large constants: raw .bin files pulled in by the assembler (.incbin) from an absolute path.
   const fs::path data_source = work / (lib.name + "_data.S");
   for (const DataBlob& blob : lib.blobs) write_file(work / blob.file_name, blob.data.data(), blob.data.nbytes());
@@ -310,17 +321,17 @@ BuildResult build_library(const CppLibrary& lib, const BuildOptions& options, bo
   };
   // What the final command compiles and links: NAME.cpp, or one object per -march variant
   // plus the dispatcher that exports NAME_*.
-  std::vector<std::string> inputs = {(work / (lib.name + ".cpp")).string()};
+  std::vector<std::string> inputs = {(work / lib.source_file).string()};
   if (!options.march_variants.empty()) {
     inputs.clear();
     for (std::size_t k = 0; k < options.march_variants.size(); ++k) {
       BuildOptions variant = options;
       variant.march = options.march_variants[k];
       std::vector<std::string> vcmd = {cxx};
-      for (const auto& list : {generated_code_flags(variant), variant_flags(lib.name, k)})
+      for (const auto& list : {generated_code_flags(variant, toolchain), variant_flags(lib.name, k)})
         vcmd.insert(vcmd.end(), list.begin(), list.end());
       const std::string object = (work / (variant_prefix(lib.name, k) + ".o")).string();
-      vcmd.insert(vcmd.end(), {"-I", work.string(), "-c", (work / (lib.name + ".cpp")).string(), "-o", object});
+      vcmd.insert(vcmd.end(), {"-I", work.string(), "-c", (work / lib.source_file).string(), "-o", object});
       ProcessResult vr = run_process(vcmd);
       if (vr.exit_code != 0) fail("compiling the " + variant.march + " variant", vr);
       inputs.push_back(object);
@@ -349,6 +360,7 @@ BuildResult build_library(const CppLibrary& lib, const BuildOptions& options, bo
     std::vector<std::string> pcmd = {cxx, "-std=c++17", "-O2", "-I", work.string(),
                                      (work / (lib.name + "_main.cpp")).string(), "-o", (work / lib.name).string(),
                                      "-L", work.string(), "-l" + lib.name, "-Wl,-rpath,$ORIGIN"};
+    for (auto& flag : generated_code_sanitizer_flags()) pcmd.push_back(flag);
     ProcessResult pr = run_process(pcmd);
     if (pr.exit_code != 0) fail("compiling the standalone program", pr);
   }

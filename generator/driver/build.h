@@ -7,13 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "codegen/cpp/library.h"
+#include "codegen/generated_library.h"
+#include "codegen/toolchain.h"
 #include "ir/error.h"
 
 namespace kiln {
 
 struct BuildOptions {
-  std::string cxx;                    ///< compiler; empty: $CXX, else "c++"
+  std::string cxx;                    ///< compiler; empty: the toolchain's variable ($CXX), else its default
   std::string march = "native";       ///< -march value; "none" or empty: the compiler's default
   /// x86-64 levels (x86-64, x86-64-v2, -v3, -v4) to compile the graph for, all in one library
   /// that picks the first one the CPU supports when loaded (the last is the fallback). Replaces
@@ -42,11 +43,12 @@ class CompileFailure : public UserError {
   using UserError::UserError;
 };
 
-/// Builds libNAME.so (and NAME, the standalone program, when `program` is true).
-BuildResult build_library(const CppLibrary& lib, const BuildOptions& options, bool program = false);
+/// Builds libNAME.so (and NAME, the standalone program, when `program` is true) with the
+/// toolchain of the backend that generated `lib`.
+BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& options, bool program = false);
 
-/// The compiler a build would use.
-std::string resolve_compiler(const BuildOptions& options);
+/// The compiler a build would use (`toolchain`: the backend's; the default is the cpp one's).
+std::string resolve_compiler(const BuildOptions& options, const Toolchain& toolchain = {});
 /// The cache folder a build would use.
 std::string resolve_cache_dir(const BuildOptions& options);
 /// The folder of the cache entry with this key (BuildResult::key): libNAME.so, NAME.h, NAME.cpp
@@ -54,10 +56,12 @@ std::string resolve_cache_dir(const BuildOptions& options);
 std::string cache_entry_dir(const BuildOptions& options, const std::string& key);
 /// What identifies the compiler a build would use (its `--version` text), as cache keys hold it.
 std::string compiler_identity(const BuildOptions& options);
-/// Compiler flags for generated sources (also what `kiln_add_graph` uses).
-std::vector<std::string> generated_code_flags(const BuildOptions& options);
-/// Linker flags for a generated library (libm, OpenBLAS when it calls BLAS, SLEEF's vector math).
-std::vector<std::string> generated_code_libraries(const CppLibrary& lib, const BuildOptions& options);
+/// Compiler flags for generated sources of a backend with `toolchain` (also what
+/// `kiln_add_graph` uses): OpenMP and SLEEF's vector math when the toolchain uses them.
+std::vector<std::string> generated_code_flags(const BuildOptions& options, const Toolchain& toolchain = {});
+/// Linker flags for a generated library (libm, OpenBLAS when it calls BLAS, SLEEF's vector math),
+/// per the toolchain of the backend that generated it.
+std::vector<std::string> generated_code_libraries(const GeneratedLibrary& lib, const BuildOptions& options);
 /// Whether this kiln links generated code with SLEEF's libsleef, found when kiln was built:
 /// then math calls in vectorised loops run SLEEF's 1-ULP vector functions (vector_math.hpp).
 bool have_sleef_vector_math();

@@ -5,8 +5,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "driver/cache_maintenance.h"
 #include "driver/emit_files.h"
-#include "driver/sha256.h"
+#include "io/safe_file.h"
+#include "ir/error.h"
+#include "util/sha256.h"
 #include "kiln/version.h"
 
 namespace kiln {
@@ -59,13 +62,18 @@ DirectCacheKey direct_cache_key(const std::string& graph_text, const std::string
   for (const auto& variant : build.march_variants) update_field(h, "variant " + variant);
   update_field(h, other_options);
   update_field(h, graph_text);
-  std::string bytes;
   const fs::path dir = fs::absolute(graph_dir.empty() ? "." : graph_dir).lexically_normal();
   for (const auto& npy : graph_npy_files(graph_text, graph_dir)) {
-    // A path the loader refuses (outside the graph's folder) is not read here either.
+    // Read as the loader reads it (io/safe_file.h: a regular file of bounded size inside the
+    // graph's folder) or not at all: then there is no direct mode and loading the graph
+    // reports the place.
     const std::string relative = fs::path(npy).lexically_relative(dir).string();
-    if (relative.empty() || relative.rfind("..", 0) == 0) return {};
-    if (!read_file(npy, bytes)) return {};
+    std::string bytes;
+    try {
+      bytes = read_graph_relative_file(graph_dir.empty() ? "." : graph_dir, relative, "");
+    } catch (const UserError&) {
+      return {};
+    }
     update_field(h, npy);
     update_field(h, bytes);
   }
@@ -84,6 +92,7 @@ std::optional<DirectCacheHit> direct_cache_lookup(const DirectCacheKey& key, con
   std::error_code ec;
   for (const auto& file : files)
     if (!fs::is_regular_file(fs::path(hit.entry_dir) / file, ec)) return std::nullopt;
+  touch_cache_entry(hit.entry_dir);  // recently used: kept longest by `kiln cache clean --max-size`
   return hit;
 }
 

@@ -93,7 +93,7 @@ void copy_file_if_changed(const std::string& from, const std::string& to) {
   }
 }
 
-std::vector<std::string> write_emitted_sources(const CppLibrary& lib, const std::string& dir) {
+std::vector<std::string> write_emitted_sources(const GeneratedLibrary& lib, const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw UserError("cannot create output folder " + dir + ": " + ec.message());
@@ -104,7 +104,7 @@ std::vector<std::string> write_emitted_sources(const CppLibrary& lib, const std:
     written.push_back((out / file).string());
   };
   put(lib.name + ".h", lib.header);
-  put(lib.name + ".cpp", lib.source);
+  put(lib.source_file, lib.source);
   put(lib.name + "_main.cpp", lib.main_program);
   for (const DataBlob& blob : lib.blobs) {
     write_if_changed(out / blob.file_name, static_cast<const char*>(blob.data.data()), blob.data.nbytes(),

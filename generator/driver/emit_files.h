@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "codegen/cpp/library.h"
+#include "codegen/generated_library.h"
 
 namespace kiln {
 
 /// Writes NAME.h, NAME.cpp, NAME_main.cpp, NAME_data.S (always, possibly defining nothing) and
 /// one .bin per large constant into `dir` (created if needed). NAME_data.S names the .bin
 /// files by absolute path. Returns the paths written or kept, NAME.h first.
-std::vector<std::string> write_emitted_sources(const CppLibrary& lib, const std::string& dir);
+std::vector<std::string> write_emitted_sources(const GeneratedLibrary& lib, const std::string& dir);
 
 /// Reads a whole file into `out`; false when it cannot be read.
 bool read_file(const std::string& path, std::string& out);

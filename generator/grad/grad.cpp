@@ -3,18 +3,18 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
-#include "grad/replace.h"
-#include "grad/vectorize.h"
 #include "ir/error.h"
 #include "ops/alloc.h"
 #include "ops/dimshuffle.h"
+#include "ops/grad_util.h"
 #include "ops/join.h"
+#include "ops/math.h"
+#include "ops/reduce.h"
 #include "ops/reshape.h"
 #include "ops/shape.h"
-#include "ops/reduce.h"
 #include "ops/subtensor.h"
+#include "transform/replace.h"
+#include "transform/vectorize.h"
 
 namespace kiln {
 
@@ -96,6 +96,105 @@ void check_rank(const Apply& node, int i, const Var& term) {
                         " of rank " + std::to_string(node.input(i)->ndim()));
 }
 
+// --- ops whose outputs are their body (ir/inner_graph.h: Elemwise{Composite}, OpFromGraph) ---
+
+GradOptions lenient() {
+  GradOptions o;
+  o.disconnected = GradOptions::Disconnected::Zero;
+  o.undefined = GradOptions::Undefined::Zero;
+  return o;
+}
+
+// The body expanded over stand-ins for the node's inputs, each output broadcast to the node's
+// output shape (an inner output may depend on only some inputs, and so have a smaller shape).
+// Derivatives are taken w.r.t. the stand-ins, so they follow only the paths inside the body:
+// w.r.t. the real inputs, a path from one input to another outside the node (as in
+// Composite(a, exp(a))) would be counted again. `to_real` maps the stand-ins back.
+struct Expansion {
+  VarList outs;
+  VarList stand_ins;
+  Replacements to_real;
+};
+
+Expansion expand_body(const Apply& node, const InnerGraph& body) {
+  Expansion e;
+  for (const Var& in : node.inputs()) {
+    e.stand_ins.push_back(make_input(in->type()));
+    e.to_real.emplace_back(e.stand_ins.back(), in);
+  }
+  e.outs = body.apply(e.stand_ins);
+  for (std::size_t j = 0; j < e.outs.size(); ++j)
+    e.outs[j] = broadcast_like(e.outs[j], node.output(static_cast<int>(j)));
+  return e;
+}
+
+std::vector<GradTerm> body_pullback(const Apply& node, const InnerGraph& body, const VarList& ogs) {
+  Expansion e = expand_body(node, body);
+  VarList cots;
+  for (std::size_t j = 0; j < e.outs.size(); ++j) {
+    const Var& og = ogs[j];
+    cots.push_back(og && is_float(e.outs[j]->dtype()) ? og : nullptr);
+  }
+  VarList gs = Lop(e.outs, e.stand_ins, cots, lenient());
+  std::vector<GradTerm> terms;
+  for (std::size_t i = 0; i < gs.size(); ++i) {
+    const Var& in = node.input(static_cast<int>(i));
+    terms.push_back(is_discrete(in->dtype()) || is_zeros(gs[i])
+                        ? GradTerm::disconnected()
+                        : GradTerm::of(sum_to_type(graph_replace(gs[i], e.to_real), in->type())));
+  }
+  return terms;
+}
+
+std::vector<GradTerm> body_pushforward(const Apply& node, const InnerGraph& body, const VarList& input_tangents) {
+  Expansion e = expand_body(node, body);
+  VarList wrt, tangents;
+  for (int i = 0; i < node.num_inputs(); ++i)
+    if (input_tangents[static_cast<std::size_t>(i)]) {
+      wrt.push_back(e.stand_ins[static_cast<std::size_t>(i)]);
+      tangents.push_back(input_tangents[static_cast<std::size_t>(i)]);
+    }
+  // Only tensor outputs have tangents (an rng or a none passing through has none).
+  VarList targets;
+  std::vector<int> target_index;
+  for (int j = 0; j < node.num_outputs(); ++j) {
+    const Var& o = e.outs[static_cast<std::size_t>(j)];
+    if (o->type().is_tensor()) {
+      targets.push_back(o);
+      target_index.push_back(j);
+    }
+  }
+  std::vector<GradTerm> terms(static_cast<std::size_t>(node.num_outputs()), GradTerm::disconnected());
+  if (targets.empty()) return terms;
+  VarList ts = Rop(targets, wrt, tangents, lenient());
+  for (std::size_t k = 0; k < targets.size(); ++k) {
+    const int j = target_index[k];
+    terms[static_cast<std::size_t>(j)] = GradTerm::of(broadcast_like(graph_replace(ts[k], e.to_real), node.output(j)));
+  }
+  return terms;
+}
+
+const InnerGraph* body_of(const Apply& node, std::vector<InnerGraphUse>& uses) {
+  uses = node.op().inner_graphs();
+  for (const InnerGraphUse& use : uses)
+    if (use.is_body) return use.graph.get();
+  return nullptr;
+}
+
+// One node's pullback: through its body when it has one, else the op's own rule.
+std::vector<GradTerm> node_pullback(const Apply& node, const VarList& ogs) {
+  std::vector<InnerGraphUse> uses;
+  if (const InnerGraph* body = body_of(node, uses)) return body_pullback(node, *body, ogs);
+  return node.op().pullback(node, ogs);
+}
+
+// One node's pushforward, likewise.
+std::vector<GradTerm> node_pushforward(const Apply& node, const VarList& tangents) {
+  std::vector<InnerGraphUse> uses;
+  if (const InnerGraph* body = body_of(node, uses)) return body_pushforward(node, *body, tangents);
+  return node.op().pushforward(node, tangents);
+}
+
 // Reverse accumulation shared by grad and Lop.
 VarList reverse_mode(const char* fn, const VarList& outputs, const VarList& wrt,
                      const VarList& cotangents, const GradOptions& options) {
@@ -142,7 +241,7 @@ VarList reverse_mode(const char* fn, const VarList& outputs, const VarList& wrt,
     for (int j = 0; j < node.num_outputs(); ++j)
       if (!ogs[static_cast<std::size_t>(j)] && inherited && poison.count(node.output_ptr(j)))
         ogs[static_cast<std::size_t>(j)] = zeros_like(node.output(j));
-    std::vector<GradTerm> in_terms = node.op().pullback(node, ogs);
+    std::vector<GradTerm> in_terms = node_pullback(node, ogs);
     KILN_INTERNAL_ASSERT(static_cast<int>(in_terms.size()) == node.num_inputs(),
                          "pullback of " + node.op().str() + " returned the wrong number of terms");
     for (int i = 0; i < node.num_inputs(); ++i) {
@@ -208,7 +307,7 @@ std::vector<GradTerm> double_lop(const Apply& node, const VarList& tangents) {
   }
   std::vector<GradTerm> result(static_cast<std::size_t>(node.num_outputs()), GradTerm::disconnected());
   if (valid_us.empty()) return result;
-  std::vector<GradTerm> pb = node.op().pullback(node, us);
+  std::vector<GradTerm> pb = node_pullback(node, us);
   VarList gs, cots;
   for (int i = 0; i < node.num_inputs(); ++i) {
     const Var& t = tangents[static_cast<std::size_t>(i)];
@@ -303,7 +402,7 @@ VarList Rop(const VarList& outputs, const VarList& wrt, const VarList& tangents,
     }
     if (!any) continue;
     OriginScope scope(node->origins());  // the node's tangent graph stands for the node
-    std::vector<GradTerm> out_terms = node->op().pushforward(*node, tin);
+    std::vector<GradTerm> out_terms = node_pushforward(*node, tin);
     if (any_not_implemented(out_terms)) out_terms = double_lop(*node, tin);
     for (int j = 0; j < node->num_outputs(); ++j) {
       const Var out = node->output(j);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "io/graph_load_v2.h"
+#include "io/safe_file.h"
 #include "io/type_json.h"
 #include "io/value_json.h"
 #include "ir/error.h"
@@ -86,30 +87,19 @@ struct VarDecl {
   Var var;               // once built
 };
 
-// Resolves {"npy": path} relative to the graph's folder, refusing paths that leave it.
+// Reads {"npy": path} through the one gate for files a graph names (io/safe_file.h: a regular
+// file of bounded size inside the graph's folder), then checks it against the variable's type.
 Array load_npy_value(const Json& v, const std::string& base_dir, const TensorType& type,
                      const std::string& where) {
   check_keys(v, {"npy"}, where, "an npy value");
   if (!v["npy"].is_string()) throw UserError("\"npy\" must be a path string", where + "/npy");
   std::string rel = v["npy"].get<std::string>();
-  if (base_dir.empty())
-    throw UserError("npy constants need the graph to be loaded from a file", where + "/npy");
-  if (rel.empty() || fs::path(rel).is_absolute())
-    throw UserError("npy path must be relative to the graph file's folder: \"" + rel + "\"",
-                    where + "/npy");
-  std::error_code ec;
-  fs::path base = fs::weakly_canonical(fs::path(base_dir), ec);
-  fs::path full = fs::weakly_canonical(base / rel, ec);
-  auto [b, f] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
-  if (ec || b != base.end())
-    throw UserError("npy path \"" + rel + "\" escapes the graph file's folder", where + "/npy");
-  if (!fs::is_regular_file(full))
-    throw UserError("npy file \"" + rel + "\" does not exist", where + "/npy");
+  const std::string bytes = read_graph_relative_file(base_dir, rel, where + "/npy");
   Array a;
   try {
-    a = npy::load(full.string());
+    a = npy::parse(bytes.data(), bytes.size());
   } catch (const std::exception& e) {
-    throw UserError(e.what(), where + "/npy");
+    throw UserError("npy file \"" + rel + "\": " + e.what(), where + "/npy");
   }
   if (a.dtype() != type.dtype)
     throw UserError("npy file \"" + rel + "\" holds " + std::string(dtype_name(a.dtype())) +
@@ -128,24 +118,60 @@ Array load_npy_value(const Json& v, const std::string& base_dir, const TensorTyp
   return a;
 }
 
+// "<source>:<line>:<column>" of the byte before `byte` (nlohmann counts bytes read, from 1).
+std::string text_place(const std::string& text, std::size_t byte, const std::string& source) {
+  std::size_t line = 1, col = 1;
+  for (std::size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return source + ":" + std::to_string(line) + ":" + std::to_string(col);
+}
+
+// A SAX pass that accepts everything and records where the parser gives up.
+struct ErrorPlace : nlohmann::json_sax<Json> {
+  std::size_t byte = 0;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception&) override {
+    byte = position;
+    return false;
+  }
+};
+
 Json parse_json(const std::string& text, const std::string& source) {
+  std::string what;
+  std::size_t byte = 0;
   try {
     return Json::parse(text);
   } catch (const Json::parse_error& e) {
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    std::string what = e.what();
-    auto pos = what.find("parse error");
-    throw UserError("malformed JSON: " + (pos == std::string::npos ? what : what.substr(pos)),
-                    source + ":" + std::to_string(line) + ":" + std::to_string(col));
+    what = e.what();
+    byte = e.byte;
+  } catch (const Json::out_of_range& e) {
+    // A number beyond double's range ("1e309"): the DOM parser forgets where it was; a SAX
+    // pass that stops at the error finds it.
+    what = e.what();
+    ErrorPlace place;
+    Json::sax_parse(text, &place);
+    byte = place.byte;
   }
+  auto pos = what.find("] ");
+  throw UserError("malformed JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)),
+                  text_place(text, byte, source));
 }
 
 // What every graph of a file (the top level and each inner graph) is loaded with.
@@ -422,13 +448,7 @@ FunctionGraph load_graph_text(const std::string& text, const std::string& base_d
   return fg;
 }
 
-std::string read_graph_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError("cannot open graph file", path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_graph_file(const std::string& path) { return read_named_file(path); }
 
 std::string graph_file_folder(const std::string& path) {
   const fs::path dir = fs::path(path).parent_path();

@@ -12,7 +12,8 @@ namespace kiln {
 /// folder and may not escape it.
 FunctionGraph load_graph_file(const std::string& path);
 
-/// A graph file's bytes, as load_graph_file reads them (a UserError when it cannot be opened),
+/// A graph file's bytes, as load_graph_file reads them (io/safe_file.h's read_named_file: a
+/// regular file or a pipe of bounded size; a UserError when it cannot be read),
 /// and the folder its {"npy": path} constants are read from. For callers that need the bytes
 /// too (kiln compile's direct-mode key) and then call load_graph_text.
 std::string read_graph_file(const std::string& path);

@@ -5,75 +5,13 @@
 #include <limits>
 
 #include "ir/error.h"
+#include "ir/scalar_json.h"
 
 namespace kiln {
 
 namespace {
 
 using Json = nlohmann::json;
-
-std::string kind_of(const Json& j) { return j.type_name(); }
-
-template <typename T>
-T parse_element(const Json& j, const std::string& ptr) {
-  const std::string tname(dtype_name(DTypeOf<T>::value));
-  if constexpr (std::is_same_v<T, bool>) {
-    if (j.is_boolean()) return j.get<bool>();
-    if (j.is_number_integer() || j.is_number_unsigned()) {
-      auto v = j.get<std::int64_t>();
-      if (v == 0 || v == 1) return v == 1;
-    }
-    throw UserError("a bool value must be true, false, 0 or 1, not " + j.dump(), ptr);
-  } else if constexpr (std::is_floating_point_v<T>) {
-    double v;
-    if (j.is_string()) {
-      const auto& s = j.get_ref<const std::string&>();
-      if (s == "nan") v = std::numeric_limits<double>::quiet_NaN();
-      else if (s == "inf") v = std::numeric_limits<double>::infinity();
-      else if (s == "-inf") v = -std::numeric_limits<double>::infinity();
-      else throw UserError("a float value must be a number, \"nan\", \"inf\" or \"-inf\", not \"" + s + "\"", ptr);
-    } else if (j.is_number()) {
-      v = j.get<double>();
-    } else if (j.is_boolean()) {
-      v = j.get<bool>() ? 1.0 : 0.0;
-    } else {
-      throw UserError("expected a number for a " + tname + " value, got " + kind_of(j), ptr);
-    }
-    if constexpr (std::is_same_v<T, float>) {
-      if (std::isfinite(v) && std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max()))
-        throw UserError("value " + j.dump() + " does not fit in float32", ptr);
-    }
-    return static_cast<T>(v);
-  } else {
-    if (j.is_boolean()) return static_cast<T>(j.get<bool>() ? 1 : 0);
-    if (j.is_number_unsigned()) {
-      auto v = j.get<std::uint64_t>();
-      if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max()))
-        throw UserError("value " + j.dump() + " does not fit in " + tname, ptr);
-      return static_cast<T>(v);
-    }
-    if (j.is_number_integer()) {
-      auto v = j.get<std::int64_t>();
-      if constexpr (std::is_unsigned_v<T>) {
-        if (v < 0 || static_cast<std::uint64_t>(v) > std::numeric_limits<T>::max())
-          throw UserError("value " + j.dump() + " does not fit in " + tname, ptr);
-      } else {
-        if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max())
-          throw UserError("value " + j.dump() + " does not fit in " + tname, ptr);
-      }
-      return static_cast<T>(v);
-    }
-    if (j.is_number_float()) {
-      double v = j.get<double>();
-      if (std::trunc(v) == v && v >= static_cast<double>(std::numeric_limits<T>::min()) &&
-          v <= static_cast<double>(std::numeric_limits<T>::max()) &&
-          std::fabs(v) < 9007199254740992.0)
-        return static_cast<T>(v);
-      throw UserError("value " + j.dump() + " is not a " + tname, ptr);
-    }
-    throw UserError("expected an integer for a " + tname + " value, got " + kind_of(j), ptr);
-  }
-}
 
 void infer_data_shape(const Json& j, std::size_t depth, std::size_t ndim, Shape& shape,
                       const std::string& ptr) {
@@ -146,14 +84,19 @@ std::string base64_decode(const std::string& text, const std::string& pointer) {
   return out;
 }
 
-Array parse_scalar(const Json& j, DType dt, const std::string& pointer) {
-  Array a = Array::empty(dt, {});
-  visit_dtype(dt, [&](auto t) {
-    using T = decltype(t);
-    *a.data<T>() = parse_element<T>(j, pointer);
-  });
-  return a;
+namespace {
+
+// The bytes of an array of `shape`, or a UserError at `pointer` when no array can have that
+// shape (NumPy's limit, kiln/runtime/array.hpp's checked_nbytes).
+std::int64_t array_bytes(DType dt, const Shape& shape, const std::string& pointer) {
+  try {
+    return checked_nbytes(shape, dtype_size(dt));
+  } catch (const std::length_error& e) {
+    throw UserError(e.what(), pointer);
+  }
 }
+
+}  // namespace
 
 Array parse_value(const Json& j, const TensorType& type, const std::string& pointer) {
   const std::size_t nd = type.shape.size();
@@ -173,12 +116,15 @@ Array parse_value(const Json& j, const TensorType& type, const std::string& poin
     }
     if (!type.fully_static())
       throw UserError("a base64 value needs a type with a fully static shape", pointer);
+    // Sized before anything is allocated: a type of 2^40 elements with 8 bytes of data is
+    // refused by the data's length, not by running out of memory.
+    const std::int64_t needed = array_bytes(type.dtype, type.shape, pointer);
     std::string bytes = base64_decode(j["base64"].get<std::string>(), pointer + "/base64");
-    Array a = Array::empty(type.dtype, type.shape);
-    if (bytes.size() != a.nbytes())
+    if (bytes.size() != static_cast<std::uint64_t>(needed))
       throw UserError("base64 data has " + std::to_string(bytes.size()) + " bytes but type " +
-                          type.str() + " needs " + std::to_string(a.nbytes()),
+                          type.str() + " needs " + std::to_string(needed),
                       pointer + "/base64");
+    Array a = Array::empty(type.dtype, type.shape);
     if (order == "C" || nd <= 1) {
       if (!bytes.empty()) std::memcpy(a.data(), bytes.data(), bytes.size());
     } else {
@@ -216,6 +162,7 @@ Array parse_value(const Json& j, const TensorType& type, const std::string& poin
                           std::to_string(i) + " but its type " + type.str() + " says " +
                           std::to_string(type.shape[i]),
                       pointer);
+  array_bytes(type.dtype, shape, pointer);  // (0, 10^17, 1000) from "value": []
   Array a = Array::empty(type.dtype, shape);
   visit_dtype(type.dtype, [&](auto t) {
     using T = decltype(t);
@@ -224,7 +171,7 @@ Array parse_value(const Json& j, const TensorType& type, const std::string& poin
     // Walk the nested arrays row-major, checking every row's length (ragged data is an error).
     auto walk = [&](auto&& self, const Json& node, std::size_t depth, const std::string& ptr) -> void {
       if (depth == nd) {
-        out[pos++] = parse_element<T>(node, ptr);
+        out[pos++] = parse_json_element<T>(node, ptr);
         return;
       }
       if (!node.is_array() || static_cast<std::int64_t>(node.size()) != shape[depth])
@@ -236,26 +183,6 @@ Array parse_value(const Json& j, const TensorType& type, const std::string& poin
     walk(walk, j, 0, pointer);
   });
   return a;
-}
-
-Json element_to_json(const Array& a, const std::int64_t* index) {
-  Json out;
-  visit_dtype(a.dtype(), [&](auto t) {
-    using T = decltype(t);
-    T v = *static_cast<const T*>(a.element_ptr(index));
-    if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(v)) out = "nan";
-      else if (std::isinf(v)) out = v > 0 ? "inf" : "-inf";
-      else out = static_cast<double>(v);
-    } else if constexpr (std::is_same_v<T, bool>) {
-      out = v;
-    } else if constexpr (std::is_unsigned_v<T>) {
-      out = static_cast<std::uint64_t>(v);
-    } else {
-      out = static_cast<std::int64_t>(v);
-    }
-  });
-  return out;
 }
 
 Json value_to_json(const Array& a, std::size_t inline_limit) {

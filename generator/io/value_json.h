@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ir/scalar_json.h"
 #include "ir/type.h"
 
 namespace kiln {
@@ -16,15 +17,9 @@ namespace kiln {
 /// length. Errors are UserErrors whose place is `pointer` (a JSON pointer) or below it.
 Array parse_value(const nlohmann::json& j, const TensorType& type, const std::string& pointer);
 
-/// Parses one scalar element into a 0-d array of dtype `dt`.
-Array parse_scalar(const nlohmann::json& j, DType dt, const std::string& pointer);
-
 /// Writes a value: nested arrays for small values, {"base64": ..., "order": "C"} for those of
 /// more than `inline_limit` elements. Deterministic.
 nlohmann::json value_to_json(const Array& a, std::size_t inline_limit = 256);
-
-/// One element as JSON (number, bool, or "nan"/"inf"/"-inf").
-nlohmann::json element_to_json(const Array& a, const std::int64_t* index);
 
 /// Base64 (RFC 4648, with padding).
 std::string base64_encode(const void* data, std::size_t n);

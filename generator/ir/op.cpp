@@ -3,7 +3,6 @@
 #include <functional>
 
 #include "ir/error.h"
-#include "ops/shape.h"
 
 namespace kiln {
 
@@ -41,16 +40,12 @@ const std::string& Op::key() const {
 
 std::size_t Op::hash() const { return std::hash<std::string>()(key()); }
 
-std::vector<ShapeVars> Op::infer_shape(const Apply& node,
-                                       const std::vector<ShapeVars>& /*input_shapes*/) const {
-  std::vector<ShapeVars> out;
-  for (int i = 0; i < node.num_outputs(); ++i) {
-    ShapeVars dims;
-    Var o = node.output(i);
-    for (int d = 0; d < o->ndim(); ++d) dims.push_back(shape_i(o, d));
-    out.push_back(dims);
-  }
-  return out;
+std::vector<ShapeVars> Op::infer_shape(const Apply& /*node*/, const std::vector<ShapeVars>& /*input_shapes*/) const {
+  return {};
+}
+
+std::optional<VarList> Op::vectorize(const Apply& /*node*/, const VarList& /*batched_inputs*/) const {
+  return std::nullopt;
 }
 
 std::vector<GradTerm> Op::pullback(const Apply& node, const VarList& /*output_grads*/) const {

@@ -1,16 +1,19 @@
 // The Op contract (PyTensor's): type inference (make_node), a reference implementation
-// (perform), symbolic shapes (infer_shape), gradients (pullback / pushforward), in-place and
-// view declarations, and props from which equality and hashing derive.
+// (perform), symbolic shapes (infer_shape), gradients (pullback / pushforward), the batching
+// rule (vectorize), in-place and view declarations, the inner graphs it holds, and props from
+// which equality and hashing derive. Each op family implements it in one file under ops/.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "ir/inner_graph.h"
 #include "ir/node.h"
 
 namespace kiln {
@@ -66,8 +69,9 @@ class Op {
   virtual void perform(const Apply& node, const std::vector<Array>& inputs,
                        std::vector<Array>& outputs) const = 0;
 
-  /// Output shapes as graphs of the input shapes. The default builds Shape_i of the outputs
-  /// themselves (i.e. "compute the node to know"); ops override it with real formulas.
+  /// Output shapes as graphs of the input shapes (0-d int64 Vars), one list per output. The
+  /// default returns nothing: no formula, so callers use Shape_i of the outputs themselves
+  /// ("compute the node to know"; ops/shape.h's output_shapes does that).
   virtual std::vector<ShapeVars> infer_shape(const Apply& node,
                                              const std::vector<ShapeVars>& input_shapes) const;
 
@@ -79,6 +83,16 @@ class Op {
   /// zero/disconnected tangents). A null result means a zero tangent.
   virtual std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const;
 
+  /// The batching rule (PyTensor's _vectorize_node): the node's outputs computed from
+  /// `batched_inputs`, which have leading batch dimensions beyond the node's inputs (at least
+  /// one has some). Nothing when the op has no rule (vectorize_graph then batches an op's body,
+  /// or fails naming it); an op that cannot batch these particular inputs throws
+  /// NotImplementedError (ops/batching.h's cannot_vectorize).
+  virtual std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const;
+
+  /// The graphs this op holds (ir/inner_graph.h): the one hook through which grad, vectorize,
+  /// dprint and codegen reach them. Empty for most ops.
+  virtual std::vector<InnerGraphUse> inner_graphs() const { return {}; }
   /// Whether input `index` may be of a non-tensor kind (an rng, a none). Ops that take only
   /// tensors — nearly all — keep the default, and make_node refuses anything else for them.
   virtual bool accepts_kind(int /*index*/, TypeKind kind) const { return kind == TypeKind::Tensor; }

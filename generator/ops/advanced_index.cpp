@@ -4,7 +4,7 @@
 #include <limits>
 #include <optional>
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ir/error.h"
 #include "ops/alloc.h"
 #include "ops/array_util.h"

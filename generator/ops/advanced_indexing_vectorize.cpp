@@ -5,7 +5,7 @@
 // every batch dimension joins the advanced indices, so that batch element b reads x[b] at
 // idx[b]; the result's block then comes first and is transposed into place. Masks and slice
 // bounds cannot be batched (their lengths would differ per batch element).
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ir/error.h"
 #include "ops/advanced_subtensor.h"
 #include "ops/alloc.h"
@@ -123,7 +123,7 @@ Var full_batch(const Var& x, int bx, int nb, const std::vector<Var>& lengths) {
 
 }  // namespace
 
-VarList vectorize_advanced_subtensor(const Apply& node, const VarList& inputs) {
+std::optional<VarList> AdvancedSubtensor::vectorize(const Apply& node, const VarList& inputs) const {
   const auto& op = static_cast<const AdvancedSubtensor&>(node.op());
   const AdvancedLayout lay = op.layout(node);
   int nb = 0;
@@ -142,14 +142,14 @@ VarList vectorize_advanced_subtensor(const Apply& node, const VarList& inputs) {
   if (b.by_arange) {
     // r is [batch..., core block..., basic...]: the block goes back to its core position.
     const int k = lay.block_ndim;
-    return {dimshuffle(r, move_block(r->ndim(), nbatch, k, nbatch + lay.block_pos))};
+    return VarList{dimshuffle(r, move_block(r->ndim(), nbatch, k, nbatch + lay.block_pos))};
   }
   if (now.block_pos != nbatch + lay.block_pos && !lay.advanced.empty())
-    return {dimshuffle(r, move_block(r->ndim(), lay.block_ndim, nbatch, 0))};  // the batch dims first
-  return {r};
+    return VarList{dimshuffle(r, move_block(r->ndim(), lay.block_ndim, nbatch, 0))};  // the batch dims first
+  return VarList{r};
 }
 
-VarList vectorize_advanced_inc_subtensor(const Apply& node, const VarList& inputs) {
+std::optional<VarList> AdvancedIncSubtensor::vectorize(const Apply& node, const VarList& inputs) const {
   const auto& op = static_cast<const AdvancedIncSubtensor&>(node.op());
   const AdvancedLayout lay = op.layout(node);
   std::vector<int> b;
@@ -186,7 +186,7 @@ VarList vectorize_advanced_inc_subtensor(const Apply& node, const VarList& input
       y = dimshuffle(y, move_block(y->ndim(), nb + lay.block_pos, lay.block_ndim, 0));  // [block, batch, basic]
   }
   args[1] = y;
-  return {apply1(std::make_shared<AdvancedIncSubtensor>(bi.index, op.set_instead_of_inc(), op.ignore_duplicates()),
+  return VarList{apply1(std::make_shared<AdvancedIncSubtensor>(bi.index, op.set_instead_of_inc(), op.ignore_duplicates()),
                  args)};
 }
 

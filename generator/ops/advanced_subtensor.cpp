@@ -9,8 +9,10 @@
 #include "ops/reshape.h"
 #include "ops/array_util.h"
 #include "ops/constant.h"
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
+#include "ops/math.h"
+#include "ops/grad_util.h"
+#include "ops/batching.h"
+#include "ops/dimshuffle.h"
 
 namespace kiln {
 
@@ -242,6 +244,29 @@ std::vector<GradTerm> AdvancedIncSubtensor1::pullback(const Apply& node, const V
 std::vector<GradTerm> AdvancedIncSubtensor1::pushforward(const Apply& node,
                                                          const VarList& input_tangents) const {
   return linear_pushforward(node, input_tangents, {0, 1});
+}
+
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::optional<VarList> AdvancedSubtensor1::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const std::vector<int> b = batch_dims(node, batched_inputs);
+  const int nb = max_batch_dims(b);
+  check_unbatched_from(node, b, 1);
+  const int nd = batched_inputs[0]->ndim();
+  Var front = dimshuffle(batched_inputs[0], to_front(nd, nb));
+  return VarList{dimshuffle(take(front, batched_inputs[1]), from_front(nd, nb))};
+}
+
+std::optional<VarList> AdvancedIncSubtensor1::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const std::vector<int> b = batch_dims(node, batched_inputs);
+  const int nb = max_batch_dims(b);
+  check_unbatched_from(node, b, 2);
+  VarList xy = with_full_batch({batched_inputs[0], batched_inputs[1]}, {b[0], b[1]}, nb);
+  const int nd = xy[0]->ndim();
+  Var x = dimshuffle(xy[0], to_front(nd, nb));
+  Var y = dimshuffle(pad_core(xy[1], nb, node.input(0)->ndim()), to_front(nd, nb));
+  auto same = std::make_shared<AdvancedIncSubtensor1>(set_, ignore_duplicates_);
+  return VarList{dimshuffle(apply1(same, {x, y, batched_inputs[2]}), from_front(nd, nb))};
 }
 
 }  // namespace kiln

@@ -25,6 +25,7 @@ class AdvancedSubtensor1 : public Op {
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
   std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
 };
 
@@ -52,6 +53,7 @@ class AdvancedIncSubtensor1 : public Op {
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
   std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
 
  private:
@@ -78,6 +80,7 @@ class AdvancedSubtensor : public Op {
                                      const std::vector<ShapeVars>& input_shapes) const override;
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
   std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
 
  private:
   AdvancedIndex index_;
@@ -112,6 +115,7 @@ class AdvancedIncSubtensor : public Op {
                                      const std::vector<ShapeVars>& input_shapes) const override;
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
   std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
 
  private:
   AdvancedIndex index_;
@@ -149,12 +153,6 @@ Var advanced_inc_subtensor(const Var& x, const Var& y, const std::vector<Advance
                            bool ignore_duplicates = false);
 /// x with x[index] = y (an AdvancedIncSubtensor with set_instead_of_inc).
 Var advanced_set_subtensor(const Var& x, const Var& y, const std::vector<AdvancedItem>& index);
-
-/// vectorize_graph's rules: the node applied to `inputs`, its inputs with leading batch
-/// dimensions (advanced_indexing_vectorize.cpp). Masks and slice bounds with batch dimensions
-/// are NotImplementedErrors.
-VarList vectorize_advanced_subtensor(const Apply& node, const VarList& inputs);
-VarList vectorize_advanced_inc_subtensor(const Apply& node, const VarList& inputs);
 
 /// x[idx] for an integer vector idx (AdvancedSubtensor1): rows of x, repeats allowed.
 Var take(const Var& x, const Var& idx);

@@ -3,14 +3,18 @@
 #include <cmath>
 #include <cstring>
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ir/error.h"
 #include "kiln/runtime/scalar_math.hpp"
 #include "ops/array_util.h"
 #include "ops/assert.h"
 #include "ops/constant.h"
-#include "grad/grad_util.h"
+#include "ops/grad_util.h"
 #include "ops/subtensor.h"
+#include "ops/batching.h"
+#include "ops/dimshuffle.h"
+#include "ops/join.h"
+#include "ops/shape.h"
 
 namespace kiln {
 
@@ -560,6 +564,33 @@ std::vector<GradTerm> ARange::pullback(const Apply& node, const VarList&) const 
 
 std::vector<GradTerm> EyeLike::pullback(const Apply& node, const VarList&) const {
   return repeat_term(static_cast<std::size_t>(node.num_inputs()), GradTerm::disconnected());
+}
+
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::optional<VarList> Alloc::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const int b = only_first_batched(node, batched_inputs);
+  const Var& value = batched_inputs[0];
+  const int n = node.output(0)->ndim();
+  const int vnd = node.input(0)->ndim();
+  // Batch dimensions first, then length-1 dimensions up to the core rank, then the value's.
+  std::vector<int> order;
+  for (int d = 0; d < b; ++d) order.push_back(d);
+  for (int d = 0; d < n - vnd; ++d) order.push_back(DimShuffle::kNewAxis);
+  for (int d = 0; d < vnd; ++d) order.push_back(b + d);
+  VarList args{dimshuffle(value, order)};
+  for (int d = 0; d < b; ++d) args.push_back(shape_i(value, d));
+  args.insert(args.end(), batched_inputs.begin() + 1, batched_inputs.end());
+  return make_node(node.op_ptr(), args)->outputs();
+}
+
+std::optional<VarList> MakeVector::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const std::vector<int> b = batch_dims(node, batched_inputs);
+  const int nb = max_batch_dims(b);
+  VarList columns;
+  for (const Var& s : with_full_batch(batched_inputs, b, nb)) columns.push_back(expand_dims(cast(s, dtype_), nb));
+  if (columns.empty()) cannot_vectorize(node, "no elements");
+  return VarList{columns.size() == 1 ? columns[0] : join(nb, columns)};
 }
 
 }  // namespace kiln

@@ -109,6 +109,7 @@ class Alloc : public Op {
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
   std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
   /// Never folded: a constant Alloc would bake a possibly large buffer into the library
   /// (PyTensor folds it only in rare cases; its rewrites lift Allocs instead).
@@ -149,6 +150,7 @@ class MakeVector : public Op {
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
   std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
 
  private:

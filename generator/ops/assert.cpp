@@ -2,7 +2,7 @@
 
 #include "ir/error.h"
 #include "kiln/runtime/scalar_math.hpp"
-#include "grad/grad_util.h"
+#include "ops/grad_util.h"
 
 namespace kiln {
 
@@ -131,6 +131,12 @@ std::vector<GradTerm> CheckAndRaise::pullback(const Apply& node, const VarList& 
 
 std::vector<GradTerm> CheckAndRaise::pushforward(const Apply& node, const VarList& input_tangents) const {
   return linear_pushforward(node, input_tangents, {0});
+}
+
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::optional<VarList> CheckAndRaise::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  return make_node(node.op_ptr(), batched_inputs)->outputs();  // conditions of any shape are checked whole
 }
 
 }  // namespace kiln

@@ -27,6 +27,7 @@ class CheckAndRaise : public Op {
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
   std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
   IndexMap view_map() const override { return {{0, {0}}}; }
   /// Folded only when every condition is a constant that holds (as PyTensor): a failing check

@@ -5,9 +5,10 @@
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/dot.h"
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ops/dimshuffle.h"
 #include "ops/reduce.h"
+#include "ops/blockwise.h"
 
 namespace kiln {
 
@@ -388,6 +389,12 @@ std::vector<GradTerm> Dot22Scalar::pullback(const Apply& node, const VarList& ou
   const Var& g = output_grads[0];
   return {GradTerm::of(a * dot(g, transpose(y))), GradTerm::of(a * dot(transpose(x), g)),
           GradTerm::of(sum(g * dot(x, y)))};
+}
+
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::optional<VarList> Dot22::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  return blockwise(node.op_ptr(), dot_gufunc_signature(2, 2), batched_inputs);
 }
 
 }  // namespace kiln

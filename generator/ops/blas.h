@@ -76,6 +76,7 @@ class Dot22 : public Op {
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
 };
 
 /// Dot22Scalar(x, y, a) = a*(x@y); a is 0-d.

@@ -13,8 +13,8 @@
 #include "ops/linalg/linalg_common.h"
 #include "ops/op_table.h"
 #include "ops/shape.h"
-#include "grad/grad_util.h"
-#include "grad/vectorize.h"
+#include "ops/grad_util.h"
+#include "transform/vectorize.h"
 
 namespace kiln {
 
@@ -430,7 +430,7 @@ std::vector<ShapeVars> Blockwise::infer_shape(const Apply& node,
       const ShapeVars& s = input_shapes[static_cast<std::size_t>(i)];
       core_shapes.emplace_back(s.begin() + nb, s.end());
     }
-    core_out = core_op_->infer_shape(*make_node(core_op_, core_inputs), core_shapes);
+    core_out = output_shapes(*make_node(core_op_, core_inputs), core_shapes);
   }
   std::vector<ShapeVars> out;
   for (std::size_t k = 0; k < signature_.outputs.size(); ++k) {
@@ -562,6 +562,12 @@ std::vector<GradTerm> Blockwise::pullback(const Apply& node, const VarList& outp
     terms[i] = GradTerm::of(sum_to_type(g, in->type()));
   }
   return terms;
+}
+
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::optional<VarList> Blockwise::vectorize(const Apply&, const VarList& batched_inputs) const {
+  return blockwise(core_op_, signature_.str(), batched_inputs);  // more batch dimensions
 }
 
 }  // namespace kiln

@@ -8,10 +8,11 @@
 #include "ops/constant.h"
 #include "ops/elemwise.h"
 #include "ops/reduce.h"
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
+#include "ops/math.h"
+#include "ops/grad_util.h"
 #include "ops/reshape.h"
 #include "ops/subtensor.h"
+#include "ops/batching.h"
 
 namespace kiln {
 
@@ -160,6 +161,14 @@ std::vector<GradTerm> CumOp::pullback(const Apply& node, const VarList& output_g
 std::vector<GradTerm> CumOp::pushforward(const Apply& node, const VarList& input_tangents) const {
   if (mode_ == CumMode::Add) return linear_pushforward(node, input_tangents, {0});
   return Op::pushforward(node, input_tangents);
+}
+
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::optional<VarList> CumOp::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const int b = only_first_batched(node, batched_inputs);
+  if (!axis_) cannot_vectorize(node, "a cumulative op over the flattened input");
+  return VarList{apply1(std::make_shared<CumOp>(*axis_ + b, mode_), {batched_inputs[0]})};
 }
 
 }  // namespace kiln

@@ -4,13 +4,14 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/constant.h"
-#include "grad/grad_util.h"
+#include "ops/grad_util.h"
 #include "ops/shape.h"
 #include "ops/subtensor.h"
+#include "ops/batching.h"
 
 namespace kiln {
 
@@ -280,6 +281,18 @@ std::vector<GradTerm> AllocDiag::pullback(const Apply& node, const VarList& outp
 
 std::vector<GradTerm> AllocDiag::pushforward(const Apply& node, const VarList& input_tangents) const {
   return linear_pushforward(node, input_tangents, {0});
+}
+
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::optional<VarList> ExtractDiag::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const int b = only_first_batched(node, batched_inputs);
+  return VarList{apply1(std::make_shared<ExtractDiag>(offset_, axis1_ + b, axis2_ + b), {batched_inputs[0]})};
+}
+
+std::optional<VarList> AllocDiag::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const int b = only_first_batched(node, batched_inputs);
+  return VarList{apply1(std::make_shared<AllocDiag>(offset_, axis1_ + b, axis2_ + b), {batched_inputs[0]})};
 }
 
 }  // namespace kiln

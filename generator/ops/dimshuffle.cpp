@@ -4,8 +4,9 @@
 
 #include "ir/error.h"
 #include "ops/constant.h"
-#include "grad/grad_util.h"
+#include "ops/grad_util.h"
 #include "ops/reduce.h"
+#include "ops/batching.h"
 
 namespace kiln {
 
@@ -315,6 +316,16 @@ std::vector<GradTerm> DimShuffle::pullback(const Apply& node, const VarList& out
 
 std::vector<GradTerm> DimShuffle::pushforward(const Apply& node, const VarList& input_tangents) const {
   return linear_pushforward(node, input_tangents, {0});
+}
+
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::optional<VarList> DimShuffle::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const int nb = only_first_batched(node, batched_inputs);
+  std::vector<int> order;
+  for (int d = 0; d < nb; ++d) order.push_back(d);
+  for (int o : new_order_) order.push_back(o == kNewAxis ? o : o + nb);
+  return VarList{dimshuffle(batched_inputs[0], order)};
 }
 
 }  // namespace kiln

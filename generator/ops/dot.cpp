@@ -10,8 +10,8 @@
 #include "ops/dimshuffle.h"
 #include "ops/elemwise.h"
 #include "ops/scalar/scalar_op.h"
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
+#include "ops/math.h"
+#include "ops/grad_util.h"
 
 namespace kiln {
 
@@ -286,6 +286,24 @@ std::vector<GradTerm> BatchedDot::pullback(const Apply& node, const VarList& out
   const Var& g = output_grads[0];
   return {dot_term(batched_dot(g, transpose(y, {0, 2, 1})), x),
           dot_term(batched_dot(transpose(x, {0, 2, 1}), g), y)};
+}
+
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::string dot_gufunc_signature(int x_ndim, int y_ndim) {
+  std::string x = x_ndim == 2 ? "(m,k)" : "(k)";
+  std::string y = y_ndim == 2 ? "(k,n)" : "(k)";
+  std::string out = std::string("(") + (x_ndim == 2 ? "m" : "") + (x_ndim == 2 && y_ndim == 2 ? "," : "") +
+                    (y_ndim == 2 ? "n" : "") + ")";
+  return x + "," + y + "->" + out;
+}
+
+std::optional<VarList> Dot::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  return blockwise(node.op_ptr(), dot_gufunc_signature(node.input(0)->ndim(), node.input(1)->ndim()), batched_inputs);
+}
+
+std::optional<VarList> BatchedDot::vectorize(const Apply&, const VarList& batched_inputs) const {
+  return blockwise(std::make_shared<Dot>(), "(m,k),(k,n)->(m,n)", batched_inputs);
 }
 
 }  // namespace kiln

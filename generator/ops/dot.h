@@ -21,6 +21,7 @@ class Dot : public Op {
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
   std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
 };
 
@@ -35,6 +36,7 @@ class BatchedDot : public Op {
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
 };
 
 /// out[i, j] = sum_k x[i, k] * y[k, j] for 2-d arrays of one dtype and any strides; `out` is a
@@ -52,6 +54,10 @@ std::int64_t merge_static_length(std::int64_t a, std::int64_t b);
 /// np.dot: a product with a 0-d operand is an elementwise multiplication; 1-d and 2-d operands
 /// give a Dot node; other ranks are refused.
 Var dot(const Var& a, const Var& b);
+
+/// The gufunc signature of a Dot of operands of these ranks ("(m,k),(k)->(m)"), for looping
+/// it in a Blockwise.
+std::string dot_gufunc_signature(int x_ndim, int y_ndim);
 /// np.matmul: 1-d/2-d operands give a Dot; operands with batch dimensions give a Blockwise of
 /// Dot whose batch dimensions broadcast (only statically-1 ones) like Elemwise. 0-d is refused.
 Var matmul(const Var& a, const Var& b);

@@ -160,4 +160,41 @@ OpPtr elemwise_from_props(PropReader& props, const std::vector<TensorType>& /*in
   return std::make_shared<Elemwise>(std::move(op));
 }
 
+// --- the Composite as an inner graph -------------------------------------------------------------
+
+int CompositeInnerGraph::num_inputs() const { return graph_->num_inputs(); }
+int CompositeInnerGraph::num_outputs() const { return static_cast<int>(graph_->outputs().size()); }
+std::size_t CompositeInnerGraph::num_nodes() const { return graph_->nodes().size(); }
+
+VarList CompositeInnerGraph::apply(const VarList& inputs) const {
+  const CompositeGraph& g = *graph_;
+  VarList values(g.values().size());
+  for (int i = 0; i < g.num_inputs(); ++i) values[static_cast<std::size_t>(i)] = inputs[static_cast<std::size_t>(i)];
+  for (std::size_t v = 0; v < g.values().size(); ++v)
+    if (g.values()[v].is_constant()) values[v] = make_constant(g.values()[v].constant);
+  for (const auto& node : g.nodes()) {
+    VarList args;
+    for (int in : node.inputs) args.push_back(values[static_cast<std::size_t>(in)]);
+    VarList outs = node.op.id() == ScalarOpId::Composite ? CompositeInnerGraph(node.op.composite_graph()).apply(args)
+                                                         : elemwise(node.op, args);
+    for (std::size_t k = 0; k < node.outputs.size(); ++k) values[static_cast<std::size_t>(node.outputs[k])] = outs[k];
+  }
+  VarList outs;
+  for (int o : g.outputs()) outs.push_back(values[static_cast<std::size_t>(o)]);
+  return outs;
+}
+
+std::vector<InnerGraphUse> scalar_inner_graphs(const ScalarOp& op, bool is_body) {
+  if (op.id() != ScalarOpId::Composite) return {};
+  return {InnerGraphUse{std::make_shared<CompositeInnerGraph>(op.composite_graph()), "Composite", is_body}};
+}
+
+std::vector<InnerGraphUse> Elemwise::inner_graphs() const { return scalar_inner_graphs(scalar_op_, true); }
+
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::optional<VarList> Elemwise::vectorize(const Apply&, const VarList& batched_inputs) const {
+  return elemwise(scalar_op_, batched_inputs);  // Elemwise broadcasts the batch dimensions itself
+}
+
 }  // namespace kiln

@@ -31,11 +31,33 @@ class Elemwise : public Op {
   /// dimensions (elemwise_grad.cpp).
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
   std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
+  /// A Composite's scalar graph, as the node's body (grad differentiates through it).
+  std::vector<InnerGraphUse> inner_graphs() const override;
 
  private:
   ScalarOp scalar_op_;
   IndexMap inplace_;
 };
+
+/// A Composite's scalar graph as an inner graph (ir/inner_graph.h): applied to tensors, each of
+/// its nodes becomes an Elemwise node over them.
+class CompositeInnerGraph : public InnerGraph {
+ public:
+  explicit CompositeInnerGraph(std::shared_ptr<const CompositeGraph> graph) : graph_(std::move(graph)) {}
+  const CompositeGraph& composite() const { return *graph_; }
+  int num_inputs() const override;
+  int num_outputs() const override;
+  std::size_t num_nodes() const override;
+  VarList apply(const VarList& inputs) const override;
+
+ private:
+  std::shared_ptr<const CompositeGraph> graph_;
+};
+
+/// The inner graphs of ops whose scalar op may be a Composite (Elemwise, CAReduce): the
+/// Composite's, with `is_body` as given; none for other scalar ops.
+std::vector<InnerGraphUse> scalar_inner_graphs(const ScalarOp& op, bool is_body);
 
 /// Static output shape of broadcasting input types (PyTensor's broadcast_static_dim_lengths).
 /// All types must have the same rank. Throws std::invalid_argument on incompatible lengths.

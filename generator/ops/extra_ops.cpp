@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
+#include "ops/math.h"
+#include "ops/batching.h"
+#include "ops/grad_util.h"
 #include "ir/error.h"
 #include "ops/advanced_subtensor.h"
 #include "ops/alloc.h"
@@ -307,10 +308,6 @@ std::vector<GradTerm> SearchsortedOp::pushforward(const Apply&, const VarList&) 
 
 namespace {
 
-[[noreturn]] void cannot_vectorize(const Apply& node, const std::string& why) {
-  throw NotImplementedError("vectorize_graph: " + node.op().str() + " cannot be vectorized yet (" + why + ")");
-}
-
 void require_unbatched(const Apply& node, const VarList& inputs, int first, const std::string& what) {
   for (int i = first; i < node.num_inputs(); ++i)
     if (inputs[static_cast<std::size_t>(i)]->ndim() != node.input(i)->ndim()) cannot_vectorize(node, "batched " + what);
@@ -318,15 +315,15 @@ void require_unbatched(const Apply& node, const VarList& inputs, int first, cons
 
 }  // namespace
 
-VarList vectorize_repeat(const Apply& node, const VarList& inputs) {
+std::optional<VarList> Repeat::vectorize(const Apply& node, const VarList& inputs) const {
   const auto& op = static_cast<const Repeat&>(node.op());
   require_unbatched(node, inputs, 1, "repeats");
   if (!op.axis()) cannot_vectorize(node, "a repeat of the flattened tensor");
   const int nb = inputs[0]->ndim() - node.input(0)->ndim();
-  return {repeat(inputs[0], inputs[1], op.normalized_axis(node.input(0)->ndim()) + nb)};
+  return VarList{repeat(inputs[0], inputs[1], op.normalized_axis(node.input(0)->ndim()) + nb)};
 }
 
-VarList vectorize_broadcast_to(const Apply& node, const VarList& inputs) {
+std::optional<VarList> BroadcastTo::vectorize(const Apply& node, const VarList& inputs) const {
   require_unbatched(node, inputs, 1, "lengths");
   const Var& a = inputs[0];
   const int nb = a->ndim() - node.input(0)->ndim();
@@ -338,10 +335,10 @@ VarList vectorize_broadcast_to(const Apply& node, const VarList& inputs) {
   VarList lengths;
   for (int d = 0; d < nb; ++d) lengths.push_back(shape_i(a, d));
   lengths.insert(lengths.end(), inputs.begin() + 1, inputs.end());
-  return {broadcast_to_view(dimshuffle(a, order), lengths)};
+  return VarList{broadcast_to_view(dimshuffle(a, order), lengths)};
 }
 
-VarList vectorize_searchsorted(const Apply& node, const VarList& inputs) {
+std::optional<VarList> SearchsortedOp::vectorize(const Apply& node, const VarList& inputs) const {
   if (inputs[0]->ndim() != 1) cannot_vectorize(node, "a batched x");
   require_unbatched(node, inputs, 2, "sorter");
   return make_node(node.op_ptr(), inputs)->outputs();

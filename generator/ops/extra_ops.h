@@ -29,6 +29,7 @@ class Repeat : public Op {
   /// Repeated elements' cotangents summed back (an increment at repeat(arange(n), repeats)).
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
   std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
 
   /// The axis of x the repeat runs along (0 for the flattened x).
   int normalized_axis(int x_ndim) const;
@@ -50,6 +51,7 @@ class BroadcastTo : public Op {
   /// The cotangent summed over the new and the stretched dimensions.
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
   std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
   IndexMap view_map() const override { return {{0, {0}}}; }
 };
 
@@ -71,6 +73,7 @@ class SearchsortedOp : public Op {
   /// Zeros for x and v (PyTensor's: the output is piecewise constant), disconnected sorter.
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
   std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
 
  private:
   bool right_;
@@ -82,14 +85,6 @@ Var repeat(const Var& x, const Var& repeats, std::optional<std::int64_t> axis);
 Var broadcast_to_view(const Var& a, const VarList& lengths);
 /// np.searchsorted(x, v, side) with an optional sorter (null Var: none).
 Var searchsorted(const Var& x, const Var& v, const std::string& side = "left", const Var& sorter = nullptr);
-
-/// vectorize_graph's rules: Repeat along an axis moves it past the batch dimensions;
-/// BroadcastTo keeps the batch dimensions in front; SearchsortedOp's output follows v's
-/// batch dimensions. Batched repeats, lengths, x or sorter are NotImplementedErrors, as is a
-/// Repeat of the flattened tensor.
-VarList vectorize_repeat(const Apply& node, const VarList& inputs);
-VarList vectorize_broadcast_to(const Apply& node, const VarList& inputs);
-VarList vectorize_searchsorted(const Apply& node, const VarList& inputs);
 
 OpPtr repeat_from_props(PropReader& props, const std::vector<TensorType>& input_types);
 OpPtr broadcast_to_from_props(PropReader& props, const std::vector<TensorType>& input_types);

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
+#include "ops/math.h"
+#include "ops/grad_util.h"
 #include "ir/error.h"
 #include "ops/advanced_subtensor.h"
 #include "ops/alloc.h"

@@ -1,6 +1,6 @@
 #include "ops/ifelse.h"
 
-#include "grad/grad_util.h"
+#include "ops/grad_util.h"
 #include "ir/error.h"
 #include "kiln/runtime/scalar_math.hpp"
 

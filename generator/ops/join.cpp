@@ -3,11 +3,13 @@
 #include <set>
 #include <stdexcept>
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/constant.h"
-#include "grad/grad_util.h"
+#include "ops/grad_util.h"
+#include "ops/alloc.h"
+#include "ops/batching.h"
 
 namespace kiln {
 
@@ -441,6 +443,20 @@ std::vector<GradTerm> Split::pullback(const Apply& node, const VarList& output_g
 
 std::vector<GradTerm> Split::pushforward(const Apply& node, const VarList& input_tangents) const {
   return linear_pushforward(node, input_tangents, {0});
+}
+
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::optional<VarList> Join::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const std::vector<int> b = batch_dims(node, batched_inputs);
+  const int nb = max_batch_dims(b);
+  const int first = first_tensor();
+  if (first == 1 && b[0] != 0) cannot_vectorize(node, "its axis has batch dimensions");
+  std::optional<int> axis = static_axis_of(node);
+  if (!axis) cannot_vectorize(node, "its axis is not a constant");
+  VarList tensors(batched_inputs.begin() + first, batched_inputs.end());
+  std::vector<int> tb(b.begin() + first, b.end());
+  return VarList{join(*axis + nb, with_full_batch(tensors, tb, nb))};
 }
 
 }  // namespace kiln

@@ -35,6 +35,7 @@ class Join : public Op {
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
   std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
 
  private:

@@ -1,10 +1,8 @@
 #include "ops/op_from_graph.h"
 
 #include <unordered_map>
-#include <unordered_set>
 
 #include "eval/evaluator.h"
-#include "grad/grad.h"
 #include "io/graph_save.h"
 #include "ir/error.h"
 #include "ops/constant.h"
@@ -93,7 +91,7 @@ std::vector<ShapeVars> OpFromGraph::infer_shape(const Apply& node, const std::ve
   for (Apply* n : nodes) {
     std::vector<ShapeVars> in_shapes;
     for (const auto& in : n->inputs()) in_shapes.push_back(shape_of(in));
-    std::vector<ShapeVars> out_shapes = n->op().infer_shape(*n, in_shapes);
+    std::vector<ShapeVars> out_shapes = output_shapes(*n, in_shapes);
     for (int o = 0; o < n->num_outputs(); ++o) shapes[n->output_ptr(o)] = out_shapes[static_cast<std::size_t>(o)];
   }
   std::vector<ShapeVars> result;
@@ -109,88 +107,23 @@ std::vector<ShapeVars> OpFromGraph::infer_shape(const Apply& node, const std::ve
 
 namespace {
 
-// Whether `out` depends on `in` (a walk up the owners from `out`).
-bool depends_on(const Var& out, const Variable* in) {
-  std::vector<const Variable*> stack{out.get()};
-  std::unordered_set<const Variable*> seen;
-  while (!stack.empty()) {
-    const Variable* v = stack.back();
-    stack.pop_back();
-    if (v == in) return true;
-    if (!v->owner() || !seen.insert(v).second) continue;
-    for (const auto& i : v->owner()->inputs()) stack.push_back(i.get());
-  }
-  return false;
-}
+// The inner graph as an InnerGraph (ir/inner_graph.h): applied by rebuilding its nodes.
+class OpFromGraphBody : public InnerGraph {
+ public:
+  explicit OpFromGraphBody(std::shared_ptr<const FunctionGraph> inner) : inner_(std::move(inner)) {}
+  int num_inputs() const override { return static_cast<int>(inner_->inputs().size()); }
+  int num_outputs() const override { return static_cast<int>(inner_->outputs().size()); }
+  std::size_t num_nodes() const override { return inner_->toposort().size(); }
+  VarList apply(const VarList& inputs) const override { return apply_inner_graph(*inner_, inputs); }
 
-bool differentiable(const Var& v) { return v->type().is_tensor() && is_float(v->dtype()); }
+ private:
+  std::shared_ptr<const FunctionGraph> inner_;
+};
 
 }  // namespace
 
-std::vector<GradTerm> OpFromGraph::pullback(const Apply& node, const VarList& output_grads) const {
-  std::vector<GradTerm> terms(static_cast<std::size_t>(node.num_inputs()), GradTerm::disconnected());
-  VarList outs = apply_inner_graph(*inner_, node.inputs());
-  VarList costs, cotangents, wrt;
-  std::vector<std::size_t> wrt_index;
-  for (std::size_t k = 0; k < outs.size(); ++k)
-    if (output_grads[k] && differentiable(outs[k])) {
-      costs.push_back(outs[k]);
-      cotangents.push_back(output_grads[k]);
-    }
-  for (int i = 0; i < node.num_inputs(); ++i) {
-    const Var& x = node.input(i);
-    if (!differentiable(x)) continue;
-    bool connected = false;
-    for (const auto& c : costs) connected = connected || depends_on(c, x.get());
-    if (!connected) continue;
-    wrt.push_back(x);
-    wrt_index.push_back(static_cast<std::size_t>(i));
-  }
-  if (wrt.empty()) return terms;
-  GradOptions options;
-  options.disconnected = GradOptions::Disconnected::Zero;
-  try {
-    VarList grads = Lop(costs, wrt, cotangents, options);
-    for (std::size_t j = 0; j < wrt.size(); ++j) terms[wrt_index[j]] = GradTerm::of(grads[j]);
-  } catch (const NotImplementedError& e) {
-    for (std::size_t i : wrt_index) terms[i] = GradTerm::not_implemented(str() + ": " + e.message());
-  } catch (const UserError& e) {
-    for (std::size_t i : wrt_index) terms[i] = GradTerm::undefined(str() + ": " + e.message());
-  }
-  return terms;
-}
-
-std::vector<GradTerm> OpFromGraph::pushforward(const Apply& node, const VarList& input_tangents) const {
-  std::vector<GradTerm> terms(static_cast<std::size_t>(node.num_outputs()), GradTerm::disconnected());
-  VarList outs = apply_inner_graph(*inner_, node.inputs());
-  VarList wrt, tangents, targets;
-  std::vector<std::size_t> target_index;
-  for (int i = 0; i < node.num_inputs(); ++i)
-    if (input_tangents[static_cast<std::size_t>(i)] && differentiable(node.input(i))) {
-      wrt.push_back(node.input(i));
-      tangents.push_back(input_tangents[static_cast<std::size_t>(i)]);
-    }
-  for (std::size_t k = 0; k < outs.size(); ++k) {
-    if (!differentiable(outs[k])) continue;
-    bool connected = false;
-    for (const auto& x : wrt) connected = connected || depends_on(outs[k], x.get());
-    if (!connected) continue;
-    targets.push_back(outs[k]);
-    target_index.push_back(k);
-  }
-  if (targets.empty()) return terms;
-  GradOptions options;
-  options.disconnected = GradOptions::Disconnected::Zero;
-  try {
-    VarList results = Rop(targets, wrt, tangents, options);
-    for (std::size_t j = 0; j < targets.size(); ++j)
-      if (results[j]) terms[target_index[j]] = GradTerm::of(results[j]);
-  } catch (const NotImplementedError& e) {
-    for (std::size_t k : target_index) terms[k] = GradTerm::not_implemented(str() + ": " + e.message());
-  } catch (const UserError& e) {
-    for (std::size_t k : target_index) terms[k] = GradTerm::undefined(str() + ": " + e.message());
-  }
-  return terms;
+std::vector<InnerGraphUse> OpFromGraph::inner_graphs() const {
+  return {InnerGraphUse{std::make_shared<OpFromGraphBody>(inner_), "inner", true}};
 }
 
 OpPtr op_from_graph_from_props(PropReader& props, const std::vector<TensorType>&) {

@@ -6,7 +6,8 @@
 // kiln inlines every OpFromGraph before rewriting (rewrite/inline_op_from_graph.h), so the
 // rewrites and the code generator never see one; until then the op is a full op: type
 // inference against the inner inputs, perform (the reference evaluator on the inner graph),
-// infer_shape, pullback and pushforward through the inner graph.
+// infer_shape; its inner graph is its body (Op::inner_graphs, ir/inner_graph.h), through which
+// grad differentiates it and vectorize_graph batches it.
 #pragma once
 
 #include <memory>
@@ -25,8 +26,8 @@ class OpFromGraph : public Op {
 
   /// The `name` prop.
   const std::string& label() const { return label_; }
-  /// The inner graph (the op's definition). This accessor is the op's inner-graph hook until
-  /// the common one (DESIGN.md: one hook for Composite, OpFromGraph, Scan, IfElse) exists.
+  /// The inner graph (the op's definition); grad and vectorize_graph reach it through
+  /// inner_graphs(), dprint prints it from here.
   const FunctionGraph& inner_graph() const { return *inner_; }
   const std::shared_ptr<const FunctionGraph>& inner_graph_ptr() const { return inner_; }
 
@@ -42,8 +43,8 @@ class OpFromGraph : public Op {
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
-  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
-  std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
+  /// The inner graph, as the node's body.
+  std::vector<InnerGraphUse> inner_graphs() const override;
 
  private:
   std::string label_;

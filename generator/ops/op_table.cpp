@@ -17,6 +17,7 @@
 #include "ops/join.h"
 #include "ops/linalg/linalg.h"
 #include "ops/op_from_graph.h"
+#include "ops/random.h"
 #include "ops/reduce.h"
 #include "ops/reshape.h"
 #include "ops/shape.h"
@@ -37,17 +38,24 @@ namespace {
   throw NotImplementedError(props.op_name() + " is not implemented yet in kiln", node);
 }
 
+// The table plus one entry per RandomVariable class (ops/random; the factory reads the class
+// from the node's op name).
+std::vector<OpEntry> with_random_variables(std::vector<OpEntry> table) {
+  for (const auto& d : rv_distributions()) table.push_back({d.op, random_variable_from_props});
+  return table;
+}
+
 }  // namespace
 
 const std::vector<OpEntry>& op_table() {
-  static const std::vector<OpEntry> table = {
+  static const std::vector<OpEntry> table = with_random_variables({
       // --- elementwise and dimension shuffles (ops/elemwise, ops/dimshuffle)
       {"Elemwise", elemwise_from_props},
       {"DimShuffle", dimshuffle_from_props},
-      {"ExpandDims", expand_dims_from_props},
-      {"Squeeze", squeeze_from_props},
-      {"Transpose", transpose_from_props},
-      {"MatrixTranspose", matrix_transpose_from_props},
+      {"ExpandDims", expand_dims_from_props, "DimShuffle"},
+      {"Squeeze", squeeze_from_props, "DimShuffle"},
+      {"Transpose", transpose_from_props, "DimShuffle"},
+      {"MatrixTranspose", matrix_transpose_from_props, "DimShuffle"},
       // --- shapes (ops/shape)
       {"Shape", shape_from_props},
       {"Shape_i", shape_i_from_props},
@@ -131,9 +139,11 @@ const std::vector<OpEntry>& op_table() {
       {"SVD", svd_from_props},
       {"KroneckerProduct", kronecker_product_from_props},
       {"BlockDiagonal", block_diagonal_from_props},
-  };
+  });
   return table;
 }
+
+bool OpEntry::implemented() const { return make != not_implemented_yet; }
 
 const OpEntry* find_op(std::string_view name) {
   for (const auto& e : op_table())

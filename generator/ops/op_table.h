@@ -17,6 +17,13 @@ using OpFactory = OpPtr (*)(PropReader& props, const std::vector<TensorType>& in
 struct OpEntry {
   std::string_view name;  ///< as written in graph files
   OpFactory make;
+  /// The Op::name() of the ops `make` builds, when it differs from `name` (a spelling of
+  /// another op: ExpandDims builds a DimShuffle). Backends register ops by that name.
+  std::string_view op_name = {};
+
+  std::string_view built_op_name() const { return op_name.empty() ? name : op_name; }
+  /// False for op kinds the format names but kiln does not implement yet (loading stops).
+  bool implemented() const;
 };
 
 /// Every op kind, in one list (ops/op_table.cpp).

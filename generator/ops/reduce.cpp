@@ -12,8 +12,9 @@
 #include "ops/scalar/composite.h"
 #include "ops/scalar/scalar_eval.h"
 #include "ops/shape.h"
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
+#include "ops/math.h"
+#include "ops/grad_util.h"
+#include "ops/batching.h"
 
 namespace kiln {
 
@@ -727,6 +728,23 @@ std::vector<GradTerm> CAReduce::pushforward(const Apply& node, const VarList& in
   if (kind_ == ReduceKind::Sum || (kind_ == ReduceKind::CAReduce && scalar_op_.id() == ScalarOpId::Add))
     return linear_pushforward(node, input_tangents, {0});
   return Op::pushforward(node, input_tangents);  // the driver differentiates the pullback
+}
+
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::vector<InnerGraphUse> CAReduce::inner_graphs() const { return scalar_inner_graphs(scalar_op_, false); }
+
+std::optional<VarList> CAReduce::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const int nb = only_first_batched(node, batched_inputs);
+  std::vector<int> axes = shifted(reduced_axes_list(axis_, node.input(0)->ndim()), nb);
+  auto batched = std::make_shared<CAReduce>(kind_, scalar_op_, axes, dtype_, acc_dtype_);
+  return make_node(batched, {batched_inputs[0]})->outputs();
+}
+
+std::optional<VarList> Argmax::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const int nb = only_first_batched(node, batched_inputs);
+  std::vector<int> axes = shifted(reduced_axes_list(axis_, node.input(0)->ndim()), nb);
+  return VarList{apply1(std::make_shared<Argmax>(axes), {batched_inputs[0]})};
 }
 
 }  // namespace kiln

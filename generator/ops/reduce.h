@@ -74,6 +74,9 @@ class CAReduce : public Op {
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
+  /// A Composite scalar op's graph (the fold step, not the node's body).
+  std::vector<InnerGraphUse> inner_graphs() const override;
   std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
 
  private:
@@ -100,6 +103,7 @@ class Argmax : public Op {
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
 
  private:
   ReduceAxes axis_;

@@ -1,10 +1,14 @@
 #include "ops/reshape.h"
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/constant.h"
-#include "grad/grad_util.h"
+#include "ops/grad_util.h"
+#include "ops/batching.h"
+#include "ops/join.h"
+#include "ops/shape.h"
+#include "ops/subtensor.h"
 
 namespace kiln {
 
@@ -24,12 +28,12 @@ std::vector<std::int64_t> read_int_vector(const Array& a) {
   return out;
 }
 
-// Product of static lengths, or nullopt when one is unknown.
+// Product of static lengths, or nullopt when one is unknown or the product overflows (no
+// array has that size; perform reports it when the graph runs).
 std::optional<std::int64_t> static_size(const Shape& shape) {
   std::int64_t n = 1;
   for (auto d : shape) {
-    if (d == kUnknownLength) return std::nullopt;
-    n *= d;
+    if (d == kUnknownLength || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
   }
   return n;
 }
@@ -75,9 +79,10 @@ std::vector<TensorType> Reshape::infer_types(const VarList& inputs) const {
   }
   if (x_size && n_unknown == 1) {
     std::int64_t known = 1;
+    bool overflow = false;
     for (auto d : out)
-      if (d != kUnknownLength) known *= d;
-    if (known != 0 && *x_size % known == 0)
+      if (d != kUnknownLength) overflow |= __builtin_mul_overflow(known, d, &known);
+    if (!overflow && known != 0 && *x_size % known == 0)
       out[static_cast<std::size_t>(unknown)] = *x_size / known;
   }
   const auto out_size = static_size(out);
@@ -292,6 +297,23 @@ std::vector<GradTerm> SpecifyShape::pullback(const Apply& node, const VarList& o
 
 std::vector<GradTerm> SpecifyShape::pushforward(const Apply& node, const VarList& input_tangents) const {
   return linear_pushforward(node, input_tangents, {0});
+}
+
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::optional<VarList> Reshape::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const int b = only_first_batched(node, batched_inputs);
+  Var batch = subtensor(shape(batched_inputs[0]), {slice(none, b)});
+  Var target = join(0, {batch, cast(batched_inputs[1], DType::Int64)});
+  return VarList{reshape(batched_inputs[0], target, node.output(0)->ndim() + b)};
+}
+
+std::optional<VarList> SpecifyShape::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const int b = only_first_batched(node, batched_inputs);
+  VarList args{batched_inputs[0]};
+  for (int d = 0; d < b; ++d) args.push_back(int64_constant(-1));  // batch lengths unspecified
+  args.insert(args.end(), batched_inputs.begin() + 1, batched_inputs.end());
+  return make_node(node.op_ptr(), args)->outputs();
 }
 
 }  // namespace kiln

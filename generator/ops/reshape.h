@@ -23,6 +23,7 @@ class Reshape : public Op {
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
   std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
   IndexMap view_map() const override { return {{0, {0}}}; }
 
@@ -42,6 +43,7 @@ class SpecifyShape : public Op {
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
   std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
   IndexMap view_map() const override { return {{0, {0}}}; }
 };

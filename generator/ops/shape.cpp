@@ -3,6 +3,8 @@
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/constant.h"
+#include "ops/batching.h"
+#include "ops/subtensor.h"
 
 namespace kiln {
 
@@ -58,6 +60,18 @@ Var shape_i(const Var& x, int i) {
   return apply1(std::make_shared<ShapeI>(d), {x});
 }
 
+std::vector<ShapeVars> output_shapes(const Apply& node, const std::vector<ShapeVars>& input_shapes) {
+  std::vector<ShapeVars> out = node.op().infer_shape(node, input_shapes);
+  if (!out.empty() || node.num_outputs() == 0) return out;
+  for (int i = 0; i < node.num_outputs(); ++i) {
+    ShapeVars dims;
+    Var o = node.output(i);
+    for (int d = 0; d < o->ndim(); ++d) dims.push_back(shape_i(o, d));
+    out.push_back(dims);
+  }
+  return out;
+}
+
 OpPtr shape_from_props(PropReader& props, const std::vector<TensorType>&) {
   props.finish();
   return std::make_shared<ShapeOp>();
@@ -68,6 +82,18 @@ OpPtr shape_i_from_props(PropReader& props, const std::vector<TensorType>&) {
   props.finish();
   if (i < 0 || i > 64) props.fail("i", "must be a dimension index, not " + std::to_string(i));
   return std::make_shared<ShapeI>(static_cast<int>(i));
+}
+
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::optional<VarList> ShapeOp::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const int nb = only_first_batched(node, batched_inputs);
+  return VarList{subtensor(shape(batched_inputs[0]), {slice(nb)})};  // the core lengths
+}
+
+std::optional<VarList> ShapeI::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const int nb = only_first_batched(node, batched_inputs);
+  return VarList{shape_i(batched_inputs[0], i_ + nb)};
 }
 
 }  // namespace kiln

@@ -15,6 +15,7 @@ class ShapeOp : public Op {
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
 };
 
 class ShapeI : public Op {
@@ -30,6 +31,7 @@ class ShapeI : public Op {
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
 
  private:
   int i_;
@@ -39,6 +41,10 @@ class ShapeI : public Op {
 Var shape(const Var& x);
 /// Length i of x as a 0-d int64 (negative i counts from the end).
 Var shape_i(const Var& x, int i);
+
+/// The output shapes of `node` from its inputs' shapes: its op's infer_shape formula, or, for
+/// an op without one, Shape_i of each output (computing the node to know).
+std::vector<ShapeVars> output_shapes(const Apply& node, const std::vector<ShapeVars>& input_shapes);
 
 OpPtr shape_from_props(PropReader& props, const std::vector<TensorType>& input_types);
 OpPtr shape_i_from_props(PropReader& props, const std::vector<TensorType>& input_types);

@@ -8,8 +8,9 @@
 #include "kiln/runtime/scalar_math.hpp"
 #include "ops/array_util.h"
 #include "ops/reduce.h"
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
+#include "ops/math.h"
+#include "ops/grad_util.h"
+#include "ops/batching.h"
 #include "ops/op_from_graph.h"
 
 namespace kiln {
@@ -309,6 +310,15 @@ std::vector<GradTerm> SoftmaxGrad::pushforward(const Apply& node, const VarList&
   }
   if (!d_out) return {GradTerm::disconnected()};
   return {GradTerm::of(cast_grad(d_out, out->dtype()))};
+}
+
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+std::optional<VarList> SoftmaxBase::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const int b = only_first_batched(node, batched_inputs);
+  if (!axis_) cannot_vectorize(node, "a softmax over every element");
+  const Var& x = batched_inputs[0];
+  return VarList{name() == "Softmax" ? softmax(x, *axis_ + b) : log_softmax(x, *axis_ + b)};
 }
 
 }  // namespace kiln

@@ -17,6 +17,7 @@ class SoftmaxBase : public Op {
   std::optional<int> axis() const { return axis_; }
   Json props() const override;
   std::vector<TensorType> infer_types(const VarList& inputs) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
   void perform(const Apply& node, const std::vector<Array>& inputs,
                std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node,

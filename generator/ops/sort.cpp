@@ -4,8 +4,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
+#include "ops/math.h"
+#include "ops/grad_util.h"
 #include "ir/error.h"
 #include "ops/advanced_subtensor.h"
 #include "ops/alloc.h"
@@ -185,7 +185,7 @@ Var take_along_axis(const Var& x, const Var& idx, const Var& axis) {
   return advanced_subtensor(x, index);
 }
 
-VarList vectorize_sort(const Apply& node, const VarList& inputs) {
+std::optional<VarList> SortBase::vectorize(const Apply& node, const VarList& inputs) const {
   const int nb = inputs[0]->ndim() - node.input(0)->ndim();
   if (inputs[1]->ndim() != 0)
     throw NotImplementedError("vectorize_graph: " + node.op().str() + " cannot be vectorized yet (a batched axis)");

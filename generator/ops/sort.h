@@ -31,6 +31,7 @@ class SortBase : public Op {
   Json props() const override { return Json{{"kind", kind_}}; }
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
 
  protected:
   /// Checks (x, axis) and returns x's type.
@@ -78,10 +79,6 @@ Var argsort(const Var& x, std::int64_t axis = -1, const std::string& kind = "qui
 /// `axis` is a 0-d integer Var (an AdvancedSubtensor with an arange index for every other
 /// dimension, chosen per dimension at run time when the axis is not a constant).
 Var take_along_axis(const Var& x, const Var& idx, const Var& axis);
-
-/// vectorize_graph's rule for SortOp and ArgSortOp: the axis moves past the batch dimensions
-/// of x (an axis with batch dimensions is a NotImplementedError).
-VarList vectorize_sort(const Apply& node, const VarList& inputs);
 
 /// Props `kind` (quicksort, mergesort, heapsort, stable) and `order` (null only, as PyTensor).
 OpPtr sort_from_props(PropReader& props, const std::vector<TensorType>& input_types);

@@ -2,15 +2,16 @@
 
 #include <array>
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ir/error.h"
 #include "kiln/runtime/scalar_math.hpp"
 #include "ops/array_util.h"
 #include "ops/scalar/scalar_op.h"
-#include "grad/grad_util.h"
+#include "ops/grad_util.h"
 #include "ops/dimshuffle.h"
 #include "ops/reduce.h"
 #include "ops/shape.h"
+#include "ops/batching.h"
 
 namespace kiln {
 
@@ -529,6 +530,36 @@ std::vector<GradTerm> IncSubtensor::pullback(const Apply& node, const VarList& o
 
 std::vector<GradTerm> IncSubtensor::pushforward(const Apply& node, const VarList& input_tangents) const {
   return linear_pushforward(node, input_tangents, {0, 1});
+}
+
+// --- batching rule (vectorize_graph) ---------------------------------------------------------
+
+namespace {
+
+// Full slices over the batch dimensions in front of an index pattern.
+BasicIndex with_batch_slices(const BasicIndex& index, int b) {
+  std::vector<IndexEntry> entries(static_cast<std::size_t>(b), IndexEntry::slice(false, false, false));
+  entries.insert(entries.end(), index.entries().begin(), index.entries().end());
+  return BasicIndex(entries);
+}
+
+}  // namespace
+
+std::optional<VarList> Subtensor::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const int b = only_first_batched(node, batched_inputs);
+  return make_node(std::make_shared<Subtensor>(with_batch_slices(index_, b)), batched_inputs)->outputs();
+}
+
+std::optional<VarList> IncSubtensor::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const std::vector<int> b = batch_dims(node, batched_inputs);
+  const int nb = max_batch_dims(b);
+  check_unbatched_from(node, b, 2);
+  VarList xy = with_full_batch({batched_inputs[0], batched_inputs[1]}, {b[0], b[1]}, nb);
+  const int core = node.input(0)->ndim() - index_.num_dropped();
+  VarList args{xy[0], pad_core(xy[1], nb, core)};
+  args.insert(args.end(), batched_inputs.begin() + 2, batched_inputs.end());
+  auto batched = std::make_shared<IncSubtensor>(with_batch_slices(index_, nb), set_);
+  return make_node(batched, args)->outputs();
 }
 
 }  // namespace kiln

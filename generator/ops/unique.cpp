@@ -5,7 +5,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/reduce.h"

@@ -187,26 +187,16 @@ class Printer {
   IndexMap destroy_map(const PNode& n) { return n.apply ? n.apply->op().destroy_map() : IndexMap{}; }
   IndexMap view_map(const PNode& n) { return n.apply ? n.apply->op().view_map() : IndexMap{}; }
 
-  // The Composite behind a node, if any: an Elemwise's (or a nested Composite's) scalar op, or
-  // a "scalar_op" prop holding a Composite (CAReduce).
+  // The Composite behind a node, if any: a nested Composite's, or one of the op's inner graphs
+  // (ir/inner_graph.h: an Elemwise's or a CAReduce's scalar op).
   const CompositeGraph* inner_graph(const PNode& n) {
     if (!n.apply) {
       const ScalarOp& op = n.inner().op;
       return op.id() == ScalarOpId::Composite ? op.composite_graph().get() : nullptr;
     }
-    const Op& op = n.apply->op();
-    if (const auto* e = dynamic_cast<const Elemwise*>(&op))
-      return e->scalar_op().id() == ScalarOpId::Composite ? e->scalar_op().composite_graph().get()
-                                                          : nullptr;
-    auto it = parsed_.find(&op);
-    if (it != parsed_.end()) return it->second.get();
-    std::shared_ptr<const CompositeGraph> g;
-    Json props = op.props();
-    if (props.is_object() && props.contains("scalar_op") && props["scalar_op"].is_object() &&
-        props["scalar_op"].value("name", "") == "Composite") {
-      g = CompositeGraph::from_json(props["scalar_op"], "/props/scalar_op");
-    }
-    return parsed_.emplace(&op, g).first->second.get();
+    for (const InnerGraphUse& use : n.apply->op().inner_graphs())
+      if (const auto* c = dynamic_cast<const CompositeInnerGraph*>(use.graph.get())) return &c->composite();
+    return nullptr;
   }
 
   // The inner graph of an OpFromGraph node (null for other nodes); its inputs become the
@@ -352,7 +342,6 @@ class Printer {
   std::unordered_map<const Apply*, std::size_t> topo_;
   std::vector<PVar> inner_graph_vars_;
   std::unordered_map<const CompositeGraph*, std::vector<int>> producers_;
-  std::unordered_map<const Op*, std::shared_ptr<const CompositeGraph>> parsed_;
   std::unordered_map<const Variable*, std::size_t> nominal_;  ///< OpFromGraph inner inputs
 };
 

@@ -1,6 +1,6 @@
 #include "rewrite/blas.h"
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ops/alloc.h"
 #include "ops/array_util.h"
 #include "ops/blas.h"

@@ -3,7 +3,7 @@
 // negation; neg/sub normal forms; x - x; identities that do nothing.
 #include <algorithm>
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "eval/evaluator.h"
 #include "ops/array_util.h"
 #include "ops/scalar/scalar_eval.h"

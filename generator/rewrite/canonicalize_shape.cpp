@@ -83,8 +83,8 @@ std::optional<VarList> shape_i_rewrite(const FunctionGraph&, const Apply& node) 
     }
     in_shapes.push_back(dims);
   }
-  Var dim = producer->op().infer_shape(*producer, in_shapes)[static_cast<std::size_t>(x->index())][static_cast<std::size_t>(i)];
-  // The default infer_shape asks the output itself: nothing gained.
+  Var dim = output_shapes(*producer, in_shapes)[static_cast<std::size_t>(x->index())][static_cast<std::size_t>(i)];
+  // Without a formula the shape is asked of the output itself: nothing gained.
   if (dim->owner() && dim->owner()->op().name() == "Shape_i" && dim->owner()->input(0).get() == x.get()) return std::nullopt;
   return VarList{dim};
 }

@@ -12,8 +12,8 @@
 #include <cmath>
 #include <limits>
 
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
+#include "ops/math.h"
+#include "ops/grad_util.h"
 #include "ops/blockwise.h"
 #include "ops/dimshuffle.h"
 #include "ops/dot.h"

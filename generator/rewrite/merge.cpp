@@ -4,6 +4,8 @@
 #include <functional>
 #include <unordered_map>
 
+#include "ops/random.h"
+
 namespace kiln {
 
 namespace {
@@ -49,6 +51,7 @@ RewriteStats merge_duplicates(FunctionGraph& fg) {
   std::unordered_map<std::size_t, std::vector<Apply*>> seen;
   for (Apply* node : fg.toposort()) {
     if (!fg.contains(node)) continue;
+    if (is_impure(node->op())) continue;  // two draws are two draws, whatever their inputs
     auto& bucket = seen[shallow_hash(node)];
     Apply* keep = nullptr;
     for (Apply* other : bucket)

@@ -22,7 +22,12 @@ struct Pass {
   std::string name;
   std::vector<std::string> tags;  ///< the tags that select the pass as a whole
   std::function<RewriteStats(FunctionGraph&, const PipelineOptions&)> run;
+  std::string needs = {};  ///< the capability the ops it introduces need (PipelineOptions::capabilities)
 };
+
+bool capable(const std::optional<std::vector<std::string>>& capabilities, const std::string& needs) {
+  return needs.empty() || !capabilities || std::find(capabilities->begin(), capabilities->end(), needs) != capabilities->end();
+}
 
 // An equilibrium pass over the local rewrites tagged `tag`, then a merge.
 Pass equilibrium_pass(const std::string& name) {
@@ -64,7 +69,7 @@ const std::vector<Pass>& passes() {
       equilibrium_pass("canonicalize"),
       equilibrium_pass("stabilize"),
       equilibrium_pass("specialize"),
-      Pass{"blas", {"blas"}, blas_pass},
+      Pass{"blas", {"blas"}, blas_pass, "blas"},
       Pass{"fusion", {"fusion"}, fusion_pass},
       Pass{"inplace", {"inplace"}, [](FunctionGraph& fg, const PipelineOptions&) { return make_inplace(fg); }},
   };
@@ -99,6 +104,7 @@ class ReplacementRecorder {
 
 bool selected(const Pass& p, const PipelineOptions& o) {
   if (p.name == "inline") return true;  // code generation has no OpFromGraph: never skipped
+  if (!capable(o.capabilities, p.needs)) return false;
   for (const auto& t : o.exclude)
     if (p.name == t || std::find(p.tags.begin(), p.tags.end(), t) != p.tags.end()) return false;
   return true;
@@ -146,7 +152,8 @@ PipelineReport run_pipeline(FunctionGraph& fg, const PipelineOptions& options) {
 }
 
 PipelineReport rewrite_graph(FunctionGraph& fg, const std::vector<std::string>& include,
-                             const std::vector<std::string>& exclude) {
+                             const std::vector<std::string>& exclude,
+                             const std::optional<std::vector<std::string>>& capabilities) {
   PipelineReport report;
   PipelineOptions o;
   o.include = include;
@@ -156,7 +163,7 @@ PipelineReport rewrite_graph(FunctionGraph& fg, const std::vector<std::string>& 
   if (wants("merge")) report.passes.emplace_back("merge", merge_duplicates(fg));
   std::vector<const NodeRewrite*> rules = select_rewrites("", include, exclude);
   static const std::vector<NodeRewrite> blas = blas_rules();
-  if (wants("blas"))
+  if (wants("blas") && capable(capabilities, "blas"))
     for (const auto& r : blas) rules.push_back(&r);
   RewriteStats stats = apply_until_equilibrium(fg, rules);
   report.passes.emplace_back("local rewrites", stats);

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ struct PipelineOptions {
   std::function<void(const std::string& pass, const FunctionGraph&)> dump;
   /// Check the graph's invariants after every pass (tests); refused replacements throw.
   bool verify = false;
+  /// What the code generator can compile beyond the basic ops (a backend's capabilities): a
+  /// pass that introduces ops needing a capability runs only when it is listed ("blas": the
+  /// BLAS pass makes Gemv, Gemm and Ger). Unset: everything.
+  std::optional<std::vector<std::string>> capabilities;
   /// Fill PipelineReport::replacements.
   bool record_replacements = false;
 };
@@ -56,8 +61,9 @@ std::vector<std::string> known_rewrite_tags();
 PipelineReport run_pipeline(FunctionGraph& fg, const PipelineOptions& options = {});
 
 /// PyTensor's rewrite_graph(g, include=...): only the local rewrites and passes bearing one of
-/// the tags, to a fixpoint.
+/// the tags, to a fixpoint (and, with `capabilities`, only those the target can compile).
 PipelineReport rewrite_graph(FunctionGraph& fg, const std::vector<std::string>& include,
-                             const std::vector<std::string>& exclude = {});
+                             const std::vector<std::string>& exclude = {},
+                             const std::optional<std::vector<std::string>>& capabilities = std::nullopt);
 
 }  // namespace kiln

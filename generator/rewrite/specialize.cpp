@@ -4,7 +4,7 @@
 // -1*x -> -x, x / c -> x * (1/c) for a float constant c.
 #include <cmath>
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ops/array_util.h"
 #include "rewrite/database.h"
 #include "rewrite/rule_helpers.h"

@@ -6,7 +6,7 @@
 //
 // Where the original computed in a wider dtype than x (log(1 + x) with a float64 1 and a
 // float32 x), x is cast to that dtype first, so no rewrite changes a result's dtype.
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ops/dimshuffle.h"
 #include "ops/reduce.h"
 #include "ops/softmax.h"

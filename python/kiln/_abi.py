@@ -10,7 +10,7 @@ import ctypes
 import numpy as np
 
 #: kiln.h's KILN_ABI_VERSION: a library with another version is refused.
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 
 class DLDevice(ctypes.Structure):
@@ -85,12 +85,17 @@ GraphInfoFields = [
         ctypes.CFUNCTYPE(ctypes.c_int32, ContextPtr, ctypes.POINTER(DLTensor), ctypes.POINTER(ctypes.c_int64)),
     ),
     ("call_into", ctypes.CFUNCTYPE(ctypes.c_int32, ContextPtr, ctypes.POINTER(DLTensor), ctypes.POINTER(DLTensor))),
+    ("input_kinds", ctypes.POINTER(ctypes.c_int32)),  # ABI 2: a kiln_kind per input
+    ("output_kinds", ctypes.POINTER(ctypes.c_int32)),
 ]
 
 
 class GraphInfo(ctypes.Structure):
     _fields_ = GraphInfoFields
 
+
+#: kiln_kind codes (kiln.h) in order: a tensor, or an rng (a PCG64 state as uint64[6]).
+KILN_KINDS = ["tensor", "rng"]
 
 # kiln_dtype codes (kiln.h) in order: the NumPy dtype of each.
 KILN_DTYPES = [

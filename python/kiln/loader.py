@@ -31,24 +31,27 @@ class KilnCopyWarning(UserWarning):
 @dataclass(frozen=True)
 class TensorSpec:
     """An input or output of a compiled graph: its name, dtype and static shape (None where the
-    length is known only at run time)."""
+    length is known only at run time), and what it holds: "tensor", or "rng" (a NumPy
+    Generator's PCG64 state as uint64[6], see kiln.rng_words)."""
 
     name: str
     dtype: np.dtype
     shape: tuple
+    kind: str = "tensor"
 
     @property
     def ndim(self) -> int:
         return len(self.shape)
 
 
-def _specs(infos, count: int) -> list[TensorSpec]:
+def _specs(infos, kinds, count: int) -> list[TensorSpec]:
     specs = []
     for k in range(count):
         info = infos[k]
         shape = tuple(None if info.shape[d] < 0 else int(info.shape[d]) for d in range(info.ndim))
         name = info.name.decode("utf-8", "replace") if info.name else ""
-        specs.append(TensorSpec(name, _abi.KILN_DTYPES[info.dtype], shape))
+        kind = _abi.KILN_KINDS[kinds[k]] if kinds and 0 <= kinds[k] < len(_abi.KILN_KINDS) else "tensor"
+        specs.append(TensorSpec(name, _abi.KILN_DTYPES[info.dtype], shape, kind))
     return specs
 
 
@@ -177,8 +180,8 @@ class Function:
         self.kiln_version = (info.kiln_version or b"").decode()
         self._num_inputs = info.num_inputs
         self._num_outputs = info.num_outputs
-        self.inputs = _specs(info.inputs, info.num_inputs)
-        self.outputs = _specs(info.outputs, info.num_outputs)
+        self.inputs = _specs(info.inputs, info.input_kinds, info.num_inputs)
+        self.outputs = _specs(info.outputs, info.output_kinds, info.num_outputs)
         self._num_threads = max(1, int(num_threads))
         self._local = threading.local()
         self._states: "weakref.WeakSet[_ThreadState]" = weakref.WeakSet()
@@ -285,6 +288,33 @@ class Function:
             _fill_dltensor(dl, arr, keep)
         self._check(state, self._info.call_into(state.ctx, state.inputs, state.outputs))
         return out
+
+    def bind_into(self, out: Sequence[np.ndarray], *args, **kwargs):
+        """A callable with no arguments that runs the graph from these inputs into `out` (as
+        call_into) with everything prepared once: the per-call cost is one ctypes call. The
+        arrays are read and written in place at each call, so change the inputs' contents
+        (x[:] = ...) between calls, never rebind them; the callable keeps them alive. For
+        samplers and benchmarks calling one density many times from Python."""
+        out = list(out)
+        self.call_into(out, *args, **kwargs)  # checks everything once (and warms the context up)
+        arrays = self._bind(args, kwargs)
+        state = self._state()
+        keep: list = [arrays, out]
+        inputs = (_abi.DLTensor * max(self._num_inputs, 1))()
+        outputs = (_abi.DLTensor * max(self._num_outputs, 1))()
+        for dl, arr in zip(inputs, arrays):
+            _fill_dltensor(dl, arr, keep)
+        for dl, arr in zip(outputs, out):
+            _fill_dltensor(dl, arr, keep)
+        raw, ctx, check = self._info.call_into, state.ctx, self._check
+
+        def run() -> None:
+            status = raw(ctx, inputs, outputs)
+            if status:
+                check(state, status)
+
+        run.keep = (keep, state, inputs, outputs)  # buffers and context outlive the callable's uses
+        return run
 
     def __call__(self, *args, out=None, **kwargs):
         """Runs the graph: one output comes back as an array, several as a tuple. With `out=`

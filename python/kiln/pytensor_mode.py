@@ -8,6 +8,7 @@ compile time; nothing falls back to PyTensor's own implementations unless the ca
 """
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Sequence
 
@@ -16,7 +17,7 @@ from pytensor.graph.rewriting.db import RewriteDatabaseQuery
 from pytensor.link.basic import JITLinker
 
 from .build import compile as compile_graph
-from .errors import UnsupportedGraphError
+from .errors import KilnAssertionError, UnsupportedGraphError
 from .export import from_pytensor
 
 
@@ -49,9 +50,13 @@ class KilnLinker(JITLinker):
         self.exported = from_pytensor(fgraph, shared="input", name=self.graph_name)
         fn = compile_graph(self.exported, options=self.kiln_options, num_threads=self.num_threads)
         call = fn.call
+        check_errors = _check_exception_types(fgraph)
 
         def run(*inputs):
-            return call(*inputs)
+            try:
+                return call(*inputs)
+            except KilnAssertionError as e:
+                raise _as_check_exception(e, check_errors) from e
 
         run.kiln_function = fn
         return run
@@ -75,6 +80,35 @@ class KilnLinker(JITLinker):
             other = predefined_linkers[self.fallback].clone() if isinstance(self.fallback, str) else self.fallback
             other = other.accept(self.fgraph, no_recycling=self.no_recycling)
             return other.make_all(input_storage, output_storage, storage_map)
+
+
+def _check_exception_types(fgraph) -> dict[str, type]:
+    """The exception classes of the graph's CheckAndRaise nodes (scipy's LinAlgError, PyMC's
+    ParameterValueError, ...) by class name: a failed check raises what PyTensor raises."""
+    from pytensor.raise_op import CheckAndRaise
+
+    types = {}
+    for node in fgraph.apply_nodes:
+        exc = getattr(node.op, "exc_type", None)
+        if isinstance(node.op, CheckAndRaise) and isinstance(exc, type) and issubclass(exc, Exception):
+            types.setdefault(exc.__name__, exc)
+    return types
+
+
+_CHECK_FAILED = re.compile(r": (\w+): (.*?) \[kiln status")
+
+
+def _as_check_exception(error: KilnAssertionError, types: dict[str, type]) -> Exception:
+    """kiln's message names the check's exception class and message; the graph's own class when
+    it is one of `types` (else the KilnAssertionError itself)."""
+    m = _CHECK_FAILED.search(str(error))
+    cls = types.get(m.group(1)) if m else None
+    if cls is None or cls is AssertionError:
+        return error
+    try:
+        return cls(m.group(2))
+    except Exception:  # an exception class that wants other arguments
+        return error
 
 
 def mode(*, optimizer="fast_run", options: Sequence[str] = (), num_threads: int = 1, fallback: str | None = None,

@@ -33,6 +33,7 @@ class Case:
     outputs: list
     values: list
     only_raw: str = ""  #: why PyTensor's rewrites turn this case into ops kiln lacks ("" if they do not)
+    tol: dict | None = None  #: rtol/atol for float outputs instead of the dtype's default
 
 
 def tolerance(dtype) -> dict:
@@ -44,20 +45,21 @@ def tolerance(dtype) -> dict:
     return dict(rtol=0, atol=0)
 
 
-def assert_same(name: str, got, want) -> None:
-    """kiln's result equals PyTensor's: same dtype and shape, values to the dtype's tolerance."""
+def assert_same(name: str, got, want, tol: dict | None = None) -> None:
+    """kiln's result equals PyTensor's: same dtype and shape, values to the dtype's tolerance
+    (or `tol`)."""
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype, f"{name}: dtype {got.dtype}, PyTensor gives {want.dtype}"
     assert got.shape == want.shape, f"{name}: shape {got.shape}, PyTensor gives {want.shape}"
     if want.dtype.kind in "biu":
         np.testing.assert_array_equal(got, want, err_msg=name)
     else:
-        np.testing.assert_allclose(got, want, err_msg=name, **tolerance(want.dtype))
+        np.testing.assert_allclose(got, want, err_msg=name, **(tol or tolerance(want.dtype)))
 
 
-def family(cases: list[Case]) -> tuple[list, list, list, list[str]]:
-    """All cases as one graph (inputs, outputs, values, output labels): one kiln library per
-    family keeps the number of C++ compilations small."""
+def family(cases: list[Case]) -> tuple[list, list, list, list[tuple[str, dict | None]]]:
+    """All cases as one graph (inputs, outputs, values, (output label, tolerance)): one kiln
+    library per family keeps the number of C++ compilations small."""
     inputs, outputs, values, labels = [], [], [], []
     for case in cases:
         for var, value in zip(case.inputs, case.values):
@@ -65,7 +67,7 @@ def family(cases: list[Case]) -> tuple[list, list, list, list[str]]:
                 inputs.append(var)
                 values.append(value)
         outputs += case.outputs
-        labels += [f"{case.name}[{k}]" for k in range(len(case.outputs))]
+        labels += [(f"{case.name}[{k}]", case.tol) for k in range(len(case.outputs))]
     return inputs, outputs, values, labels
 
 
@@ -86,8 +88,9 @@ def check_family(cases: list[Case], *, rewrite=None, mode: str = "function", nam
         f = kiln.function(inputs, outputs, rewrite=rewrite, name=name)
         got = f(*values)
         compiled = f
-    for label, g, w in zip(labels, got, want):
-        assert_same(label, g, w)
+    assert len(got) == len(want) == len(labels)
+    for (label, tol), g, w in zip(labels, got, want):
+        assert_same(label, g, w, tol)
     return compiled
 
 
@@ -95,7 +98,7 @@ def rng(seed: int = 0) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def case(name: str, build: Callable, only_raw: str = "") -> Case:
+def case(name: str, build: Callable, only_raw: str = "", tol: dict | None = None) -> Case:
     """A Case from a function returning (inputs, outputs, values)."""
     inputs, outputs, values = build()
-    return Case(name, list(inputs), list(outputs), list(values), only_raw)
+    return Case(name, list(inputs), list(outputs), list(values), only_raw, tol)

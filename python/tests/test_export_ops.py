@@ -12,6 +12,9 @@ import pytest
 import kiln
 from helpers import REFERENCE_MODE, assert_same, check_family
 from op_cases import FAMILIES
+from op_cases_v2 import FAMILIES_V2
+
+ALL_FAMILIES = {**FAMILIES, **FAMILIES_V2}
 
 VARIANTS = {
     "raw": dict(rewrite=None),
@@ -21,21 +24,19 @@ VARIANTS = {
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
-@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize("family", list(ALL_FAMILIES))
 def test_family_matches_pytensor(family, variant):
-    cases = FAMILIES[family]()
+    cases = ALL_FAMILIES[family]()
     check_family(cases, name=f"{family}_{variant}", **VARIANTS[variant])
 
 
-def test_rewritten_alloc_diag_needs_advanced_inc_subtensor():
-    """PyTensor's rewrites turn AllocDiag into an AdvancedIncSubtensor with two index vectors;
-    until kiln has it, the exporter refuses it by name (then this compares values)."""
+def test_rewritten_alloc_diag_is_an_advanced_inc_subtensor():
+    """PyTensor's rewrites turn AllocDiag into set_subtensor(zeros[i, j], v): an
+    AdvancedIncSubtensor with two index vectors, which kiln compiles."""
     v = pt.dvector("v")
     y = pt.diag(v)
-    try:
-        f = kiln.function([v], y, rewrite=True)
-    except kiln.UnsupportedGraphError as e:
-        assert "AdvancedIncSubtensor" in str(e)
-        pytest.xfail("kiln lacks AdvancedIncSubtensor")
+    exported = kiln.from_pytensor(y, [v], rewrite=True)
+    assert "AdvancedIncSubtensor" in {n["op"] for n in exported.graph["nodes"]}
+    f = kiln.function([v], y, rewrite=True)
     vv = np.arange(1.0, 4.0)
     assert_same("diag", f(vv), pytensor.function([v], y, mode=REFERENCE_MODE)(vv))

@@ -7,6 +7,7 @@ import gc
 import threading
 import warnings
 import weakref
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -349,6 +350,21 @@ def test_num_threads(scaled):
     np.testing.assert_allclose(total, total1, rtol=1e-12)
 
 
+def test_bind_into_reruns_on_the_same_buffers(scaled):
+    x, w = np.ones((2, 3)), np.arange(3.0)
+    z, total = np.empty((2, 3)), np.empty(())
+    run = scaled.bind_into([z, total], x, w)
+    np.testing.assert_array_equal(z, x * w)
+    x[:] = 2.0  # new contents, same buffer
+    run()
+    np.testing.assert_array_equal(z, np.full((2, 3), 2.0) * w)
+    assert total == (x * w).sum() == 12.0
+
+
+def test_inputs_and_outputs_are_tensors(scaled):
+    assert [s.kind for s in scaled.inputs + scaled.outputs] == ["tensor"] * 4
+
+
 def test_deleter_runs_on_zero_length_outputs(scaled):
     z, total = scaled(np.ones((0, 3)), np.ones(3))
     assert z.shape == (0, 3) and total == 0.0
@@ -356,11 +372,13 @@ def test_deleter_runs_on_zero_length_outputs(scaled):
 
 def test_ctypes_layout_matches_kiln_h():
     # kiln.h and dlpack.h on x86-64: DLTensor is 48 bytes, DLManagedTensor 64, kiln_graph_info
-    # holds 8 scalars/pointers before its 7 function pointers.
+    # holds 8 scalars/pointers before its 7 function pointers and (ABI 2) the two kind arrays.
     assert ctypes.sizeof(_abi.DLTensor) == 48
     assert ctypes.sizeof(_abi.DLManagedTensor) == 64
     assert ctypes.sizeof(_abi.TensorInfo) == 24
-    assert ctypes.sizeof(_abi.GraphInfo) == 4 + 4 + 8 * 3 + 4 + 4 + 8 * 2 + 8 * 7
+    assert ctypes.sizeof(_abi.GraphInfo) == 4 + 4 + 8 * 3 + 4 + 4 + 8 * 2 + 8 * 7 + 8 * 2
+    header = (Path(__file__).resolve().parents[2] / "runtime" / "include" / "kiln" / "kiln.h").read_text()
+    assert f"#define KILN_ABI_VERSION {_abi.ABI_VERSION}\n" in header, "kiln.h's ABI version changed: update _abi.py"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert _abi.dl_dtype(np.dtype(">f8")) is None

@@ -7,7 +7,7 @@ import pytensor.tensor as pt
 import pytest
 
 import kiln
-from helpers import REFERENCE_MODE, assert_same, cholesky
+from helpers import PYTENSOR_MAJOR, REFERENCE_MODE, assert_same, cholesky
 from kiln.pytensor_mode import KilnFallbackWarning, KilnLinker
 
 
@@ -51,16 +51,29 @@ def test_shared_variables_and_updates():
     assert calls.get_value() == 3
 
 
+def _eigenvalues(A):
+    """Eig's eigenvalues, real parts: kiln has no complex dtypes (nor Eig) yet."""
+    return pt.real(pt.linalg.eig(A)[0])
+
+
 def test_ops_kiln_lacks_raise_instead_of_falling_back():
     A = pt.dmatrix("A")
-    with pytest.raises(kiln.UnsupportedGraphError, match="Cholesky"):
-        pytensor.function([A], cholesky(A), mode=kiln.mode())
+    with pytest.raises(kiln.UnsupportedGraphError, match="Eig"):
+        pytensor.function([A], _eigenvalues(A), mode=kiln.mode())
 
 
 def test_explicit_fallback_warns_and_runs_elsewhere():
     A = pt.dmatrix("A")
-    with pytest.warns(KilnFallbackWarning, match="Cholesky"):
-        f = pytensor.function([A], cholesky(A), mode=kiln.mode(fallback="py"))
+    with pytest.warns(KilnFallbackWarning, match="Eig"):
+        f = pytensor.function([A], _eigenvalues(A), mode=kiln.mode(fallback="py"))
+    M = np.array([[4.0, 2.0], [2.0, 3.0]])
+    np.testing.assert_allclose(np.sort(f(M)), np.linalg.eigvalsh(M), rtol=1e-14)
+
+
+def test_linear_algebra_compiles_through_kiln():
+    A = pt.dmatrix("A")
+    f = pytensor.function([A], cholesky(A), mode=kiln.mode())
+    assert isinstance(f.maker.linker, KilnLinker)
     M = np.array([[4.0, 2.0], [2.0, 3.0]])
     np.testing.assert_allclose(f(M), np.linalg.cholesky(M), rtol=1e-14)
 
@@ -71,6 +84,25 @@ def test_runtime_errors_surface_as_kiln_exceptions():
     assert f(np.arange(3.0), 2) == 2.0
     with pytest.raises(IndexError):
         f(np.arange(3.0), 3)
+
+
+class _ModelError(Exception):
+    pass
+
+
+def test_failed_checks_raise_the_graph_s_exception_class():
+    """A CheckAndRaise raises its exc_type in PyTensor (scipy's LinAlgError for Cholesky's
+    on_error="raise", PyMC's ParameterValueError): so does a function compiled through kiln."""
+    from pytensor.raise_op import CheckAndRaise
+
+    v = pt.dvector("v")
+    y = CheckAndRaise(_ModelError, "v must be positive")(v * 2, pt.all(v > 0))
+    f = pytensor.function([v], y, mode=kiln.mode())
+    np.testing.assert_array_equal(f(np.ones(2)), [2.0, 2.0])
+    with pytest.raises(_ModelError, match="^v must be positive") as e:
+        f(-np.ones(2))
+    if PYTENSOR_MAJOR >= 3:  # 2.x's raise_with_op rebuilds the exception without its cause
+        assert isinstance(e.value.__cause__, kiln.KilnAssertionError)
 
 
 def test_mode_without_pytensor_rewrites():

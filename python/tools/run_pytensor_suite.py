@@ -14,7 +14,7 @@ graph construction only) are counted apart from those that did.
 
 PyTensor's code is never committed: it is extracted under build/pytensor-suite/.
 
-    build/venv-pt3/bin/python python/tools/run_pytensor_suite.py [--files elemwise math ...]
+    build/venv-pt3/bin/python python/tools/run_pytensor_suite.py [--files elemwise linalg/solvers ...]
         [--budget 600] [--per-test 120] [--source GIT_DIR_OR_URL] [--output docs/pytensor_suite.md]
 """
 from __future__ import annotations
@@ -32,7 +32,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_FILES = ["elemwise", "math", "basic", "subtensor", "extra_ops", "blas", "special", "shape", "math_scipy"]
+DEFAULT_FILES = ["elemwise", "math", "basic", "subtensor", "extra_ops", "sort", "blas", "special", "shape",
+                 "math_scipy", "linalg/decomposition", "linalg/solvers", "linalg/inverse", "linalg/summary",
+                 "linalg/products", "linalg/constructors"]
 DEFAULT_SOURCES = [os.environ.get("PYTENSOR_SRC", ""), "/work/.mirror/pymc-devs+pytensor/repo",
                    "https://github.com/pymc-devs/pytensor.git"]
 
@@ -189,9 +191,20 @@ def lacking_ops(text: str) -> list[str]:
     return [m.group(1)] if m else []
 
 
+def test_path(root: Path, name: str) -> Path | None:
+    """tests/tensor/[folder/]test_<name>.py, or the folder tests/tensor/[folder/]test_<name>/
+    (PyTensor 3.x splits linalg's tests that way: "linalg/decomposition")."""
+    folder, _, base = name.rpartition("/")
+    stem = root / "tests" / "tensor" / folder / f"test_{base}"
+    for path in (stem.with_suffix(".py"), stem):
+        if path.exists():
+            return path
+    return None
+
+
 def run_file(python: str, root: Path, name: str, budget: int, per_test: int, log: Path, extra: list[str]) -> dict:
-    path = root / "tests" / "tensor" / f"test_{name}.py"
-    if not path.is_file():
+    path = test_path(root, name)
+    if path is None:
         return {"file": name, "missing": True}
     log.unlink(missing_ok=True)
     # PYTENSOR_FLAGS: what PyTensor's own conftest.py sets (too late for a plugin importing pytensor)
@@ -222,10 +235,12 @@ COLUMNS = ["pass (kiln)", "pass (no kiln code)", "kiln lacks an op", "kiln refus
 
 
 def report(results: list[dict], version: str, args, output: Path) -> None:
+    order = {name: k for k, name in enumerate(DEFAULT_FILES)}
+    results = sorted(results, key=lambda r: order.get(r["file"], len(order)))
     lines = [
         "# PyTensor's test suite against kiln",
         "",
-        f"PyTensor {version}'s own tests (`tests/tensor/test_<file>.py` of tag `rel-{version}`), run with",
+        f"PyTensor {version}'s own tests (`tests/tensor/[folder/]test_<file>[.py]` of tag `rel-{version}`), run with",
         "kiln's mode registered as PyTensor's default mode (`python/tools/run_pytensor_suite.py`).",
         f"Budget: {args.budget} s per file, {args.per_test} s per test; kiln compile options: "
         f"`{args.kiln_options or '(default)'}`. A file whose budget ran out shows the tests it reached.",
@@ -277,8 +292,6 @@ def report(results: list[dict], version: str, args, output: Path) -> None:
         lines.append("")
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text("\n".join(lines) + "\n")
-    raw = output.with_suffix(".json")
-    raw.write_text(json.dumps(results, indent=1))
 
 
 def summary(text: str) -> str:
@@ -298,6 +311,8 @@ def main() -> None:
     ap.add_argument("--kiln-options", default="", help="extra `kiln compile` flags, e.g. '--cxxflags -O1'")
     ap.add_argument("--output", type=Path, default=REPO / "docs" / "pytensor_suite.md")
     ap.add_argument("--work", type=Path, default=REPO / "build" / "pytensor-suite")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the other files' results of earlier runs (WORK/results.json) in the table")
     ap.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = ap.parse_args()
 
@@ -310,10 +325,13 @@ def main() -> None:
     os.environ["KILN_SUITE_OPTIONS"] = args.kiln_options
     os.environ.setdefault("KILN", str(REPO / "build" / "kiln"))
     os.environ.setdefault("KILN_PYTHON_CACHE", str(args.work / "libs"))
-    results = []
+    raw = args.work / "results.json"
+    earlier = json.loads(raw.read_text()) if args.merge and raw.is_file() else []
+    results = [r for r in earlier if r["file"] not in args.files]
     for name in args.files:
-        res = run_file(python, root, name, args.budget, args.per_test, args.work / f"{name}.jsonl", args.pytest_args)
+        res = run_file(python, root, name, args.budget, args.per_test, args.work / f"{name.replace('/', '_')}.jsonl", args.pytest_args)
         results.append(res)
+        raw.write_text(json.dumps(results, indent=1))
         n = len(res.get("records", []))
         print(f"{name}: {n} tests in {res.get('elapsed', 0):.0f} s{' (budget hit)' if res.get('timed_out') else ''}",
               flush=True)

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "codegen/cpp/library.h"
+#include "compile/compile.h"
 #include "../unit/compiled.h"
 #include "driver/emit_files.h"
 #include "io/graph_load.h"
@@ -36,12 +36,20 @@ std::string read_text(const std::filesystem::path& p) {
   return ss.str();
 }
 
+// The sources of a graph as given (no rewriting), under `name`.
+GeneratedLibrary sources_of(FunctionGraph fg, const std::string& name = "") {
+  CompileOptions options;
+  options.rewrite = false;
+  options.name = name;
+  return emit(std::move(fg), options).sources;
+}
+
 }  // namespace
 
 TEST_CASE("deploy: small constants stay inline, large ones become prefixed, hidden blobs") {
-  CppLibrary small = generate_cpp_library(table_graph(16));
+  GeneratedLibrary small = sources_of(table_graph(16));
   CHECK(small.blobs.empty());
-  CppLibrary large = generate_cpp_library(table_graph(1024), "big_one");
+  GeneratedLibrary large = sources_of(table_graph(1024), "big_one");
   REQUIRE(large.blobs.size() == 1);
   const DataBlob& blob = large.blobs[0];
   CHECK(blob.symbol.rfind("big_one_", 0) == 0);
@@ -57,7 +65,7 @@ TEST_CASE("deploy: small constants stay inline, large ones become prefixed, hidd
 }
 
 TEST_CASE("deploy: the .incbin path is escaped for the preprocessor and the assembler") {
-  CppLibrary lib = generate_cpp_library(table_graph(1024), "esc");
+  GeneratedLibrary lib = sources_of(table_graph(1024), "esc");
   std::string s = data_assembly(lib, "/a \"b\"\\c\n#d'e?f");
   CHECK(s.find(".incbin \"/a \\042b\\042\\134c\\012\\043d\\047e\\077f/esc_") != std::string::npos);
   CHECK(s.find("\"b\"") == std::string::npos);
@@ -83,12 +91,13 @@ TEST_CASE("deploy: a graph depends on its file and the .npy files its constants 
 
 TEST_CASE("deploy compiled: a large constant assembled from a folder with quotes and spaces") {
   // The driver assembles the .bin from its build folder under the cache: make that path hostile.
-  BuildOptions options = testing::test_build_options();
-  options.cache_dir = (std::filesystem::path(KILN_TEST_CACHE_DIR) / "deploy \"q\" $x #y 'z' \\w").string();
-  std::filesystem::remove_all(options.cache_dir);  // a cache hit would skip the assembler
-  CppLibrary lib = generate_cpp_library(table_graph(2048), "deploy_blob");
-  REQUIRE(lib.blobs.size() == 1);
-  BuildResult built = build_library(lib, options);
+  CompileOptions options = testing::test_compile_options();
+  options.build.cache_dir = (std::filesystem::path(KILN_TEST_CACHE_DIR) / "deploy \"q\" $x #y 'z' \\w").string();
+  std::filesystem::remove_all(options.build.cache_dir);  // a cache hit would skip the assembler
+  options.name = "deploy_blob";
+  Artifacts compiled = compile(table_graph(2048), options);
+  REQUIRE(compiled.sources.blobs.size() == 1);
+  const BuildResult& built = compiled.build;
   Library so(built.library_path);
   const kiln_graph_info& info = so.graph("deploy_blob");
   for (std::int64_t i : {0, 7, 2047, -1}) {

@@ -12,6 +12,17 @@ BuildOptions test_build_options() {
   return o;
 }
 
+CompileOptions test_compile_options() {
+  CompileOptions o;
+  o.build = test_build_options();
+  o.rewrite = false;
+  return o;
+}
+
+BuildResult build_bundle(const NamedGraphs& graphs, const std::string& name) {
+  return compile_bundle(graphs, name, test_compile_options());
+}
+
 CallResult call_compiled(const kiln_graph_info& info, const std::vector<Array>& inputs, bool into, int threads) {
   CallResult r;
   kiln_context* ctx = info.context_create();
@@ -58,17 +69,17 @@ CallResult call_compiled(const kiln_graph_info& info, const std::vector<Array>& 
 }
 
 std::vector<BuiltBundle> build_in_bundles(const NamedGraphs& graphs, const std::string& prefix,
-                                          std::size_t per_bundle) {
+                                          std::size_t per_bundle, const CompileOptions& options) {
   // Even bundles: n graphs into ceil(n / per_bundle) libraries whose sizes differ by one at most.
   const std::size_t n = graphs.size(), count = (n + per_bundle - 1) / std::max<std::size_t>(per_bundle, 1);
   std::vector<BuiltBundle> bundles(count);
-  std::vector<CppLibrary> libs(count);
+  std::vector<GeneratedLibrary> libs(count);
   for (std::size_t b = 0, start = 0; b < count; ++b) {
     const std::size_t size = n / count + (b < n % count ? 1 : 0);
     NamedGraphs part(graphs.begin() + static_cast<std::ptrdiff_t>(start),
                      graphs.begin() + static_cast<std::ptrdiff_t>(start + size));
     for (std::size_t i = start; i < start + size; ++i) bundles[b].members.push_back(i);
-    libs[b] = generate_cpp_bundle(part, prefix + "_" + std::to_string(b));
+    libs[b] = emit_bundle(part, prefix + "_" + std::to_string(b), options);
     start += size;
   }
   std::vector<std::size_t> order(count);
@@ -80,7 +91,7 @@ std::vector<BuiltBundle> build_in_bundles(const NamedGraphs& graphs, const std::
     for (std::size_t k; (k = next.fetch_add(1)) < count;) {
       const std::size_t b = order[k];
       try {
-        bundles[b].library_path = build_library(libs[b], test_build_options()).library_path;
+        bundles[b].library_path = build(libs[b], options).library_path;
       } catch (const std::exception& e) {
         bundles[b].error = e.what();
       }

@@ -5,8 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/cpp/library.h"
-#include "driver/build.h"
+#include "compile/compile.h"
 #include "kiln/loader.hpp"
 
 namespace kiln::testing {
@@ -14,6 +13,13 @@ namespace kiln::testing {
 /// Build options for tests: a cache inside the build tree (content-addressed, so reruns reuse
 /// it), -march=native.
 BuildOptions test_build_options();
+
+/// Compile options for tests: test_build_options(), and the graphs compiled exactly as given
+/// (tests that want the rewrite pipeline run it themselves or set `rewrite`).
+CompileOptions test_compile_options();
+
+/// The graphs compiled into one library (compile_bundle with test_compile_options()).
+BuildResult build_bundle(const NamedGraphs& graphs, const std::string& name);
 
 /// Calls a compiled graph on Arrays; returns its status, and outputs/message.
 struct CallResult {
@@ -23,9 +29,6 @@ struct CallResult {
 };
 CallResult call_compiled(const kiln_graph_info& info, const std::vector<Array>& inputs, bool into = false,
                          int threads = 1);
-
-/// Graphs to compile together, each under its own name.
-using NamedGraphs = std::vector<std::pair<const FunctionGraph*, std::string>>;
 
 /// One library of a split build: which of the graphs it holds, and where it was built (or why
 /// it was not).
@@ -40,6 +43,7 @@ struct BuiltBundle {
 /// the shared prologue's cost down; several bundles keep every core busy (a single 4 MB source
 /// takes minutes at -O3 on one core while the other idles).
 std::vector<BuiltBundle> build_in_bundles(const NamedGraphs& graphs, const std::string& prefix,
-                                          std::size_t per_bundle);
+                                          std::size_t per_bundle,
+                                          const CompileOptions& options = test_compile_options());
 
 }  // namespace kiln::testing

@@ -28,7 +28,14 @@ std::vector<std::string> list_fixture_cases(const std::string& filter) {
     for (const auto& c : fs::directory_iterator(fam.path())) {
       if (!fs::exists(c.path() / "case.json")) continue;
       std::string name = fam.path().filename().string() + "/" + c.path().filename().string();
-      if (filter.empty() || name.find(filter) != std::string::npos) out.push_back(c.path().string());
+      // The filter is one or more substrings separated by ',' (scripts/sanitize runs a subset).
+      bool match = filter.empty();
+      for (std::size_t start = 0; !match && start <= filter.size();) {
+        const std::size_t end = std::min(filter.find(',', start), filter.size());
+        match = end > start && name.find(filter.substr(start, end - start)) != std::string::npos;
+        start = end + 1;
+      }
+      if (match) out.push_back(c.path().string());
     }
   }
   std::sort(out.begin(), out.end());

@@ -2,10 +2,12 @@
 // tests/fixtures/gen/common.py for the layout) and compares arrays with tolerances.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "compile/compile.h"
 #include "ir/fgraph.h"
 
 namespace kiln::testing {
@@ -20,7 +22,8 @@ struct FixtureCase {
   std::string error;  ///< expected run-time failure substring
 };
 
-/// Every case folder under tests/fixtures/cases, sorted; `filter` keeps names containing it.
+/// Every case folder under tests/fixtures/cases, sorted; `filter` keeps the names ("family/case")
+/// that contain it, or one of its parts when it is a comma-separated list.
 std::vector<std::string> list_fixture_cases(const std::string& filter = "");
 FixtureCase load_fixture_case(const std::string& dir);
 
@@ -29,6 +32,11 @@ FixtureCase load_fixture_case(const std::string& dir);
 std::optional<std::string> compare_arrays(const Array& actual, const Array& expected,
                                           std::optional<double> rtol = std::nullopt,
                                           std::optional<double> atol = std::nullopt);
+
+/// The conformance check through a backend: every fixture case `claims` selects (filtered by
+/// $KILN_FIXTURE_FILTER) compiled with `options` (its backend) and called both ways, compared
+/// with NumPy and with the reference evaluator (test_compiled_fixtures.cpp).
+void check_fixtures_compiled(const CompileOptions& options, const std::function<bool(const FixtureCase&)>& claims);
 
 /// A NumPy-style view of `base` per a case's "view" JSON (transpose / slices).
 Array apply_view(const Array& base, const std::string& view_json);

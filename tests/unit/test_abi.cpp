@@ -9,7 +9,6 @@
 
 #include "api/elementwise.h"
 #include "api/graph_builder.h"
-#include "codegen/cpp/library.h"
 #include "compiled.h"
 #include "driver/process.h"
 #include "eval/evaluator.h"
@@ -34,8 +33,7 @@ const AbiLibrary& abi_library() {
     g.output(log(1 + x) * w, "y");
     g.output(x + v, "z");
     FunctionGraph fg = g.build();
-    CppLibrary src = generate_cpp_library(fg);
-    BuildResult built = build_library(src, test_build_options());
+    BuildResult built = compile(std::move(fg), test_compile_options()).build;
     auto* l = new AbiLibrary{Library(built.library_path), nullptr};
     l->info = &l->so.graph("abi_probe");
     return l;
@@ -184,8 +182,9 @@ TEST_CASE("ABI: a C++ program using only the generated header and library") {
   g.output(x * scale, "scaled");
   g.output(exp(x), "e");
   FunctionGraph fg = g.build();
-  CppLibrary lib = generate_cpp_library(fg);
-  BuildResult built = build_library(lib, test_build_options());
+  Artifacts compiled = compile(std::move(fg), test_compile_options());
+  const GeneratedLibrary& lib = compiled.sources;
+  const BuildResult& built = compiled.build;
   fs::path dir = fs::path(KILN_TEST_CACHE_DIR) / "typed_wrapper_program";
   fs::create_directories(dir);
   std::ofstream(dir / "typed_wrapper.h") << lib.header;

@@ -12,7 +12,7 @@
 #include "api/elementwise.h"
 #include "codegen/shape_graph.h"
 #include "eval/evaluator.h"
-#include "grad/vectorize.h"
+#include "transform/vectorize.h"
 #include "io/graph_load.h"
 #include "io/graph_save.h"
 #include "ir/error.h"
@@ -24,6 +24,8 @@
 #include "ops/shape.h"
 #include "ops/sort.h"
 #include "ops/unique.h"
+
+#include "v2_test_util.h"
 
 using namespace kiln;
 using Json = nlohmann::json;
@@ -77,25 +79,9 @@ void check_shapes_agree(const VarList& inputs, const VarList& outputs, const std
   }
 }
 
-std::string one_node_graph(const std::string& op, const Json& props, const std::vector<Json>& input_types,
-                           const std::vector<Json>& outs) {
-  Json g = {{"format", "kiln-graph"}, {"version", 1}, {"name", "t"}};
-  Json vars = Json::array(), ins = Json::array(), outputs = Json::array();
-  for (std::size_t i = 0; i < input_types.size(); ++i) {
-    vars.push_back({{"id", "x" + std::to_string(i)}, {"type", input_types[i]}});
-    ins.push_back("x" + std::to_string(i));
-  }
-  for (std::size_t k = 0; k < outs.size(); ++k) {
-    vars.push_back({{"id", "o" + std::to_string(k)}, {"type", outs[k]}});
-    outputs.push_back("o" + std::to_string(k));
-  }
-  Json node = {{"op", op}, {"inputs", ins}, {"outputs", outputs}};
-  if (!props.is_null()) node["props"] = props;
-  g["variables"] = vars;
-  g["nodes"] = Json::array({node});
-  g["inputs"] = ins;
-  g["outputs"] = outputs;
-  return g.dump();
+std::string one_node_graph(const std::string& op, const Json& props, const std::vector<Json>& inputs,
+                           const std::vector<Json>& outputs) {
+  return testing::one_node_graph_text(op, props, inputs, outputs);
 }
 
 Json type(const std::string& dtype, const Json& shape) { return {{"dtype", dtype}, {"shape", shape}}; }

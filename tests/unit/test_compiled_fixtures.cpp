@@ -1,15 +1,14 @@
 // The conformance check (PyTensor's compare-with-perform): every NumPy fixture case compiled
-// with the C++ backend, called through the C ABI both ways (kiln-allocated outputs, and
-// output_shapes + call_into), and compared with NumPy's expected values and with the reference
-// evaluator. All cases of a fixture family are compiled into one library.
+// by a backend, called through the C ABI both ways (kiln-allocated outputs, and output_shapes
+// + call_into), and compared with NumPy's expected values and with the reference evaluator.
+// The cases compile as bundles of many graphs per library.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <algorithm>
 #include <map>
 
-#include "codegen/cpp/library.h"
 #include "compiled.h"
 #include "eval/evaluator.h"
 #include "fixtures.h"
@@ -48,18 +47,21 @@ void check_case(const FixtureCase& c, const kiln_graph_info& info) {
 
 }  // namespace
 
-TEST_CASE("NumPy fixtures: compiled C++ backend") {
+void kiln::testing::check_fixtures_compiled(const CompileOptions& options,
+                                            const std::function<bool(const FixtureCase&)>& claims) {
   const char* filter = std::getenv("KILN_FIXTURE_FILTER");
   std::map<std::string, std::vector<FixtureCase>> families;
   for (const auto& dir : list_fixture_cases(filter ? filter : "")) {
     try {
       FixtureCase c = load_fixture_case(dir);
+      if (!claims(c)) continue;
       std::string family = c.name.substr(0, c.name.find('/'));
       families[family].push_back(std::move(c));
     } catch (const std::exception& e) {
       FAIL_CHECK("cannot load " << dir << ": " << std::string(e.what()));
     }
   }
+  const std::string& backend = options.backend;
   // Every case that generates alone joins the build; one op the backend lacks then fails only
   // its own cases. The rest compile as bundles of a few dozen graphs, several at once.
   NamedGraphs graphs;
@@ -68,7 +70,7 @@ TEST_CASE("NumPy fixtures: compiled C++ backend") {
     for (const FixtureCase& c : cases) {
       const std::string name = "c" + std::to_string(graphs.size());
       try {
-        generate_cpp_bundle({{&c.graph, name}}, "probe");
+        emit_bundle({{&c.graph, name}}, "probe", options);
       } catch (const std::exception& e) {
         FAIL_CHECK("case " << c.name << ": " << std::string(e.what()));
         continue;
@@ -77,7 +79,8 @@ TEST_CASE("NumPy fixtures: compiled C++ backend") {
       built_cases.push_back(&c);
     }
   }
-  for (const BuiltBundle& bundle : build_in_bundles(graphs, "fixtures", 48)) {
+  MESSAGE(built_cases.size() << " fixture cases through the " << backend << " backend");
+  for (const BuiltBundle& bundle : build_in_bundles(graphs, "fixtures_" + backend, 48, options)) {
     if (!bundle.error.empty()) {
       FAIL_CHECK("building a bundle of " << bundle.members.size() << " cases (" << built_cases[bundle.members[0]]->name
                                          << ", ...) failed: " << bundle.error);
@@ -86,4 +89,8 @@ TEST_CASE("NumPy fixtures: compiled C++ backend") {
     Library so(bundle.library_path);
     for (std::size_t i : bundle.members) check_case(*built_cases[i], so.graph(graphs[i].second));
   }
+}
+
+TEST_CASE("NumPy fixtures: compiled C++ backend") {
+  check_fixtures_compiled(test_compile_options(), [](const FixtureCase&) { return true; });
 }

@@ -9,7 +9,9 @@
 
 #include "api/elementwise.h"
 #include "api/graph_builder.h"
-#include "codegen/cpp/library.h"
+#include "codegen/backend.h"
+#include "codegen/stats.h"
+#include "compile/compile.h"
 #include "codegen/gather_fusion.h"
 #include "codegen/lowering.h"
 #include "compiled.h"
@@ -59,7 +61,7 @@ TEST_CASE("gather fusion: which gathers are read inline") {
   const LoweredGraph lg = lower(fused, [](const Apply&) { return false; }, 0, {}, {}, find_fused_gathers(fused));
   for (const Apply* node : lg.order)
     if (is_vector_gather(*node)) CHECK(lg.var(node->output_ptr(0)).kind == StorageKind::Fused);
-  CHECK(graph_stats(fused).intermediates == 1);  // mu[idx] * 2 is stored; mu[idx] is not
+  CHECK(graph_stats(fused, find_backend("cpp")).intermediates == 1);  // mu[idx] * 2 is stored; mu[idx] is not
 
   GraphBuilder g("two_readers");
   auto mu = g.input("mu", DType::Float64, {-1});
@@ -94,7 +96,7 @@ TEST_CASE("compiled gather fusion: values, layouts, threads and index errors") {
     graphs.push_back(gather_add(kinds[k].first, kinds[k].second, k == 1, "g" + std::to_string(k)));
   NamedGraphs named;
   for (std::size_t k = 0; k < graphs.size(); ++k) named.emplace_back(&graphs[k], "g" + std::to_string(k));
-  BuildResult built = build_library(generate_cpp_bundle(named, "gather_fusion"), test_build_options());
+  BuildResult built = build_bundle(named, "gather_fusion");
   REQUIRE(!built.library_path.empty());
   Library so(built.library_path);
   std::mt19937 rng(8);

@@ -10,7 +10,7 @@
 #include <random>
 
 #include "api/elementwise.h"
-#include "codegen/cpp/library.h"
+#include "compile/compile.h"
 #include "compiled.h"
 #include "eval/evaluator.h"
 #include "fixtures.h"
@@ -49,7 +49,7 @@ void check_call(const FunctionGraph& reference, const kiln_graph_info& info, con
 BuildResult compile_all(const std::vector<const FunctionGraph*>& graphs, const std::string& name) {
   NamedGraphs named;
   for (std::size_t i = 0; i < graphs.size(); ++i) named.emplace_back(graphs[i], "g" + std::to_string(i));
-  return build_library(generate_cpp_bundle(named, name), test_build_options());
+  return build_bundle(named, name);
 }
 
 }  // namespace

@@ -9,7 +9,6 @@
 
 #include "api/elementwise.h"
 #include "api/graph_builder.h"
-#include "codegen/cpp/library.h"
 #include "compiled.h"
 #include "eval/evaluator.h"
 #include "fixtures.h"
@@ -110,9 +109,9 @@ void check_call(const FunctionGraph& reference, const kiln_graph_info& info, con
 
 // Compiles the graphs into one library.
 BuildResult compile_all(const std::vector<const FunctionGraph*>& graphs, const std::string& name) {
-  std::vector<std::pair<const FunctionGraph*, std::string>> named;
+  NamedGraphs named;
   for (std::size_t i = 0; i < graphs.size(); ++i) named.emplace_back(graphs[i], "g" + std::to_string(i));
-  return build_library(generate_cpp_bundle(named, name), test_build_options());
+  return build_bundle(named, name);
 }
 
 // Every op of the three families on one matrix input of `dt` (those that accept it).

@@ -11,7 +11,7 @@
 
 #include "api/elementwise.h"
 #include "api/graph_builder.h"
-#include "codegen/cpp/library.h"
+#include "codegen/backend.h"
 #include "codegen/lowering.h"
 #include "codegen/row_block_fusion.h"
 #include "compiled.h"
@@ -107,9 +107,9 @@ void check_against_perform(const FunctionGraph& fg, const kiln_graph_info& info,
 }
 
 BuildResult compile_graphs(const std::vector<const FunctionGraph*>& graphs, const std::string& name) {
-  std::vector<std::pair<const FunctionGraph*, std::string>> named;
+  NamedGraphs named;
   for (std::size_t i = 0; i < graphs.size(); ++i) named.emplace_back(graphs[i], "g" + std::to_string(i));
-  return build_library(generate_cpp_bundle(named, name), test_build_options());
+  return build_bundle(named, name);
 }
 
 }  // namespace
@@ -137,7 +137,7 @@ TEST_CASE("row-block fusion: the logistic-regression step is one pass over X") {
   std::sort(positions.begin(), positions.end());
   CHECK(positions.back() - positions.front() + 1 == g.nodes.size());
 
-  const GraphStats st = graph_stats(fg);
+  const GraphStats st = graph_stats(fg, find_backend("cpp"));
   CHECK(st.row_block_passes == 1);
 }
 

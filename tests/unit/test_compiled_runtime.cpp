@@ -14,7 +14,6 @@
 
 #include "api/elementwise.h"
 #include "api/graph_builder.h"
-#include "codegen/cpp/library.h"
 #include "compiled.h"
 #include "ops/dot.h"
 
@@ -97,7 +96,7 @@ const kiln_graph_info& small_graph() {
     g.output(log(1 + x) * 2 + x, "y");
     g.output(x * dot(x, x), "z");
     FunctionGraph fg = g.build();
-    BuildResult built = build_library(generate_cpp_library(fg), test_build_options());
+    BuildResult built = compile(std::move(fg), test_compile_options()).build;
     return new Library(built.library_path);
   }();
   return so->graph("runtime_probe");
@@ -204,23 +203,23 @@ TEST_CASE("compiled cache: a second build is a hit; the compiler identity is rem
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("kiln-cache-test-" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  BuildOptions options = test_build_options();
-  options.cache_dir = dir.string();
-  auto library_of = [](double c) {
+  CompileOptions options = test_compile_options();
+  options.build.cache_dir = dir.string();
+  auto library_of = [&](double c) {
     GraphBuilder b("cache_probe");
     Var x = b.input("x", DType::Float64, {-1});
     b.output(log1p(x) * c, "y");
-    return generate_cpp_library(b.build());
+    return compile(b.build(), options).build;
   };
-  BuildResult first = build_library(library_of(2.0), options);
+  BuildResult first = library_of(2.0);
   CHECK_FALSE(first.cache_hit);
   REQUIRE(fs::is_directory(dir / "compilers"));
   CHECK(std::distance(fs::directory_iterator(dir / "compilers"), fs::directory_iterator{}) == 1);
-  BuildResult again = build_library(library_of(2.0), options);
+  BuildResult again = library_of(2.0);
   CHECK(again.cache_hit);
   CHECK(again.key == first.key);
   CHECK(again.library_path == first.library_path);
-  BuildResult other = build_library(library_of(3.0), options);
+  BuildResult other = library_of(3.0);
   CHECK_FALSE(other.cache_hit);
   CHECK(other.key != first.key);
   fs::remove_all(dir);

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "codegen/cpp/library.h"
+#include "compile/compile.h"
 #include "compiled.h"
 #include "eval/evaluator.h"
 #include "io/graph_load.h"
@@ -34,9 +34,9 @@ TEST_CASE("compiled: rng inputs and outputs, and an OpFromGraph, through the C A
                  {"x", "y"}, {"z"})
           .dump(),
       "");
-  CppLibrary src = generate_cpp_bundle({{&rng_fg, "v2_rng"}, {&ofg_fg, "v2_ofg"}}, "v2_probe");
+  GeneratedLibrary src = emit_bundle({{&rng_fg, "v2_rng"}, {&ofg_fg, "v2_ofg"}}, "v2_probe", test_compile_options());
   CHECK(src.source.find("OpFromGraph") == std::string::npos);  // inlined before code generation
-  BuildResult built = build_library(src, test_build_options());  // CompileFailure on error
+  BuildResult built = build(src, test_compile_options());  // CompileFailure on error
   Library so(built.library_path);
 
   const kiln_graph_info& info = so.graph("v2_rng");

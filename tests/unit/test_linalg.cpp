@@ -10,13 +10,15 @@
 #include <vector>
 
 #include "eval/evaluator.h"
-#include "grad/vectorize.h"
+#include "transform/vectorize.h"
 #include "io/graph_load.h"
 #include "io/graph_save.h"
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/blockwise.h"
 #include "ops/linalg/linalg.h"
+
+#include "v2_test_util.h"
 
 using namespace kiln;
 using Json = nlohmann::json;
@@ -42,23 +44,7 @@ Json ty(const std::string& dtype, const Json& shape) { return {{"dtype", dtype},
 // A one-node graph file with inputs x0, x1, ... and outputs o0, o1, ...
 std::string graph_text(const std::string& op, const Json& props, const std::vector<Json>& inputs,
                        const std::vector<Json>& outputs) {
-  Json g = {{"format", "kiln-graph"}, {"version", 1}, {"name", "t"}};
-  Json vars = Json::array(), ins = Json::array(), outs = Json::array();
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    vars.push_back({{"id", "x" + std::to_string(i)}, {"type", inputs[i]}});
-    ins.push_back("x" + std::to_string(i));
-  }
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    vars.push_back({{"id", "o" + std::to_string(i)}, {"type", outputs[i]}});
-    outs.push_back("o" + std::to_string(i));
-  }
-  Json node = {{"op", op}, {"inputs", ins}, {"outputs", outs}};
-  if (!props.is_null()) node["props"] = props;
-  g["variables"] = vars;
-  g["nodes"] = Json::array({node});
-  g["inputs"] = ins;
-  g["outputs"] = outs;
-  return g.dump();
+  return testing::one_node_graph_text(op, props, inputs, outputs);
 }
 
 struct LoadError {

@@ -12,7 +12,7 @@
 #include "codegen/shape_graph.h"
 #include "eval/evaluator.h"
 #include "grad/grad.h"
-#include "grad/vectorize.h"
+#include "transform/vectorize.h"
 #include "io/graph_load.h"
 #include "io/graph_save.h"
 #include "ir/error.h"

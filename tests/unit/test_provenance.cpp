@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "grad/grad.h"
-#include "grad/vectorize.h"
+#include "transform/vectorize.h"
 #include "io/graph_load.h"
 #include "ir/provenance.h"
 #include "print/dprint.h"

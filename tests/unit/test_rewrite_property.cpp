@@ -9,7 +9,7 @@
 
 #include "api/elementwise.h"
 #include "api/graph_builder.h"
-#include "codegen/cpp/library.h"
+#include "compile/compile.h"
 #include "compiled.h"
 #include "eval/evaluator.h"
 #include "fixtures.h"

@@ -19,7 +19,6 @@
 
 #include "api/elementwise.h"
 #include "api/graph_builder.h"
-#include "codegen/cpp/library.h"
 #include "codegen/cpp/vector_math_select.h"
 #include "codegen/embedded_files.h"
 #include "compiled.h"
@@ -197,8 +196,7 @@ TEST_CASE("compiled vector math: accuracy and special values of vectorised libm 
       graphs.push_back(g.build());
       named.emplace_back(&graphs.back(), fn.name + "_" + std::string(dtype_name(dt)));
     }
-  const CppLibrary lib = generate_cpp_bundle(named, "vector_math");
-  const BuildResult built = build_library(lib, test_build_options());
+  const BuildResult built = build_bundle(named, "vector_math");
   Library so(built.library_path);
 
   std::mt19937_64 rng(7);

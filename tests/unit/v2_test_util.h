@@ -16,6 +16,29 @@ namespace kiln::testing {
 using Json = nlohmann::json;
 
 /// A tensor type {"dtype", "shape"}; shape entries are ints or null.
+/// A version-1 graph file of one node `op` (props omitted when null) with inputs x0, x1, ... of
+/// `input_types` and outputs o0, o1, ... of `output_types`, as text.
+inline std::string one_node_graph_text(const std::string& op, const Json& props, const std::vector<Json>& input_types,
+                                       const std::vector<Json>& output_types) {
+  Json g = {{"format", "kiln-graph"}, {"version", 1}, {"name", "t"}};
+  Json vars = Json::array(), ins = Json::array(), outs = Json::array();
+  for (std::size_t i = 0; i < input_types.size(); ++i) {
+    vars.push_back({{"id", "x" + std::to_string(i)}, {"type", input_types[i]}});
+    ins.push_back("x" + std::to_string(i));
+  }
+  for (std::size_t k = 0; k < output_types.size(); ++k) {
+    vars.push_back({{"id", "o" + std::to_string(k)}, {"type", output_types[k]}});
+    outs.push_back("o" + std::to_string(k));
+  }
+  Json node = {{"op", op}, {"inputs", ins}, {"outputs", outs}};
+  if (!props.is_null()) node["props"] = props;
+  g["variables"] = vars;
+  g["nodes"] = Json::array({node});
+  g["inputs"] = ins;
+  g["outputs"] = outs;
+  return g.dump();
+}
+
 inline Json tensor_type(const std::string& dtype, const Json& shape) { return {{"dtype", dtype}, {"shape", shape}}; }
 
 /// A variable declaration; `value` (when not discarded) makes it a constant.

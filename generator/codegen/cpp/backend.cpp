@@ -1,90 +1,26 @@
 #include "codegen/cpp/backend.h"
 
-#include "codegen/c_names.h"
 #include "codegen/cpp/emit_control_flow.h"
 #include "codegen/cpp/emitters.h"
-#include "ir/error.h"
+#include "codegen/cpp/scalar_code.h"
+#include "codegen/cpp/special_math_select.h"
+#include "codegen/cpp/vector_math_select.h"
+#include "ops/random.h"
 
 namespace kiln {
 
-std::string ctype(DType dt) {
-  switch (dt) {
-    case DType::Bool: return "bool";
-    case DType::Int8: return "int8_t";
-    case DType::Int16: return "int16_t";
-    case DType::Int32: return "int32_t";
-    case DType::Int64: return "int64_t";
-    case DType::UInt8: return "uint8_t";
-    case DType::UInt16: return "uint16_t";
-    case DType::UInt32: return "uint32_t";
-    case DType::UInt64: return "uint64_t";
-    case DType::Float32: return "float";
-    case DType::Float64: return "double";
-  }
-  return "void";
+namespace {
+
+// The table plus one entry per RandomVariable class (emit_random.cpp).
+std::vector<OpEmitter> with_random_variables(std::vector<OpEmitter> table) {
+  for (const auto& d : rv_distributions()) table.push_back({d.op, emit_random_variable, false});
+  return table;
 }
 
-std::string dl_dtype_literal(DType dt) {
-  DLDataType t = to_dlpack(dt);
-  return "DLDataType{" + std::to_string(t.code) + ", " + std::to_string(t.bits) + ", 1}";
-}
+}  // namespace
 
-std::string tensor_type(const Variable& v) {
-  return "kg::Tensor<" + ctype(v.dtype()) + ", " + std::to_string(v.ndim()) + ">";
-}
-
-std::string NodeEmitContext::in(int i) const { return lg_.var(node_.input(i).get()).cname; }
-std::string NodeEmitContext::out(int i) const { return lg_.var(node_.output_ptr(i)).cname; }
-
-const Apply* NodeEmitContext::fused_gather(int i) const {
-  const Apply* owner = node_.input(i)->owner();
-  return owner && lg_.fused_gathers.count(owner) ? owner : nullptr;
-}
-
-std::string NodeEmitContext::alloc(int i) const {
-  const Variable* v = node_.output_ptr(i);
-  const LoweredVar& lv = lg_.var(v);
-  std::string code;
-  // A declared static length the op cannot guarantee (GRAPH_FORMAT.md: trusted, checked here).
-  TensorType inferred = node_.op().infer_types(node_.inputs())[static_cast<std::size_t>(i)];
-  for (int d = 0; d < v->ndim(); ++d) {
-    std::int64_t want = v->shape()[static_cast<std::size_t>(d)];
-    if (want != kUnknownLength && inferred.shape[static_cast<std::size_t>(d)] == kUnknownLength)
-      code += "KILN_TRY_AT(kg::check_static_length(ctx, " + lv.cname + ".shape[" + std::to_string(d) +
-              "], " + std::to_string(want) + ", " + std::to_string(d) + "), kWhere);\n";
-  }
-  switch (lv.kind) {
-    case StorageKind::Workspace:
-      code += "KILN_TRY_AT(kg::alloc_workspace(ctx, " + std::to_string(lv.slot) + ", " + lv.cname + "), kWhere);";
-      break;
-    case StorageKind::Output:
-      code += "KILN_TRY_AT(kg::alloc_output(ctx, sink, " + std::to_string(lv.output_index) + ", " +
-              lv.cname + ", " + dl_dtype_literal(v->dtype()) + "), kWhere);";
-      break;
-    default:
-      break;
-  }
-  return code;
-}
-
-int NodeEmitContext::scratch_slot() const {
-  auto it = lg_.scratch_slots.find(&node_);
-  KILN_INTERNAL_ASSERT(it != lg_.scratch_slots.end(), "node has no scratch slot");
-  return it->second;
-}
-
-TemplateData NodeEmitContext::base_data() const {
-  TemplateData d;
-  for (int i = 0; i < node_.num_inputs(); ++i) d.set("in" + std::to_string(i), in(i));
-  for (int i = 0; i < node_.num_outputs(); ++i) {
-    d.set("out" + std::to_string(i), out(i));
-    d.set("alloc" + std::to_string(i), alloc(i));
-  }
-  return d;
-}
-
-const std::vector<CppOpEntry>& cpp_backend_table() {
-  static const std::vector<CppOpEntry> table = {
+const std::vector<OpEmitter>& cpp_backend_table() {
+  static const std::vector<OpEmitter> table = with_random_variables({
       {"Elemwise", emit_elemwise, false},
       {"DimShuffle", emit_dimshuffle, true},
       {"Shape", emit_shape, false},
@@ -160,14 +96,44 @@ const std::vector<CppOpEntry>& cpp_backend_table() {
       {"SVD", emit_linalg, false, true, true},
       {"KroneckerProduct", emit_linalg, false, true, true},
       {"BlockDiagonal", emit_linalg, false, true, true},
-  };
+  });
   return table;
 }
 
-const CppOpEntry& cpp_entry(const Op& op) {
-  for (const auto& e : cpp_backend_table())
-    if (e.op_name == op.name()) return e;
-  throw NotImplementedError("`" + op.str() + "` has no cpp implementation");
+std::shared_ptr<const Backend> make_cpp_backend() {
+  auto b = std::make_shared<Backend>();
+  b->name = "cpp";
+  b->description = "C++17 for the CPU: OpenMP threads, SLEEF's vector math, CBLAS";
+  b->ops = cpp_backend_table();
+  b->unsupported = {{"OpFromGraph", "inlined before code generation (rewrite/inline_op_from_graph.h), so it never reaches a backend"}};
+  b->templates = "templates/cpp";
+  b->prologue = {"runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp",
+                 "templates/cpp/prologue/indexing.hpp", "templates/cpp/prologue/blas.hpp"};
+  std::vector<std::string> random_pieces;  // NumPy's Generator, in its layering order
+  for (const char* part : {"pcg64", "tables", "ziggurat", "continuous", "integers", "discrete", "variables"})
+    random_pieces.push_back("runtime/include/kiln/runtime/random/" + std::string(part) + ".hpp");
+  b->optional_prologue = {
+      // Only the special-function pieces (incomplete gamma, Bessel, ...) the graphs call.
+      {"", {}, special_math_pieces, "", ""},
+      {"kg::linalg::",
+       {"runtime/include/kiln/runtime/lapack.hpp", "runtime/include/kiln/runtime/linalg_kernels.hpp",
+        "templates/cpp/prologue/linalg.hpp"},
+       nullptr, "", ""},
+      // Random draws must round as NumPy's do: no contraction into fused multiply-adds (GCC
+      // contracts by default where -march has FMA).
+      {"kiln_random::", random_pieces, nullptr,
+       "#pragma GCC push_options\n#pragma GCC optimize(\"fp-contract=off\")\n", "#pragma GCC pop_options\n"}};
+  // SIMD declarations of libm functions (a no-op unless built with -DKILN_SLEEF): only those of
+  // the functions the graphs call (and the prologue's kiln_scalar functions they use call).
+  b->declarations.file = "templates/cpp/prologue/vector_math.hpp";
+  b->declarations.select = [](const std::string& body, const std::vector<std::string>& graph_code) {
+    return select_vector_math(body, called_math_functions(graph_code));
+  };
+  b->row_block = emit_row_block;
+  b->fuse_gathers = true;
+  b->scalar_classes = [](const std::string& name) { return ScalarTable::cpp().classes(name); };
+  b->capabilities = {"blas"};
+  return b;
 }
 
 }  // namespace kiln

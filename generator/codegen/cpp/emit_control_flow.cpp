@@ -1,5 +1,5 @@
 // IfElse. The nodes of each branch run before it, inside an `if` on the same condition
-// (library.cpp opens them from LoweredGraph::regions); the node itself copies the values of the
+// (codegen/source.cpp opens them from LoweredGraph::regions); the node itself copies the values of the
 // branch taken into its outputs.
 #include "codegen/cpp/emit_control_flow.h"
 #include "ops/ifelse.h"

@@ -8,7 +8,7 @@
 namespace kiln {
 
 /// IfElse: copies the values of the branch taken into the outputs. The nodes of each branch
-/// ran before it, inside an `if` on the same condition (library.cpp opens them).
+/// ran before it, inside an `if` on the same condition (codegen/source.cpp opens them).
 std::string emit_ifelse(const NodeEmitContext& c);
 
 }  // namespace kiln

@@ -5,7 +5,7 @@
 #include <map>
 #include <sstream>
 
-#include "codegen/cpp/backend.h"
+#include "codegen/c_types.h"
 #include "codegen/embedded_files.h"
 #include "ir/error.h"
 #include "ops/scalar/composite.h"
@@ -14,42 +14,10 @@ namespace kiln {
 
 namespace {
 
-// (op name, operand class) -> expression, in file order per op.
-using Table = std::map<std::string, std::vector<std::pair<std::string, std::string>>>;
-
-const Table& table() {
-  static const Table t = [] {
-    Table out;
-    std::istringstream in{std::string(embedded_file("templates/cpp/scalar_ops.txt"))};
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream fields(line);
-      std::string name, cls, expr;
-      fields >> name >> cls;
-      std::getline(fields, expr);
-      expr.erase(0, expr.find_first_not_of(' '));
-      out[name].emplace_back(cls, expr);
-    }
-    return out;
-  }();
-  return t;
-}
-
 std::string operand_class(DType dt) {
   if (is_float(dt)) return "float";
   if (is_bool(dt)) return "bool";
   return "int";
-}
-
-std::string expression_for(const ScalarOp& op, DType compute) {
-  auto it = table().find(std::string(op.info().name));
-  if (it != table().end()) {
-    for (const auto& [cls, expr] : it->second)
-      if (cls == "any" || cls == operand_class(compute)) return expr;
-  }
-  throw NotImplementedError("scalar op " + std::string(op.info().name) + " on " +
-                            std::string(dtype_name(compute)) + " has no cpp implementation");
 }
 
 std::string substitute(const std::string& pattern, const std::vector<std::string>& operands,
@@ -80,38 +48,58 @@ std::string convert(const std::string& expr, DType from, DType to) {
 
 }  // namespace
 
-std::string scalar_literal(const Array& v) {
-  std::string out;
-  visit_dtype(v.dtype(), [&](auto t) {
-    using T = decltype(t);
-    T x = *v.data<T>();
-    if constexpr (std::is_same_v<T, bool>) {
-      out = x ? "true" : "false";
-    } else if constexpr (std::is_floating_point_v<T>) {
-      const bool single = std::is_same_v<T, float>;
-      if (std::isnan(x)) {
-        out = single ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
-      } else if (std::isinf(x)) {
-        out = std::string(x < 0 ? "-" : "") + (single ? "__builtin_inff()" : "__builtin_inf()");
-      } else {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%a", static_cast<double>(x));
-        out = std::string(buf) + (single ? "f" : "");
-      }
-    } else if constexpr (std::is_signed_v<T>) {
-      long long y = static_cast<long long>(x);
-      out = y == INT64_MIN ? "(-9223372036854775807LL - 1)" : std::to_string(y) + "LL";
-      out = "static_cast<" + ctype(v.dtype()) + ">(" + out + ")";
-    } else {
-      out = "static_cast<" + ctype(v.dtype()) + ">(" + std::to_string(static_cast<unsigned long long>(x)) + "ULL)";
-    }
-  });
+ScalarTable ScalarTable::parse(const std::string& backend, std::string_view text) {
+  ScalarTable t;
+  t.backend_ = backend;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string name, cls, expr;
+    fields >> name >> cls;
+    std::getline(fields, expr);
+    expr.erase(0, expr.find_first_not_of(' '));
+    t.rows_[name].emplace_back(cls, expr);
+  }
+  return t;
+}
+
+const ScalarTable& ScalarTable::cpp() {
+  static const ScalarTable t = parse("cpp", embedded_file("templates/cpp/scalar_ops.txt"));
+  return t;
+}
+
+ScalarTable ScalarTable::with(const std::string& backend, const std::string& name,
+                              std::vector<std::pair<std::string, std::string>> spellings) const {
+  ScalarTable t = *this;
+  t.backend_ = backend;
+  t.rows_[name] = std::move(spellings);
+  return t;
+}
+
+const std::string& ScalarTable::expression(const ScalarOp& op, DType compute) const {
+  auto it = rows_.find(std::string(op.info().name));
+  if (it != rows_.end()) {
+    for (const auto& [cls, expr] : it->second)
+      if (cls == "any" || cls == operand_class(compute)) return expr;
+  }
+  throw NotImplementedError("scalar op " + std::string(op.info().name) + " on " +
+                            std::string(dtype_name(compute)) + " has no " + backend_ + " implementation");
+}
+
+std::vector<std::string> ScalarTable::classes(const std::string& name) const {
+  std::vector<std::string> out;
+  auto it = rows_.find(name);
+  if (it != rows_.end())
+    for (const auto& entry : it->second) out.push_back(entry.first);
   return out;
 }
 
+
 ScalarCode emit_scalar_code(const ScalarOp& op, const std::vector<std::string>& args,
                             const std::vector<DType>& arg_dtypes, const std::string& prefix,
-                            int& counter) {
+                            int& counter, const ScalarTable& table) {
   ScalarCode code;
   std::vector<DType> out_dtypes = op.output_dtypes(arg_dtypes);
   if (op.id() == ScalarOpId::Composite) {
@@ -127,7 +115,7 @@ ScalarCode emit_scalar_code(const ScalarOp& op, const std::vector<std::string>& 
         ins.push_back(value[static_cast<std::size_t>(v)]);
         in_dtypes.push_back(g.values()[static_cast<std::size_t>(v)].dtype);
       }
-      ScalarCode inner = emit_scalar_code(node.op, ins, in_dtypes, prefix, counter);
+      ScalarCode inner = emit_scalar_code(node.op, ins, in_dtypes, prefix, counter, table);
       code.statements += inner.statements;
       for (std::size_t k = 0; k < node.outputs.size(); ++k)
         value[static_cast<std::size_t>(node.outputs[k])] = inner.results[k];
@@ -142,7 +130,7 @@ ScalarCode emit_scalar_code(const ScalarOp& op, const std::vector<std::string>& 
   // The computation type is that of the last operand (switch's first operand is its condition).
   DType compute = operand_dtypes.back();
   if (op.id() == ScalarOpId::Cast) compute = arg_dtypes[0];
-  const std::string pattern = expression_for(op, compute);
+  const std::string& pattern = table.expression(op, compute);
   const std::string out_type = ctype(out_dtypes[0]);
   std::string expr;
   if (operands.size() > 2 && (op.id() == ScalarOpId::Add || op.id() == ScalarOpId::Mul)) {

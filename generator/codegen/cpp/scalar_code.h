@@ -4,7 +4,10 @@
 // (ScalarOp::operand_dtypes).
 #pragma once
 
+#include <map>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kiln/runtime/array.hpp"
@@ -12,16 +15,39 @@
 
 namespace kiln {
 
+/// A backend's spelling of scalar ops: per op name, (operand class, expression) rows in order,
+/// as templates/cpp/scalar_ops.txt writes them (its header explains the columns). The first
+/// row whose class ("float", "int", "bool", or "any") matches the computation type wins.
+class ScalarTable {
+ public:
+  /// Parses a table in scalar_ops.txt's format; `backend` names it in errors.
+  static ScalarTable parse(const std::string& backend, std::string_view text);
+  /// The cpp backend's table (templates/cpp/scalar_ops.txt).
+  static const ScalarTable& cpp();
+  /// This table, for `backend`, with op `name` spelled by `spellings` instead.
+  ScalarTable with(const std::string& backend, const std::string& name,
+                   std::vector<std::pair<std::string, std::string>> spellings) const;
+  /// The expression for `op` computing in `compute`; NotImplementedError when there is none.
+  const std::string& expression(const ScalarOp& op, DType compute) const;
+  /// The operand classes `name` is spelled for, in order (none: no spelling).
+  std::vector<std::string> classes(const std::string& name) const;
+
+ private:
+  std::string backend_;
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> rows_;
+};
+
 struct ScalarCode {
   std::string statements;            ///< C++ statements, one per line
   std::vector<std::string> results;  ///< an expression (usually a temporary) per output
 };
 
-/// Emits `op` applied to `args` (C++ expressions of dtypes `arg_dtypes`). Temporaries are
-/// named `<prefix>0`, `<prefix>1`, ...; `counter` carries the numbering across calls.
+/// Emits `op` applied to `args` (C++ expressions of dtypes `arg_dtypes`) as `table` spells it.
+/// Temporaries are named `<prefix>0`, `<prefix>1`, ...; `counter` carries the numbering across
+/// calls.
 ScalarCode emit_scalar_code(const ScalarOp& op, const std::vector<std::string>& args,
                             const std::vector<DType>& arg_dtypes, const std::string& prefix,
-                            int& counter);
+                            int& counter, const ScalarTable& table = ScalarTable::cpp());
 
 /// Statements ending in `return <expr>;` (each line indented by four spaces, no final newline):
 /// `op` of `args` (of `dtypes`) after the statements `before` — the body of a fold lambda.
@@ -31,7 +57,5 @@ std::string scalar_return(const ScalarOp& op, const std::vector<std::string>& ar
 /// The value a fold by `id` starts from, as a C++ expression of type A (the accumulator).
 std::string fold_identity(ScalarOpId id, DType acc);
 
-/// A C++ literal for a 0-d value of any dtype (exact: hex floats, explicit casts).
-std::string scalar_literal(const Array& value0d);
 
 }  // namespace kiln

@@ -1,7 +1,7 @@
 #include "ops/linalg/eigen_svd.h"
 
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
+#include "ops/math.h"
+#include "ops/grad_util.h"
 #include "ir/error.h"
 #include "ops/alloc.h"
 #include "ops/array_util.h"

@@ -2,8 +2,8 @@
 
 #include <map>
 
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
+#include "ops/math.h"
+#include "ops/grad_util.h"
 #include "ir/error.h"
 #include "ops/alloc.h"
 #include "ops/array_util.h"
@@ -48,6 +48,12 @@ bool same_signature_shape(const std::string& a, const std::string& b) {
     return true;
   };
   return same_args(sa.inputs, sb.inputs) && same_args(sa.outputs, sb.outputs);
+}
+
+std::optional<VarList> LinalgOp::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  std::vector<int> core_ranks;
+  for (const Var& in : node.inputs()) core_ranks.push_back(in->ndim());
+  return blockwise(node.op_ptr(), gufunc_signature(core_ranks), batched_inputs);
 }
 
 VarList apply_linalg(OpPtr op, VarList inputs, const std::vector<int>& core_ranks) {

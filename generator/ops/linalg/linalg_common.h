@@ -25,6 +25,8 @@ class LinalgOp : public Op {
  public:
   /// PyTensor's gufunc_signature ("(m,m),(m,n)->(m,n)") for inputs of these core ranks.
   virtual std::string gufunc_signature(const std::vector<int>& input_ranks) const = 0;
+  /// Batched as a Blockwise of itself with that signature.
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
 };
 
 /// The graph-file names of every linear-algebra op (all of them run as Blockwise core ops).

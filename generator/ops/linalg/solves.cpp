@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ir/error.h"
 #include "ops/array_util.h"
 #include "ops/dot.h"

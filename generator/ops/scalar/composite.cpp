@@ -8,8 +8,9 @@
 #include <set>
 #include <sstream>
 
-#include "io/value_json.h"
 #include "ir/error.h"
+#include "ir/scalar_json.h"
+#include "ir/type.h"
 
 namespace kiln {
 
@@ -86,7 +87,7 @@ Json CompositeGraph::to_json() const {
   Json vars = Json::array();
   for (std::size_t v = 0; v < values_.size(); ++v) {
     Json var = {{"id", ids[v]}, {"dtype", std::string(dtype_name(values_[v].dtype))}};
-    if (values_[v].is_constant()) var["value"] = value_to_json(values_[v].constant);
+    if (values_[v].is_constant()) var["value"] = element_to_json(values_[v].constant, nullptr);
     vars.push_back(var);
   }
   Json nodes = Json::array();

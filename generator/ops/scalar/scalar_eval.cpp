@@ -7,6 +7,7 @@
 #include "kiln/runtime/scalar_math.hpp"
 #include "ops/array_util.h"
 #include "ops/scalar/composite.h"
+#include "ops/scalar/special_functions.h"
 
 namespace kiln {
 
@@ -219,6 +220,7 @@ std::vector<Array> eval_scalar_op(const ScalarOp& op, const std::vector<Array>& 
   const std::vector<DType> operands = op.operand_dtypes(in_dtypes);
   std::vector<Array> converted;
   for (std::size_t k = 0; k < args.size(); ++k) converted.push_back(astype(args[k], operands[k]));
+  if (is_special_function(op.id())) return {eval_special_function(op.id(), converted, out_dtypes[0], shape)};
   const DType compute = operands.back();
   Array out = Array::empty(out_dtypes[0], shape);
   visit_dtype(compute, [&](auto t) { eval_typed<decltype(t)>(op, converted, out); });

@@ -5,9 +5,10 @@
 
 #include <cmath>
 
-#include "api/elementwise.h"
-#include "grad/grad_util.h"
+#include "ops/math.h"
+#include "ops/grad_util.h"
 #include "ir/error.h"
+#include "ops/scalar/special_functions.h"
 
 namespace kiln {
 
@@ -159,10 +160,10 @@ std::vector<GradTerm> scalar_partials(const ScalarOp& op, const VarList& inputs,
   if (is_not_differentiable(id))
     return repeat_term(n, GradTerm::undefined(op.str() + " is not differentiable (its output is a "
                                               "truth value or a bit pattern)"));
-  if (id == Id::TriGamma)
-    return {GradTerm::not_implemented("the derivative of tri_gamma (polygamma(2, x)) is not available in kiln")};
   std::vector<GradTerm> terms;
-  if (is_piecewise_constant(id) || (id == Id::Cast && is_discrete(output->dtype()))) {
+  if (id == Id::TriGamma || is_special_function(id)) {
+    terms = special_partials(id, inputs, output);
+  } else if (is_piecewise_constant(id) || (id == Id::Cast && is_discrete(output->dtype()))) {
     terms = repeat_term(n, val(const_like(output, 0)));
   } else if (is_unary_rule(id)) {
     terms = {val(unary_partial(id, inputs[0], output))};

@@ -18,4 +18,8 @@ namespace kiln {
 /// Not for Composite (Elemwise differentiates its inner graph).
 std::vector<GradTerm> scalar_partials(const ScalarOp& op, const VarList& inputs, const Var& output);
 
+/// scalar_partials for tri_gamma and the special functions (special_functions.h), before the
+/// discrete-input rule: scalar_grad_special.cpp.
+std::vector<GradTerm> special_partials(ScalarOpId id, const VarList& inputs, const Var& output);
+
 }  // namespace kiln

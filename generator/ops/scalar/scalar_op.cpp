@@ -157,6 +157,9 @@ std::vector<DType> ScalarOp::output_dtypes(const std::vector<DType>& in) const {
       return {upcast(in)};
     case DTypeRule::Switch:
       return {upcast(in[1], in[2])};
+    case DTypeRule::PolyGamma:
+      if (!is_discrete(in[0])) refuse(0, "needs a discrete (integer or bool) order");
+      return {upgrade_to_float(in[1])};
     case DTypeRule::Second:
       return {in[1]};
     case DTypeRule::Cast:
@@ -183,6 +186,8 @@ std::vector<DType> ScalarOp::operand_dtypes(const std::vector<DType>& in) const 
       return {in[0], out[0]};
     case ScalarOpId::Switch:
       return {DType::Bool, out[0], out[0]};
+    case ScalarOpId::PolyGamma:  // the order stays an integer
+      return {DType::Int64, out[0]};
     default:
       break;
   }

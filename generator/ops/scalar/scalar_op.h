@@ -35,6 +35,7 @@ enum class DTypeRule {
   Discrete,        ///< all bool -> bool, all integer -> upcast; refuses floats and bool mixed
                    ///< with integers (bit/logical ops)
   Switch,          ///< upcast of inputs 1 and 2
+  PolyGamma,       ///< input 0 (the order) must be discrete; upgrade_to_float of input 1
   Second,          ///< dtype of input 1
   Cast,            ///< the `dtype` parameter
   Composite,       ///< from the inner graph
@@ -79,6 +80,10 @@ enum class DTypeRule {
   X(Gammaln, "gammaln", 1, UpgradeToFloat, "gammaln")                                          \
   X(Psi, "psi", 1, UpgradeToFloat, "psi")                                                      \
   X(TriGamma, "tri_gamma", 1, UpgradeToFloat, "tri_gamma")                                     \
+  X(Erfcinv, "erfcinv", 1, UpgradeToFloat, "erfcinv")                                          \
+  X(NdtriExp, "ndtri_exp", 1, UpgradeToFloat, "ndtri_exp")                                     \
+  X(I0, "i0", 1, UpgradeToFloat, "i0")                                                         \
+  X(I1, "i1", 1, UpgradeToFloat, "i1")                                                         \
   X(Floor, "floor", 1, UpgradeToFloat, "floor")                                                \
   X(Ceil, "ceil", 1, UpgradeToFloat, "ceil")                                                   \
   X(Trunc, "trunc", 1, UpgradeToFloat, "trunc")                                                \
@@ -98,6 +103,16 @@ enum class DTypeRule {
   X(Maximum, "maximum", 2, Upcast, "maximum")                                                  \
   X(Minimum, "minimum", 2, Upcast, "minimum")                                                  \
   X(Arctan2, "arctan2", 2, UpgradeToFloat, "arctan2")                                          \
+  X(GammaInc, "gammainc", 2, UpgradeToFloat, "gammainc")                                       \
+  X(GammaIncC, "gammaincc", 2, UpgradeToFloat, "gammaincc")                                    \
+  X(GammaIncInv, "gammaincinv", 2, UpgradeToFloat, "gammaincinv")                              \
+  X(GammaIncCInv, "gammainccinv", 2, UpgradeToFloat, "gammainccinv")                           \
+  X(Ive, "ive", 2, UpgradeToFloat, "ive")                                                      \
+  X(Kve, "kve", 2, UpgradeToFloat, "kve")                                                      \
+  X(Jv, "jv", 2, UpgradeToFloat, "jv")                                                         \
+  X(OwensT, "owens_t", 2, UpgradeToFloat, "owens_t")                                           \
+  X(PolyGamma, "polygamma", 2, PolyGamma, "polygamma")                                         \
+  X(GammaIncGradK, "gammainc_grad_k", 2, UpgradeToFloat, "gammainc_grad_k")                    \
   X(Eq, "eq", 2, ToBool, "EQ")                                                                 \
   X(Neq, "neq", 2, ToBool, "NEQ")                                                              \
   X(Lt, "lt", 2, ToBool, "LT")                                                                 \
@@ -110,6 +125,13 @@ enum class DTypeRule {
   X(Second, "second", 2, Second, "second")                                                     \
   X(Switch, "switch", 3, Switch, "Switch")                                                     \
   X(Clip, "clip", 3, Upcast, "clip")                                                           \
+  X(BetaInc, "betainc", 3, UpgradeToFloat, "betainc")                                          \
+  X(BetaIncInv, "betaincinv", 3, UpgradeToFloat, "betaincinv")                                 \
+  X(BetaIncGradA, "betainc_grad_a", 3, UpgradeToFloat, "betainc_grad_a")                       \
+  X(BetaIncGradB, "betainc_grad_b", 3, UpgradeToFloat, "betainc_grad_b")                       \
+  X(Hyp2F1, "hyp2f1", 4, UpgradeToFloat, "hyp2f1")                                             \
+  X(Hyp2F1GradA, "hyp2f1_grad_a", 4, UpgradeToFloat, "hyp2f1_grad_a")                          \
+  X(Hyp2F1GradC, "hyp2f1_grad_c", 4, UpgradeToFloat, "hyp2f1_grad_c")                          \
   X(Cast, "cast", 1, Cast, "Cast")                                                             \
   X(Composite, "Composite", -2, Composite, "Composite")
 

@@ -18,16 +18,17 @@ from .scalar import ScalarSpeller, spell_scalar_op
 from .writer import Unsupported, Writer
 
 #: The format's ops (version 1 and 2) that kiln does not implement yet.
-KILN_LACKS = {
-    "AdvancedSubtensor", "AdvancedIncSubtensor",
-    "Cholesky", "Solve", "SolveTriangular", "CholeskySolve", "MatrixInverse", "MatrixPinv", "Det", "SLogDet",
-    "Eigh", "Eigvalsh", "Eig", "SVD", "LU", "LUFactor", "PivotToPermutations", "QR", "Expm",
-    "KroneckerProduct", "BlockDiagonal", "SortOp", "ArgSortOp", "Repeat", "BroadcastTo", "SearchsortedOp",
-    "Nonzero", "Unique", "FillDiagonal",
+KILN_LACKS = {"Eig"}  # complex outputs: kiln has no complex dtypes yet
+
+#: Linear-algebra ops: kiln loops each of them as a Blockwise core (generator/ops/linalg/, LinalgOp).
+LINALG_OPS = {
+    "Cholesky", "Solve", "SolveTriangular", "CholeskySolve", "LU", "LUFactor", "PivotToPermutations", "QR",
+    "MatrixInverse", "MatrixPinv", "Det", "SLogDet", "Expm", "Eigh", "Eigvalsh", "SVD", "KroneckerProduct",
+    "BlockDiagonal",
 }
 
-#: Core ops kiln's Blockwise loops today (generator/ops/blockwise.cpp, core_support()).
-KILN_BLOCKWISE_CORES = {"Dot", "Dot22"}
+#: Core ops kiln's Blockwise loops (generator/ops/blockwise.cpp, check_core()).
+KILN_BLOCKWISE_CORES = {"Dot", "Dot22"} | LINALG_OPS
 
 
 def _axes(axis):
@@ -138,8 +139,28 @@ def _identity(w: Writer, node) -> None:
 # --- products ---------------------------------------------------------------------------------------
 
 
+def _blockwise_batch_ndim(node) -> int:
+    """How many batch dimensions a Blockwise node loops (its first output's rank beyond the core)."""
+    core_out_ndim = len(node.op.outputs_sig[0]) if hasattr(node.op, "outputs_sig") else None
+    if core_out_ndim is None:
+        from pytensor.tensor.utils import _parse_gufunc_signature
+
+        core_out_ndim = len(_parse_gufunc_signature(node.op.signature)[1][0])
+    return node.outputs[0].type.ndim - core_out_ndim
+
+
 def _blockwise(w: Writer, node) -> None:
+    """A Blockwise over a core kiln loops; with no batch dimensions (what PyTensor's gradients
+    and 3.x's builders make of single matrices), just its core op, whatever that is."""
+    from .walk import write_node
+
     core = node.op.core_op
+    if _blockwise_batch_ndim(node) == 0:
+        core_node = core.make_node(*node.inputs)
+        write_node(w, core_node)
+        for out, core_out in zip(node.outputs, core_node.outputs):
+            w.alias(out, core_out)
+        return
     entry = OP_TABLE.get(type(core).__name__)
     if entry is None:
         raise Unsupported(f"Blockwise over {type(core).__name__}, which the graph format does not have")
@@ -203,17 +224,35 @@ OP_TABLE: dict[str, Entry] = {
     # identity wrappers (version 2 names them; version 1 needs no node at all)
     **{cls: _IDENTITY for cls in ("ViewOp", "DeepCopyOp", "OutputGuard", "SpecifyAssumptions", "TensorFromScalar",
                                   "ScalarFromTensor", "CpuContiguous", "Unbroadcast")},
-    # linear algebra: in the format, not in kiln yet (KILN_LACKS)
+    # linear algebra (2.x slinalg/nlinalg, 3.x pytensor.tensor.linalg; overwrite_* props are left out). The
+    # format's "More ops" are version 1 too (PyTensor 2.26 has them under these names), except Eig.
     "Cholesky": Same("lower", "on_error"),
     "Solve": Same("assume_a", "lower", "b_ndim"),
     "SolveTriangular": Same("lower", "unit_diagonal", "trans", "b_ndim"),
-    "CholeskySolve": Same("lower", "b_ndim", version=2),
+    "CholeskySolve": Same("lower", "b_ndim"),
+    "LU": Same("permute_l", "p_indices"),
+    "LUFactor": Same(),
+    "PivotToPermutations": Same("inverse"),
+    "QR": Same("mode", "pivoting"),
     "MatrixInverse": Same(), "Det": Same(), "SLogDet": Same(),
-    "MatrixPinv": Same("hermitian", version=2),
+    "MatrixPinv": Same("hermitian"),
+    "Expm": Same(),
     "Eigh": Same("UPLO", "lower"),
-    "Eigvalsh": Same("lower", version=2),
+    "Eigvalsh": Same("lower"),
+    "Eig": Same(version=2),  # complex outputs: version 2
     "SVD": Same("full_matrices", "compute_uv"),
-    "KroneckerProduct": Same(version=2),
+    "KroneckerProduct": Same(),
+    "BlockDiagonal": Same("n_inputs"),
+    # sorting and NumPy's extra ops
+    "SortOp": Same("kind"),
+    "ArgSortOp": Same("kind"),
+    "Repeat": Same("axis"),
+    "BroadcastTo": Same(),
+    "SearchsortedOp": Same("side"),
+    "Nonzero": Same(),
+    "Unique": Same("return_index", "return_inverse", "return_counts", "axis"),
+    "FillDiagonal": Same(),
+    "FillDiagonalOffset": Same(),
 }
 
 

@@ -56,18 +56,18 @@ SCALAR_OPS: dict[str, ScalarEntry] = {
     "Second": ScalarEntry("second"),
     # ternary
     "Switch": ScalarEntry("switch"), "Clip": ScalarEntry("clip"),
-    # graph format v2 (special functions, complex numbers): not in kiln yet
-    "Erfcinv": ScalarEntry("erfcinv", **_V2_LACKING), "I0": ScalarEntry("i0", **_V2_LACKING),
-    "I1": ScalarEntry("i1", **_V2_LACKING), "Real": ScalarEntry("real", **_V2_LACKING),
-    "Imag": ScalarEntry("imag", **_V2_LACKING), "Conj": ScalarEntry("conj", **_V2_LACKING),
-    "Angle": ScalarEntry("angle", **_V2_LACKING), "Complex": ScalarEntry("complex", **_V2_LACKING),
-    "GammaInc": ScalarEntry("gammainc", **_V2_LACKING), "GammaIncC": ScalarEntry("gammaincc", **_V2_LACKING),
-    "GammaIncInv": ScalarEntry("gammaincinv", **_V2_LACKING),
-    "GammaIncCInv": ScalarEntry("gammainccinv", **_V2_LACKING),
-    "Ive": ScalarEntry("ive", **_V2_LACKING), "Kve": ScalarEntry("kve", **_V2_LACKING),
-    "Jv": ScalarEntry("jv", **_V2_LACKING), "Owens_t": ScalarEntry("owens_t", **_V2_LACKING),
-    "PolyGamma": ScalarEntry("polygamma", **_V2_LACKING), "BetaInc": ScalarEntry("betainc", **_V2_LACKING),
-    "BetaIncInv": ScalarEntry("betaincinv", **_V2_LACKING), "Hyp2F1": ScalarEntry("hyp2f1", **_V2_LACKING),
+    # the special functions (PyTensor 2.26 has them too: version 1)
+    "Erfcinv": ScalarEntry("erfcinv"), "I0": ScalarEntry("i0"), "I1": ScalarEntry("i1"),
+    "GammaInc": ScalarEntry("gammainc"), "GammaIncC": ScalarEntry("gammaincc"),
+    "GammaIncInv": ScalarEntry("gammaincinv"), "GammaIncCInv": ScalarEntry("gammainccinv"),
+    "Ive": ScalarEntry("ive"), "Kve": ScalarEntry("kve"), "Jv": ScalarEntry("jv"),
+    "Owens_t": ScalarEntry("owens_t"), "PolyGamma": ScalarEntry("polygamma"),
+    "BetaInc": ScalarEntry("betainc"), "BetaIncInv": ScalarEntry("betaincinv"),
+    "Hyp2F1": ScalarEntry("hyp2f1"),
+    # graph format v2: complex numbers (not in kiln yet)
+    "Real": ScalarEntry("real", **_V2_LACKING), "Imag": ScalarEntry("imag", **_V2_LACKING),
+    "Conj": ScalarEntry("conj", **_V2_LACKING), "Angle": ScalarEntry("angle", **_V2_LACKING),
+    "Complex": ScalarEntry("complex", **_V2_LACKING),
 }
 
 

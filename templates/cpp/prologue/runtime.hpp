@@ -16,6 +16,7 @@
 
 #include <dlfcn.h>     // dlopen (pinning libgomp, below)
 #include <sys/mman.h>  // madvise (transparent huge pages for large buffers)
+#include <unistd.h>    // sysconf (the number of processors)
 
 #include <dlpack/dlpack.h>
 
@@ -24,6 +25,13 @@
 namespace kg {
 
 /// A typed view of a buffer: data points at element [0,...,0]; strides are in elements.
+///
+/// Sizes never overflow: every tensor a call works on was checked once, when it was bound
+/// (bind_input), allocated (alloc_workspace, alloc_output) or built into the library
+/// (constants), to obey NumPy's limit — the product of its nonzero lengths times its item size
+/// fits in int64_t — and, for inputs, to span no more than that many bytes with its strides.
+/// So size(), byte counts, C-contiguous strides and every element offset fit in int64_t, and
+/// the loops need no checks of their own. Views made from a tensor stay within it.
 template <typename T, int N>
 struct Tensor {
   T* data = nullptr;
@@ -77,6 +85,15 @@ struct Ctx {
   Slot* slots;
   const void* graph;  ///< identifies the graph that created the context
 };
+
+/// The thread count a context takes for a request: at least 1, and at most four per online
+/// processor (1024 at most). More only oversubscribes the machine, and asking libgomp for more
+/// threads than the system allows aborts the process.
+inline int32_t thread_count(int32_t requested) {
+  static const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const long most = cpus > 0 ? (cpus < 256 ? 4 * cpus : 1024) : 1;
+  return requested < 1 ? 1 : requested > most ? static_cast<int32_t>(most) : requested;
+}
 
 inline Ctx* ctx_of(kiln_context* c) { return reinterpret_cast<Ctx*>(c); }
 inline const Ctx* ctx_of(const kiln_context* c) { return reinterpret_cast<const Ctx*>(c); }
@@ -156,10 +173,131 @@ inline const char* dtype_text(DLDataType t) {
   }
 }
 
-/// Binds a caller's DLTensor to a typed view, checking device, dtype, rank and static lengths.
+/// Writes a shape as Python prints a tuple: "(2, 3)", "(3,)", "()".
+inline void shape_text(char* buf, size_t size, const int64_t* shape, int n) {
+  size_t pos = 0;
+  auto append = [&](const char* text) {
+    for (; *text && pos + 1 < size; ++text) buf[pos++] = *text;
+    buf[pos] = '\0';
+  };
+  char num[32];
+  append("(");
+  for (int i = 0; i < n; ++i) {
+    if (i) append(", ");
+    std::snprintf(num, sizeof num, "%lld", static_cast<long long>(shape[i]));
+    append(num);
+  }
+  append(n == 1 ? ",)" : ")");
+}
+
+/// Calls f(offset) for every element of `shape` with per-tensor strides, in row-major order;
+/// offsets[k] is the element offset into tensor k. The workhorse of non-contiguous loops.
+template <int N, int K, typename F>
+inline void for_each_strided(const int64_t* shape, const int64_t (&strides)[K][N > 0 ? N : 1], F&& f) {
+  int64_t offsets[K] = {};
+  if (N == 0) {
+    f(offsets);
+    return;
+  }
+  for (int i = 0; i < N; ++i)
+    if (shape[i] == 0) return;
+  int64_t idx[N > 0 ? N : 1] = {};
+  while (true) {
+    f(offsets);
+    int d = N - 1;
+    for (; d >= 0; --d) {
+      ++idx[d];
+      for (int k = 0; k < K; ++k) offsets[k] += strides[k][d];
+      if (idx[d] < shape[d]) break;
+      for (int k = 0; k < K; ++k) offsets[k] -= strides[k][d] * shape[d];
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+/// The number of elements of a shape when it obeys NumPy's limit on arrays (the product of its
+/// nonzero lengths times `itemsize` fits in int64_t, so no size, byte count or contiguous
+/// stride of it overflows); -1 for a negative length or a shape over the limit.
+inline int64_t checked_size(const int64_t* shape, int n, size_t itemsize) {
+  int64_t bytes = static_cast<int64_t>(itemsize), elements = 1;  // (no division: this is on every call)
+  for (int i = 0; i < n; ++i) {
+    if (shape[i] < 0) return -1;
+    if (shape[i] == 0) elements = 0;
+    else if (__builtin_mul_overflow(bytes, shape[i], &bytes)) return -1;
+    elements *= shape[i];  // at most bytes: no overflow
+  }
+  return elements;
+}
+
+/// Fails with "<what> of shape (a, b) is too big: array is too big ..." (NumPy's words), or
+/// "... has a negative length"; <what> is `input "<input>"` for an input, else `what`.
+__attribute__((noinline, cold)) inline int32_t fail_too_big(Ctx* ctx, int32_t status, const char* input,
+                                                            const char* what, const int64_t* shape, int n,
+                                                            size_t itemsize) {
+  char text[256], who[320];
+  shape_text(text, sizeof text, shape, n);
+  if (input)
+    std::snprintf(who, sizeof who, "input \"%s\"", input);
+  else
+    std::snprintf(who, sizeof who, "%s", what);
+  for (int i = 0; i < n; ++i)
+    if (shape[i] < 0) return fail(ctx, status, "%s of shape %s has a negative length", who, text);
+  return fail(ctx, status, "%s of shape %s is too big: array is too big (%zu-byte elements, more than 2^63 - 1 bytes in all)",
+              who, text, itemsize);
+}
+
+/// Checks that a caller's non-empty tensor of `n` dimensions with strides spans a range of
+/// addresses that exists: every element offset, one past each dimension's end included, fits
+/// in int64_t bytes, and data + byte_offset + that range does not wrap. Sets `first` to
+/// element [0,...,0]. Returns false when it does not.
+__attribute__((noinline)) inline bool strided_range_ok(const DLTensor& t, int n, size_t itemsize, uintptr_t& first) {
+  uint64_t below = 0, above = 0;  // bytes before and after element [0,...,0]
+  for (int i = 0; i < n; ++i) {
+    if (t.shape[i] == 1) continue;  // a length-1 dimension's stride is never used
+    const int64_t s = t.strides[i];
+    // |s| * shape * itemsize, in unsigned arithmetic (|INT64_MIN| fits in uint64_t).
+    const uint64_t mag = s < 0 ? uint64_t{0} - static_cast<uint64_t>(s) : static_cast<uint64_t>(s);
+    uint64_t span;
+    if (__builtin_mul_overflow(mag, static_cast<uint64_t>(t.shape[i]), &span) ||
+        __builtin_mul_overflow(span, static_cast<uint64_t>(itemsize), &span))
+      return false;
+    if (__builtin_add_overflow(s < 0 ? below : above, span, s < 0 ? &below : &above)) return false;
+    if (below > static_cast<uint64_t>(INT64_MAX) || above > static_cast<uint64_t>(INT64_MAX)) return false;
+  }
+  const uintptr_t data = reinterpret_cast<uintptr_t>(t.data);
+  uintptr_t end;
+  return !__builtin_add_overflow(data, static_cast<uintptr_t>(t.byte_offset), &first) && first >= below &&
+         !__builtin_add_overflow(first, static_cast<uintptr_t>(above), &end);
+}
+
+/// A bool tensor's bytes are all 0 or 1 (any other byte is not a bool: reading one is
+/// undefined behaviour).
 template <typename T, int N>
-inline int32_t bind_input(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, DLDataType want,
-                          const int64_t* static_shape, const char* name) {
+__attribute__((noinline)) inline bool bool_bytes_ok(const Tensor<T, N>& t) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(t.data);
+  unsigned char bits = 0;
+  if (t.is_contiguous()) {
+    const int64_t n = t.size();
+    for (int64_t e = 0; e < n; ++e) bits |= p[e];
+  } else {
+    int64_t strides[1][N > 0 ? N : 1] = {};
+    for (int d = 0; d < N; ++d) strides[0][d] = t.strides[d];
+    for_each_strided<N, 1>(t.shape, strides, [&](const int64_t* off) { bits |= p[off[0]]; });
+  }
+  return (bits & 0xFE) == 0;
+}
+
+/// Binds a caller's DLTensor to a typed view, checking device, dtype, rank, static lengths,
+/// its size (NumPy's limit), the memory its strides span and its alignment; a bool input's
+/// bytes must be 0 or 1. This runs once per input per call (never in loops) and is on the path
+/// of every call, so the common case — C-contiguous strides, or none — costs a few
+/// instructions per dimension; everything else is out of line. The strides of length-1
+/// dimensions are never used (they become contiguous ones), and an empty tensor's are zeros.
+template <typename T, int N>
+__attribute__((always_inline)) inline int32_t bind_input(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out,
+                                                         DLDataType want, const int64_t* static_shape,
+                                                         const char* name) {
   if (t.device.device_type != kDLCPU && t.device.device_type != kDLCUDAHost)
     return fail(ctx, KILN_ERR_DEVICE, "input \"%s\" is not in CPU memory", name);
   if (t.dtype.code != want.code || t.dtype.bits != want.bits || t.dtype.lanes != 1)
@@ -169,21 +307,45 @@ inline int32_t bind_input(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, DLData
     return fail(ctx, KILN_ERR_INPUT_RANK, "input \"%s\" must have %d dimension(s), got %d", name, N,
                 static_cast<int>(t.ndim));
   if (N > 0 && t.shape == nullptr) return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\" has no shape", name);
-  int64_t size = 1;
-  for (int i = 0; i < N; ++i) {
-    if (t.shape[i] < 0) return fail(ctx, KILN_ERR_INPUT_SHAPE, "input \"%s\" has a negative length", name);
-    if (static_shape[i] >= 0 && t.shape[i] != static_shape[i])
+  // One pass from the last dimension: lengths, NumPy's size limit, C-contiguous strides.
+  int64_t bytes = static_cast<int64_t>(sizeof(T));
+  uint64_t elements = 1;  // of the dimensions after i (unsigned: it may wrap when too big)
+  bool too_big = false, contiguous = true;
+  for (int i = N - 1; i >= 0; --i) {
+    const int64_t len = t.shape[i];
+    if (len < 0) return fail(ctx, KILN_ERR_INPUT_SHAPE, "input \"%s\" has a negative length", name);
+    if (static_shape[i] >= 0 && len != static_shape[i])
       return fail(ctx, KILN_ERR_INPUT_SHAPE, "input \"%s\" must have length %lld in dimension %d, got %lld",
-                  name, static_cast<long long>(static_shape[i]), i, static_cast<long long>(t.shape[i]));
-    out.shape[i] = t.shape[i];
-    size *= t.shape[i];
+                  name, static_cast<long long>(static_shape[i]), i, static_cast<long long>(len));
+    out.shape[i] = len;
+    out.strides[i] = static_cast<int64_t>(elements);
+    if (t.strides && len != 1 && t.strides[i] != static_cast<int64_t>(elements)) contiguous = false;
+    elements *= static_cast<uint64_t>(len);
+    if (len > 0) too_big |= __builtin_mul_overflow(bytes, len, &bytes);
   }
-  if (t.data == nullptr && size > 0) return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\" has no data", name);
-  out.data = reinterpret_cast<T*>(static_cast<char*>(t.data) + t.byte_offset);
-  if (t.strides) {
-    for (int i = 0; i < N; ++i) out.strides[i] = t.strides[i];
-  } else {
-    out.set_contiguous_strides();
+  if (too_big) return fail_too_big(ctx, KILN_ERR_INPUT_SHAPE, name, nullptr, out.shape, N, sizeof(T));
+  if (elements == 0) {  // never read: its address is only passed along, its strides are zeros
+    for (int i = 0; i < N; ++i) out.strides[i] = 0;
+    out.data = reinterpret_cast<T*>(reinterpret_cast<uintptr_t>(t.data) + static_cast<uintptr_t>(t.byte_offset));
+    return KILN_OK;
+  }
+  if (t.data == nullptr) return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\" has no data", name);
+  uintptr_t first, end;
+  const bool in_range =
+      contiguous ? !__builtin_add_overflow(reinterpret_cast<uintptr_t>(t.data), static_cast<uintptr_t>(t.byte_offset), &first) &&
+                       !__builtin_add_overflow(first, static_cast<uintptr_t>(bytes), &end)
+                 : strided_range_ok(t, N, sizeof(T), first);
+  if (!in_range)
+    return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\": its strides and byte_offset address memory beyond 2^63 bytes",
+                name);
+  if (first % alignof(T) != 0)
+    return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\" is not aligned to %zu bytes", name, alignof(T));
+  out.data = reinterpret_cast<T*>(first);
+  if (!contiguous)
+    for (int i = 0; i < N; ++i)
+      if (t.shape[i] != 1) out.strides[i] = t.strides[i];
+  if constexpr (std::is_same_v<std::remove_cv_t<T>, bool>) {
+    if (!bool_bytes_ok(out)) return fail(ctx, KILN_ERR_VALUE, "input \"%s\" is bool but holds a byte other than 0 or 1", name);
   }
   return KILN_OK;
 }
@@ -214,7 +376,9 @@ inline void* alloc_buffer(size_t bytes) {
 /// at least half its size so slowly growing inputs do not reallocate on every call.
 template <typename T, int N>
 inline int32_t alloc_workspace(Ctx* ctx, int slot, Tensor<T, N>& t) {
-  const size_t bytes = static_cast<size_t>(t.size()) * sizeof(T);
+  const int64_t size = checked_size(t.shape, N, sizeof(T));
+  if (size < 0) return fail_too_big(ctx, KILN_ERR_VALUE, nullptr, "an intermediate array", t.shape, N, sizeof(T));
+  const size_t bytes = static_cast<size_t>(size) * sizeof(T);
   Slot& s = ctx->slots[slot];
   if (s.capacity < bytes || s.data == nullptr) {
     std::free(s.data);
@@ -244,30 +408,51 @@ template <typename T, int N>
 inline int32_t alloc_output(Ctx* ctx, OutputSink& sink, int k, Tensor<T, N>& t, DLDataType dt) {
   if (sink.caller_provided) {
     DLTensor& d = sink.given[k];
+    if (d.device.device_type != kDLCPU && d.device.device_type != kDLCUDAHost)
+      return fail(ctx, KILN_ERR_DEVICE, "output %d is not in CPU memory", k);
     if (d.dtype.code != dt.code || d.dtype.bits != dt.bits || d.dtype.lanes != 1)
       return fail(ctx, KILN_ERR_OUTPUT, "output %d must be %s, got %s", k, dtype_text(dt), dtype_text(d.dtype));
     if (d.ndim != N) return fail(ctx, KILN_ERR_OUTPUT, "output %d must have %d dimension(s), got %d", k, N, static_cast<int>(d.ndim));
-    int64_t expect = 1;
-    const bool empty = t.size() == 0;  // any strides describe an empty tensor
+    if (N > 0 && d.shape == nullptr) return fail(ctx, KILN_ERR_OUTPUT, "output %d has no shape", k);
+    // One pass from the last dimension (this is on every call_into): the caller's lengths,
+    // NumPy's size limit, C-contiguous strides (any strides describe an empty tensor).
+    int64_t bytes = static_cast<int64_t>(sizeof(T));
+    uint64_t elements = 1;  // of the dimensions after i (unsigned: it may wrap when too big)
+    bool too_big = false, strided = false;
     for (int i = N - 1; i >= 0; --i) {
-      if (d.shape[i] != t.shape[i])
+      const int64_t len = t.shape[i];
+      if (d.shape[i] != len)
         return fail(ctx, KILN_ERR_OUTPUT, "output %d must have length %lld in dimension %d, got %lld", k,
-                    static_cast<long long>(t.shape[i]), i, static_cast<long long>(d.shape[i]));
-      if (d.strides && !empty && t.shape[i] != 1 && d.strides[i] != expect)
-        return fail(ctx, KILN_ERR_OUTPUT, "output %d must be C-contiguous", k);
-      expect *= t.shape[i];
+                    static_cast<long long>(len), i, static_cast<long long>(d.shape[i]));
+      if (d.strides && len != 1 && d.strides[i] != static_cast<int64_t>(elements)) strided = true;
+      t.strides[i] = static_cast<int64_t>(elements);
+      elements *= static_cast<uint64_t>(len);
+      if (len != 0) too_big |= len < 0 || __builtin_mul_overflow(bytes, len, &bytes);
     }
-    if (d.data == nullptr && t.size() > 0) return fail(ctx, KILN_ERR_OUTPUT, "output %d has no data", k);
-    t.data = reinterpret_cast<T*>(static_cast<char*>(d.data) + d.byte_offset);
-    t.set_contiguous_strides();
+    if (too_big) return fail_too_big(ctx, KILN_ERR_VALUE, nullptr, "an output array", t.shape, N, sizeof(T));
+    uintptr_t first = reinterpret_cast<uintptr_t>(d.data), end;
+    if (elements == 0) {
+      t.data = reinterpret_cast<T*>(first + static_cast<uintptr_t>(d.byte_offset));
+      t.set_contiguous_strides();
+      return KILN_OK;
+    }
+    if (strided) return fail(ctx, KILN_ERR_OUTPUT, "output %d must be C-contiguous", k);
+    if (d.data == nullptr) return fail(ctx, KILN_ERR_OUTPUT, "output %d has no data", k);
+    if (__builtin_add_overflow(first, static_cast<uintptr_t>(d.byte_offset), &first) ||
+        __builtin_add_overflow(first, static_cast<uintptr_t>(bytes), &end))
+      return fail(ctx, KILN_ERR_OUTPUT, "output %d: data + byte_offset + its size wraps around memory", k);
+    if (first % alignof(T) != 0) return fail(ctx, KILN_ERR_OUTPUT, "output %d is not aligned to %zu bytes", k, alignof(T));
+    t.data = reinterpret_cast<T*>(first);
     return KILN_OK;
   }
+  const int64_t size = checked_size(t.shape, N, sizeof(T));
+  if (size < 0) return fail_too_big(ctx, KILN_ERR_VALUE, nullptr, "an output array", t.shape, N, sizeof(T));
   static_assert(N <= 16, "rank above 16");
   // One plain malloc holds the header and a small output's data (64-byte aligned inside it:
   // malloc's small-size caches make this far cheaper than aligned_alloc); a large output gets
   // its own huge-page buffer. (Outputs are not recycled: the deleter may run on any thread,
   // after the context is gone. call_into is the path that allocates nothing.)
-  const size_t bytes = static_cast<size_t>(t.size()) * sizeof(T);
+  const size_t bytes = static_cast<size_t>(size) * sizeof(T);
   const bool inline_data = bytes < kHugePageThreshold;
   const size_t total = sizeof(OwnedOutput) + (inline_data ? 63 + bytes : 0);
   auto* o = static_cast<OwnedOutput*>(std::malloc(total));
@@ -300,32 +485,6 @@ inline int32_t alloc_output(Ctx* ctx, OutputSink& sink, int k, Tensor<T, N>& t, 
   t.data = static_cast<T*>(o->buffer);
   t.set_contiguous_strides();
   return KILN_OK;
-}
-
-/// Calls f(offset) for every element of `shape` with per-tensor strides, in row-major order;
-/// offsets[k] is the element offset into tensor k. The workhorse of non-contiguous loops.
-template <int N, int K, typename F>
-inline void for_each_strided(const int64_t* shape, const int64_t (&strides)[K][N > 0 ? N : 1], F&& f) {
-  int64_t offsets[K] = {};
-  if (N == 0) {
-    f(offsets);
-    return;
-  }
-  for (int i = 0; i < N; ++i)
-    if (shape[i] == 0) return;
-  int64_t idx[N > 0 ? N : 1] = {};
-  while (true) {
-    f(offsets);
-    int d = N - 1;
-    for (; d >= 0; --d) {
-      ++idx[d];
-      for (int k = 0; k < K; ++k) offsets[k] += strides[k][d];
-      if (idx[d] < shape[d]) break;
-      for (int k = 0; k < K; ++k) offsets[k] -= strides[k][d] * shape[d];
-      idx[d] = 0;
-    }
-    if (d < 0) return;
-  }
 }
 
 /// Copies src into dst (same shape; any strides).
@@ -402,8 +561,10 @@ inline int32_t resolve_slice(Ctx* ctx, int64_t length, bool has_start, int64_t s
   const int64_t b = bound(has_start, start, st < 0 ? length - 1 : 0);
   const int64_t e = bound(has_stop, stop, st < 0 ? -1 : length);
   r.start = b;
-  r.step = st;
-  r.count = st > 0 ? (e > b ? (e - b - 1) / st + 1 : 0) : (b > e ? (b - e - 1) / -st + 1 : 0);
+  // (b - e - 1 < INT64_MAX, so dividing by INT64_MAX for a step of INT64_MIN gives 0 too.)
+  r.count = st > 0 ? (e > b ? (e - b - 1) / st + 1 : 0) : (b > e ? (b - e - 1) / (st == INT64_MIN ? INT64_MAX : -st) + 1 : 0);
+  // With at most one element the step is never taken: 1 keeps stride * step from overflowing.
+  r.step = r.count > 1 ? st : 1;
   return KILN_OK;
 }
 
@@ -422,23 +583,6 @@ inline int32_t check_index(Ctx* ctx, T i, int64_t length, int axis, int64_t& j) 
     return fail(ctx, KILN_ERR_INDEX, "index %lld is out of bounds for axis %d with size %lld",
                 static_cast<long long>(v), axis, static_cast<long long>(length));
   return KILN_OK;
-}
-
-/// Writes a shape as Python prints a tuple: "(2, 3)", "(3,)", "()".
-inline void shape_text(char* buf, size_t size, const int64_t* shape, int n) {
-  size_t pos = 0;
-  auto append = [&](const char* text) {
-    for (; *text && pos + 1 < size; ++text) buf[pos++] = *text;
-    buf[pos] = '\0';
-  };
-  char num[32];
-  append("(");
-  for (int i = 0; i < n; ++i) {
-    if (i) append(", ");
-    std::snprintf(num, sizeof num, "%lld", static_cast<long long>(shape[i]));
-    append(num);
-  }
-  append(n == 1 ? ",)" : ")");
 }
 
 /// Strides that broadcast a tensor (rank k: shape, strides) to `to` (rank n >= k), NumPy's
@@ -629,332 +773,3 @@ inline int64_t block_width(int64_t columns, int64_t groups, int64_t max_width, i
 // ---- end of rows and column blocks ----
 
 }  // namespace kg
-
-// ---- matrix products and CBLAS (Dot, BatchedDot, Blockwise, BLAS ops: emit_dot.cpp) ----
-//
-// float32/float64 products go to CBLAS (dot, gemv or gemm by shape), reading operands where
-// they lie — a transposed view is passed as CblasTrans — and copying one into a contiguous
-// buffer only when BLAS cannot describe its layout (negative or zero strides, no unit stride)
-// or its dtype differs. Other dtypes use plain loops that wrap like the reference evaluator.
-// BLAS never sees a zero length or an invalid leading dimension.
-
-#include <cblas.h>
-#include <climits>
-#include <initializer_list>
-#include <omp.h>
-
-namespace kg {
-
-/// Runs the BLAS calls of its scope on ctx->num_threads threads, so a context's thread count
-/// governs BLAS as well as kiln's own loops (and num_threads = 1 keeps BLAS on one core).
-/// An OpenMP build of OpenBLAS (which the driver links when installed, so BLAS and kiln's
-/// loops share libgomp's threads instead of two pools spinning against each other) takes its
-/// thread count from the calling thread's OpenMP setting: set here and restored at scope exit,
-/// it is per thread and touches nothing global. A pthread build only has a process-wide
-/// setting: it is changed when it differs (contexts with different counts used concurrently
-/// then only change how many threads a product gets, never its result).
-class BlasThreads {
- public:
-  explicit BlasThreads(const Ctx* ctx) : want_(ctx->num_threads), saved_(omp_get_max_threads()) {
-    if (saved_ != want_) omp_set_num_threads(want_);
-    if (openblas_get_parallel() == 1 && openblas_get_num_threads() != want_) openblas_set_num_threads(want_);
-  }
-  ~BlasThreads() {
-    if (saved_ != want_) omp_set_num_threads(saved_);
-  }
-  BlasThreads(const BlasThreads&) = delete;
-  BlasThreads& operator=(const BlasThreads&) = delete;
-
- private:
-  int want_, saved_;
-};
-
-/// A strided matrix view: element (i, j) at data[i * rs + j * cs] (strides in elements, any
-/// sign). Vectors are one row or one column, scalars 1×1; a length-1 dimension's stride is unused.
-template <typename T>
-struct Mat {
-  T* data;
-  int64_t rows, cols, rs, cs;
-};
-
-/// A heap buffer for operands BLAS cannot read in place, reused across calls of one node
-/// (the batch loops) and freed at scope exit.
-class Scratch {
- public:
-  Scratch() = default;
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  ~Scratch() { std::free(data_); }
-
-  /// Points `out` at >= `bytes` bytes (64-byte aligned).
-  int32_t reserve(Ctx* ctx, size_t bytes, void*& out) {
-    if (data_ == nullptr || bytes > capacity_) {
-      std::free(data_);
-      capacity_ = bytes ? (bytes + 63) / 64 * 64 : 64;
-      data_ = std::aligned_alloc(64, capacity_);
-      if (data_ == nullptr) {
-        capacity_ = 0;
-        return fail(ctx, KILN_ERR_ALLOC, "out of memory allocating %zu bytes", bytes);
-      }
-    }
-    out = data_;
-    return KILN_OK;
-  }
-
- private:
-  void* data_ = nullptr;
-  size_t capacity_ = 0;
-};
-
-/// One buffer per operand of a product.
-struct ProductScratch {
-  Scratch x, y;
-};
-
-/// A product operand's shape in an error message.
-struct NamedShape {
-  const char* name;
-  const int64_t* shape;
-  int ndim;
-};
-
-/// Fails (KILN_ERR_BROADCAST) with "<what>: x has shape (2, 3), y has shape (4,)<tail>", the
-/// words of the reference evaluator's shape errors for products.
-inline int32_t fail_shapes(Ctx* ctx, const char* what, std::initializer_list<NamedShape> shapes,
-                           const char* tail = "") {
-  char text[sizeof ctx->error];
-  int pos = std::snprintf(text, sizeof text, "%s: ", what);
-  const char* sep = "";
-  for (const NamedShape& s : shapes) {
-    char shape[256];
-    shape_text(shape, sizeof shape, s.shape, s.ndim);
-    if (pos < 0 || static_cast<size_t>(pos) >= sizeof text) break;
-    pos += std::snprintf(text + pos, sizeof text - static_cast<size_t>(pos), "%s%s has shape %s", sep, s.name, shape);
-    sep = ", ";
-  }
-  return fail(ctx, KILN_ERR_BROADCAST, "%s%s", text, tail);
-}
-
-template <typename T>
-constexpr bool kBlasType = std::is_same_v<T, float> || std::is_same_v<T, double>;
-
-inline bool fits_blas_int(int64_t v) { return v >= -INT_MAX && v <= INT_MAX; }
-
-// Overloads so the product code is written once for float and double.
-inline float blas_dot(int n, const float* x, int incx, const float* y, int incy) {
-  return cblas_sdot(n, x, incx, y, incy);
-}
-inline double blas_dot(int n, const double* x, int incx, const double* y, int incy) {
-  return cblas_ddot(n, x, incx, y, incy);
-}
-inline void blas_gemv(CBLAS_TRANSPOSE t, int m, int n, float alpha, const float* a, int lda, const float* x,
-                      int incx, float beta, float* y, int incy) {
-  cblas_sgemv(CblasRowMajor, t, m, n, alpha, a, lda, x, incx, beta, y, incy);
-}
-inline void blas_gemv(CBLAS_TRANSPOSE t, int m, int n, double alpha, const double* a, int lda, const double* x,
-                      int incx, double beta, double* y, int incy) {
-  cblas_dgemv(CblasRowMajor, t, m, n, alpha, a, lda, x, incx, beta, y, incy);
-}
-inline void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha, const float* a,
-                      int lda, const float* b, int ldb, float beta, float* c, int ldc) {
-  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-inline void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha, const double* a,
-                      int lda, const double* b, int ldb, double beta, double* c, int ldc) {
-  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-inline void blas_ger(int m, int n, float alpha, const float* x, int incx, const float* y, int incy, float* a,
-                     int lda) {
-  cblas_sger(CblasRowMajor, m, n, alpha, x, incx, y, incy, a, lda);
-}
-inline void blas_ger(int m, int n, double alpha, const double* x, int incx, const double* y, int incy, double* a,
-                     int lda) {
-  cblas_dger(CblasRowMajor, m, n, alpha, x, incx, y, incy, a, lda);
-}
-
-/// A matrix as BLAS reads it: row-major at `data` with leading dimension `ld`, holding the
-/// operand itself (CblasNoTrans) or its transpose (CblasTrans).
-template <typename T>
-struct BlasMatrix {
-  const T* data;
-  CBLAS_TRANSPOSE trans;
-  int ld;
-};
-
-/// A vector as BLAS reads it (a negative `inc` with `data` at the lowest address, as CBLAS wants).
-template <typename T>
-struct BlasVector {
-  const T* data;
-  int inc;
-};
-
-/// A matrix operand for BLAS: in place when one stride is 1 and the other a valid leading
-/// dimension, else converted into a contiguous buffer taken from `s`.
-template <typename T, typename S>
-inline int32_t blas_matrix(Ctx* ctx, const Mat<const S>& a, Scratch& s, BlasMatrix<T>& out) {
-  const int64_t row_ld = a.cols > 1 ? a.cols : 1;  // smallest leading dimension either way
-  const int64_t col_ld = a.rows > 1 ? a.rows : 1;
-  if constexpr (std::is_same_v<S, T>) {
-    if (a.cols <= 1 || a.cs == 1) {
-      const int64_t ld = a.rows <= 1 ? row_ld : a.rs;
-      if (ld >= row_ld && ld <= INT_MAX) {
-        out = {a.data, CblasNoTrans, static_cast<int>(ld)};
-        return KILN_OK;
-      }
-    }
-    if (a.rows <= 1 || a.rs == 1) {
-      const int64_t ld = a.cols <= 1 ? col_ld : a.cs;
-      if (ld >= col_ld && ld <= INT_MAX) {
-        out = {a.data, CblasTrans, static_cast<int>(ld)};
-        return KILN_OK;
-      }
-    }
-  }
-  void* p = nullptr;
-  KILN_TRY(s.reserve(ctx, static_cast<size_t>(a.rows * a.cols) * sizeof(T), p));
-  T* buf = static_cast<T*>(p);
-  for (int64_t i = 0; i < a.rows; ++i)
-    for (int64_t j = 0; j < a.cols; ++j) buf[i * a.cols + j] = kiln_scalar::convert<T>(a.data[i * a.rs + j * a.cs]);
-  out = {buf, CblasNoTrans, static_cast<int>(row_ld)};
-  return KILN_OK;
-}
-
-/// A vector operand (n elements `stride` apart) for BLAS: in place unless its stride is 0 or
-/// too large or its dtype differs, else converted into a contiguous buffer from `s`.
-template <typename T, typename S>
-inline int32_t blas_vector(Ctx* ctx, const S* data, int64_t n, int64_t stride, Scratch& s, BlasVector<T>& out) {
-  if constexpr (std::is_same_v<S, T>) {
-    if (n <= 1) {
-      out = {data, 1};
-      return KILN_OK;
-    }
-    if (stride != 0 && fits_blas_int(stride)) {
-      out = {stride < 0 ? data + (n - 1) * stride : data, static_cast<int>(stride)};
-      return KILN_OK;
-    }
-  }
-  void* p = nullptr;
-  KILN_TRY(s.reserve(ctx, static_cast<size_t>(n) * sizeof(T), p));
-  T* buf = static_cast<T*>(p);
-  for (int64_t i = 0; i < n; ++i) buf[i] = kiln_scalar::convert<T>(data[i * stride]);
-  out = {buf, 1};
-  return KILN_OK;
-}
-
-/// Where BLAS writes an output vector of n elements `stride` apart; false when it cannot.
-template <typename T>
-inline bool blas_output_vector(T* data, int64_t n, int64_t stride, T*& ptr, int& inc) {
-  if (n <= 1) stride = 1;
-  if (stride == 0 || !fits_blas_int(stride)) return false;
-  ptr = stride < 0 ? data + (n - 1) * stride : data;
-  inc = static_cast<int>(stride);
-  return true;
-}
-
-/// The transpose of a matrix view (no copy).
-template <typename T>
-inline Mat<T> transposed(const Mat<T>& a) {
-  return Mat<T>{a.data, a.cols, a.rows, a.cs, a.rs};
-}
-
-/// The BLAS part of product(): dot for 1×1 outputs, gemv for one row or column, else gemm.
-/// Lengths are nonzero and fit an int. `done` is false when c's layout does not suit BLAS.
-template <typename T, typename X, typename Y>
-inline int32_t blas_product(Ctx* ctx, T alpha, const Mat<const X>& x, const Mat<const Y>& y, T beta, const Mat<T>& c,
-                            ProductScratch& s, bool& done) {
-  const int64_t m = c.rows, n = c.cols, k = x.cols;
-  const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
-  done = false;
-  BlasThreads threads(ctx);
-  if (m == 1 && n == 1) {
-    BlasVector<T> xv, yv;
-    KILN_TRY(blas_vector<T>(ctx, x.data, k, x.cs, s.x, xv));
-    KILN_TRY(blas_vector<T>(ctx, y.data, k, y.rs, s.y, yv));
-    const T d = blas_dot(ki, xv.data, xv.inc, yv.data, yv.inc);
-    c.data[0] = beta == T(0) ? alpha * d : beta * c.data[0] + alpha * d;
-  } else if (n == 1) {
-    // One column: c = alpha * x @ y[:, 0] + beta * c.
-    T* cp;
-    int inc;
-    if (!blas_output_vector(c.data, m, c.rs, cp, inc)) return KILN_OK;
-    BlasMatrix<T> a;
-    BlasVector<T> yv;
-    KILN_TRY(blas_matrix<T>(ctx, x, s.x, a));
-    KILN_TRY(blas_vector<T>(ctx, y.data, k, y.rs, s.y, yv));
-    const bool stored_t = a.trans == CblasTrans;  // BLAS holds x as a k×m array
-    blas_gemv(a.trans, stored_t ? ki : mi, stored_t ? mi : ki, alpha, a.data, a.ld, yv.data, yv.inc, beta, cp, inc);
-  } else if (m == 1) {
-    // One row: c^T = alpha * y^T @ x^T + beta * c^T, the one-column case.
-    return blas_product(ctx, alpha, transposed(y), transposed(x), beta, transposed(c), s, done);
-  } else {
-    if (c.cs != 1 || c.rs < n || c.rs > INT_MAX) return KILN_OK;
-    BlasMatrix<T> a, b;
-    KILN_TRY(blas_matrix<T>(ctx, x, s.x, a));
-    KILN_TRY(blas_matrix<T>(ctx, y, s.y, b));
-    blas_gemm(a.trans, b.trans, mi, ni, ki, alpha, a.data, a.ld, b.data, b.ld, beta, c.data, static_cast<int>(c.rs));
-  }
-  done = true;
-  return KILN_OK;
-}
-
-/// c = alpha * x @ y + beta * c as the reference evaluator computes it, for an m×k x and a k×n
-/// y of any strides and element types (converted to T like astype); c is m×n and is not read
-/// when beta is 0. float32/float64 use CBLAS; other dtypes (and BLAS-unfriendly cases: an
-/// empty inner dimension, lengths beyond int) loop, accumulating in T with integer wrap-around.
-template <typename T, typename X, typename Y>
-inline int32_t product(Ctx* ctx, T alpha, Mat<const X> x, Mat<const Y> y, T beta, Mat<T> c, ProductScratch& s) {
-  const int64_t m = c.rows, n = c.cols, k = x.cols;
-  if (m == 0 || n == 0) return KILN_OK;
-  if constexpr (kBlasType<T>) {
-    if (k > 0 && m <= INT_MAX && n <= INT_MAX && k <= INT_MAX) {
-      bool done = false;
-      KILN_TRY(blas_product(ctx, alpha, x, y, beta, c, s, done));
-      if (done) return KILN_OK;
-    }
-  }
-  using kiln_scalar::convert;
-  using kiln_scalar::wrap_add;
-  using kiln_scalar::wrap_mul;
-  parallel_for(ctx, m, m * n * k, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        T acc = T(0);
-        for (int64_t p = 0; p < k; ++p)
-          acc = wrap_add(acc, wrap_mul(convert<T>(x.data[i * x.rs + p * x.cs]), convert<T>(y.data[p * y.rs + j * y.cs])));
-        T& out = c.data[i * c.rs + j * c.cs];
-        out = beta == T(0) ? wrap_mul(alpha, acc) : wrap_add(wrap_mul(beta, out), wrap_mul(alpha, acc));
-      }
-    }
-  });
-  return KILN_OK;
-}
-
-/// c += alpha * outer(x, y) for a column x (m×1), a row y (1×n) and c (m×n), all of type T:
-/// CBLAS ger for float32/float64 when c has unit column stride, else a loop.
-template <typename T>
-inline int32_t rank1_update(Ctx* ctx, T alpha, Mat<const T> x, Mat<const T> y, Mat<T> c, ProductScratch& s) {
-  const int64_t m = c.rows, n = c.cols;
-  if (m == 0 || n == 0) return KILN_OK;
-  if constexpr (kBlasType<T>) {
-    const int64_t ld = m <= 1 ? n : c.rs;
-    if (m <= INT_MAX && n <= INT_MAX && (n <= 1 || c.cs == 1) && ld >= n && ld <= INT_MAX) {
-      BlasVector<T> xv, yv;
-      KILN_TRY(blas_vector<T>(ctx, x.data, m, x.rs, s.x, xv));
-      KILN_TRY(blas_vector<T>(ctx, y.data, n, y.cs, s.y, yv));
-      BlasThreads threads(ctx);
-      blas_ger(static_cast<int>(m), static_cast<int>(n), alpha, xv.data, xv.inc, yv.data, yv.inc, c.data,
-               static_cast<int>(ld));
-      return KILN_OK;
-    }
-  }
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      T& out = c.data[i * c.rs + j * c.cs];
-      out = out + alpha * (x.data[i * x.rs] * y.data[j * y.cs]);
-    }
-  return KILN_OK;
-}
-
-}  // namespace kg
-
-// ---- end of matrix products and CBLAS ----

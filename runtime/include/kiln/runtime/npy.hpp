@@ -172,8 +172,12 @@ inline Array parse(const void* bytes, std::size_t size) {
   }
   if (!have_descr || !have_order || !have_shape) hp.fail("missing descr, fortran_order or shape");
   DType dt = detail::dtype_of_descr(descr);
-  std::int64_t n = shape_size(shape);
-  std::size_t data_bytes = static_cast<std::size_t>(n) * dtype_size(dt);
+  std::size_t data_bytes;
+  try {
+    data_bytes = static_cast<std::size_t>(checked_nbytes(shape, dtype_size(dt)));  // NumPy's limit
+  } catch (const std::exception& e) {
+    throw NpyError(e.what());
+  }
   std::size_t data_offset = offset + header_len;
   if (size - data_offset < data_bytes)
     throw NpyError("truncated .npy data: expected " + std::to_string(data_bytes) + " bytes, found " +

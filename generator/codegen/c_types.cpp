@@ -1,0 +1,63 @@
+#include "codegen/c_types.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace kiln {
+
+std::string ctype(DType dt) {
+  switch (dt) {
+    case DType::Bool: return "bool";
+    case DType::Int8: return "int8_t";
+    case DType::Int16: return "int16_t";
+    case DType::Int32: return "int32_t";
+    case DType::Int64: return "int64_t";
+    case DType::UInt8: return "uint8_t";
+    case DType::UInt16: return "uint16_t";
+    case DType::UInt32: return "uint32_t";
+    case DType::UInt64: return "uint64_t";
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+  }
+  return "void";
+}
+
+std::string dl_dtype_literal(DType dt) {
+  DLDataType t = to_dlpack(dt);
+  return "DLDataType{" + std::to_string(t.code) + ", " + std::to_string(t.bits) + ", 1}";
+}
+
+std::string tensor_type(const Variable& v) {
+  return "kg::Tensor<" + ctype(v.dtype()) + ", " + std::to_string(v.ndim()) + ">";
+}
+
+std::string scalar_literal(const Array& v) {
+  std::string out;
+  visit_dtype(v.dtype(), [&](auto t) {
+    using T = decltype(t);
+    T x = *v.data<T>();
+    if constexpr (std::is_same_v<T, bool>) {
+      out = x ? "true" : "false";
+    } else if constexpr (std::is_floating_point_v<T>) {
+      const bool single = std::is_same_v<T, float>;
+      if (std::isnan(x)) {
+        out = single ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+      } else if (std::isinf(x)) {
+        out = std::string(x < 0 ? "-" : "") + (single ? "__builtin_inff()" : "__builtin_inf()");
+      } else {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%a", static_cast<double>(x));
+        out = std::string(buf) + (single ? "f" : "");
+      }
+    } else if constexpr (std::is_signed_v<T>) {
+      long long y = static_cast<long long>(x);
+      out = y == INT64_MIN ? "(-9223372036854775807LL - 1)" : std::to_string(y) + "LL";
+      out = "static_cast<" + ctype(v.dtype()) + ">(" + out + ")";
+    } else {
+      out = "static_cast<" + ctype(v.dtype()) + ">(" + std::to_string(static_cast<unsigned long long>(x)) + "ULL)";
+    }
+  });
+  return out;
+}
+
+}  // namespace kiln

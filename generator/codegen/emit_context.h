@@ -1,0 +1,45 @@
+// What an emitter gets for one node: the C names of its variables, the code that gives an
+// output its memory, and the template data every node's code starts from. Shared by the
+// backends that generate C++ over the generated-code runtime (templates/cpp/prologue/).
+#pragma once
+
+#include <string>
+
+#include "codegen/lowering.h"
+#include "codegen/render.h"
+
+namespace kiln {
+
+/// Per-node information and helpers for emitters.
+class NodeEmitContext {
+ public:
+  NodeEmitContext(const Apply& node, const LoweredGraph& lg, int step) : node_(node), lg_(lg), step_(step) {}
+
+  const Apply& node() const { return node_; }
+  int step() const { return step_; }
+  /// C name of input i / output i ("v3").
+  std::string in(int i) const;
+  std::string out(int i) const;
+  const Variable& in_var(int i) const { return *node_.input(i); }
+  const Variable& out_var(int i) const { return *node_.output_ptr(i); }
+  bool input_is_constant(int i) const { return node_.input(i)->is_constant(); }
+  const FunctionGraph& graph() const { return *lg_.graph; }
+  /// C name of any variable of the graph.
+  std::string name_of(const Variable& v) const { return lg_.var(&v).cname; }
+  /// The gather computing input i inside this node's loop (codegen/gather_fusion.h), or null.
+  const Apply* fused_gather(int i) const;
+  /// The context slot of the node's scratch memory (emitters with needs_scratch).
+  int scratch_slot() const;
+  /// Code that gives output i its memory, once its shape has been set (empty for views):
+  /// checks declared static lengths, then binds a workspace slot or the output's final memory.
+  std::string alloc(int i) const;
+  /// Template data common to every node: "where" is `kWhere` (the node's error prefix).
+  TemplateData base_data() const;
+
+ private:
+  const Apply& node_;
+  const LoweredGraph& lg_;
+  int step_;
+};
+
+}  // namespace kiln

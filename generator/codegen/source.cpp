@@ -1,0 +1,335 @@
+#include "codegen/source.h"
+
+#include <algorithm>
+
+#include "codegen/c_names.h"
+#include "codegen/c_types.h"
+#include "codegen/constants.h"
+#include "codegen/embedded_files.h"
+#include "codegen/host_abi.h"
+#include "codegen/lowering.h"
+#include "codegen/render.h"
+#include "codegen/shape_graph.h"
+#include "io/output_names.h"
+#include "ir/branch_schedule.h"
+#include "ir/error.h"
+#include "rewrite/inline_op_from_graph.h"
+#include "kiln/version.h"
+
+namespace kiln {
+
+namespace {
+
+std::string node_label(const Apply& node, int index) {
+  std::string s = "node [" + std::to_string(index) + "] " + node.op().str();
+  std::vector<std::string> names;
+  for (int o = 0; o < node.num_outputs(); ++o) {
+    const Variable* v = node.output_ptr(o);
+    std::string n = !v->name().empty() ? v->name() : v->file_id();
+    if (!n.empty()) names.push_back("\"" + n + "\"");
+  }
+  if (!names.empty()) s += " -> " + join(names, ", ");
+  return s;
+}
+
+// The lines that close the lazy branches `open` has and `next` lacks, then open those `next`
+// adds (`open` becomes `next`); false when there are none. Branch 0 of an IfElse runs when its
+// condition is nonzero, branch 1 otherwise.
+TemplateData branch_transition(RegionPath& open, const RegionPath& next, const LoweredGraph& lg) {
+  std::size_t common = 0;
+  while (common < open.size() && common < next.size() && open[common] == next[common]) ++common;
+  std::string code;
+  for (std::size_t k = open.size(); k > common; --k) code += "  }  // branch " + std::to_string(open[k - 1].second) + "\n";
+  for (std::size_t k = common; k < next.size(); ++k) {
+    const auto& [lazy, branch] = next[k];
+    KILN_INTERNAL_ASSERT(lazy->op().name() == "IfElse", "generated code runs the branches of IfElse only");
+    const std::string cond = lg.var(lazy->input(0).get()).cname + ".data[0] != 0";
+    code += "  if (" + (branch == 0 ? cond : "!(" + cond + ")") + ") {  // branch " + std::to_string(branch) + "\n";
+  }
+  open = next;
+  if (code.empty()) return TemplateData(false);
+  return TemplateData(code);
+}
+
+// What a graph's functions put outside them: constants, and the kernels their steps launch.
+struct FileScope {
+  ConstantSink constants;
+  std::vector<std::string> kernels;
+};
+
+// One generated function: bind inputs and constants, run every node, copy outputs.
+std::string emit_function(const Backend& backend, const LoweredGraph& lg, const std::string& fn,
+                          const std::string& comment, FileScope& scope) {
+  const FunctionGraph& fg = *lg.graph;
+  TemplateData data;
+  data.set("fn", fn);
+  data.set("comment", comment);
+  TemplateData vars{TemplateData::type::list};
+  for (const Variable* v : lg.declared) {
+    TemplateData item;
+    item.set("type", tensor_type(*v));
+    item.set("name", lg.var(v).cname);
+    vars.push_back(item);
+  }
+  data.set("vars", vars);
+
+  TemplateData inputs{TemplateData::type::list};
+  for (std::size_t k = 0; k < fg.inputs().size(); ++k) {
+    const Variable& v = *fg.inputs()[k];
+    std::vector<std::string> dims;
+    for (auto d : v.shape()) dims.push_back(std::to_string(d));
+    if (dims.empty()) dims.push_back("0");
+    TemplateData item;
+    item.set("k", std::to_string(k));
+    item.set("name", lg.var(&v).cname);
+    item.set("dl", dl_dtype_literal(v.dtype()));
+    item.set("static_shape", join(dims, ", "));
+    item.set("label", c_string_literal(v.name().empty() ? v.file_id() : v.name()));
+    inputs.push_back(item);
+  }
+  data.set("inputs", inputs);
+
+  TemplateData constants{TemplateData::type::list};
+  for (std::size_t i = 0; i < lg.constants.size(); ++i) {
+    const Variable& v = *lg.constants[i];
+    std::string array = add_constant(scope.constants, fn, i, v.value());
+    TemplateData item;
+    item.set("name", lg.var(&v).cname);
+    item.set("ctype", ctype(v.dtype()));
+    item.set("array", array);
+    TemplateData dims{TemplateData::type::list};
+    for (int d = 0; d < v.ndim(); ++d) {
+      TemplateData dim;
+      dim.set("d", std::to_string(d));
+      dim.set("len", std::to_string(v.value().shape()[static_cast<std::size_t>(d)]));
+      dims.push_back(dim);
+    }
+    item.set("dims", dims);
+    constants.push_back(item);
+  }
+  data.set("constants", constants);
+
+  TemplateData steps{TemplateData::type::list};
+  const auto where = [&](const Apply& node) {
+    const auto it = std::find(lg.order.begin(), lg.order.end(), &node);
+    return c_string_literal(node_label(node, static_cast<int>(it - lg.order.begin())));
+  };
+  // Lazy branches: each run of a branch's nodes sits in an `if` on its lazy node's condition
+  // (lowering ordered the nodes by the same schedule).
+  const auto regions = has_lazy_nodes(fg) ? region_paths(branch_schedule(fg))
+                                          : std::unordered_map<const Apply*, RegionPath>{};
+  RegionPath open_regions;
+  const auto enter = [&](const Apply& node, TemplateData& item) {
+    const auto r = regions.find(&node);
+    item.set("regions", branch_transition(open_regions, r == regions.end() ? RegionPath{} : r->second, lg));
+  };
+  for (std::size_t i = 0; i < lg.order.size(); ++i) {
+    const Apply& node = *lg.order[i];
+    const auto group = lg.group_of.find(&node);
+    if (group != lg.group_of.end()) {
+      // A row-block group runs as one step at its first member (the product); the others
+      // are part of it.
+      const RowBlockGroup& g = lg.groups[static_cast<std::size_t>(group->second)];
+      if (&node != g.product) continue;
+      std::vector<std::string> members;
+      for (const Apply* m : g.nodes) {
+        const auto pos = std::find(lg.order.begin(), lg.order.end(), m) - lg.order.begin();
+        members.push_back("[" + std::to_string(pos) + "] " + comment_text(m->op().str(), 60));
+      }
+      TemplateData item;
+      enter(node, item);
+      item.set("index", std::to_string(i));
+      item.set("comment", "row-block pass over " + lg.var(g.matrix).cname + ": " + join(members, ", "));
+      item.set("where", where(node));
+      item.set("code", indent_lines(backend.row_block(g, lg, static_cast<int>(i), where), "    "));
+      steps.push_back(item);
+      continue;
+    }
+    if (lg.fused_gathers.count(&node)) continue;  // its reader computes it (gather_fusion.h)
+    const OpEmitter& entry = backend.emitter(node.op());
+    NodeEmitContext ctx(node, lg, static_cast<int>(i));
+    std::string label = node_label(node, static_cast<int>(i));
+    std::vector<std::string> outs;
+    for (int o = 0; o < node.num_outputs(); ++o) outs.push_back(lg.var(node.output_ptr(o)).cname);
+    NodeCode code = entry.emit(ctx);
+    if (!code.kernels.empty()) scope.kernels.push_back(code.kernels);
+    TemplateData item;
+    enter(node, item);
+    item.set("index", std::to_string(i));
+    item.set("comment", comment_text(node.op().str(), 100) + " -> " + join(outs, ", "));
+    item.set("where", c_string_literal(label));
+    item.set("code", indent_lines(code.host, "    "));
+    steps.push_back(item);
+  }
+  KILN_INTERNAL_ASSERT(open_regions.empty(), "a lazy branch is still open after the last step");
+  data.set("steps", steps);
+
+  TemplateData copies{TemplateData::type::list};
+  for (const auto& copy : lg.copies) {
+    TemplateData item;
+    item.set("k", std::to_string(copy.output_index));
+    item.set("source", lg.var(copy.source).cname);
+    item.set("type", tensor_type(*copy.source));
+    item.set("ndim", std::to_string(copy.source->ndim()));
+    item.set("dl", dl_dtype_literal(copy.source->dtype()));
+    copies.push_back(item);
+  }
+  data.set("copies", copies);
+  return render_template(backend.templates + "/function.mustache", data);
+}
+
+// Everything one graph contributes to a source file: its constants, kernels, functions,
+// metadata and extern "C" entry points (graph_impl.cpp.mustache).
+struct GraphCode {
+  std::string impl;
+  std::vector<DataBlob> blobs;
+  bool needs_blas = false;
+};
+
+// The kiln_kind of each variable (kiln.h): an rng's uint64[6] state is marked as one. A
+// trailing 0 keeps the array non-empty when there are no variables.
+std::string abi_kinds(const VarList& vars) {
+  std::vector<std::string> kinds;
+  for (const auto& v : vars) kinds.push_back(v->type().kind == TypeKind::Rng ? "KILN_KIND_RNG" : "KILN_KIND_TENSOR");
+  kinds.push_back("0");
+  return join(kinds, ", ");
+}
+
+GraphCode generate_graph_code(const Backend& backend, const FunctionGraph& graph, const std::string& name) {
+  // Code generation has no OpFromGraph: a graph compiled without rewriting is inlined here.
+  const std::optional<FunctionGraph> inlined = inlined_copy(graph);
+  const FunctionGraph& fg = inlined ? *inlined : graph;
+  LoweredGraph main_lg = lower_for_backend(backend, fg, 0, true);
+  FunctionGraph shape_fg = build_shape_graph(fg);
+  LoweredGraph shape_lg = lower_for_backend(backend, shape_fg, main_lg.num_slots, false);
+
+  FileScope scope;
+  scope.constants.prefix = name;
+  std::string main_fn =
+      emit_function(backend, main_lg, "run_graph", "The graph " + comment_text(fg.name()) + ".", scope);
+  std::string shape_fn = emit_function(backend, shape_lg, "run_shapes",
+                                       "The output shapes of the graph, computed from the inputs (the shape graph).",
+                                       scope);
+  GraphCode code;
+  for (const LoweredGraph* lg : {&main_lg, &shape_lg})
+    for (Apply* node : lg->order) code.needs_blas = code.needs_blas || backend.emitter(node->op()).needs_blas;
+
+  std::vector<std::string> input_names, output_names;
+  for (const auto& in : fg.inputs()) input_names.push_back(in->name().empty() ? in->file_id() : in->name());
+  for (std::size_t k = 0; k < fg.outputs().size(); ++k) output_names.push_back(output_display_name(fg, k));
+
+  TemplateData src;
+  src.set("name", name);
+  src.set("kiln_version", KILN_VERSION_STRING);
+  src.set("graph_name_comment", c_string_literal(comment_text(fg.name())));
+  src.set("constants", string_list(scope.constants.arrays));
+  src.set("functions", string_list({main_fn, shape_fn}));
+  TemplateData in_list{TemplateData::type::list}, out_list{TemplateData::type::list};
+  src.set("input_shapes", tensor_infos(fg.inputs(), input_names, in_list));
+  src.set("output_shapes", tensor_infos(fg.outputs(), output_names, out_list));
+  src.set("input_kinds", abi_kinds(fg.inputs()));
+  src.set("output_kinds", abi_kinds(fg.outputs()));
+  src.set("inputs", in_list);
+  src.set("outputs", out_list);
+  src.set("num_inputs", std::to_string(fg.inputs().size()));
+  src.set("num_outputs", std::to_string(fg.outputs().size()));
+  src.set("num_shape_outputs", std::to_string(shape_fg.outputs().size()));
+  src.set("num_slots", std::to_string(main_lg.num_slots + shape_lg.num_slots));
+  src.set("name_literal", c_string_literal(name));
+  src.set("graph_name_literal", c_string_literal(fg.name()));
+  code.impl = render_template(backend.templates + "/graph_impl.cpp.mustache", src);
+  if (!scope.kernels.empty()) code.impl = join(scope.kernels, "\n") + "\n" + code.impl;
+  if (!scope.constants.declarations.empty())
+    code.impl = "// Large constants of " + name + ", defined in " + name + "_data.S.\n" +
+                join(scope.constants.declarations, "") + "\n" + code.impl;
+  code.blobs = std::move(scope.constants.blobs);
+  return code;
+}
+
+void add_includes(std::vector<std::string>& all, const std::vector<std::string>& more) {
+  for (const auto& inc : more)
+    if (std::find(all.begin(), all.end(), inc) == all.end()) all.push_back(inc);
+}
+
+// The source file around one or more graphs: includes, the ABI, the runtime prologue.
+std::string source_file(const Backend& backend, const std::string& file_name, const std::string& description,
+                        const std::vector<std::string>& headers, const std::vector<std::string>& graph_impls) {
+  std::vector<std::string> includes = {"#include <cmath>", "#include <cstdint>", "#include <cstring>", "#include <limits>"};
+  // File-scope declarations that depend on the code (the cpp backend's SIMD declarations of
+  // libm functions: ahead of every use, so that loops calling them vectorise).
+  EmbeddedText declarations;
+  if (!backend.declarations.file.empty()) {
+    declarations = split_embedded(backend.declarations.file);
+    add_includes(includes, declarations.includes);
+  }
+  std::vector<std::string> bodies;
+  for (const auto& piece : backend.prologue) {
+    EmbeddedText e = split_embedded(piece);
+    add_includes(includes, e.includes);
+    bodies.push_back(e.body);
+  }
+  for (const auto& optional : backend.optional_prologue) {
+    std::vector<std::string> files;
+    if (optional.select)
+      files = optional.select(graph_impls);
+    else if (std::any_of(graph_impls.begin(), graph_impls.end(),
+                         [&](const std::string& code) { return code.find(optional.marker) != std::string::npos; }))
+      files = optional.files;
+    if (files.empty()) continue;
+    if (!optional.before.empty()) bodies.push_back(optional.before);
+    for (const auto& piece : files) {
+      EmbeddedText e = split_embedded(piece);
+      add_includes(includes, e.includes);
+      bodies.push_back(e.body);
+    }
+    if (!optional.after.empty()) bodies.push_back(optional.after);
+  }
+  TemplateData src;
+  src.set("file_name", file_name);
+  src.set("description", description);
+  src.set("kiln_version", KILN_VERSION_STRING);
+  src.set("headers", string_list(headers));
+  src.set("includes", string_list(includes));
+  src.set("abi_header", std::string(embedded_file("runtime/include/kiln/kiln.h")));
+  src.set("prologue", join(bodies, "\n"));
+  src.set("vector_math", backend.declarations.file.empty() ? "" : backend.declarations.select(declarations.body, graph_impls));
+  src.set("graphs", string_list(graph_impls));
+  return render_template(backend.templates + "/graph.cpp.mustache", src);
+}
+
+}  // namespace
+
+GeneratedLibrary generate_bundle(const Backend& backend,
+                                 const std::vector<std::pair<const FunctionGraph*, std::string>>& graphs,
+                                 const std::string& name) {
+  GeneratedLibrary lib;
+  lib.name = c_identifier(name);
+  lib.backend = backend.name;
+  lib.source_file = lib.name + backend.toolchain.source_suffix;
+  std::vector<std::string> impls;
+  for (const auto& [fg, graph_name] : graphs) {
+    GraphCode code = generate_graph_code(backend, *fg, c_identifier(graph_name));
+    impls.push_back(code.impl);
+    lib.needs_blas = lib.needs_blas || code.needs_blas;
+    for (auto& blob : code.blobs) lib.blobs.push_back(std::move(blob));
+  }
+  lib.source = source_file(backend, lib.source_file, std::to_string(graphs.size()) + " graphs", {}, impls);
+  return lib;
+}
+
+GeneratedLibrary generate_library(const Backend& backend, const FunctionGraph& fg, const std::string& name_override) {
+  GeneratedLibrary lib;
+  lib.name = c_identifier(name_override.empty() ? fg.name() : name_override);
+  lib.backend = backend.name;
+  lib.source_file = lib.name + backend.toolchain.source_suffix;
+  GraphCode code = generate_graph_code(backend, fg, lib.name);
+  lib.needs_blas = code.needs_blas;
+  lib.blobs = std::move(code.blobs);
+  lib.source = source_file(backend, lib.source_file, "the graph " + c_string_literal(comment_text(fg.name())),
+                           {lib.name + ".h"}, {code.impl});
+  lib.header = graph_header(fg, lib.name);
+  lib.main_program = main_program(fg, lib.name);
+  return lib;
+}
+
+}  // namespace kiln

@@ -1,0 +1,22 @@
+// How a backend's generated sources are built: the source file's suffix and language, the
+// compiler, and what the code needs from the system (OpenMP, SLEEF's vector math, BLAS). The
+// driver turns it into commands (driver/build.h); CMake's kiln_add_graph reads the same facts
+// from cmake/kilnBackends.cmake, which `kiln backends --cmake` writes from the registry.
+#pragma once
+
+#include <string>
+
+namespace kiln {
+
+/// A backend's build recipe. The defaults are the cpp backend's.
+struct Toolchain {
+  std::string source_suffix = ".cpp";  ///< NAME.cpp (NAME.cu for a CUDA backend)
+  std::string language = "CXX";        ///< the CMake language that compiles the source
+  std::string compiler_env = "CXX";    ///< the environment variable naming the compiler
+  std::string default_compiler = "c++";
+  bool openmp = true;       ///< -fopenmp: the generated loops use OpenMP threads
+  bool vector_math = true;  ///< SLEEF's vector math, when kiln was built with libsleef
+  bool blas = true;         ///< OpenBLAS, linked into libraries whose code calls BLAS
+};
+
+}  // namespace kiln

@@ -1,0 +1,36 @@
+#include "ir/scalar_json.h"
+
+namespace kiln {
+
+using Json = nlohmann::json;
+
+Array parse_scalar(const Json& j, DType dt, const std::string& pointer) {
+  Array a = Array::empty(dt, {});
+  visit_dtype(dt, [&](auto t) {
+    using T = decltype(t);
+    *a.data<T>() = parse_json_element<T>(j, pointer);
+  });
+  return a;
+}
+
+Json element_to_json(const Array& a, const std::int64_t* index) {
+  Json out;
+  visit_dtype(a.dtype(), [&](auto t) {
+    using T = decltype(t);
+    T v = *static_cast<const T*>(a.element_ptr(index));
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(v)) out = "nan";
+      else if (std::isinf(v)) out = v > 0 ? "inf" : "-inf";
+      else out = static_cast<double>(v);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      out = v;
+    } else if constexpr (std::is_unsigned_v<T>) {
+      out = static_cast<std::uint64_t>(v);
+    } else {
+      out = static_cast<std::int64_t>(v);
+    }
+  });
+  return out;
+}
+
+}  // namespace kiln

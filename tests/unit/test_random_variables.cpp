@@ -1,0 +1,136 @@
+// RandomVariable ops (ops/random.h) beyond the NumPy/PyTensor fixtures
+// (tests/fixtures/cases/random_variables): loader refusals that name their place, type
+// inference, rewrites that keep every draw, and the missing gradient.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "eval/evaluator.h"
+#include "grad/grad.h"
+#include "ir/error.h"
+#include "ir/fgraph.h"
+#include "ops/constant.h"
+#include "ops/random.h"
+#include "ops/reduce.h"
+#include "rewrite/pipeline.h"
+#include "v2_test_util.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+using Json = nlohmann::json;
+
+namespace {
+
+const Json kRng = {{"kind", "rng"}, {"bit_generator", "PCG64"}};
+
+// rng, size (none), loc, scale -> NormalRV -> (next, draws), with `props` and `loc_type`.
+Json normal_graph(const Json& props, const Json& loc_type = tensor_type("float64", {nullptr})) {
+  return graph_json(2,
+                    {var("rng", kRng), var("size", {{"kind", "none"}}), var("loc", loc_type),
+                     var("scale", tensor_type("float64", Json::array())), var("next", kRng),
+                     var("x", tensor_type("float64", {nullptr}))},
+                    {node("NormalRV", {"rng", "size", "loc", "scale"}, {"next", "x"}, props)}, {"rng", "loc", "scale"},
+                    {"next", "x"});
+}
+
+// NumPy's PCG64(0) state in kiln's six words.
+Var seed0_rng() {
+  Array w = Array::empty(DType::UInt64, {kRngStateWords});
+  const std::uint64_t words[6] = {0x1aa1b5345996452dULL, 0x09585eb7a69561e3ULL, 0x418ddadb3af71a82ULL,
+                                  0x588133bc447873a9ULL, 0, 0};
+  std::copy(words, words + 6, w.data<std::uint64_t>());
+  return make_constant(w, "rng", TypeKind::Rng);
+}
+
+int count_ops(const FunctionGraph& fg, std::string_view name) {
+  int n = 0;
+  for (Apply* a : fg.toposort()) n += a->op().name() == name;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("random variables: a NormalRV node loads, and bad props are refused at their pointer") {
+  const Json props = {{"name", "normal"}, {"signature", "(),()->()"}, {"dtype", "float64"}};
+  CHECK_NOTHROW(load_graph_text(normal_graph(props).dump(), ""));
+  CHECK_NOTHROW(load_graph_text(normal_graph({{"name", "normal"}, {"inplace", true}}).dump(), ""));
+  struct Case {
+    Json props;
+    std::string where, words;
+  };
+  const std::vector<Case> cases = {
+      {{{"name", "normal"}, {"dtype", "int64"}}, "/nodes/0/props/dtype", "must be a float dtype"},
+      {{{"name", "uniform"}}, "/nodes/0/props/name", "not \"uniform\""},
+      {{{"signature", "(),(),()->()"}}, "/nodes/0/props/signature", "signature is \"(),()->()\""},
+      {{{"ndim_supp", 1}}, "/nodes/0/props/ndim_supp", "ndim_supp must be 0"},
+      {{{"mystery", 1}}, "/nodes/0/props/mystery", "unknown prop"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.props.dump());
+    Refusal r = refusal_of(normal_graph(c.props));
+    CHECK(r.where == c.where);
+    CHECK(r.message.find(c.words) != std::string::npos);
+  }
+}
+
+TEST_CASE("random variables: type inference refuses what NumPy cannot draw from") {
+  const Var rng = seed0_rng();
+  const Var x = make_input(TensorType(DType::Float64, {kUnknownLength}), "x");
+  const Var xi = make_input(TensorType(DType::Int64, {3}), "n");
+  auto refused = [](const std::function<void()>& f, const std::string& words) {
+    try {
+      f();
+    } catch (const UserError& e) {
+      CHECK_MESSAGE(std::string(e.what()).find(words) != std::string::npos, e.what());
+      return;
+    }
+    FAIL("accepted");
+  };
+  refused([&] { random_variable("NormalRV", rng, nullptr, {x}); }, "takes 4 inputs (rng, size, loc, scale)");
+  refused([&] { random_variable("NormalRV", x, nullptr, {x, x}); }, "is a tensor");
+  refused([&] { random_variable("BinomialRV", rng, nullptr, {x, x}); }, "must have an integer dtype");
+  refused([&] { random_variable("NormalRV", rng, make_input(TensorType(DType::Int64, {kUnknownLength})), {x, x}); },
+          "static length");
+  refused([&] { random_variable("NormalRV", rng, int64_vector_constant({}), {x, x}); }, "size length is incompatible");
+  refused([&] { random_variable("PoissonRV", rng, nullptr, {x}, DType::Float64); }, "must be an integer dtype");
+  // Static shapes: size decides; otherwise the parameters broadcast (length 1 stretches).
+  auto [next, draws] = random_variable("IntegersRV", rng, int64_vector_constant({2, 3}), {xi, xi}, DType::Int32);
+  CHECK(next->type() == rng_type());
+  CHECK(draws->type() == TensorType(DType::Int32, {2, 3}));
+  const Var col = make_input(TensorType(DType::Float64, {kUnknownLength, 1}));
+  CHECK(random_variable("NormalRV", rng, nullptr, {col, xi}).second->type().shape == Shape{kUnknownLength, 3});
+  CHECK_THROWS_AS(random_variable("MvNormalRV", rng, nullptr, {x}), NotImplementedError);
+}
+
+TEST_CASE("random variables: rewrites never merge, fold or drop draws") {
+  // Two draws from the same constant state and parameters, and a third chained on the first.
+  const Var rng = seed0_rng();
+  const Var loc = int64_vector_constant({0, 10, 20});
+  const Var scale = scalar_constant(DType::Float64, 2.0);
+  auto [next1, a] = random_variable("NormalRV", rng, nullptr, {loc, scale});
+  auto [next2, b] = random_variable("NormalRV", rng, nullptr, {loc, scale});
+  auto [next3, c] = random_variable("NormalRV", next1, nullptr, {loc, scale});
+  // The second chained draw's values are not asked for, only the state after it.
+  FunctionGraph fg({}, {a, b, c, next3});
+  const std::vector<Array> before = evaluate(fg, {});
+  run_pipeline(fg);
+  CHECK(count_ops(fg, "NormalRV") == 3);
+  const std::vector<Array> after = evaluate(fg, {});
+  for (std::size_t k = 0; k < before.size(); ++k) CHECK(values_of(before[k]) == values_of(after[k]));
+  // The same state gives the same draws; the chained one continues the stream.
+  CHECK(values_of(after[0]) == values_of(after[1]));
+  CHECK(values_of(after[0]) != values_of(after[2]));
+  // NumPy: Generator(PCG64(0)).normal([0, 10, 20], 2.0)
+  CHECK(values_of(after[0])[0] == 0.2514604421867866);
+}
+
+TEST_CASE("random variables: no gradient through a draw") {
+  const Var mu = make_input(TensorType(DType::Float64, {}), "mu");
+  auto [next, x] = random_variable("NormalRV", seed0_rng(), int64_vector_constant({4}), {mu, scalar_constant(DType::Float64, 1.0)});
+  try {
+    grad(sum(x), mu);
+    FAIL("a gradient through NormalRV");
+  } catch (const UserError& e) {
+    CHECK(std::string(e.what()).find("No gradient defined for random variables") != std::string::npos);
+  }
+}
