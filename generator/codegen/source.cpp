@@ -33,7 +33,7 @@ std::string node_label(const Apply& node, int index) {
 }
 
 // The lines that close the lazy branches `open` has and `next` lacks, then open those `next`
-// adds (`open` becomes `next`); false when there are none. Branch 0 of an IfElse runs when its
+// adds (`open` becomes `next`); empty when there are none. Branch 0 of an IfElse runs when its
 // condition is nonzero, branch 1 otherwise.
 TemplateData branch_transition(RegionPath& open, const RegionPath& next, const LoweredGraph& lg) {
   std::size_t common = 0;
@@ -47,8 +47,7 @@ TemplateData branch_transition(RegionPath& open, const RegionPath& next, const L
     code += "  if (" + (branch == 0 ? cond : "!(" + cond + ")") + ") {  // branch " + std::to_string(branch) + "\n";
   }
   open = next;
-  if (code.empty()) return TemplateData(false);
-  return TemplateData(code);
+  return TemplateData(code);  // (ahead of the step's first line)
 }
 
 // What a graph's functions put outside them: constants, and the kernels their steps launch.

@@ -13,7 +13,6 @@
 #include <nlohmann/json.hpp>
 
 #include "api/elementwise.h"
-#include "codegen/cpp/library.h"
 #include "codegen/shape_graph.h"
 #include "compiled.h"
 #include "eval/evaluator.h"
@@ -147,7 +146,7 @@ class Engines {
       named.emplace_back(&graphs_.at(s.name), s.name);
       named.emplace_back(&rewritten_.at(s.name), s.name + "_rw");
     }
-    CppLibrary src = generate_cpp_bundle(named, "ifelse_probe");
+    GeneratedLibrary src = emit_bundle(named, "ifelse_probe", test_compile_options());
     source_ = src.source;
     BuildResult built = build_library(src, test_build_options());
     library_ = std::make_unique<Library>(built.library_path);
