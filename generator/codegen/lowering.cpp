@@ -5,7 +5,6 @@
 
 #include "ir/branch_schedule.h"
 #include "ir/error.h"
-#include "ops/ifelse.h"
 
 namespace kiln {
 
@@ -33,7 +32,7 @@ std::vector<RowBlockGroup> groups_outside_branches(const std::vector<Apply*>& or
     }
     bool ok = true;
     for (std::size_t i = first; i <= last && ok; ++i)
-      ok = regions.at(order[i]).empty() && lazy_branches(*order[i]).empty();
+      ok = regions.at(order[i]).empty() && order[i]->op().lazy_branches().empty();
     if (ok) kept.push_back(std::move(g));
   }
   return kept;

@@ -4,7 +4,6 @@
 
 #include "ir/branch_schedule.h"
 #include "ir/error.h"
-#include "ops/ifelse.h"
 
 namespace kiln {
 
@@ -47,7 +46,7 @@ class Run {
         for (const auto& in : node->inputs()) args.push_back(value_of(in));
       } else {
         // The inputs outside every branch first; then the branch taken, then its values.
-        const auto branches = lazy_branches(*node);
+        const auto branches = node->op().lazy_branches();
         std::vector<bool> in_branch(static_cast<std::size_t>(node->num_inputs()), false);
         for (const auto& b : branches)
           for (int i : b) in_branch[static_cast<std::size_t>(i)] = true;
@@ -107,8 +106,8 @@ class Run {
 
   int select(const Apply& node, const std::vector<Array>& args) {
     return guarded(node, [&] {
-      const int b = select_branch(node, args);
-      KILN_INTERNAL_ASSERT(b >= 0 && b < static_cast<int>(lazy_branches(node).size()),
+      const int b = node.op().select_branch(args);
+      KILN_INTERNAL_ASSERT(b >= 0 && b < static_cast<int>(node.op().lazy_branches().size()),
                            node.label() + " selected no branch");
       return b;
     });

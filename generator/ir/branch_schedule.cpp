@@ -3,7 +3,6 @@
 #include <map>
 #include <unordered_set>
 
-#include "ops/ifelse.h"
 
 namespace kiln {
 
@@ -15,7 +14,7 @@ constexpr RegionKey kHere{nullptr, -1};
 
 // The branch of `node` whose inputs include input `index`, or -1.
 int branch_of_input(const Apply& node, int index) {
-  const auto branches = lazy_branches(node);
+  const auto branches = node.op().lazy_branches();
   for (std::size_t b = 0; b < branches.size(); ++b)
     for (int i : branches[b])
       if (i == index) return static_cast<int>(b);
@@ -62,7 +61,7 @@ BranchSchedule build_region(const FunctionGraph& fg, const std::vector<Apply*>& 
     if (owner.at(node) != kHere) continue;
     BranchSchedule::Step step;
     step.node = node;
-    const std::size_t n_branches = lazy_branches(*node).size();
+    const std::size_t n_branches = node->op().lazy_branches().size();
     for (std::size_t b = 0; b < n_branches; ++b) {
       auto m = members.find(RegionKey{node, static_cast<int>(b)});
       step.branches.push_back(m == members.end() ? BranchSchedule{} : build_region(fg, m->second));
@@ -100,14 +99,14 @@ std::vector<Apply*> BranchSchedule::flatten() const {
 
 bool has_lazy_nodes(const FunctionGraph& fg) {
   for (Apply* node : fg.toposort())
-    if (!lazy_branches(*node).empty()) return true;
+    if (!node->op().lazy_branches().empty()) return true;
   return false;
 }
 
 BranchSchedule branch_schedule(const FunctionGraph& fg) {
   const std::vector<Apply*> order = fg.toposort();
   bool lazy = false;
-  for (Apply* node : order) lazy = lazy || !lazy_branches(*node).empty();
+  for (Apply* node : order) lazy = lazy || !node->op().lazy_branches().empty();
   if (!lazy) {
     BranchSchedule s;
     for (Apply* node : order) s.steps.push_back({node, {}});

@@ -21,7 +21,7 @@ namespace kiln {
 struct BranchSchedule {
   struct Step {
     Apply* node = nullptr;
-    std::vector<BranchSchedule> branches;  ///< one per lazy_branches() entry (ops/ifelse.h); empty otherwise
+    std::vector<BranchSchedule> branches;  ///< one per Op::lazy_branches() entry; empty otherwise
   };
   std::vector<Step> steps;
 

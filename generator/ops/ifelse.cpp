@@ -30,17 +30,6 @@ IfElse::IfElse(int n_outs, bool as_view, std::string label)
 
 const IfElse* ifelse_op(const Apply* node) { return node ? dynamic_cast<const IfElse*>(&node->op()) : nullptr; }
 
-std::vector<std::vector<int>> lazy_branches(const Apply& node) {
-  const IfElse* op = ifelse_op(&node);
-  return op ? op->lazy_branches() : std::vector<std::vector<int>>{};
-}
-
-int select_branch(const Apply& node, const std::vector<Array>& inputs) {
-  const IfElse* op = ifelse_op(&node);
-  KILN_INTERNAL_ASSERT(op != nullptr, node.label() + " is not a lazy node");
-  return op->select_branch(inputs);
-}
-
 Json IfElse::props() const {
   Json p{{"as_view", as_view_}, {"n_outs", n_outs_}};
   if (!label_.empty()) p["name"] = label_;

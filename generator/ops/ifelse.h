@@ -30,9 +30,9 @@ class IfElse : public Op {
   /// PyTensor's form: "if{}", "if{name,inplace}".
   std::string str() const override;
   /// Branch 0 reads the then-values, branch 1 the else-values.
-  std::vector<std::vector<int>> lazy_branches() const;
+  std::vector<std::vector<int>> lazy_branches() const override;
   /// 0 (then) when the condition (inputs[0]) is nonzero, else 1.
-  int select_branch(const std::vector<Array>& inputs) const;
+  int select_branch(const std::vector<Array>& inputs) const override;
   std::vector<TensorType> infer_types(const VarList& inputs) const override;
   void perform(const Apply& node, const std::vector<Array>& inputs,
                std::vector<Array>& outputs) const override;
@@ -54,12 +54,6 @@ class IfElse : public Op {
 /// The IfElse node, when `node` is one (null otherwise, and for a null node).
 const IfElse* ifelse_op(const Apply* node);
 
-/// For a lazy node (an IfElse): for each branch, the input indices read only when that branch
-/// is taken. Empty for every other node, which reads all its inputs (ir/branch_schedule.h).
-std::vector<std::vector<int>> lazy_branches(const Apply& node);
-/// The branch a lazy node takes, from its inputs; only those outside every branch need to be
-/// defined (the others may be null arrays).
-int select_branch(const Apply& node, const std::vector<Array>& inputs);
 
 /// ifelse(cond, then, else): one IfElse over the pairs (then[i], else[i]); its outputs.
 VarList ifelse(const Var& cond, const VarList& then_vals, const VarList& else_vals, const std::string& label = "");
