@@ -5,11 +5,13 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "driver/build.h"
 #include "kiln/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"kiln: an ahead-of-time compiler for computational graphs"};
-  app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION_STRING);
+  app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION_STRING + "\nvector math: " +
+                                        kiln::vector_math_path(kiln::BuildOptions{}));
   app.require_subcommand(1);
   int exit_code = kiln::exit_code::kOk;
   kiln::cli::add_validate_command(app, exit_code);
