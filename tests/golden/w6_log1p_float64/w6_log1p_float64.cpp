@@ -15,6 +15,7 @@
 #include <new>
 #include <dlfcn.h>     // dlopen (pinning libgomp, below)
 #include <sys/mman.h>  // madvise (transparent huge pages for large buffers)
+#include <unistd.h>    // sysconf (the number of processors)
 #include <dlpack/dlpack.h>
 #include <algorithm>
 #include <atomic>
@@ -191,43 +192,51 @@ static inline const char* kiln_status_name(int32_t status) {
 #pragma GCC diagnostic ignored "-Wunknown-pragmas"
 #endif
 
-// Vectorised libm calls in generated code without -ffast-math (issue 7).
+// Vectorised libm calls in generated code without -ffast-math (issues 7 and 20).
 //
 // GCC vectorises a loop that calls a math function only when the function is declared with
 // a SIMD variant (`simd("notinbranch")`, OpenMP's `declare simd`); glibc declares its libmvec
 // variants only under -ffast-math. Here the functions below are redeclared with that attribute,
 // so the vectoriser calls their x86 vector-ABI variants (_ZGVbN2v_exp for SSE2, _ZGVcN4v_exp
-// AVX, _ZGVdN4v_exp AVX2, _ZGVeN8v_exp AVX-512, _ZGVdN8v_expf, ...). Those are defined right
-// here, hidden and weak, as jumps to SLEEF's functions for each instruction set in libsleef
-// (Sleef_expd4_u10avx2, ...): 1-ULP accuracy and C99 results for NaN, ±inf and ±0. They are
-// not taken from SLEEF's libsleefgnuabi, which exports the _ZGV names themselves: a program
-// that also loads glibc's libmvec (anything built with -ffast-math, or linked with -lm against
-// a library needing _ZGV symbols) would bind those names to libmvec's less accurate functions,
-// and the dynamic loader aborts on libsleefgnuabi's own references to them.
+// AVX, _ZGVdN4v_exp AVX2, _ZGVeN8v_exp AVX-512, _ZGVdN8v_expf, ...). Each variant comes from
+// one of two libraries, per function and precision:
+//  - glibc's libmvec (KILN_LIBMVEC: glibc >= 2.35 on x86-64): the functions -ffast-math uses,
+//    here without -ffast-math's other assumptions. The names are libmvec's own; nothing is defined.
+//  - SLEEF's libsleef (KILN_SLEEF): defined right here, hidden and weak, as jumps to SLEEF's
+//    function for each instruction set (Sleef_expd4_u10avx2, ...). They are not taken from
+//    libsleefgnuabi, which exports the _ZGV names itself and would clash with libmvec's.
+// Which one (the KILN_VM_* lines below name the default per precision):
+//  - default: libmvec, except where its error exceeds the bound of issue 20: at least as
+//    accurate as NumPy's own SIMD functions. On x86-64 with AVX2 NumPy 1.24 vectorises float32
+//    exp (2.3 ULP), log (2.8), sin and cos (1.5) and tanh (1.4) itself; libmvec's float32 exp
+//    (2.6), log (3.9), sin (2.1) and cos (2.0) are worse, so those four are SLEEF's 1-ULP ones.
+//    Everywhere else the bound is NumPy's SIMD functions on AVX-512 machines, SVML's 4 ULP;
+//    libmvec measures 1.0-3.6 ULP (tests/unit/test_vector_accuracy.cpp holds every function
+//    to its bound). libmvec's variants compute NaN, ±inf, ±0, subnormal and out-of-range lanes
+//    with glibc's scalar functions, so those results are C99's exactly (tested).
+//  - KILN_VM_1ULP (`kiln compile --math-1ulp`): SLEEF's 1-ULP functions everywhere, as
+//    before issue 20: at most 1.0 ULP on AVX2 and AVX-512 (erfc 1.5; the SSE/AVX variants of
+//    float erf/erfc 1.8, atan2 1.5 on subnormal results), about half libmvec's speed.
+//  - with only one of the two libraries, that one for everything (kiln --version says so).
+// Scalar calls (a loop's last elements, and all of a short vector's) are glibc's.
 //
 // Generated code keeps only the KILN_VM_1/KILN_VM_2 lines of the functions it calls (see
-// codegen/cpp/vector_math_select.cpp): each line defines eight wrappers, and compile time adds up.
+// codegen/cpp/vector_math_select.cpp): each line defines up to eight wrappers, and compile time
+// adds up.
 //
 // Placed outside the generated file's anonymous namespace: declarations inside one would not
-// attach the attribute to libm's functions. Active only when the build defines KILN_SLEEF
-// (kiln's driver does when kiln was built with SLEEF, and links -lsleef; kiln_add_graph does
-// the same), with GCC on x86-64 (the vector ABI names are x86's; clang ignores the attribute on
-// declarations) producing ELF (for hidden, weak and the alias below), and not under -ffast-math,
-// where glibc's own declarations and libmvec take over. Otherwise the calls are plain scalar libm
-// calls: slower, equally correct.
+// attach the attribute to libm's functions. Active only with GCC on x86-64 (the vector ABI names
+// are x86's; clang ignores the attribute on declarations) producing ELF (for hidden, weak and the
+// alias below), and not under -ffast-math, where glibc's own declarations and libmvec take over.
+// Otherwise the calls are plain scalar libm calls: slower, equally correct.
 //
-// Measured against long double libm over random and special inputs (SLEEF 3.5.1): at most 1.0
-// ULP on the AVX2 and AVX-512 variants; the SSE/AVX variants of float erf/erfc reach 1.8 ULP,
-// atan2 1.5 ULP on subnormal results. (glibc's libmvec, for comparison, is 1.5 to 4 ULP.)
-// Left out, as SLEEF is wrong or inexact on part of their domain: pow in double (inf for
-// results within a few ULP of the largest double; powf is fine), sinh and cosh (overflow early
-// near |x| = 709.78), asinh and acosh (wrong beyond 1.3e154), tgamma and lgamma (tens to
-// hundreds of ULP), fmod (wrong). SLEEF's log1p is wrong above 1e307: its wrappers below
-// scale such inputs first.
+// Left out, as SLEEF is wrong or inexact on part of their domain and libmvec's are not yet
+// measured here: pow in double, sinh and cosh, asinh and acosh, tgamma and lgamma, fmod.
+// SLEEF's log1p is wrong above 1e307: its wrappers below scale such inputs first.
 
 
-#if defined(KILN_SLEEF) && defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-    defined(__ELF__) && !defined(__FAST_MATH__)
+#if (defined(KILN_SLEEF) || defined(KILN_LIBMVEC)) && defined(__GNUC__) && !defined(__clang__) && \
+    defined(__x86_64__) && defined(__ELF__) && !defined(__FAST_MATH__)
 #define KILN_VECTOR_MATH 1
 // GCC vectors, passed in xmm/ymm/zmm registers like __m128d/__m256d/__m512d.
 typedef double kiln_vm_d2 __attribute__((vector_size(16)));
@@ -236,35 +245,60 @@ typedef double kiln_vm_d8 __attribute__((vector_size(64)));
 typedef float kiln_vm_f4 __attribute__((vector_size(16)));
 typedef float kiln_vm_f8 __attribute__((vector_size(32)));
 typedef float kiln_vm_f16 __attribute__((vector_size(64)));
-// One vector-ABI variant `name` forwarding to SLEEF's `sleef` (one or two operands of type V).
-#define KILN_VM_WRAP1(name, sleef, V, isa)                                                        \
-  extern "C" __attribute__((target(isa))) V sleef(V);                                             \
-  extern "C" __attribute__((weak, visibility("hidden"), target(isa))) V name(V a) { return sleef(a); }
-#define KILN_VM_WRAP2(name, sleef, V, isa)                                                        \
-  extern "C" __attribute__((target(isa))) V sleef(V, V);                                          \
-  extern "C" __attribute__((weak, visibility("hidden"), target(isa))) V name(V a, V b) { return sleef(a, b); }
-// fn(double) / fn##f(float) with SIMD variants, for each x86 ISA letter; u: SLEEF's accuracy
+// One vector-ABI variant `name` forwarding to `callee` (one or two operands of type V).
+#define KILN_VM_WRAP1(name, callee, V, isa)                                                       \
+  extern "C" __attribute__((target(isa))) V callee(V);                                            \
+  extern "C" __attribute__((weak, visibility("hidden"), target(isa))) V name(V a) { return callee(a); }
+#define KILN_VM_WRAP2(name, callee, V, isa)                                                       \
+  extern "C" __attribute__((target(isa))) V callee(V, V);                                         \
+  extern "C" __attribute__((weak, visibility("hidden"), target(isa))) V name(V a, V b) { return callee(a, b); }
+// fn(double) / fn##f(float) variants from SLEEF, for each x86 ISA letter; u: SLEEF's accuracy
 // suffix (u10: 1.0 ULP, u15: 1.5 ULP); wrap: the macro defining one variant.
-#define KILN_VM_DOUBLE(fn, u, wrap, v)                                                            \
+#define KILN_VM_DOUBLE_SLEEF(fn, u, wrap, v)                                                      \
   wrap(_ZGVbN2##v##_##fn, Sleef_##fn##d2_##u##sse2, kiln_vm_d2, "sse2")                           \
   wrap(_ZGVcN4##v##_##fn, Sleef_##fn##d4_##u##avx, kiln_vm_d4, "avx")                             \
   wrap(_ZGVdN4##v##_##fn, Sleef_##fn##d4_##u##avx2, kiln_vm_d4, "avx2,fma")                       \
   wrap(_ZGVeN8##v##_##fn, Sleef_##fn##d8_##u##avx512f, kiln_vm_d8, "avx512f")
 // name: the scalar function whose variants these are (fn##f, or kiln's own kiln_vm_log1pf).
-#define KILN_VM_FLOAT_AS(name, fn, u, wrap, v)                                                    \
+#define KILN_VM_FLOAT_SLEEF_AS(name, fn, u, wrap, v)                                              \
   wrap(_ZGVbN4##v##_##name, Sleef_##fn##f4_##u##sse2, kiln_vm_f4, "sse2")                         \
   wrap(_ZGVcN8##v##_##name, Sleef_##fn##f8_##u##avx, kiln_vm_f8, "avx")                           \
   wrap(_ZGVdN8##v##_##name, Sleef_##fn##f8_##u##avx2, kiln_vm_f8, "avx2,fma")                     \
   wrap(_ZGVeN16##v##_##name, Sleef_##fn##f16_##u##avx512f, kiln_vm_f16, "avx512f")
-#define KILN_VM_FLOAT(fn, u, wrap, v) KILN_VM_FLOAT_AS(fn##f, fn, u, wrap, v)
-#define KILN_VM_1(fn, u)                                                                          \
+#define KILN_VM_FLOAT_SLEEF(fn, u, wrap, v) KILN_VM_FLOAT_SLEEF_AS(fn##f, fn, u, wrap, v)
+// libmvec's fn##f variants under another scalar function's name (kiln_vm_log1pf).
+#define KILN_VM_FLOAT_MVEC_AS(name, fn, v)                                                        \
+  KILN_VM_WRAP1(_ZGVbN4##v##_##name, _ZGVbN4##v##_##fn##f, kiln_vm_f4, "sse2")                    \
+  KILN_VM_WRAP1(_ZGVcN8##v##_##name, _ZGVcN8##v##_##fn##f, kiln_vm_f8, "avx")                     \
+  KILN_VM_WRAP1(_ZGVdN8##v##_##name, _ZGVdN8##v##_##fn##f, kiln_vm_f8, "avx2,fma")                \
+  KILN_VM_WRAP1(_ZGVeN16##v##_##name, _ZGVeN16##v##_##fn##f, kiln_vm_f16, "avx512f")
+// KILN_VM_DOUBLE_<src> / KILN_VM_FLOAT_<src>: the variants of a function whose default source
+// is src (MVEC or SLEEF), as this build resolves it. libmvec's need no definition.
+#if defined(KILN_VM_1ULP) || !defined(KILN_LIBMVEC)
+#define KILN_VM_DOUBLE_MVEC KILN_VM_DOUBLE_SLEEF
+#define KILN_VM_FLOAT_MVEC KILN_VM_FLOAT_SLEEF
+#define KILN_VM_LOG1PF_MVEC(fn, u, v) KILN_VM_FLOAT_SLEEF_AS(kiln_vm_log1pf, fn, u, KILN_VM_LOG1P_F, v)
+#else
+#define KILN_VM_DOUBLE_MVEC(fn, u, wrap, v)
+#define KILN_VM_FLOAT_MVEC(fn, u, wrap, v)
+#define KILN_VM_LOG1PF_MVEC(fn, u, v) KILN_VM_FLOAT_MVEC_AS(kiln_vm_log1pf, fn, v)
+#endif
+#if !defined(KILN_SLEEF)
+#undef KILN_VM_DOUBLE_SLEEF
+#undef KILN_VM_FLOAT_SLEEF
+#define KILN_VM_DOUBLE_SLEEF(fn, u, wrap, v)
+#define KILN_VM_FLOAT_SLEEF(fn, u, wrap, v)
+#endif
+// fn (double) from dsrc, fn##f (float) from fsrc.
+#define KILN_VM_1(fn, u, dsrc, fsrc)                                                              \
   extern "C" __attribute__((simd("notinbranch"))) double fn(double) noexcept;                     \
   extern "C" __attribute__((simd("notinbranch"))) float fn##f(float) noexcept;                    \
-  KILN_VM_DOUBLE(fn, u, KILN_VM_WRAP1, v)                                                         \
-  KILN_VM_FLOAT(fn, u, KILN_VM_WRAP1, v)
+  KILN_VM_DOUBLE_##dsrc(fn, u, KILN_VM_WRAP1, v)                                                  \
+  KILN_VM_FLOAT_##fsrc(fn, u, KILN_VM_WRAP1, v)
 // log1p: SLEEF's returns inf above 1e307 (3.4e38 in float). Its vector variants here scale such
 // inputs by 2^-64 (2^-32) first, where log1p(x) = log(x) to working precision, and add the
 // logarithm of the scale back (at most 1.5 ULP); NaN, ±inf and ±0 pass through unchanged.
+// libmvec's log1p is right up to the largest double and needs no such care.
 // Scalar calls (a loop's last elements, and all of a short vector's) are glibc's log1p in double.
 // In float, generated code calls kiln_vm_log1pf instead of log1pf (see kiln_vm::log1p below): its
 // vector variants are the same, and its scalar body is log(1 + x) in double, where 1 + x is
@@ -272,7 +306,7 @@ typedef float kiln_vm_f16 __attribute__((vector_size(64)));
 // of the 2^32 floats (an exhaustive check against log1pl), where glibc's log1pf is off by up to
 // 0.84 ULP, and a quarter faster than that fdlibm port with a division (W6 in bench/). The scalar
 // body is bound to the name kiln_vm_log1pf by an assembler alias: defined in C++ under that
-// name, GCC would make its own SIMD clones of it, clashing with the SLEEF wrappers.
+// name, GCC would make its own SIMD clones of it, clashing with the wrappers.
 #define KILN_VM_WRAP_LOG1P(name, sleef, V, isa, big, scale, log_of_scale)                         \
   extern "C" __attribute__((target(isa))) V sleef(V);                                             \
   extern "C" __attribute__((weak, visibility("hidden"), target(isa))) V name(V x) {               \
@@ -284,38 +318,49 @@ typedef float kiln_vm_f16 __attribute__((vector_size(64)));
   KILN_VM_WRAP_LOG1P(name, sleef, V, isa, 1e300, 0x1p-64, 44.36141955583649980275)  /* 64·ln2 */
 #define KILN_VM_LOG1P_F(name, sleef, V, isa) \
   KILN_VM_WRAP_LOG1P(name, sleef, V, isa, 1e37f, 0x1p-32f, 22.18070977791824990137f)  /* 32·ln2 */
-#define KILN_VM_1_LOG1P(fn, u)                                                                    \
+#define KILN_VM_1_LOG1P(fn, u, dsrc, fsrc)                                                        \
   extern "C" __attribute__((simd("notinbranch"))) double fn(double) noexcept;                     \
   extern "C" __attribute__((simd("notinbranch"))) float fn##f(float) noexcept;                    \
-  KILN_VM_DOUBLE(fn, u, KILN_VM_LOG1P_D, v)                                                       \
-  KILN_VM_FLOAT(fn, u, KILN_VM_LOG1P_F, v)                                                        \
+  KILN_VM_DOUBLE_##dsrc(fn, u, KILN_VM_LOG1P_D, v)                                                \
+  KILN_VM_FLOAT_##fsrc(fn, u, KILN_VM_LOG1P_F, v)                                                 \
   extern "C" __attribute__((simd("notinbranch"), const)) float kiln_vm_log1pf(float) noexcept;    \
-  KILN_VM_FLOAT_AS(kiln_vm_log1pf, fn, u, KILN_VM_LOG1P_F, v)                                     \
+  KILN_VM_LOG1PF_##fsrc(fn, u, v)                                                                 \
   extern "C" __attribute__((weak, visibility("hidden"), used)) float kiln_vm_log1pf_scalar(float x) noexcept { \
     const double d = x;                                                                           \
     return __builtin_fabs(d) < 0x1p-29 ? float(d - 0.5 * d * d) : float(::log(1.0 + d));          \
   }                                                                                               \
   __asm__(".weak kiln_vm_log1pf\n\t.hidden kiln_vm_log1pf\n\t.set kiln_vm_log1pf, kiln_vm_log1pf_scalar");
-KILN_VM_1_LOG1P(log1p, u10)
-#define KILN_VM_2(fn, u)                                                                          \
+#if defined(KILN_SLEEF)
+#define KILN_VM_LOG1PF_SLEEF(fn, u, v) KILN_VM_FLOAT_SLEEF_AS(kiln_vm_log1pf, fn, u, KILN_VM_LOG1P_F, v)
+#else
+#define KILN_VM_LOG1PF_SLEEF(fn, u, v) KILN_VM_FLOAT_MVEC_AS(kiln_vm_log1pf, fn, v)
+#endif
+KILN_VM_1_LOG1P(log1p, u10, MVEC, MVEC)
+#define KILN_VM_2(fn, u, dsrc, fsrc)                                                              \
   extern "C" __attribute__((simd("notinbranch"))) double fn(double, double) noexcept;             \
   extern "C" __attribute__((simd("notinbranch"))) float fn##f(float, float) noexcept;             \
-  KILN_VM_DOUBLE(fn, u, KILN_VM_WRAP2, vv)                                                        \
-  KILN_VM_FLOAT(fn, u, KILN_VM_WRAP2, vv)
-#define KILN_VM_2_FLOAT_ONLY(fn, u)                                                               \
+  KILN_VM_DOUBLE_##dsrc(fn, u, KILN_VM_WRAP2, vv)                                                 \
+  KILN_VM_FLOAT_##fsrc(fn, u, KILN_VM_WRAP2, vv)
+#define KILN_VM_2_FLOAT_ONLY(fn, u, fsrc)                                                         \
   extern "C" __attribute__((simd("notinbranch"))) float fn##f(float, float) noexcept;             \
-  KILN_VM_FLOAT(fn, u, KILN_VM_WRAP2, vv)
+  KILN_VM_FLOAT_##fsrc(fn, u, KILN_VM_WRAP2, vv)
+// Two operands: SLEEF's only (libmvec's are not yet measured here).
 // Float only: SLEEF's pow(double) returns inf for results within a few ULP of the largest double.
 #undef KILN_VM_1
 #undef KILN_VM_1_LOG1P
 #undef KILN_VM_LOG1P_D
 #undef KILN_VM_LOG1P_F
+#undef KILN_VM_LOG1PF_MVEC
+#undef KILN_VM_LOG1PF_SLEEF
 #undef KILN_VM_WRAP_LOG1P
 #undef KILN_VM_2
 #undef KILN_VM_2_FLOAT_ONLY
-#undef KILN_VM_DOUBLE
-#undef KILN_VM_FLOAT
-#undef KILN_VM_FLOAT_AS
+#undef KILN_VM_DOUBLE_MVEC
+#undef KILN_VM_FLOAT_MVEC
+#undef KILN_VM_DOUBLE_SLEEF
+#undef KILN_VM_FLOAT_SLEEF
+#undef KILN_VM_FLOAT_SLEEF_AS
+#undef KILN_VM_FLOAT_MVEC_AS
 #undef KILN_VM_WRAP1
 #undef KILN_VM_WRAP2
 #else
@@ -563,19 +608,36 @@ inline T invert(T a) {
 // loop over them vectorises with the vector exp/log1p of generated code; both are accurate to
 // about an ulp over the whole range, NaN in -> NaN out, and never overflow.
 
+/// c ? a : b on the bits, without a branch. GCC 12 cannot if-convert a loop in which a branch
+/// sits beside calls of vector math functions: written as `?:`, the selects below left W4's
+/// training-step loop (sigmoid and softplus of the same z) scalar.
+template <typename T>
+inline T select_bits(bool c, T a, T b) {
+  using U = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+  if constexpr (sizeof(T) != sizeof(U) || !std::is_floating_point_v<T>) return c ? a : b;
+  U ua, ub;
+  __builtin_memcpy(&ua, &a, sizeof a);
+  __builtin_memcpy(&ub, &b, sizeof b);
+  const U mask = U(0) - U(c);
+  const U r = (ua & mask) | (ub & ~mask);
+  T out;
+  __builtin_memcpy(&out, &r, sizeof out);
+  return out;
+}
+
 /// 1 / (1 + exp(-x)), as e / (1 + e) with e = exp(x) for negative x.
 template <typename T>
 inline T sigmoid(T x) {
   const T e = std::exp(-std::fabs(x));
   const T r = T(1) / (T(1) + e);
-  return x >= T(0) ? r : e * r;
+  return select_bits(x >= T(0), T(1), e) * r;
 }
 
 /// log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): exact to rounding where PyTensor's
 /// piecewise form switches to exp(x) (x < -37) or to x (x > 33.3).
 template <typename T>
 inline T softplus(T x) {
-  return (x > T(0) ? x : T(0)) + std::log1p(std::exp(-std::fabs(x)));
+  return select_bits(x > T(0), x, T(0)) + std::log1p(std::exp(-std::fabs(x)));
 }
 
 /// log(1 - exp(x)) for x <= 0 (NaN above 0), accurate at both ends.
@@ -810,6 +872,13 @@ inline float gammaln(float x) {
 namespace kg {
 
 /// A typed view of a buffer: data points at element [0,...,0]; strides are in elements.
+///
+/// Sizes never overflow: every tensor a call works on was checked once, when it was bound
+/// (bind_input), allocated (alloc_workspace, alloc_output) or built into the library
+/// (constants), to obey NumPy's limit — the product of its nonzero lengths times its item size
+/// fits in int64_t — and, for inputs, to span no more than that many bytes with its strides.
+/// So size(), byte counts, C-contiguous strides and every element offset fit in int64_t, and
+/// the loops need no checks of their own. Views made from a tensor stay within it.
 template <typename T, int N>
 struct Tensor {
   T* data = nullptr;
@@ -863,6 +932,15 @@ struct Ctx {
   Slot* slots;
   const void* graph;  ///< identifies the graph that created the context
 };
+
+/// The thread count a context takes for a request: at least 1, and at most four per online
+/// processor (1024 at most). More only oversubscribes the machine, and asking libgomp for more
+/// threads than the system allows aborts the process.
+inline int32_t thread_count(int32_t requested) {
+  static const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const long most = cpus > 0 ? (cpus < 256 ? 4 * cpus : 1024) : 1;
+  return requested < 1 ? 1 : requested > most ? static_cast<int32_t>(most) : requested;
+}
 
 inline Ctx* ctx_of(kiln_context* c) { return reinterpret_cast<Ctx*>(c); }
 inline const Ctx* ctx_of(const kiln_context* c) { return reinterpret_cast<const Ctx*>(c); }
@@ -942,10 +1020,131 @@ inline const char* dtype_text(DLDataType t) {
   }
 }
 
-/// Binds a caller's DLTensor to a typed view, checking device, dtype, rank and static lengths.
+/// Writes a shape as Python prints a tuple: "(2, 3)", "(3,)", "()".
+inline void shape_text(char* buf, size_t size, const int64_t* shape, int n) {
+  size_t pos = 0;
+  auto append = [&](const char* text) {
+    for (; *text && pos + 1 < size; ++text) buf[pos++] = *text;
+    buf[pos] = '\0';
+  };
+  char num[32];
+  append("(");
+  for (int i = 0; i < n; ++i) {
+    if (i) append(", ");
+    std::snprintf(num, sizeof num, "%lld", static_cast<long long>(shape[i]));
+    append(num);
+  }
+  append(n == 1 ? ",)" : ")");
+}
+
+/// Calls f(offset) for every element of `shape` with per-tensor strides, in row-major order;
+/// offsets[k] is the element offset into tensor k. The workhorse of non-contiguous loops.
+template <int N, int K, typename F>
+inline void for_each_strided(const int64_t* shape, const int64_t (&strides)[K][N > 0 ? N : 1], F&& f) {
+  int64_t offsets[K] = {};
+  if (N == 0) {
+    f(offsets);
+    return;
+  }
+  for (int i = 0; i < N; ++i)
+    if (shape[i] == 0) return;
+  int64_t idx[N > 0 ? N : 1] = {};
+  while (true) {
+    f(offsets);
+    int d = N - 1;
+    for (; d >= 0; --d) {
+      ++idx[d];
+      for (int k = 0; k < K; ++k) offsets[k] += strides[k][d];
+      if (idx[d] < shape[d]) break;
+      for (int k = 0; k < K; ++k) offsets[k] -= strides[k][d] * shape[d];
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+/// The number of elements of a shape when it obeys NumPy's limit on arrays (the product of its
+/// nonzero lengths times `itemsize` fits in int64_t, so no size, byte count or contiguous
+/// stride of it overflows); -1 for a negative length or a shape over the limit.
+inline int64_t checked_size(const int64_t* shape, int n, size_t itemsize) {
+  int64_t bytes = static_cast<int64_t>(itemsize), elements = 1;  // (no division: this is on every call)
+  for (int i = 0; i < n; ++i) {
+    if (shape[i] < 0) return -1;
+    if (shape[i] == 0) elements = 0;
+    else if (__builtin_mul_overflow(bytes, shape[i], &bytes)) return -1;
+    elements *= shape[i];  // at most bytes: no overflow
+  }
+  return elements;
+}
+
+/// Fails with "<what> of shape (a, b) is too big: array is too big ..." (NumPy's words), or
+/// "... has a negative length"; <what> is `input "<input>"` for an input, else `what`.
+__attribute__((noinline, cold)) inline int32_t fail_too_big(Ctx* ctx, int32_t status, const char* input,
+                                                            const char* what, const int64_t* shape, int n,
+                                                            size_t itemsize) {
+  char text[256], who[320];
+  shape_text(text, sizeof text, shape, n);
+  if (input)
+    std::snprintf(who, sizeof who, "input \"%s\"", input);
+  else
+    std::snprintf(who, sizeof who, "%s", what);
+  for (int i = 0; i < n; ++i)
+    if (shape[i] < 0) return fail(ctx, status, "%s of shape %s has a negative length", who, text);
+  return fail(ctx, status, "%s of shape %s is too big: array is too big (%zu-byte elements, more than 2^63 - 1 bytes in all)",
+              who, text, itemsize);
+}
+
+/// Checks that a caller's non-empty tensor of `n` dimensions with strides spans a range of
+/// addresses that exists: every element offset, one past each dimension's end included, fits
+/// in int64_t bytes, and data + byte_offset + that range does not wrap. Sets `first` to
+/// element [0,...,0]. Returns false when it does not.
+__attribute__((noinline)) inline bool strided_range_ok(const DLTensor& t, int n, size_t itemsize, uintptr_t& first) {
+  uint64_t below = 0, above = 0;  // bytes before and after element [0,...,0]
+  for (int i = 0; i < n; ++i) {
+    if (t.shape[i] == 1) continue;  // a length-1 dimension's stride is never used
+    const int64_t s = t.strides[i];
+    // |s| * shape * itemsize, in unsigned arithmetic (|INT64_MIN| fits in uint64_t).
+    const uint64_t mag = s < 0 ? uint64_t{0} - static_cast<uint64_t>(s) : static_cast<uint64_t>(s);
+    uint64_t span;
+    if (__builtin_mul_overflow(mag, static_cast<uint64_t>(t.shape[i]), &span) ||
+        __builtin_mul_overflow(span, static_cast<uint64_t>(itemsize), &span))
+      return false;
+    if (__builtin_add_overflow(s < 0 ? below : above, span, s < 0 ? &below : &above)) return false;
+    if (below > static_cast<uint64_t>(INT64_MAX) || above > static_cast<uint64_t>(INT64_MAX)) return false;
+  }
+  const uintptr_t data = reinterpret_cast<uintptr_t>(t.data);
+  uintptr_t end;
+  return !__builtin_add_overflow(data, static_cast<uintptr_t>(t.byte_offset), &first) && first >= below &&
+         !__builtin_add_overflow(first, static_cast<uintptr_t>(above), &end);
+}
+
+/// A bool tensor's bytes are all 0 or 1 (any other byte is not a bool: reading one is
+/// undefined behaviour).
 template <typename T, int N>
-inline int32_t bind_input(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, DLDataType want,
-                          const int64_t* static_shape, const char* name) {
+__attribute__((noinline)) inline bool bool_bytes_ok(const Tensor<T, N>& t) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(t.data);
+  unsigned char bits = 0;
+  if (t.is_contiguous()) {
+    const int64_t n = t.size();
+    for (int64_t e = 0; e < n; ++e) bits |= p[e];
+  } else {
+    int64_t strides[1][N > 0 ? N : 1] = {};
+    for (int d = 0; d < N; ++d) strides[0][d] = t.strides[d];
+    for_each_strided<N, 1>(t.shape, strides, [&](const int64_t* off) { bits |= p[off[0]]; });
+  }
+  return (bits & 0xFE) == 0;
+}
+
+/// Binds a caller's DLTensor to a typed view, checking device, dtype, rank, static lengths,
+/// its size (NumPy's limit), the memory its strides span and its alignment; a bool input's
+/// bytes must be 0 or 1. This runs once per input per call (never in loops) and is on the path
+/// of every call, so the common case — C-contiguous strides, or none — costs a few
+/// instructions per dimension; everything else is out of line. The strides of length-1
+/// dimensions are never used (they become contiguous ones), and an empty tensor's are zeros.
+template <typename T, int N>
+__attribute__((always_inline)) inline int32_t bind_input(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out,
+                                                         DLDataType want, const int64_t* static_shape,
+                                                         const char* name) {
   if (t.device.device_type != kDLCPU && t.device.device_type != kDLCUDAHost)
     return fail(ctx, KILN_ERR_DEVICE, "input \"%s\" is not in CPU memory", name);
   if (t.dtype.code != want.code || t.dtype.bits != want.bits || t.dtype.lanes != 1)
@@ -955,21 +1154,45 @@ inline int32_t bind_input(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, DLData
     return fail(ctx, KILN_ERR_INPUT_RANK, "input \"%s\" must have %d dimension(s), got %d", name, N,
                 static_cast<int>(t.ndim));
   if (N > 0 && t.shape == nullptr) return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\" has no shape", name);
-  int64_t size = 1;
-  for (int i = 0; i < N; ++i) {
-    if (t.shape[i] < 0) return fail(ctx, KILN_ERR_INPUT_SHAPE, "input \"%s\" has a negative length", name);
-    if (static_shape[i] >= 0 && t.shape[i] != static_shape[i])
+  // One pass from the last dimension: lengths, NumPy's size limit, C-contiguous strides.
+  int64_t bytes = static_cast<int64_t>(sizeof(T));
+  uint64_t elements = 1;  // of the dimensions after i (unsigned: it may wrap when too big)
+  bool too_big = false, contiguous = true;
+  for (int i = N - 1; i >= 0; --i) {
+    const int64_t len = t.shape[i];
+    if (len < 0) return fail(ctx, KILN_ERR_INPUT_SHAPE, "input \"%s\" has a negative length", name);
+    if (static_shape[i] >= 0 && len != static_shape[i])
       return fail(ctx, KILN_ERR_INPUT_SHAPE, "input \"%s\" must have length %lld in dimension %d, got %lld",
-                  name, static_cast<long long>(static_shape[i]), i, static_cast<long long>(t.shape[i]));
-    out.shape[i] = t.shape[i];
-    size *= t.shape[i];
+                  name, static_cast<long long>(static_shape[i]), i, static_cast<long long>(len));
+    out.shape[i] = len;
+    out.strides[i] = static_cast<int64_t>(elements);
+    if (t.strides && len != 1 && t.strides[i] != static_cast<int64_t>(elements)) contiguous = false;
+    elements *= static_cast<uint64_t>(len);
+    if (len > 0) too_big |= __builtin_mul_overflow(bytes, len, &bytes);
   }
-  if (t.data == nullptr && size > 0) return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\" has no data", name);
-  out.data = reinterpret_cast<T*>(static_cast<char*>(t.data) + t.byte_offset);
-  if (t.strides) {
-    for (int i = 0; i < N; ++i) out.strides[i] = t.strides[i];
-  } else {
-    out.set_contiguous_strides();
+  if (too_big) return fail_too_big(ctx, KILN_ERR_INPUT_SHAPE, name, nullptr, out.shape, N, sizeof(T));
+  if (elements == 0) {  // never read: its address is only passed along, its strides are zeros
+    for (int i = 0; i < N; ++i) out.strides[i] = 0;
+    out.data = reinterpret_cast<T*>(reinterpret_cast<uintptr_t>(t.data) + static_cast<uintptr_t>(t.byte_offset));
+    return KILN_OK;
+  }
+  if (t.data == nullptr) return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\" has no data", name);
+  uintptr_t first, end;
+  const bool in_range =
+      contiguous ? !__builtin_add_overflow(reinterpret_cast<uintptr_t>(t.data), static_cast<uintptr_t>(t.byte_offset), &first) &&
+                       !__builtin_add_overflow(first, static_cast<uintptr_t>(bytes), &end)
+                 : strided_range_ok(t, N, sizeof(T), first);
+  if (!in_range)
+    return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\": its strides and byte_offset address memory beyond 2^63 bytes",
+                name);
+  if (first % alignof(T) != 0)
+    return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\" is not aligned to %zu bytes", name, alignof(T));
+  out.data = reinterpret_cast<T*>(first);
+  if (!contiguous)
+    for (int i = 0; i < N; ++i)
+      if (t.shape[i] != 1) out.strides[i] = t.strides[i];
+  if constexpr (std::is_same_v<std::remove_cv_t<T>, bool>) {
+    if (!bool_bytes_ok(out)) return fail(ctx, KILN_ERR_VALUE, "input \"%s\" is bool but holds a byte other than 0 or 1", name);
   }
   return KILN_OK;
 }
@@ -1000,7 +1223,9 @@ inline void* alloc_buffer(size_t bytes) {
 /// at least half its size so slowly growing inputs do not reallocate on every call.
 template <typename T, int N>
 inline int32_t alloc_workspace(Ctx* ctx, int slot, Tensor<T, N>& t) {
-  const size_t bytes = static_cast<size_t>(t.size()) * sizeof(T);
+  const int64_t size = checked_size(t.shape, N, sizeof(T));
+  if (size < 0) return fail_too_big(ctx, KILN_ERR_VALUE, nullptr, "an intermediate array", t.shape, N, sizeof(T));
+  const size_t bytes = static_cast<size_t>(size) * sizeof(T);
   Slot& s = ctx->slots[slot];
   if (s.capacity < bytes || s.data == nullptr) {
     std::free(s.data);
@@ -1030,30 +1255,51 @@ template <typename T, int N>
 inline int32_t alloc_output(Ctx* ctx, OutputSink& sink, int k, Tensor<T, N>& t, DLDataType dt) {
   if (sink.caller_provided) {
     DLTensor& d = sink.given[k];
+    if (d.device.device_type != kDLCPU && d.device.device_type != kDLCUDAHost)
+      return fail(ctx, KILN_ERR_DEVICE, "output %d is not in CPU memory", k);
     if (d.dtype.code != dt.code || d.dtype.bits != dt.bits || d.dtype.lanes != 1)
       return fail(ctx, KILN_ERR_OUTPUT, "output %d must be %s, got %s", k, dtype_text(dt), dtype_text(d.dtype));
     if (d.ndim != N) return fail(ctx, KILN_ERR_OUTPUT, "output %d must have %d dimension(s), got %d", k, N, static_cast<int>(d.ndim));
-    int64_t expect = 1;
-    const bool empty = t.size() == 0;  // any strides describe an empty tensor
+    if (N > 0 && d.shape == nullptr) return fail(ctx, KILN_ERR_OUTPUT, "output %d has no shape", k);
+    // One pass from the last dimension (this is on every call_into): the caller's lengths,
+    // NumPy's size limit, C-contiguous strides (any strides describe an empty tensor).
+    int64_t bytes = static_cast<int64_t>(sizeof(T));
+    uint64_t elements = 1;  // of the dimensions after i (unsigned: it may wrap when too big)
+    bool too_big = false, strided = false;
     for (int i = N - 1; i >= 0; --i) {
-      if (d.shape[i] != t.shape[i])
+      const int64_t len = t.shape[i];
+      if (d.shape[i] != len)
         return fail(ctx, KILN_ERR_OUTPUT, "output %d must have length %lld in dimension %d, got %lld", k,
-                    static_cast<long long>(t.shape[i]), i, static_cast<long long>(d.shape[i]));
-      if (d.strides && !empty && t.shape[i] != 1 && d.strides[i] != expect)
-        return fail(ctx, KILN_ERR_OUTPUT, "output %d must be C-contiguous", k);
-      expect *= t.shape[i];
+                    static_cast<long long>(len), i, static_cast<long long>(d.shape[i]));
+      if (d.strides && len != 1 && d.strides[i] != static_cast<int64_t>(elements)) strided = true;
+      t.strides[i] = static_cast<int64_t>(elements);
+      elements *= static_cast<uint64_t>(len);
+      if (len != 0) too_big |= len < 0 || __builtin_mul_overflow(bytes, len, &bytes);
     }
-    if (d.data == nullptr && t.size() > 0) return fail(ctx, KILN_ERR_OUTPUT, "output %d has no data", k);
-    t.data = reinterpret_cast<T*>(static_cast<char*>(d.data) + d.byte_offset);
-    t.set_contiguous_strides();
+    if (too_big) return fail_too_big(ctx, KILN_ERR_VALUE, nullptr, "an output array", t.shape, N, sizeof(T));
+    uintptr_t first = reinterpret_cast<uintptr_t>(d.data), end;
+    if (elements == 0) {
+      t.data = reinterpret_cast<T*>(first + static_cast<uintptr_t>(d.byte_offset));
+      t.set_contiguous_strides();
+      return KILN_OK;
+    }
+    if (strided) return fail(ctx, KILN_ERR_OUTPUT, "output %d must be C-contiguous", k);
+    if (d.data == nullptr) return fail(ctx, KILN_ERR_OUTPUT, "output %d has no data", k);
+    if (__builtin_add_overflow(first, static_cast<uintptr_t>(d.byte_offset), &first) ||
+        __builtin_add_overflow(first, static_cast<uintptr_t>(bytes), &end))
+      return fail(ctx, KILN_ERR_OUTPUT, "output %d: data + byte_offset + its size wraps around memory", k);
+    if (first % alignof(T) != 0) return fail(ctx, KILN_ERR_OUTPUT, "output %d is not aligned to %zu bytes", k, alignof(T));
+    t.data = reinterpret_cast<T*>(first);
     return KILN_OK;
   }
+  const int64_t size = checked_size(t.shape, N, sizeof(T));
+  if (size < 0) return fail_too_big(ctx, KILN_ERR_VALUE, nullptr, "an output array", t.shape, N, sizeof(T));
   static_assert(N <= 16, "rank above 16");
   // One plain malloc holds the header and a small output's data (64-byte aligned inside it:
   // malloc's small-size caches make this far cheaper than aligned_alloc); a large output gets
   // its own huge-page buffer. (Outputs are not recycled: the deleter may run on any thread,
   // after the context is gone. call_into is the path that allocates nothing.)
-  const size_t bytes = static_cast<size_t>(t.size()) * sizeof(T);
+  const size_t bytes = static_cast<size_t>(size) * sizeof(T);
   const bool inline_data = bytes < kHugePageThreshold;
   const size_t total = sizeof(OwnedOutput) + (inline_data ? 63 + bytes : 0);
   auto* o = static_cast<OwnedOutput*>(std::malloc(total));
@@ -1086,32 +1332,6 @@ inline int32_t alloc_output(Ctx* ctx, OutputSink& sink, int k, Tensor<T, N>& t, 
   t.data = static_cast<T*>(o->buffer);
   t.set_contiguous_strides();
   return KILN_OK;
-}
-
-/// Calls f(offset) for every element of `shape` with per-tensor strides, in row-major order;
-/// offsets[k] is the element offset into tensor k. The workhorse of non-contiguous loops.
-template <int N, int K, typename F>
-inline void for_each_strided(const int64_t* shape, const int64_t (&strides)[K][N > 0 ? N : 1], F&& f) {
-  int64_t offsets[K] = {};
-  if (N == 0) {
-    f(offsets);
-    return;
-  }
-  for (int i = 0; i < N; ++i)
-    if (shape[i] == 0) return;
-  int64_t idx[N > 0 ? N : 1] = {};
-  while (true) {
-    f(offsets);
-    int d = N - 1;
-    for (; d >= 0; --d) {
-      ++idx[d];
-      for (int k = 0; k < K; ++k) offsets[k] += strides[k][d];
-      if (idx[d] < shape[d]) break;
-      for (int k = 0; k < K; ++k) offsets[k] -= strides[k][d] * shape[d];
-      idx[d] = 0;
-    }
-    if (d < 0) return;
-  }
 }
 
 /// Copies src into dst (same shape; any strides).
@@ -1188,8 +1408,10 @@ inline int32_t resolve_slice(Ctx* ctx, int64_t length, bool has_start, int64_t s
   const int64_t b = bound(has_start, start, st < 0 ? length - 1 : 0);
   const int64_t e = bound(has_stop, stop, st < 0 ? -1 : length);
   r.start = b;
-  r.step = st;
-  r.count = st > 0 ? (e > b ? (e - b - 1) / st + 1 : 0) : (b > e ? (b - e - 1) / -st + 1 : 0);
+  // (b - e - 1 < INT64_MAX, so dividing by INT64_MAX for a step of INT64_MIN gives 0 too.)
+  r.count = st > 0 ? (e > b ? (e - b - 1) / st + 1 : 0) : (b > e ? (b - e - 1) / (st == INT64_MIN ? INT64_MAX : -st) + 1 : 0);
+  // With at most one element the step is never taken: 1 keeps stride * step from overflowing.
+  r.step = r.count > 1 ? st : 1;
   return KILN_OK;
 }
 
@@ -1208,23 +1430,6 @@ inline int32_t check_index(Ctx* ctx, T i, int64_t length, int axis, int64_t& j) 
     return fail(ctx, KILN_ERR_INDEX, "index %lld is out of bounds for axis %d with size %lld",
                 static_cast<long long>(v), axis, static_cast<long long>(length));
   return KILN_OK;
-}
-
-/// Writes a shape as Python prints a tuple: "(2, 3)", "(3,)", "()".
-inline void shape_text(char* buf, size_t size, const int64_t* shape, int n) {
-  size_t pos = 0;
-  auto append = [&](const char* text) {
-    for (; *text && pos + 1 < size; ++text) buf[pos++] = *text;
-    buf[pos] = '\0';
-  };
-  char num[32];
-  append("(");
-  for (int i = 0; i < n; ++i) {
-    if (i) append(", ");
-    std::snprintf(num, sizeof num, "%lld", static_cast<long long>(shape[i]));
-    append(num);
-  }
-  append(n == 1 ? ",)" : ")");
 }
 
 /// Strides that broadcast a tensor (rank k: shape, strides) to `to` (rank n >= k), NumPy's
@@ -2108,7 +2313,7 @@ KILN_EXPORT kiln_context* w6_log1p_float64_context_create(void) {
 }
 KILN_EXPORT void w6_log1p_float64_context_destroy(kiln_context* ctx) { kg::destroy_context(kg::ctx_of(ctx)); }
 KILN_EXPORT void w6_log1p_float64_context_set_num_threads(kiln_context* ctx, int32_t num_threads) {
-  if (ctx) kg::ctx_of(ctx)->num_threads = num_threads < 1 ? 1 : num_threads;
+  if (ctx) kg::ctx_of(ctx)->num_threads = kg::thread_count(num_threads);
 }
 KILN_EXPORT const char* w6_log1p_float64_context_last_error(const kiln_context* ctx) {
   return ctx ? kg::ctx_of(ctx)->error : "null context";
