@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """NumPy's own error on the functions kiln vectorises (issue 20's accuracy bound), measured as
 tests/unit/test_vector_accuracy.cpp measures kiln's: float32 on every STRIDE-th bit pattern of
-all 2^32 (default 97, the test's) against the float64 function, float64 on 2^18 log-uniform /
+all 2^32 (default 97; the test takes 257) against the float64 function, float64 on 2^18 log-uniform /
 uniform values of each function's range plus 2^16 random bit patterns against np.longdouble
 (x86-64: 64-bit mantissa). Errors in units of the last place of the exact value's binade.
 
