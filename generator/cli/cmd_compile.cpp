@@ -66,7 +66,9 @@ FunctionGraph load(const CompileArgs& args, const std::string& graph_text) {
 }
 
 void report(const CompileArgs& args, const Emitted& e) {
-  if (args.options.stats) print_stats(*e.stats_before, *e.stats_after, e.rewrites);
+  if (!args.options.stats) return;
+  print_stats(*e.stats_before, *e.stats_after, e.rewrites);
+  std::cout << "  vector math: " << vector_math_path(args.options.build) << "\n";
 }
 
 // Every choice of `kiln compile` that changes its output, besides the build options and the

@@ -9,7 +9,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"kiln: an ahead-of-time compiler for computational graphs"};
   app.set_version_flag("--version", std::function<std::string()>(kiln::cli::version_text),
-                       "Print kiln's version and the compiler, BLAS, SLEEF, C ABI and graph-format versions");
+                       "Print kiln's version and the compiler, BLAS, vector math, SLEEF, C ABI and graph-format versions");
   app.require_subcommand(1);
   int exit_code = kiln::exit_code::kOk;
   kiln::cli::add_validate_command(app, exit_code);

@@ -48,6 +48,7 @@ std::string version_text() {
       << "compiler: " << compiler_line() << "\n"
       << "BLAS: " << openblas_get_config() << "\n"
       << "SLEEF: " << sleef_line() << "\n"
+      << "vector math: " << vector_math_path(BuildOptions{}) << "\n"
       << "C ABI version: " << KILN_ABI_VERSION << "\n"
       << "graph format versions: 1, 2 (read); kiln writes the lowest that can say a graph";
   return out.str();

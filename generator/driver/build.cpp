@@ -96,6 +96,54 @@ std::string compiler_identity(const std::string& cxx, const fs::path& cache_root
   return memo.emplace(memo_key, r.output).first->second;
 }
 
+std::string unique_suffix();
+
+// The system headers every generated source of the cpp backend includes (its templates and
+// always-present prologue pieces), precompiled once per compiler and flags into the cache and
+// given to each compile with -include: parsing them is about a fifth of a cold compile (W7 in
+// bench/). The generated source keeps its own #includes (no-ops after these), so it still
+// compiles on its own; the object code is the same byte for byte.
+const char kPrecompiledHeader[] =
+    "// kiln: system headers of generated code, precompiled once per compiler and flags (driver/build.cpp)\n"
+    "#include <algorithm>\n#include <atomic>\n#include <cblas.h>\n#include <climits>\n#include <cmath>\n"
+    "#include <cstdarg>\n#include <cstdint>\n#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n"
+    "#include <dlfcn.h>\n#include <dlpack/dlpack.h>\n#include <initializer_list>\n#include <iterator>\n"
+    "#include <limits>\n#include <new>\n#include <numeric>\n#include <omp.h>\n#include <stdint.h>\n"
+    "#include <sys/mman.h>\n#include <type_traits>\n#include <unistd.h>\n";
+
+// The precompiled kPrecompiledHeader for a compile with `cxx` and `flags`: the path to give
+// -include (GCC then reads PATH.gch next to it), built into cache_root/pch/<key>/ when missing;
+// "" where there is none (not GCC, a ccache wrapper, or the header failed to build: the compile
+// then parses the headers itself).
+std::string precompiled_header(const std::string& cxx, const std::string& identity, const std::vector<std::string>& flags,
+                               const fs::path& cache_root) {
+  if (identity.find("Free Software Foundation") == std::string::npos || identity.find("clang") != std::string::npos ||
+      cxx.find("ccache") != std::string::npos)
+    return "";
+  Sha256 h;
+  h.update("kiln precompiled header v1\n").update(identity).update(cxx).update(kPrecompiledHeader);
+  for (const auto& f : flags) h.update("\n").update(f);
+  const fs::path dir = cache_root / "pch" / h.hex_digest();
+  const fs::path header = dir / "kiln_pch.hpp";
+  std::error_code ec;
+  if (fs::exists(dir / "kiln_pch.hpp.gch", ec)) return header.string();
+  // Built in a folder of its own and renamed into place: concurrent builders race harmlessly.
+  const fs::path work = cache_root / "tmp" / ("pch-" + unique_suffix());
+  fs::create_directories(work, ec);
+  if (ec) return "";
+  write_file(work / "kiln_pch.hpp", std::string(kPrecompiledHeader));
+  std::vector<std::string> cmd = {cxx};
+  cmd.insert(cmd.end(), flags.begin(), flags.end());
+  cmd.insert(cmd.end(), {"-x", "c++-header", (work / "kiln_pch.hpp").string(), "-o", (work / "kiln_pch.hpp.gch").string()});
+  const bool built = run_process(cmd).exit_code == 0;
+  if (built) {
+    fs::create_directories(dir.parent_path(), ec);
+    fs::rename(work, dir, ec);
+  }
+  fs::remove_all(work, ec);
+  return built && fs::exists(dir / "kiln_pch.hpp.gch", ec) ? header.string() : "";
+}
+
 std::string unique_suffix() {
   std::random_device rd;
   return std::to_string(getpid()) + "-" + std::to_string(rd()) + "-" +
@@ -212,10 +260,16 @@ std::vector<std::string> generated_code_flags(const BuildOptions& options, const
   if (toolchain.openmp) flags.push_back("-fopenmp");
   flags.insert(flags.end(), {"-fvisibility=hidden", "-fno-math-errno"});
   // Under -ffast-math glibc declares libmvec's variants itself; vector_math.hpp steps aside.
-  if (options.fast_math)
+  if (options.fast_math) {
     flags.push_back("-ffast-math");
-  else if (toolchain.vector_math && have_sleef_vector_math())
-    flags.push_back("-DKILN_SLEEF");
+  } else if (toolchain.vector_math && options.math_1ulp) {
+    if (!have_sleef_vector_math())
+      throw UserError("--math-1ulp needs SLEEF's libsleef (Debian: libsleef-dev), which was not found when kiln was built");
+    flags.insert(flags.end(), {"-DKILN_SLEEF", "-DKILN_VM_1ULP"});
+  } else if (toolchain.vector_math) {
+    if (have_libmvec_vector_math()) flags.push_back("-DKILN_LIBMVEC");
+    if (have_sleef_vector_math()) flags.push_back("-DKILN_SLEEF");
+  }
   // "none" (or empty) leaves the compiler's default target: the portable baseline.
   if (!options.march.empty() && options.march != "none") flags.push_back("-march=" + options.march);
 #if defined(__x86_64__)
@@ -235,6 +289,27 @@ bool have_sleef_vector_math() {
 #else
   return false;
 #endif
+}
+
+bool have_libmvec_vector_math() {
+#ifdef KILN_LIBMVEC
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string vector_math_path(const BuildOptions& options) {
+  if (options.fast_math) return "-ffast-math: glibc's libmvec, without IEEE semantics (--fast-math)";
+  const bool sleef = have_sleef_vector_math(), mvec = have_libmvec_vector_math();
+  if (options.math_1ulp)
+    return sleef ? "SLEEF 1-ULP everywhere (--math-1ulp)" : "--math-1ulp unavailable: kiln was built without libsleef";
+  if (mvec && sleef)
+    return "libmvec + SLEEF (libmvec; SLEEF 1-ULP for float32 exp/log/sin/cos, atan2, powf; --math-1ulp: SLEEF everywhere)";
+  if (mvec)
+    return "libmvec only (WARNING: no libsleef: float32 exp/log/sin/cos less accurate than NumPy's; no --math-1ulp)";
+  if (sleef) return "SLEEF 1-ULP only (WARNING: no libmvec: about half the default path's speed)";
+  return "scalar libm (WARNING: neither libmvec nor libsleef: math calls are not vectorised)";
 }
 
 // The folder of Debian's OpenMP build of OpenBLAS (package libopenblas0-openmp), or "" when
@@ -271,8 +346,16 @@ std::vector<std::string> generated_code_libraries(const GeneratedLibrary& lib, c
     if (dir.rfind("/usr/lib", 0) != 0 && dir.rfind("/lib", 0) != 0) link.push_back("-L" + dir);
     link.insert(link.end(), {"-Wl,--push-state,--as-needed", "-lsleef", "-Wl,--pop-state"});
   }
-#else
+#endif
+#ifdef KILN_LIBMVEC
+  // libmvec's _ZGV* functions, which vector_math.hpp declares (libm.so's linker script adds it
+  // as needed too; named here so that the dependency is explicit).
+  if (!options.fast_math && !options.math_1ulp && toolchain.vector_math)
+    link.insert(link.end(), {"-Wl,--push-state,--as-needed", "-lmvec", "-Wl,--pop-state"});
+#endif
+#if !defined(KILN_SLEEF_DIR) && !defined(KILN_LIBMVEC)
   (void)options;
+  (void)toolchain;
 #endif
   link.push_back("-lm");
   return link;
@@ -288,9 +371,16 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
   const std::vector<std::string> flags = generated_code_flags(base, toolchain);
   const std::vector<std::string> link = generated_code_libraries(lib, options);
 
+  // The precompiled system headers (cache builds of one -march only): part of the key, as the
+  // build depends on them (they are derived from the compiler, the flags and this text).
+  const std::string identity = compiler_identity(cxx, resolve_cache_dir(options));
+  // Not with data (NAME_data.S goes through the same command, and -include would reach it).
+  const bool use_pch = options.use_cache && options.march_variants.empty() && lib.backend == "cpp" && lib.blobs.empty();
+  const std::string pch = use_pch ? precompiled_header(cxx, identity, flags, resolve_cache_dir(options)) : "";
   BuildKey key;
   key.add("kiln version", "kiln " KILN_VERSION_STRING);
-  key.add("compiler", compiler_identity(cxx, resolve_cache_dir(options)) + "\n" + cxx);
+  key.add("compiler", identity + "\n" + cxx);
+  key.add("precompiled header", pch.empty() ? std::string() : std::string(kPrecompiledHeader));
   std::string flag_text;
   for (const auto& f : flags) flag_text += f + "\n";
   for (const auto& f : link) flag_text += "link " + f + "\n";
@@ -364,6 +454,7 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
 
   std::vector<std::string> cmd = {cxx};
   cmd.insert(cmd.end(), flags.begin(), flags.end());
+  if (!pch.empty()) cmd.insert(cmd.end(), {"-include", pch});
   cmd.insert(cmd.end(), {"-shared", "-I", work.string()});
   cmd.insert(cmd.end(), inputs.begin(), inputs.end());
   cmd.insert(cmd.end(), {"-o", (work / so_name).string()});
