@@ -131,7 +131,7 @@ int graph_format_version(const FunctionGraph& fg) {
     if (!v->type().is_tensor()) return 2;
   for (Apply* node : fg.toposort()) {
     const Op& op = node->op();
-    if (dynamic_cast<const OpFromGraph*>(&op) || op.name() == "IfElse") return 2;
+    if (dynamic_cast<const OpFromGraph*>(&op) || op.name() == "IfElse" || op.name() == "Scan") return 2;
     if (const auto* b = dynamic_cast<const Blockwise*>(&op); b && has_literal_dimension(b->signature())) return 2;
   }
   return 1;

@@ -56,6 +56,14 @@ class OpFromGraph : public Op {
 /// the inner outputs; `nodes`, if given, receives the new nodes in the inner toposort order.
 VarList apply_inner_graph(const FunctionGraph& inner, const VarList& inputs, std::vector<Apply*>* nodes = nullptr);
 
+/// An inner graph as written in a graph file's props (the graph writer's form). Ops holding
+/// inner graphs (OpFromGraph, Scan) write their props with it.
+Json inner_graph_json(const FunctionGraph& inner);
+
+/// The inner graph run on the reference evaluator (what OpFromGraph.perform and each step of
+/// Scan.perform do).
+std::vector<Array> evaluate_inner_graph(const FunctionGraph& inner, const std::vector<Array>& inputs);
+
 /// The op applied to inputs (the builder API); its outputs.
 VarList op_from_graph(std::string label, std::shared_ptr<const FunctionGraph> inner, const VarList& inputs);
 

@@ -20,6 +20,7 @@
 #include "ops/random.h"
 #include "ops/reduce.h"
 #include "ops/reshape.h"
+#include "ops/scan.h"
 #include "ops/shape.h"
 #include "ops/softmax.h"
 #include "ops/sort.h"
@@ -120,6 +121,8 @@ const std::vector<OpEntry>& op_table() {
       {"OpFromGraph", op_from_graph_from_props},
       // --- control flow (ops/ifelse; lazy: ir/branch_schedule.h)
       {"IfElse", ifelse_from_props},
+      // --- loops (ops/scan; the step function runs once per step)
+      {"Scan", scan_from_props},
       // --- linear algebra (ops/linalg/)
       {"Cholesky", cholesky_from_props},
       {"Solve", solve_from_props},

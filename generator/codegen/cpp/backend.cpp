@@ -105,7 +105,8 @@ std::shared_ptr<const Backend> make_cpp_backend() {
   b->name = "cpp";
   b->description = "C++17 for the CPU: OpenMP threads, SLEEF's vector math, CBLAS";
   b->ops = cpp_backend_table();
-  b->unsupported = {{"OpFromGraph", "inlined before code generation (rewrite/inline_op_from_graph.h), so it never reaches a backend"}};
+  b->unsupported = {{"OpFromGraph", "inlined before code generation (rewrite/inline_op_from_graph.h), so it never reaches a backend"},
+                    {"Scan", "compiled loops are not implemented yet (issue 18 item 3); the reference evaluator runs Scan"}};
   b->templates = "templates/cpp";
   b->prologue = {"runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp",
                  "templates/cpp/prologue/indexing.hpp", "templates/cpp/prologue/blas.hpp"};

@@ -1,0 +1,204 @@
+// Scan (graph format version 2, "Control flow"): loading ScanInfo and the step function, refusals
+// of malformed info / arities / tap types at their JSON pointer, saving and reloading, and the
+// reference evaluator's run-time checks (negative n_steps, short sequences, buffers too short for
+// their taps, a step that changes an output's shape). PyTensor's own results are the fixtures of
+// tests/fixtures/cases/scan (tests/fixtures/pytensor3/export_scan_cases.py).
+#include <doctest/doctest.h>
+
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include "eval/evaluator.h"
+#include "fixtures.h"
+#include "grad/grad.h"
+#include "io/graph_load.h"
+#include "io/graph_save.h"
+#include "ir/error.h"
+#include "ops/reduce.h"
+#include "ops/scan.h"
+#include "print/dprint.h"
+#include "rewrite/pipeline.h"
+#include "v2_test_util.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+using Json = nlohmann::json;
+
+namespace {
+
+const Json kScalar = tensor_type("float64", Json::array());
+const Json kVec = tensor_type("float64", {nullptr});
+const Json kInt = tensor_type("int64", Json::array());
+
+// The step of an AR(2)-like filter with a sequence: x_t = c * x_{t-2} + x_{t-1} + e_t.
+Json ar2_inner() {
+  return graph_json(0, {var("e", kScalar), var("xm2", kScalar), var("xm1", kScalar), var("c", kScalar),
+                        var("p", kScalar), var("q", kScalar), var("x", kScalar)},
+                    {node("mul", {"c", "xm2"}, {"p"}), node("add", {"p", "xm1"}, {"q"}), node("add", {"q", "e"}, {"x"})},
+                    {"e", "xm2", "xm1", "c"}, {"x"});
+}
+
+Json ar2_info() {
+  return {{"n_seqs", 1},     {"mit_mot_in_slices", Json::array()}, {"mit_mot_out_slices", Json::array()},
+          {"mit_sot_in_slices", {{-2, -1}}}, {"sit_sot_in_slices", Json::array()},
+          {"n_nit_sot", 0},  {"n_untraced_sit_sot", 0},             {"n_non_seqs", 1},
+          {"as_while", false}};
+}
+
+// out = Scan(n, eps, buf, c): the whole buffer (initial taps included).
+Json ar2_graph(const Json& info = ar2_info(), const Json& inner = ar2_inner(), const Json& extra_props = Json::object()) {
+  Json props = {{"info", info}, {"truncate_gradient", -1}, {"name", "ar2"}, {"mode", nullptr}, {"inner", inner}};
+  for (auto it = extra_props.begin(); it != extra_props.end(); ++it) props[it.key()] = it.value();
+  return graph_json(2, {var("n", kInt), var("eps", kVec), var("buf", kVec), var("c", kScalar), var("out", kVec)},
+                    {node("Scan", {"n", "eps", "buf", "c"}, {"out"}, props)}, {"n", "eps", "buf", "c"}, {"out"});
+}
+
+Array i64(std::int64_t v) {
+  Array a = Array::empty(DType::Int64, {});
+  *a.data<std::int64_t>() = v;
+  return a;
+}
+
+std::string failure_of(const FunctionGraph& fg, const std::vector<Array>& inputs) {
+  try {
+    evaluate(fg, inputs);
+  } catch (const RuntimeFailure& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("Scan: a mit-sot with taps [-2, -1] runs as PyTensor's perform, buffer included") {
+  FunctionGraph fg = load_graph_text(ar2_graph().dump(), "");
+  CHECK(graph_format_version(fg) == 2);
+  // Buffer of 2 + 4 rows: the taps, then the 4 steps.
+  auto out = evaluate(fg, {i64(4), f64_array({4}, {1, 2, 3, 4}), f64_array({6}, {0.5, 1, 0, 0, 0, 0}),
+                           f64_array({}, {2})});
+  std::vector<double> expect = {0.5, 1};
+  for (int t = 0; t < 4; ++t) expect.push_back(2 * expect[expect.size() - 2] + expect.back() + (t + 1));
+  CHECK(values_of(out[0]) == expect);
+  // A buffer of exactly the two taps is circular: it ends holding the last two values, oldest first.
+  auto small = evaluate(fg, {i64(4), f64_array({4}, {1, 2, 3, 4}), f64_array({2}, {0.5, 1}), f64_array({}, {2})});
+  CHECK(values_of(small[0]) == std::vector<double>{expect[4], expect[5]});
+  // No steps: the buffer as given.
+  auto none = evaluate(fg, {i64(0), f64_array({0}, {}), f64_array({2}, {0.5, 1}), f64_array({}, {2})});
+  CHECK(values_of(none[0]) == std::vector<double>{0.5, 1});
+}
+
+TEST_CASE("Scan: run-time failures name what is wrong instead of reading out of bounds") {
+  FunctionGraph fg = load_graph_text(ar2_graph().dump(), "");
+  const Array c = f64_array({}, {2});
+  CHECK(failure_of(fg, {i64(-1), f64_array({0}, {}), f64_array({2}, {0, 0}), c}).find("negative number of steps (-1)") !=
+        std::string::npos);
+  CHECK(failure_of(fg, {i64(3), f64_array({2}, {1, 2}), f64_array({5}, {0, 0, 0, 0, 0}), c})
+            .find("sequence 0 has shape (2,) but the scan runs 3 steps") != std::string::npos);
+  CHECK(failure_of(fg, {i64(2), f64_array({2}, {1, 2}), f64_array({1}, {0}), c})
+            .find("has 1 rows but must hold at least 2 (its oldest tap is -2)") != std::string::npos);
+}
+
+TEST_CASE("Scan: saving writes the info, the step function and the props; reloading gives the same op") {
+  Json g = ar2_graph();
+  g["nodes"][0]["props"]["info"].erase("n_untraced_sit_sot");
+  g["nodes"][0]["props"]["info"]["n_shared_outs"] = 0;  // PyTensor 2.x's name
+  FunctionGraph fg = load_graph_text(g.dump(), "");
+  std::string text = save_graph_text(fg);
+  CHECK(text.find("\"n_untraced_sit_sot\":0") != std::string::npos);
+  CHECK(text.find("\"mit_sot_in_slices\":[[-2,-1]]") != std::string::npos);
+  FunctionGraph again = load_graph_text(text, "");
+  CHECK(save_graph_text(again) == text);
+  CHECK(again.outputs()[0]->owner()->op().equals(fg.outputs()[0]->owner()->op()));
+  CHECK(fg.outputs()[0]->owner()->op().str() == "Scan{ar2, while_loop=False, inplace=none}");
+  CHECK(dprint(fg).find("Scan{ar2, while_loop=False, inplace=none}") != std::string::npos);
+}
+
+TEST_CASE("Scan: the gradient is refused naming Scan") {
+  FunctionGraph fg = load_graph_text(ar2_graph().dump(), "");
+  Var cost = sum(fg.outputs()[0]);
+  try {
+    grad(cost, {fg.inputs()[3]});
+    FAIL("grad through Scan did not fail");
+  } catch (const std::exception& e) {
+    CHECK(std::string(e.what()).find("the gradient of Scan (PyTensor's backward scan) is not implemented") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("Scan: malformed info, arities and step functions are refused at their place") {
+  struct Case {
+    std::string what;
+    Json graph;
+    std::string pointer;
+    std::string words;
+  };
+  auto with_info = [](const std::function<void(Json&)>& change) {
+    Json info = ar2_info();
+    change(info);
+    return ar2_graph(info);
+  };
+  Json inner_wrong_dtype = ar2_inner();
+  inner_wrong_dtype["variables"][1]["type"] = tensor_type("float32", Json::array());
+  Json short_inputs = ar2_graph();
+  short_inputs["nodes"][0]["inputs"] = Json::array({"n", "eps", "buf"});
+  Json matrix_buffer = ar2_graph();
+  matrix_buffer["variables"][2]["type"] = tensor_type("float64", {nullptr, nullptr});
+  Json float_steps = ar2_graph();
+  float_steps["variables"][0]["type"] = kScalar;
+  std::vector<Case> cases = {
+      {"info not an object", ar2_graph(Json::array()), "/nodes/0/props/info", "must be an object"},
+      {"missing field", with_info([](Json& i) { i.erase("n_seqs"); }), "/nodes/0/props/info", "needs the field \"n_seqs\""},
+      {"unknown field", with_info([](Json& i) { i["n_steps"] = 1; }), "/nodes/0/props/info/n_steps", "not a field"},
+      {"negative count", with_info([](Json& i) { i["n_nit_sot"] = -1; }), "/nodes/0/props/info/n_nit_sot", "count"},
+      {"taps not lists", with_info([](Json& i) { i["mit_sot_in_slices"] = {-2}; }),
+       "/nodes/0/props/info/mit_sot_in_slices/0", "list of integer taps"},
+      {"a non-negative mit-sot tap", with_info([](Json& i) { i["mit_sot_in_slices"] = {{-1, 0}}; }),
+       "/nodes/0/props/info/mit_sot_in_slices/0", "negative taps only"},
+      {"a repeated tap", with_info([](Json& i) { i["mit_sot_in_slices"] = {{-1, -1}}; }),
+       "/nodes/0/props/info/mit_sot_in_slices/0", "repeats a tap"},
+      {"no taps", with_info([](Json& i) { i["mit_sot_in_slices"] = {Json::array()}; }),
+       "/nodes/0/props/info/mit_sot_in_slices/0", "at least one tap"},
+      {"both untraced names", with_info([](Json& i) { i["n_shared_outs"] = 0; }),
+       "/nodes/0/props/info/n_shared_outs", "give one of them"},
+      {"mit-mot slices unpaired", with_info([](Json& i) { i["mit_mot_in_slices"] = {{-1}}; }),
+       "/nodes/0/props/info/mit_mot_out_slices", "one tap list per mit-mot"},
+      {"as_while not a bool", with_info([](Json& i) { i["as_while"] = 1; }), "/nodes/0/props/info/as_while",
+       "true or false"},
+      {"too few inner inputs", with_info([](Json& i) { i["mit_sot_in_slices"] = {{-3, -2, -1}}; }),
+       "/nodes/0/props/inner", "the inner graph has 4 input(s) but the info needs 5"},
+      {"a while loop without a condition", with_info([](Json& i) { i["as_while"] = true; }), "/nodes/0/props/inner",
+       "1 output(s) but the info needs 2"},
+      {"taps of one buffer with two dtypes", ar2_graph(ar2_info(), inner_wrong_dtype), "/nodes/0/props/inner",
+       "are taps of one buffer"},
+      {"unknown prop", ar2_graph(ar2_info(), ar2_inner(), {{"gpua", false}}), "/nodes/0/props/gpua", ""},
+      {"too few node inputs", short_inputs, "/nodes/0", "takes 4 inputs"},
+      {"a buffer of the wrong rank", matrix_buffer, "/nodes/0", "reads its taps as"},
+      {"float n_steps", float_steps, "/nodes/0", "n_steps (input 0) must be a 0-d integer"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    Refusal r = refusal_of(c.graph);
+    CHECK(r.where == c.pointer);
+    CHECK(r.message.find(c.words) != std::string::npos);
+  }
+}
+
+TEST_CASE("Scan: PyTensor's scans give PyTensor's results after kiln's rewrite pipeline too") {
+  // The rewrites treat Scan as opaque; its inputs (buffers built with AllocEmpty/SetSubtensor)
+  // and the Subtensors on its outputs are rewritten around it.
+  const auto cases = list_fixture_cases("scan/");
+  CHECK(cases.size() >= 15);
+  for (const auto& dir : cases) {
+    CAPTURE(dir);
+    FixtureCase c = load_fixture_case(dir);
+    FunctionGraph fg = c.graph.clone();
+    run_pipeline(fg);
+    std::vector<Array> out = evaluate(fg, c.inputs);
+    REQUIRE(out.size() == c.expected.size());
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      auto diff = compare_arrays(out[k], c.expected[k], c.rtol, c.atol);
+      CHECK_MESSAGE(!diff, "output " << k << ": " << diff.value_or(""));
+    }
+  }
+}
