@@ -19,6 +19,12 @@ int NodeEmitContext::scratch_slot() const {
   return it->second;
 }
 
+const std::string& NodeEmitContext::inner_function(std::size_t use) const {
+  auto it = lg_.inner_functions.find(&node_);
+  KILN_INTERNAL_ASSERT(it != lg_.inner_functions.end() && use < it->second.size(), "node has no inner function");
+  return it->second[use];
+}
+
 std::string NodeEmitContext::alloc(int i) const {
   const Variable* v = node_.output_ptr(i);
   const LoweredVar& lv = lg_.var(v);

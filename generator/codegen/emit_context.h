@@ -30,6 +30,9 @@ class NodeEmitContext {
   const Apply* fused_gather(int i) const;
   /// The context slot of the node's scratch memory (emitters with needs_scratch).
   int scratch_slot() const;
+  /// The name of the function emitted for the node's inner graph `use` (a Scan's step): called
+  /// as `fn(ctx, inputs, sink)` like the graph's own function (InnerGraphUse::function).
+  const std::string& inner_function(std::size_t use = 0) const;
   /// Code that gives output i its memory, once its shape has been set (empty for views):
   /// checks declared static lengths, then binds a workspace slot or the output's final memory.
   std::string alloc(int i) const;

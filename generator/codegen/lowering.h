@@ -55,6 +55,10 @@ struct LoweredGraph {
   /// Nodes that keep scratch memory across calls (work buffers of linear-algebra kernels):
   /// a slot of their own each, never shared.
   std::unordered_map<const Apply*, int> scratch_slots;
+  /// Nodes whose op calls inner graphs as functions of their own (InnerGraphUse::function, a
+  /// Scan's step): the names of those functions, in inner_graphs() order (codegen/source.cpp
+  /// emits them ahead of the function of this graph).
+  std::unordered_map<const Apply*, std::vector<std::string>> inner_functions;
   int first_slot = 0;
   int num_slots = 0;  ///< slots used: [first_slot, first_slot + num_slots)
 

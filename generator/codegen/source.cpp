@@ -180,6 +180,31 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
   return render_template(backend.templates + "/function.mustache", data);
 }
 
+// The functions the nodes of `lg` call for their inner graphs (InnerGraphUse::function: a Scan's
+// step), each lowered with slots from `next_slot` on and emitted — its own inner functions
+// first — into `functions`, named after `fn`. Their names go to lg.inner_functions.
+void emit_inner_functions(const Backend& backend, LoweredGraph& lg, const std::string& fn, int& next_slot,
+                          FileScope& scope, std::vector<std::string>& functions, bool& needs_blas) {
+  int count = 0;
+  for (Apply* node : lg.order) {
+    for (const InnerGraphUse& use : node->op().inner_graphs()) {
+      if (!use.function) continue;
+      const std::optional<FunctionGraph> inlined = inlined_copy(*use.function);
+      const FunctionGraph& inner = inlined ? *inlined : *use.function;
+      const std::string name = fn + "_" + c_identifier(use.role) + std::to_string(count++);
+      LoweredGraph inner_lg = lower_for_backend(backend, inner, next_slot, true);
+      next_slot += inner_lg.num_slots;
+      emit_inner_functions(backend, inner_lg, name, next_slot, scope, functions, needs_blas);
+      for (Apply* n : inner_lg.order) needs_blas = needs_blas || backend.emitter(n->op()).needs_blas;
+      functions.push_back(emit_function(backend, inner_lg, name,
+                                        "The " + comment_text(use.role) + " function of " +
+                                            comment_text(node->op().str(), 100) + ", called once per step.",
+                                        scope));
+      lg.inner_functions[node].push_back(name);
+    }
+  }
+}
+
 // Everything one graph contributes to a source file: its constants, kernels, functions,
 // metadata and extern "C" entry points (graph_impl.cpp.mustache).
 struct GraphCode {
@@ -207,12 +232,16 @@ GraphCode generate_graph_code(const Backend& backend, const FunctionGraph& graph
 
   FileScope scope;
   scope.constants.prefix = name;
+  GraphCode code;
+  int next_slot = main_lg.num_slots + shape_lg.num_slots;
+  std::vector<std::string> functions;
+  emit_inner_functions(backend, main_lg, "run_graph", next_slot, scope, functions, code.needs_blas);
+  emit_inner_functions(backend, shape_lg, "run_shapes", next_slot, scope, functions, code.needs_blas);
   std::string main_fn =
       emit_function(backend, main_lg, "run_graph", "The graph " + comment_text(fg.name()) + ".", scope);
   std::string shape_fn = emit_function(backend, shape_lg, "run_shapes",
                                        "The output shapes of the graph, computed from the inputs (the shape graph).",
                                        scope);
-  GraphCode code;
   for (const LoweredGraph* lg : {&main_lg, &shape_lg})
     for (Apply* node : lg->order) code.needs_blas = code.needs_blas || backend.emitter(node->op()).needs_blas;
 
@@ -225,7 +254,9 @@ GraphCode generate_graph_code(const Backend& backend, const FunctionGraph& graph
   src.set("kiln_version", KILN_VERSION_STRING);
   src.set("graph_name_comment", c_string_literal(comment_text(fg.name())));
   src.set("constants", string_list(scope.constants.arrays));
-  src.set("functions", string_list({main_fn, shape_fn}));
+  functions.push_back(main_fn);
+  functions.push_back(shape_fn);
+  src.set("functions", string_list(functions));
   TemplateData in_list{TemplateData::type::list}, out_list{TemplateData::type::list};
   src.set("input_shapes", tensor_infos(fg.inputs(), input_names, in_list));
   src.set("output_shapes", tensor_infos(fg.outputs(), output_names, out_list));
@@ -236,7 +267,7 @@ GraphCode generate_graph_code(const Backend& backend, const FunctionGraph& graph
   src.set("num_inputs", std::to_string(fg.inputs().size()));
   src.set("num_outputs", std::to_string(fg.outputs().size()));
   src.set("num_shape_outputs", std::to_string(shape_fg.outputs().size()));
-  src.set("num_slots", std::to_string(main_lg.num_slots + shape_lg.num_slots));
+  src.set("num_slots", std::to_string(next_slot));
   src.set("name_literal", c_string_literal(name));
   src.set("graph_name_literal", c_string_literal(fg.name()));
   code.impl = render_template(backend.templates + "/graph_impl.cpp.mustache", src);

@@ -15,6 +15,8 @@
 
 namespace kiln {
 
+class FunctionGraph;
+
 /// A graph an op holds. Implementations live beside their ops (ops/elemwise.h's
 /// CompositeInnerGraph).
 class InnerGraph {
@@ -38,6 +40,10 @@ struct InnerGraphUse {
   /// shape (Elemwise{Composite}; OpFromGraph): grad differentiates that expansion, and
   /// vectorize_graph batches it when the op has no batching rule of its own.
   bool is_body = false;
+  /// Set when the op calls the graph as a function of its own (Scan's step, once per step):
+  /// code generation emits it once as a separate function the node's code calls
+  /// (NodeEmitContext::inner_function).
+  std::shared_ptr<const FunctionGraph> function;
 };
 
 }  // namespace kiln

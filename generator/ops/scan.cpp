@@ -230,7 +230,7 @@ class ScanStep : public InnerGraph {
 }  // namespace
 
 std::vector<InnerGraphUse> Scan::inner_graphs() const {
-  return {InnerGraphUse{std::make_shared<ScanStep>(inner_), "step", false}};
+  return {InnerGraphUse{std::make_shared<ScanStep>(inner_), "step", false, inner_}};
 }
 
 std::vector<GradTerm> Scan::pullback(const Apply& node, const VarList&) const {

@@ -60,7 +60,8 @@ Array finish_buffer(Array buffer, std::int64_t pos, std::int64_t steps_done, std
     Array unused = rows(buffer, filled, store);
     Array zeros = Array::zeros(buffer.dtype(), unused.shape());
     zeros.copy_into(unused);
-    if (steps_done < n_steps) return rows(buffer, 0, store - (n_steps - steps_done)).copy();
+    // buffer[:-(n_steps - steps_done)], empty when that removes every row (Python's slicing).
+    if (steps_done < n_steps) return rows(buffer, 0, std::max<std::int64_t>(0, store - (n_steps - steps_done))).copy();
   }
   return buffer;
 }
@@ -92,7 +93,7 @@ void Scan::perform(const Apply& node, const std::vector<Array>& inputs, std::vec
   for (int s = 0; s < in.n_seqs; ++s) {
     const Array& seq = inputs[static_cast<std::size_t>(in.seqs_begin() + s)];
     if (seq.shape(0) < n_steps)
-      fail("sequence " + std::to_string(s) + " has shape " + shape_text(seq.shape()) + " but the scan runs " +
+      fail("sequence " + std::to_string(s) + " has " + std::to_string(seq.shape(0)) + " rows but the scan runs " +
            std::to_string(n_steps) + " steps");
   }
   // The buffers: copies of the tap buffers given (initial taps included), nit-sot buffers of the

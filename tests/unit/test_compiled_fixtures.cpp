@@ -92,11 +92,5 @@ void kiln::testing::check_fixtures_compiled(const CompileOptions& options,
 }
 
 TEST_CASE("NumPy fixtures: compiled C++ backend") {
-  // Scan has no compiled form yet (the cpp backend lists it as unsupported, issue 18 item 3): its
-  // cases (tests/fixtures/cases/scan) run through the reference evaluator only, until it has.
-  check_fixtures_compiled(test_compile_options(), [](const FixtureCase& c) {
-    for (const Apply* node : c.graph.toposort())
-      if (node->op().name() == "Scan") return false;
-    return true;
-  });
+  check_fixtures_compiled(test_compile_options(), [](const FixtureCase&) { return true; });
 }

@@ -94,7 +94,7 @@ TEST_CASE("Scan: run-time failures name what is wrong instead of reading out of 
   CHECK(failure_of(fg, {i64(-1), f64_array({0}, {}), f64_array({2}, {0, 0}), c}).find("negative number of steps (-1)") !=
         std::string::npos);
   CHECK(failure_of(fg, {i64(3), f64_array({2}, {1, 2}), f64_array({5}, {0, 0, 0, 0, 0}), c})
-            .find("sequence 0 has shape (2,) but the scan runs 3 steps") != std::string::npos);
+            .find("sequence 0 has 2 rows but the scan runs 3 steps") != std::string::npos);
   CHECK(failure_of(fg, {i64(2), f64_array({2}, {1, 2}), f64_array({1}, {0}), c})
             .find("has 1 rows but must hold at least 2 (its oldest tap is -2)") != std::string::npos);
 }

@@ -26,6 +26,7 @@ const std::vector<OpEmitter>& cpp_backend_table() {
       {"Shape", emit_shape, false},
       {"Shape_i", emit_shape_i, false},
       {"IfElse", emit_ifelse, false},
+      {"Scan", emit_scan, false, false, true},
       {"Subtensor", emit_subtensor, true},
       {"IncSubtensor", emit_inc_subtensor, false},
       {"AdvancedSubtensor1", emit_advanced_subtensor1, false},
@@ -105,8 +106,7 @@ std::shared_ptr<const Backend> make_cpp_backend() {
   b->name = "cpp";
   b->description = "C++17 for the CPU: OpenMP threads, SLEEF's vector math, CBLAS";
   b->ops = cpp_backend_table();
-  b->unsupported = {{"OpFromGraph", "inlined before code generation (rewrite/inline_op_from_graph.h), so it never reaches a backend"},
-                    {"Scan", "compiled loops are not implemented yet (issue 18 item 3); the reference evaluator runs Scan"}};
+  b->unsupported = {{"OpFromGraph", "inlined before code generation (rewrite/inline_op_from_graph.h), so it never reaches a backend"}};
   b->templates = "templates/cpp";
   b->prologue = {"runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp",
                  "templates/cpp/prologue/indexing.hpp", "templates/cpp/prologue/blas.hpp"};
@@ -120,6 +120,7 @@ std::shared_ptr<const Backend> make_cpp_backend() {
        {"runtime/include/kiln/runtime/lapack.hpp", "runtime/include/kiln/runtime/linalg_kernels.hpp",
         "templates/cpp/prologue/linalg.hpp"},
        nullptr, "", ""},
+      {"kg::scan::", {"templates/cpp/prologue/scan.hpp"}, nullptr, "", ""},
       // Random draws must round as NumPy's do: no contraction into fused multiply-adds (GCC
       // contracts by default where -march has FMA).
       {"kiln_random::", random_pieces, nullptr,

@@ -11,4 +11,8 @@ namespace kiln {
 /// ran before it, inside an `if` on the same condition (codegen/source.cpp opens them).
 std::string emit_ifelse(const NodeEmitContext& c);
 
+/// Scan: its step function (emitted by codegen/source.cpp) called once per step on rows of
+/// buffers planned once per call in the node's scratch slot (emit_scan.cpp).
+std::string emit_scan(const NodeEmitContext& c);
+
 }  // namespace kiln

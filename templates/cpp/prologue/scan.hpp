@@ -1,0 +1,103 @@
+// Scan's loops (generator/ops/scan.h, codegen/cpp/emit_scan.cpp): the pieces the generated code
+// of a Scan node calls. The node runs its step function (the inner graph, emitted as a function
+// of its own) once per step on rows of its buffers; the buffers live in one scratch area of the
+// context, planned once per call after the first step, so steps allocate nothing.
+namespace kg {
+namespace scan {
+
+/// Python's a % b, for b > 0.
+inline int64_t wrap(int64_t a, int64_t b) { return ((a % b) + b) % b; }
+
+/// Bytes rounded up to a multiple of 64 (each piece of the scratch area is 64-byte aligned).
+inline int64_t round64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
+
+/// Row i of a tensor with a leading dimension (a view).
+template <typename T, int N>
+inline Tensor<T, N - 1> row(const Tensor<T, N>& t, int64_t i) {
+  Tensor<T, N - 1> r;
+  r.data = t.data + i * t.strides[0];
+  for (int d = 1; d < N; ++d) {
+    r.shape[d - 1] = t.shape[d];
+    r.strides[d - 1] = t.strides[d];
+  }
+  return r;
+}
+
+/// A DLTensor describing `t`: its shape and strides are t's arrays, so t must outlive it.
+template <typename T, int N>
+inline DLTensor dl_of(Tensor<T, N>& t, DLDataType dt) {
+  DLTensor d{};
+  d.data = const_cast<void*>(static_cast<const void*>(t.data));
+  d.device = DLDevice{kDLCPU, 0};
+  d.ndim = N;
+  d.dtype = dt;
+  d.shape = t.shape;
+  d.strides = t.strides;
+  return d;
+}
+
+/// A typed view of a C-contiguous DLTensor of rank N (an output the step function allocated).
+template <typename T, int N>
+inline Tensor<T, N> view_of(const DLTensor& d) {
+  Tensor<T, N> t;
+  t.data = reinterpret_cast<T*>(static_cast<char*>(d.data) + d.byte_offset);
+  for (int i = 0; i < N; ++i) t.shape[i] = d.shape[i];
+  t.set_contiguous_strides();
+  return t;
+}
+
+/// Whether two tensors have the same shape.
+template <typename T, int N, int M>
+inline bool same_shape(const Tensor<T, N>& a, const Tensor<T, M>& b) {
+  if (N != M) return false;
+  for (int i = 0; i < N; ++i)
+    if (a.shape[i] != b.shape[i]) return false;
+  return true;
+}
+
+/// The bytes of a C-contiguous tensor of t's shape, rounded to 64; -1 when too big.
+template <typename T, int N>
+inline int64_t piece_bytes(const Tensor<T, N>& t) {
+  const int64_t size = checked_size(t.shape, N, sizeof(T));
+  if (size < 0 || size > (std::numeric_limits<int64_t>::max() - 63) / static_cast<int64_t>(sizeof(T))) return -1;
+  return round64(size * static_cast<int64_t>(sizeof(T)));
+}
+
+/// Adds a piece's bytes to a scratch total; false when the total overflows or a piece is too big.
+inline bool add_piece(int64_t& total, int64_t bytes) {
+  return bytes >= 0 && !__builtin_add_overflow(total, bytes, &total);
+}
+
+/// Points `t` (its shape set) at the next piece of the scratch area, C-contiguous.
+template <typename T, int N>
+inline void place(unsigned char*& cursor, Tensor<T, N>& t) {
+  t.data = reinterpret_cast<T*>(cursor);
+  t.set_contiguous_strides();
+  cursor += piece_bytes(t);
+}
+
+/// Frees the outputs a step function allocated (its first step runs in "call" mode).
+inline void release(DLManagedTensor** owned, int n) {
+  for (int k = 0; k < n; ++k)
+    if (owned[k]) {
+      owned[k]->deleter(owned[k]);
+      owned[k] = nullptr;
+    }
+}
+
+/// Scan.perform's end for one buffer: rows copied into the (C-contiguous) output, rotated to
+/// start at `pos` when the buffer wrapped around, rows past `filled` zero otherwise.
+template <typename T, int N>
+inline void finish(const Tensor<T, N>& buf, Tensor<T, N>& out, int64_t pos, bool rotate, int64_t filled) {
+  for (int64_t r = 0; r < out.shape[0]; ++r) {
+    Tensor<T, N - 1> dst = row(out, r);
+    if (!rotate && r >= filled) {  // `out` is C-contiguous: its rows are too
+      if (dst.size() > 0) std::memset(static_cast<void*>(dst.data), 0, static_cast<size_t>(dst.size()) * sizeof(T));
+      continue;
+    }
+    copy_tensor(row(buf, rotate ? (pos + r) % buf.shape[0] : r), dst);
+  }
+}
+
+}  // namespace scan
+}  // namespace kg
