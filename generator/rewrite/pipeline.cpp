@@ -9,6 +9,7 @@
 #include "rewrite/database.h"
 #include "rewrite/fusion.h"
 #include "rewrite/inline_op_from_graph.h"
+#include "rewrite/scan_inner.h"
 #include "rewrite/inplace.h"
 #include "rewrite/merge.h"
 
@@ -148,6 +149,12 @@ PipelineReport run_pipeline(FunctionGraph& fg, const PipelineOptions& options) {
     if (options.dump && std::find(options.dump_after.begin(), options.dump_after.end(), pass.name) != options.dump_after.end())
       options.dump(pass.name, fg);
   }
+  // Scan step functions: the same pipeline (selection, capabilities, checks), without dumps.
+  PipelineOptions inner = options;
+  inner.dump_after.clear();
+  inner.record_replacements = false;
+  RewriteStats stats = rewrite_scan_inner_graphs(fg, [&](FunctionGraph& g) { run_pipeline(g, inner); });
+  if (stats.total() > 0) report.passes.emplace_back("scan inner graphs", stats);
   return report;
 }
 

@@ -158,9 +158,47 @@ def _sort_extra() -> list[Case]:
     ]
 
 
+def _scan(fn, **kwargs):
+    """pytensor.scan's outputs (3.x returns them alone with return_updates=False; 2.x, and 3.x
+    without it, as (outputs, updates))."""
+    try:
+        return pytensor.scan(fn, return_updates=False, **kwargs)
+    except TypeError:
+        return pytensor.scan(fn, **kwargs)[0]
+
+
+def _scans() -> list[Case]:
+    """Scan's ScanInfo forms: a sequence with a sit-sot, a mit-sot with taps [-2, -1], a while
+    loop, nit-sots with non-sequences and a given n_steps."""
+    r = rng(25)
+    x, eps, x0, a = pt.dvector("x"), pt.dvector("eps"), pt.dvector("x0"), pt.dvector("a")
+    c = pt.dscalar("c")
+    X, W = pt.dmatrix("X"), pt.dmatrix("W")
+    n = pt.lscalar("n")
+
+    def loops():
+        csum = _scan(lambda e, acc: acc + e, sequences=[x], outputs_info=[pt.zeros((), dtype="float64")])
+        ar2 = _scan(lambda e, xm2, xm1, k: k[0] * xm2 + k[1] * xm1 + e, sequences=[eps],
+                    outputs_info=[dict(initial=x0, taps=[-2, -1])], non_sequences=[a])
+        from pytensor.scan.utils import until
+
+        def newton(z, c):
+            z_new = z - (z * z - c) / (2 * z)
+            return z_new, until(pt.abs(z_new - z) < 1e-12)
+
+        roots = _scan(newton, outputs_info=[pt.as_tensor_variable(np.float64(1.0))], non_sequences=[c], n_steps=40)
+        ys = _scan(lambda xt, W: pt.tanh(W @ xt), sequences=[X], non_sequences=[W], n_steps=n)
+        return [csum, ar2, ar2[-1], roots[-1], roots.shape[0], ys]
+
+    return [case("scan", lambda: ([x, eps, x0, a, c, X, W, n], loops(),
+                                  [r.normal(size=6), r.normal(size=9), np.array([0.5, -0.2]), np.array([-0.3, 0.6]),
+                                   np.float64(5.0), r.normal(size=(5, 3)), r.normal(size=(2, 3)), np.int64(4)]))]
+
+
 FAMILIES_V2 = {
     "linalg": _linalg_core,
     "linalg_batched_grad": _linalg_batched_and_grad,
     "advanced_indexing": _advanced_indexing,
     "sort_extra": _sort_extra,
+    "scan": _scans,
 }

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compiled.h"
 #include "eval/evaluator.h"
 #include "fixtures.h"
 #include "grad/grad.h"
@@ -200,5 +201,39 @@ TEST_CASE("Scan: PyTensor's scans give PyTensor's results after kiln's rewrite p
       auto diff = compare_arrays(out[k], c.expected[k], c.rtol, c.atol);
       CHECK_MESSAGE(!diff, "output " << k << ": " << diff.value_or(""));
     }
+  }
+}
+
+TEST_CASE("Scan: compiled, the loop agrees with the evaluator, fails where it fails, and never reads out of bounds") {
+  FunctionGraph fg = load_graph_text(ar2_graph().dump(), "");
+  BuildResult built = build_bundle({{&fg, "ar2"}}, "scan_ar2");
+  Library so(built.library_path);
+  const kiln_graph_info& info = so.graph("ar2");
+  const Array c = f64_array({}, {2});
+  // Buffers longer than, equal to and (circular) shorter than the taps plus the steps.
+  for (const Array& buf : {f64_array({6}, {0.5, 1, 0, 0, 0, 0}), f64_array({2}, {0.5, 1}), f64_array({3}, {0.5, 1, 7}),
+                           f64_array({9}, {0.5, 1, 0, 0, 0, 0, 0, 0, 0})}) {
+    const std::vector<Array> inputs = {i64(4), f64_array({4}, {1, 2, 3, 4}), buf, c};
+    for (bool into : {false, true}) {
+      CallResult r = call_compiled(info, inputs, into);
+      REQUIRE_MESSAGE(r.status == KILN_OK, r.error);
+      CHECK(values_of(r.outputs[0]) == values_of(evaluate(fg, inputs)[0]));
+    }
+  }
+  struct Bad {
+    std::vector<Array> inputs;
+    std::string words;
+  };
+  const std::vector<Bad> bad = {
+      {{i64(-1), f64_array({0}, {}), f64_array({2}, {0, 0}), c}, "negative number of steps (-1)"},
+      {{i64(3), f64_array({2}, {1, 2}), f64_array({5}, {0, 0, 0, 0, 0}), c}, "sequence 0 has 2 rows but the scan runs 3 steps"},
+      {{i64(2), f64_array({2}, {1, 2}), f64_array({1}, {0}), c}, "has 1 rows but must hold at least 2 (its oldest tap is -2)"},
+  };
+  for (const Bad& b : bad) {
+    CAPTURE(b.words);
+    CHECK(failure_of(fg, b.inputs).find(b.words) != std::string::npos);
+    CallResult r = call_compiled(info, b.inputs);
+    CHECK(r.status == KILN_ERR_VALUE);
+    CHECK(r.error.find(b.words) != std::string::npos);
   }
 }

@@ -277,3 +277,9 @@ def scalar_apply_entry() -> Entry:
 
 def opfromgraph_entry() -> Entry:
     return Func(_opfromgraph)
+
+
+def scan_entry() -> Entry:
+    from .walk import write_scan
+
+    return Func(lambda w, node: write_scan(w, node))

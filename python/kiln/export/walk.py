@@ -2,7 +2,7 @@
 cannot express are recorded and the walk goes on, so one error lists them all."""
 from __future__ import annotations
 
-from .ops import KILN_LACKS, lookup, opfromgraph_entry, scalar_apply_entry
+from .ops import KILN_LACKS, lookup, opfromgraph_entry, scalar_apply_entry, scan_entry
 from .random import RANDOM_VARIABLE, is_random_variable
 from .writer import Unsupported, Writer
 
@@ -22,7 +22,9 @@ def _entry_for(op):
         return RANDOM_VARIABLE, None
     cls = type(op).__name__
     module = type(op).__module__
-    if cls in ("Scan", "IfElse", "ScalarLoop"):
+    if cls == "Scan":
+        return scan_entry(), None
+    if cls in ("IfElse", "ScalarLoop"):
         return None, "control flow (graph format v2) is not implemented in kiln yet"
     return None, f"no kiln equivalent ({module}.{cls} is not in the graph format)"
 
@@ -84,3 +86,31 @@ def write_inner_graph(w: Writer, node) -> None:
     w.require_v2(f"an OpFromGraph node ({type(node.op).__name__}) written with its inner graph")
     name = getattr(node.op, "name", None) or type(node.op).__name__
     w.emit(node, "OpFromGraph", {"name": str(name), "inner": inner})
+
+
+SCAN_INFO_FIELDS = ("n_seqs", "mit_mot_in_slices", "mit_mot_out_slices", "mit_sot_in_slices", "sit_sot_in_slices",
+                    "n_nit_sot", "n_non_seqs", "as_while")
+
+
+def write_scan(w: Writer, node) -> None:
+    """A Scan written as one node with its step function in props.inner (graph format v2), its
+    ScanInfo in props.info (2.x's n_shared_outs written as it is called there)."""
+    op = node.op
+    info = op.info
+    sub = w.child()
+    in_ids = [sub.declare(v, prefix="i") for v in op.inner_inputs]
+    from .compat import io_toposort
+
+    write_nodes(sub, io_toposort(op.inner_inputs, op.inner_outputs))
+    out_ids = [sub.var_id(v) for v in op.inner_outputs]
+    inner = {"variables": sub.variables, "nodes": sub.nodes, "inputs": in_ids, "outputs": out_ids}
+    fields = {}
+    for f in SCAN_INFO_FIELDS:
+        v = getattr(info, f)
+        fields[f] = [[int(t) for t in taps] for taps in v] if isinstance(v, tuple) else (bool(v) if f == "as_while" else int(v))
+    untraced = "n_untraced_sit_sot" if hasattr(type(info), "__dataclass_fields__") and \
+        "n_untraced_sit_sot" in type(info).__dataclass_fields__ else "n_shared_outs"
+    fields[untraced] = int(getattr(info, untraced))
+    w.require_v2("a Scan node written with its step function")
+    w.emit(node, "Scan", {"info": fields, "truncate_gradient": int(op.truncate_gradient),
+                          "name": str(op.name or "scan_fn"), "inner": inner})
