@@ -11,6 +11,7 @@
 #include "ops/blockwise.h"
 #include "ops/join.h"
 #include "ops/op_from_graph.h"
+#include "ops/scan.h"
 
 namespace kiln {
 
@@ -91,9 +92,12 @@ OJson node_json(const Apply& node, IdTable& ids, int version, std::vector<OJson>
     ins.insert(node.op().name() == "Join" ? ins.begin() : ins.begin() + 1, id);
   }
   if (!props.empty()) {
-    OJson p = ordered(props);
-    // An inner graph in the file's key order (the op's props() sort keys alphabetically).
+    // An OpFromGraph's or a Scan's inner graph is not in its props(): written here, first.
+    OJson p = OJson::object();
     if (const auto* ofg = dynamic_cast<const OpFromGraph*>(&node.op())) p["inner"] = graph_object_json(ofg->inner_graph());
+    if (const Scan* scan = scan_op(&node)) p["inner"] = graph_object_json(scan->inner_graph());
+    const OJson rest = ordered(props);
+    for (auto it = rest.begin(); it != rest.end(); ++it) p[it.key()] = it.value();
     j["props"] = p;
   }
   for (int i = 0; i < node.num_outputs(); ++i) outs.push_back(ids[node.output_ptr(i)]);

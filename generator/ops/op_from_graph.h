@@ -32,8 +32,10 @@ class OpFromGraph : public Op {
   const std::shared_ptr<const FunctionGraph>& inner_graph_ptr() const { return inner_; }
 
   std::string_view name() const override { return "OpFromGraph"; }
-  /// {"name": label, "inner": the inner graph as in a file}.
+  /// {"name": label}; the graph writer adds "inner" (io/graph_save.cpp), and equality
+  /// compares the inner graph through structure_key().
   Json props() const override;
+  std::string structure_key() const override;
   /// PyTensor's form: "<name>{inline=False}".
   std::string str() const override;
   /// Any kind: infer_types checks each input against the inner graph's.
@@ -55,14 +57,6 @@ class OpFromGraph : public Op {
 /// rebuilt on them with make_node, its constants shared. Returns the variables standing for
 /// the inner outputs; `nodes`, if given, receives the new nodes in the inner toposort order.
 VarList apply_inner_graph(const FunctionGraph& inner, const VarList& inputs, std::vector<Apply*>* nodes = nullptr);
-
-/// An inner graph as written in a graph file's props (the graph writer's form). Ops holding
-/// inner graphs (OpFromGraph, Scan) write their props with it.
-Json inner_graph_json(const FunctionGraph& inner);
-
-/// The inner graph run on the reference evaluator (what OpFromGraph.perform and each step of
-/// Scan.perform do).
-std::vector<Array> evaluate_inner_graph(const FunctionGraph& inner, const std::vector<Array>& inputs);
 
 /// The op applied to inputs (the builder API); its outputs.
 VarList op_from_graph(std::string label, std::shared_ptr<const FunctionGraph> inner, const VarList& inputs);

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "ir/error.h"
-#include "ops/op_from_graph.h"
+#include "ir/graph_key.h"
 
 namespace kiln {
 
@@ -142,9 +142,10 @@ const Scan* scan_op(const Apply* node) { return node ? dynamic_cast<const Scan*>
 Json Scan::props() const {
   return Json{{"info", info_.to_json()},
               {"truncate_gradient", truncate_gradient_},
-              {"name", label_},
-              {"inner", inner_graph_json(*inner_)}};
+              {"name", label_}};
 }
+
+std::string Scan::structure_key() const { return structural_key(*inner_); }
 
 std::string Scan::str() const {
   return "Scan{" + label_ + ", while_loop=" + (info_.as_while ? "True" : "False") + ", inplace=none}";

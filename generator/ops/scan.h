@@ -91,8 +91,10 @@ class Scan : public Op {
   const std::string& label() const { return label_; }
 
   std::string_view name() const override { return "Scan"; }
-  /// {"info", "truncate_gradient", "name", "inner"}.
+  /// {"info", "truncate_gradient", "name"}; the graph writer adds "inner" (io/graph_save.cpp),
+  /// and equality compares the step function through structure_key().
   Json props() const override;
+  std::string structure_key() const override;
   /// PyTensor's form: "Scan{name, while_loop=False, inplace=none}".
   std::string str() const override;
   /// Untraced states and non-sequences may be of any kind (an rng); the rest are tensors.

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "ir/error.h"
-#include "ops/op_from_graph.h"
+#include "ir/graph_runner.h"
 #include "ops/scan.h"
 
 namespace kiln {
@@ -142,7 +142,7 @@ void Scan::perform(const Apply& node, const std::vector<Array>& inputs, std::vec
 
     std::vector<Array> results;
     try {
-      results = evaluate_inner_graph(*inner_, step_inputs);
+      results = run_graph(*inner_, step_inputs);
     } catch (const RuntimeFailure& e) {
       throw RuntimeFailure("Scan: step " + std::to_string(i) + ": " + e.what());
     }

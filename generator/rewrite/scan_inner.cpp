@@ -1,6 +1,6 @@
 #include "rewrite/scan_inner.h"
 
-#include "ops/op_from_graph.h"
+#include "ir/graph_key.h"
 #include "ops/scan.h"
 
 namespace kiln {
@@ -12,7 +12,7 @@ RewriteStats rewrite_scan_inner_graphs(FunctionGraph& fg, const std::function<vo
     if (!scan) continue;
     FunctionGraph inner = scan->inner_graph().clone();
     rewrite(inner);
-    if (inner_graph_json(inner) == inner_graph_json(scan->inner_graph())) continue;
+    if (structural_key(inner) == structural_key(scan->inner_graph())) continue;
     auto op = std::make_shared<Scan>(scan->info(), std::make_shared<const FunctionGraph>(std::move(inner)),
                                      scan->truncate_gradient(), scan->label());
     ApplyPtr replacement = make_node(op, node->inputs());
