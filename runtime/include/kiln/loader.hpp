@@ -38,6 +38,10 @@ class Library {
   Library& operator=(const Library&) = delete;
   Library(Library&& o) noexcept : handle_(o.handle_), path_(std::move(o.path_)) { o.handle_ = nullptr; }
 
+  /// The address of an exported symbol, or null (a device backend's extra entry points, such
+  /// as NAME_opencl_queue).
+  void* symbol(const std::string& name) const { return ::dlsym(handle_, name.c_str()); }
+
   /// The graph with symbol prefix `name` (its NAME_info entry point).
   const kiln_graph_info& graph(const std::string& name) const {
     using InfoFn = const kiln_graph_info* (*)();
