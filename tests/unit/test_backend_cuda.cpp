@@ -15,6 +15,7 @@
 #include "compiled.h"
 #include "driver/process.h"
 #include "fixtures.h"
+#include "ir/error.h"
 
 using namespace kiln;
 using namespace kiln::testing;
@@ -31,8 +32,10 @@ std::string find_nvcc() {
   return r.exit_code == 0 ? "nvcc" : "";
 }
 
-// The fixture cases whose every op the GPU backends implement.
+// The fixture cases the cuda backend generates: every op implemented, every scalar op spelled.
 std::vector<FixtureCase> gpu_cases() {
+  CompileOptions o = test_compile_options();
+  o.backend = "cuda";
   static const std::vector<std::string> ops = gpu_backend_ops();
   const char* filter = std::getenv("KILN_FIXTURE_FILTER");
   std::vector<FixtureCase> out;
@@ -41,6 +44,11 @@ std::vector<FixtureCase> gpu_cases() {
     bool claimed = true;
     for (const Apply* node : c.graph.toposort())
       claimed = claimed && std::find(ops.begin(), ops.end(), std::string(node->op().name())) != ops.end();
+    try {
+      if (claimed) emit_bundle({{&c.graph, "probe"}}, "probe", o);
+    } catch (const NotImplementedError&) {
+      claimed = false;
+    }
     if (claimed) out.push_back(std::move(c));
   }
   return out;

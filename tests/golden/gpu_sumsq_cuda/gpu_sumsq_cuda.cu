@@ -291,7 +291,10 @@ KILN_INT_OPS(uint64_t, uint64_t)
     return x >= (T)0 ? r : e * r;                                                             \
   }                                                                                           \
   KILN_FN T kiln_softplus_##T(T x) { return (x > (T)0 ? x : (T)0) + log1p(exp(-fabs(x))); } \
-  KILN_FN T kiln_round_half_away_##T(T x) { return round(x); }
+  KILN_FN T kiln_round_half_away_##T(T x) { return round(x); }                              \
+  KILN_FN T kiln_log1mexp_##T(T x) {                                                         \
+    return x < (T)-0.6931471805599453 ? log1p(-exp(x)) : log(-expm1(x));                    \
+  }
 
 KILN_FLOAT_OPS(float)
 KILN_FLOAT_OPS(double)
