@@ -7,6 +7,7 @@
 
 #include "api/elementwise.h"
 #include "api/graph_builder.h"
+#include "api/special.h"
 #include "compile/compile.h"
 #include "eval/evaluator.h"
 #include "grad/grad.h"

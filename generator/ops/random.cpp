@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "api/elementwise.h"
+#include "ops/math.h"
 #include "ir/error.h"
 #include "ops/alloc.h"
 #include "ops/array_util.h"

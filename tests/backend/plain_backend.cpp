@@ -7,6 +7,7 @@
 #include "codegen/c_types.h"
 #include "codegen/cpp/emitters.h"
 #include "codegen/cpp/scalar_code.h"
+#include "codegen/cpp/special_math_select.h"
 #include "codegen/render.h"
 #include "driver/emit_files.h"
 #include "ir/error.h"
@@ -126,6 +127,8 @@ std::shared_ptr<Backend> make_plain_backend() {
   }
   b->templates = "templates/cpp";
   b->prologue = {"runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp"};
+  // scipy.special's functions are plain scalar C++ (kiln/runtime/special/): the same pieces.
+  b->optional_prologue = {{"", {}, special_math_pieces, "", ""}};
   b->scalar_classes = [](const std::string& name) { return plain_scalar_table().classes(name); };
   b->toolchain.openmp = false;
   b->toolchain.vector_math = false;

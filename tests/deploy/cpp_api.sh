@@ -10,7 +10,8 @@ rm -rf "$work"
 mkdir -p "$work"
 env PATH=/usr/bin:/bin cmake -S "$src/samples/cpp-api" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF >/dev/null
-if grep -q -- "-I$src\|-isystem $src" "$work/build/build.ninja"; then
+# (The prefix may itself sit under the source tree, in build/: look for the source folders.)
+if grep -Eq -- "(-I|-isystem )$src/(generator|runtime|templates)" "$work/build/build.ninja"; then
   echo "the sample's build reads headers from the source tree" >&2
   exit 1
 fi

@@ -3,7 +3,7 @@
 // ScalarLoops (gammainc and gammaincc in k, betainc in a and b, hyp2f1 in a, b and c) are kiln's
 // own scalar ops, computed by the values' algorithms on forward-mode Duals
 // (runtime/include/kiln/runtime/special/*_grad.hpp).
-#include "api/special.h"
+#include "ops/special.h"
 #include "ops/grad_util.h"
 #include "ir/error.h"
 #include "ops/scalar/scalar_grad.h"

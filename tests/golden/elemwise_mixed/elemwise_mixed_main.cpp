@@ -172,6 +172,37 @@ namespace kiln {
 
 using Shape = std::vector<std::int64_t>;
 
+inline std::string shape_str(const Shape& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+/// Throws std::length_error, in NumPy's words, for a shape over NumPy's limit on arrays.
+[[noreturn]] inline void throw_too_big(const Shape& shape, std::size_t itemsize) {
+  throw std::length_error("array of shape " + shape_str(shape) + " is too big: array is too big (" +
+                          std::to_string(itemsize) + "-byte elements, more than 2^63 - 1 bytes in all)");
+}
+
+/// The bytes of a C-contiguous array of `shape` when it obeys NumPy's limit: the product of its
+/// nonzero lengths times `itemsize` fits in int64_t, so no size, byte count or C-contiguous
+/// stride of it overflows, even when a zero length makes it empty. Throws std::length_error
+/// beyond that limit, std::invalid_argument for a negative length.
+inline std::int64_t checked_nbytes(const Shape& shape, std::size_t itemsize) {
+  std::int64_t bytes = static_cast<std::int64_t>(itemsize);
+  bool empty = false;
+  for (std::int64_t d : shape) {
+    if (d < 0) throw std::invalid_argument("negative length in shape " + shape_str(shape));
+    if (d == 0) empty = true;
+    else if (__builtin_mul_overflow(bytes, d, &bytes)) throw_too_big(shape, itemsize);
+  }
+  return empty ? 0 : bytes;
+}
+
 /// Number of elements of a shape (1 for a 0-d shape). Throws on overflow.
 inline std::int64_t shape_size(const Shape& shape) {
   std::int64_t n = 1;
@@ -183,25 +214,16 @@ inline std::int64_t shape_size(const Shape& shape) {
   return n;
 }
 
-/// Row-major (C order) element strides of a shape.
+/// Row-major (C order) element strides of a shape. Throws std::length_error when a stride
+/// overflows (a shape over NumPy's limit, such as (0, 10^17, 1000)).
 inline Shape c_strides(const Shape& shape) {
   Shape strides(shape.size());
   std::int64_t s = 1;
   for (std::size_t i = shape.size(); i-- > 0;) {
     strides[i] = s;
-    s *= shape[i] > 0 ? shape[i] : 1;
+    if (i > 0 && shape[i] > 1 && __builtin_mul_overflow(s, shape[i], &s)) throw_too_big(shape, 1);
   }
   return strides;
-}
-
-inline std::string shape_str(const Shape& shape) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  if (shape.size() == 1) s += ",";
-  return s + ")";
 }
 
 class Array {
@@ -213,10 +235,7 @@ class Array {
 
   /// A new C-contiguous array with uninitialised contents, 64-byte aligned.
   static Array empty(DType dtype, Shape shape) {
-    std::int64_t n = shape_size(shape);
-    std::size_t bytes = static_cast<std::size_t>(n) * dtype_size(dtype);
-    if (n != 0 && bytes / static_cast<std::size_t>(n) != dtype_size(dtype))
-      throw std::length_error("array size overflows memory");
+    const std::size_t bytes = static_cast<std::size_t>(checked_nbytes(shape, dtype_size(dtype)));
     std::size_t rounded = (bytes + 63) / 64 * 64;
     if (rounded == 0) rounded = 64;
     void* p = std::aligned_alloc(64, rounded);
@@ -542,8 +561,12 @@ inline Array parse(const void* bytes, std::size_t size) {
   }
   if (!have_descr || !have_order || !have_shape) hp.fail("missing descr, fortran_order or shape");
   DType dt = detail::dtype_of_descr(descr);
-  std::int64_t n = shape_size(shape);
-  std::size_t data_bytes = static_cast<std::size_t>(n) * dtype_size(dt);
+  std::size_t data_bytes;
+  try {
+    data_bytes = static_cast<std::size_t>(checked_nbytes(shape, dtype_size(dt)));  // NumPy's limit
+  } catch (const std::exception& e) {
+    throw NpyError(e.what());
+  }
   std::size_t data_offset = offset + header_len;
   if (size - data_offset < data_bytes)
     throw NpyError("truncated .npy data: expected " + std::to_string(data_bytes) + " bytes, found " +

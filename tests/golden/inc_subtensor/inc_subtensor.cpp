@@ -15,6 +15,7 @@
 #include <new>
 #include <dlfcn.h>     // dlopen (pinning libgomp, below)
 #include <sys/mman.h>  // madvise (transparent huge pages for large buffers)
+#include <unistd.h>    // sysconf (the number of processors)
 #include <dlpack/dlpack.h>
 #include <algorithm>
 #include <atomic>
@@ -809,6 +810,13 @@ inline float gammaln(float x) {
 namespace kg {
 
 /// A typed view of a buffer: data points at element [0,...,0]; strides are in elements.
+///
+/// Sizes never overflow: every tensor a call works on was checked once, when it was bound
+/// (bind_input), allocated (alloc_workspace, alloc_output) or built into the library
+/// (constants), to obey NumPy's limit — the product of its nonzero lengths times its item size
+/// fits in int64_t — and, for inputs, to span no more than that many bytes with its strides.
+/// So size(), byte counts, C-contiguous strides and every element offset fit in int64_t, and
+/// the loops need no checks of their own. Views made from a tensor stay within it.
 template <typename T, int N>
 struct Tensor {
   T* data = nullptr;
@@ -862,6 +870,15 @@ struct Ctx {
   Slot* slots;
   const void* graph;  ///< identifies the graph that created the context
 };
+
+/// The thread count a context takes for a request: at least 1, and at most four per online
+/// processor (1024 at most). More only oversubscribes the machine, and asking libgomp for more
+/// threads than the system allows aborts the process.
+inline int32_t thread_count(int32_t requested) {
+  static const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const long most = cpus > 0 ? (cpus < 256 ? 4 * cpus : 1024) : 1;
+  return requested < 1 ? 1 : requested > most ? static_cast<int32_t>(most) : requested;
+}
 
 inline Ctx* ctx_of(kiln_context* c) { return reinterpret_cast<Ctx*>(c); }
 inline const Ctx* ctx_of(const kiln_context* c) { return reinterpret_cast<const Ctx*>(c); }
@@ -941,10 +958,131 @@ inline const char* dtype_text(DLDataType t) {
   }
 }
 
-/// Binds a caller's DLTensor to a typed view, checking device, dtype, rank and static lengths.
+/// Writes a shape as Python prints a tuple: "(2, 3)", "(3,)", "()".
+inline void shape_text(char* buf, size_t size, const int64_t* shape, int n) {
+  size_t pos = 0;
+  auto append = [&](const char* text) {
+    for (; *text && pos + 1 < size; ++text) buf[pos++] = *text;
+    buf[pos] = '\0';
+  };
+  char num[32];
+  append("(");
+  for (int i = 0; i < n; ++i) {
+    if (i) append(", ");
+    std::snprintf(num, sizeof num, "%lld", static_cast<long long>(shape[i]));
+    append(num);
+  }
+  append(n == 1 ? ",)" : ")");
+}
+
+/// Calls f(offset) for every element of `shape` with per-tensor strides, in row-major order;
+/// offsets[k] is the element offset into tensor k. The workhorse of non-contiguous loops.
+template <int N, int K, typename F>
+inline void for_each_strided(const int64_t* shape, const int64_t (&strides)[K][N > 0 ? N : 1], F&& f) {
+  int64_t offsets[K] = {};
+  if (N == 0) {
+    f(offsets);
+    return;
+  }
+  for (int i = 0; i < N; ++i)
+    if (shape[i] == 0) return;
+  int64_t idx[N > 0 ? N : 1] = {};
+  while (true) {
+    f(offsets);
+    int d = N - 1;
+    for (; d >= 0; --d) {
+      ++idx[d];
+      for (int k = 0; k < K; ++k) offsets[k] += strides[k][d];
+      if (idx[d] < shape[d]) break;
+      for (int k = 0; k < K; ++k) offsets[k] -= strides[k][d] * shape[d];
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+/// The number of elements of a shape when it obeys NumPy's limit on arrays (the product of its
+/// nonzero lengths times `itemsize` fits in int64_t, so no size, byte count or contiguous
+/// stride of it overflows); -1 for a negative length or a shape over the limit.
+inline int64_t checked_size(const int64_t* shape, int n, size_t itemsize) {
+  int64_t bytes = static_cast<int64_t>(itemsize), elements = 1;  // (no division: this is on every call)
+  for (int i = 0; i < n; ++i) {
+    if (shape[i] < 0) return -1;
+    if (shape[i] == 0) elements = 0;
+    else if (__builtin_mul_overflow(bytes, shape[i], &bytes)) return -1;
+    elements *= shape[i];  // at most bytes: no overflow
+  }
+  return elements;
+}
+
+/// Fails with "<what> of shape (a, b) is too big: array is too big ..." (NumPy's words), or
+/// "... has a negative length"; <what> is `input "<input>"` for an input, else `what`.
+__attribute__((noinline, cold)) inline int32_t fail_too_big(Ctx* ctx, int32_t status, const char* input,
+                                                            const char* what, const int64_t* shape, int n,
+                                                            size_t itemsize) {
+  char text[256], who[320];
+  shape_text(text, sizeof text, shape, n);
+  if (input)
+    std::snprintf(who, sizeof who, "input \"%s\"", input);
+  else
+    std::snprintf(who, sizeof who, "%s", what);
+  for (int i = 0; i < n; ++i)
+    if (shape[i] < 0) return fail(ctx, status, "%s of shape %s has a negative length", who, text);
+  return fail(ctx, status, "%s of shape %s is too big: array is too big (%zu-byte elements, more than 2^63 - 1 bytes in all)",
+              who, text, itemsize);
+}
+
+/// Checks that a caller's non-empty tensor of `n` dimensions with strides spans a range of
+/// addresses that exists: every element offset, one past each dimension's end included, fits
+/// in int64_t bytes, and data + byte_offset + that range does not wrap. Sets `first` to
+/// element [0,...,0]. Returns false when it does not.
+__attribute__((noinline)) inline bool strided_range_ok(const DLTensor& t, int n, size_t itemsize, uintptr_t& first) {
+  uint64_t below = 0, above = 0;  // bytes before and after element [0,...,0]
+  for (int i = 0; i < n; ++i) {
+    if (t.shape[i] == 1) continue;  // a length-1 dimension's stride is never used
+    const int64_t s = t.strides[i];
+    // |s| * shape * itemsize, in unsigned arithmetic (|INT64_MIN| fits in uint64_t).
+    const uint64_t mag = s < 0 ? uint64_t{0} - static_cast<uint64_t>(s) : static_cast<uint64_t>(s);
+    uint64_t span;
+    if (__builtin_mul_overflow(mag, static_cast<uint64_t>(t.shape[i]), &span) ||
+        __builtin_mul_overflow(span, static_cast<uint64_t>(itemsize), &span))
+      return false;
+    if (__builtin_add_overflow(s < 0 ? below : above, span, s < 0 ? &below : &above)) return false;
+    if (below > static_cast<uint64_t>(INT64_MAX) || above > static_cast<uint64_t>(INT64_MAX)) return false;
+  }
+  const uintptr_t data = reinterpret_cast<uintptr_t>(t.data);
+  uintptr_t end;
+  return !__builtin_add_overflow(data, static_cast<uintptr_t>(t.byte_offset), &first) && first >= below &&
+         !__builtin_add_overflow(first, static_cast<uintptr_t>(above), &end);
+}
+
+/// A bool tensor's bytes are all 0 or 1 (any other byte is not a bool: reading one is
+/// undefined behaviour).
 template <typename T, int N>
-inline int32_t bind_input(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, DLDataType want,
-                          const int64_t* static_shape, const char* name) {
+__attribute__((noinline)) inline bool bool_bytes_ok(const Tensor<T, N>& t) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(t.data);
+  unsigned char bits = 0;
+  if (t.is_contiguous()) {
+    const int64_t n = t.size();
+    for (int64_t e = 0; e < n; ++e) bits |= p[e];
+  } else {
+    int64_t strides[1][N > 0 ? N : 1] = {};
+    for (int d = 0; d < N; ++d) strides[0][d] = t.strides[d];
+    for_each_strided<N, 1>(t.shape, strides, [&](const int64_t* off) { bits |= p[off[0]]; });
+  }
+  return (bits & 0xFE) == 0;
+}
+
+/// Binds a caller's DLTensor to a typed view, checking device, dtype, rank, static lengths,
+/// its size (NumPy's limit), the memory its strides span and its alignment; a bool input's
+/// bytes must be 0 or 1. This runs once per input per call (never in loops) and is on the path
+/// of every call, so the common case — C-contiguous strides, or none — costs a few
+/// instructions per dimension; everything else is out of line. The strides of length-1
+/// dimensions are never used (they become contiguous ones), and an empty tensor's are zeros.
+template <typename T, int N>
+__attribute__((always_inline)) inline int32_t bind_input(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out,
+                                                         DLDataType want, const int64_t* static_shape,
+                                                         const char* name) {
   if (t.device.device_type != kDLCPU && t.device.device_type != kDLCUDAHost)
     return fail(ctx, KILN_ERR_DEVICE, "input \"%s\" is not in CPU memory", name);
   if (t.dtype.code != want.code || t.dtype.bits != want.bits || t.dtype.lanes != 1)
@@ -954,21 +1092,45 @@ inline int32_t bind_input(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, DLData
     return fail(ctx, KILN_ERR_INPUT_RANK, "input \"%s\" must have %d dimension(s), got %d", name, N,
                 static_cast<int>(t.ndim));
   if (N > 0 && t.shape == nullptr) return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\" has no shape", name);
-  int64_t size = 1;
-  for (int i = 0; i < N; ++i) {
-    if (t.shape[i] < 0) return fail(ctx, KILN_ERR_INPUT_SHAPE, "input \"%s\" has a negative length", name);
-    if (static_shape[i] >= 0 && t.shape[i] != static_shape[i])
+  // One pass from the last dimension: lengths, NumPy's size limit, C-contiguous strides.
+  int64_t bytes = static_cast<int64_t>(sizeof(T));
+  uint64_t elements = 1;  // of the dimensions after i (unsigned: it may wrap when too big)
+  bool too_big = false, contiguous = true;
+  for (int i = N - 1; i >= 0; --i) {
+    const int64_t len = t.shape[i];
+    if (len < 0) return fail(ctx, KILN_ERR_INPUT_SHAPE, "input \"%s\" has a negative length", name);
+    if (static_shape[i] >= 0 && len != static_shape[i])
       return fail(ctx, KILN_ERR_INPUT_SHAPE, "input \"%s\" must have length %lld in dimension %d, got %lld",
-                  name, static_cast<long long>(static_shape[i]), i, static_cast<long long>(t.shape[i]));
-    out.shape[i] = t.shape[i];
-    size *= t.shape[i];
+                  name, static_cast<long long>(static_shape[i]), i, static_cast<long long>(len));
+    out.shape[i] = len;
+    out.strides[i] = static_cast<int64_t>(elements);
+    if (t.strides && len != 1 && t.strides[i] != static_cast<int64_t>(elements)) contiguous = false;
+    elements *= static_cast<uint64_t>(len);
+    if (len > 0) too_big |= __builtin_mul_overflow(bytes, len, &bytes);
   }
-  if (t.data == nullptr && size > 0) return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\" has no data", name);
-  out.data = reinterpret_cast<T*>(static_cast<char*>(t.data) + t.byte_offset);
-  if (t.strides) {
-    for (int i = 0; i < N; ++i) out.strides[i] = t.strides[i];
-  } else {
-    out.set_contiguous_strides();
+  if (too_big) return fail_too_big(ctx, KILN_ERR_INPUT_SHAPE, name, nullptr, out.shape, N, sizeof(T));
+  if (elements == 0) {  // never read: its address is only passed along, its strides are zeros
+    for (int i = 0; i < N; ++i) out.strides[i] = 0;
+    out.data = reinterpret_cast<T*>(reinterpret_cast<uintptr_t>(t.data) + static_cast<uintptr_t>(t.byte_offset));
+    return KILN_OK;
+  }
+  if (t.data == nullptr) return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\" has no data", name);
+  uintptr_t first, end;
+  const bool in_range =
+      contiguous ? !__builtin_add_overflow(reinterpret_cast<uintptr_t>(t.data), static_cast<uintptr_t>(t.byte_offset), &first) &&
+                       !__builtin_add_overflow(first, static_cast<uintptr_t>(bytes), &end)
+                 : strided_range_ok(t, N, sizeof(T), first);
+  if (!in_range)
+    return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\": its strides and byte_offset address memory beyond 2^63 bytes",
+                name);
+  if (first % alignof(T) != 0)
+    return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\" is not aligned to %zu bytes", name, alignof(T));
+  out.data = reinterpret_cast<T*>(first);
+  if (!contiguous)
+    for (int i = 0; i < N; ++i)
+      if (t.shape[i] != 1) out.strides[i] = t.strides[i];
+  if constexpr (std::is_same_v<std::remove_cv_t<T>, bool>) {
+    if (!bool_bytes_ok(out)) return fail(ctx, KILN_ERR_VALUE, "input \"%s\" is bool but holds a byte other than 0 or 1", name);
   }
   return KILN_OK;
 }
@@ -999,7 +1161,9 @@ inline void* alloc_buffer(size_t bytes) {
 /// at least half its size so slowly growing inputs do not reallocate on every call.
 template <typename T, int N>
 inline int32_t alloc_workspace(Ctx* ctx, int slot, Tensor<T, N>& t) {
-  const size_t bytes = static_cast<size_t>(t.size()) * sizeof(T);
+  const int64_t size = checked_size(t.shape, N, sizeof(T));
+  if (size < 0) return fail_too_big(ctx, KILN_ERR_VALUE, nullptr, "an intermediate array", t.shape, N, sizeof(T));
+  const size_t bytes = static_cast<size_t>(size) * sizeof(T);
   Slot& s = ctx->slots[slot];
   if (s.capacity < bytes || s.data == nullptr) {
     std::free(s.data);
@@ -1029,30 +1193,51 @@ template <typename T, int N>
 inline int32_t alloc_output(Ctx* ctx, OutputSink& sink, int k, Tensor<T, N>& t, DLDataType dt) {
   if (sink.caller_provided) {
     DLTensor& d = sink.given[k];
+    if (d.device.device_type != kDLCPU && d.device.device_type != kDLCUDAHost)
+      return fail(ctx, KILN_ERR_DEVICE, "output %d is not in CPU memory", k);
     if (d.dtype.code != dt.code || d.dtype.bits != dt.bits || d.dtype.lanes != 1)
       return fail(ctx, KILN_ERR_OUTPUT, "output %d must be %s, got %s", k, dtype_text(dt), dtype_text(d.dtype));
     if (d.ndim != N) return fail(ctx, KILN_ERR_OUTPUT, "output %d must have %d dimension(s), got %d", k, N, static_cast<int>(d.ndim));
-    int64_t expect = 1;
-    const bool empty = t.size() == 0;  // any strides describe an empty tensor
+    if (N > 0 && d.shape == nullptr) return fail(ctx, KILN_ERR_OUTPUT, "output %d has no shape", k);
+    // One pass from the last dimension (this is on every call_into): the caller's lengths,
+    // NumPy's size limit, C-contiguous strides (any strides describe an empty tensor).
+    int64_t bytes = static_cast<int64_t>(sizeof(T));
+    uint64_t elements = 1;  // of the dimensions after i (unsigned: it may wrap when too big)
+    bool too_big = false, strided = false;
     for (int i = N - 1; i >= 0; --i) {
-      if (d.shape[i] != t.shape[i])
+      const int64_t len = t.shape[i];
+      if (d.shape[i] != len)
         return fail(ctx, KILN_ERR_OUTPUT, "output %d must have length %lld in dimension %d, got %lld", k,
-                    static_cast<long long>(t.shape[i]), i, static_cast<long long>(d.shape[i]));
-      if (d.strides && !empty && t.shape[i] != 1 && d.strides[i] != expect)
-        return fail(ctx, KILN_ERR_OUTPUT, "output %d must be C-contiguous", k);
-      expect *= t.shape[i];
+                    static_cast<long long>(len), i, static_cast<long long>(d.shape[i]));
+      if (d.strides && len != 1 && d.strides[i] != static_cast<int64_t>(elements)) strided = true;
+      t.strides[i] = static_cast<int64_t>(elements);
+      elements *= static_cast<uint64_t>(len);
+      if (len != 0) too_big |= len < 0 || __builtin_mul_overflow(bytes, len, &bytes);
     }
-    if (d.data == nullptr && t.size() > 0) return fail(ctx, KILN_ERR_OUTPUT, "output %d has no data", k);
-    t.data = reinterpret_cast<T*>(static_cast<char*>(d.data) + d.byte_offset);
-    t.set_contiguous_strides();
+    if (too_big) return fail_too_big(ctx, KILN_ERR_VALUE, nullptr, "an output array", t.shape, N, sizeof(T));
+    uintptr_t first = reinterpret_cast<uintptr_t>(d.data), end;
+    if (elements == 0) {
+      t.data = reinterpret_cast<T*>(first + static_cast<uintptr_t>(d.byte_offset));
+      t.set_contiguous_strides();
+      return KILN_OK;
+    }
+    if (strided) return fail(ctx, KILN_ERR_OUTPUT, "output %d must be C-contiguous", k);
+    if (d.data == nullptr) return fail(ctx, KILN_ERR_OUTPUT, "output %d has no data", k);
+    if (__builtin_add_overflow(first, static_cast<uintptr_t>(d.byte_offset), &first) ||
+        __builtin_add_overflow(first, static_cast<uintptr_t>(bytes), &end))
+      return fail(ctx, KILN_ERR_OUTPUT, "output %d: data + byte_offset + its size wraps around memory", k);
+    if (first % alignof(T) != 0) return fail(ctx, KILN_ERR_OUTPUT, "output %d is not aligned to %zu bytes", k, alignof(T));
+    t.data = reinterpret_cast<T*>(first);
     return KILN_OK;
   }
+  const int64_t size = checked_size(t.shape, N, sizeof(T));
+  if (size < 0) return fail_too_big(ctx, KILN_ERR_VALUE, nullptr, "an output array", t.shape, N, sizeof(T));
   static_assert(N <= 16, "rank above 16");
   // One plain malloc holds the header and a small output's data (64-byte aligned inside it:
   // malloc's small-size caches make this far cheaper than aligned_alloc); a large output gets
   // its own huge-page buffer. (Outputs are not recycled: the deleter may run on any thread,
   // after the context is gone. call_into is the path that allocates nothing.)
-  const size_t bytes = static_cast<size_t>(t.size()) * sizeof(T);
+  const size_t bytes = static_cast<size_t>(size) * sizeof(T);
   const bool inline_data = bytes < kHugePageThreshold;
   const size_t total = sizeof(OwnedOutput) + (inline_data ? 63 + bytes : 0);
   auto* o = static_cast<OwnedOutput*>(std::malloc(total));
@@ -1085,32 +1270,6 @@ inline int32_t alloc_output(Ctx* ctx, OutputSink& sink, int k, Tensor<T, N>& t, 
   t.data = static_cast<T*>(o->buffer);
   t.set_contiguous_strides();
   return KILN_OK;
-}
-
-/// Calls f(offset) for every element of `shape` with per-tensor strides, in row-major order;
-/// offsets[k] is the element offset into tensor k. The workhorse of non-contiguous loops.
-template <int N, int K, typename F>
-inline void for_each_strided(const int64_t* shape, const int64_t (&strides)[K][N > 0 ? N : 1], F&& f) {
-  int64_t offsets[K] = {};
-  if (N == 0) {
-    f(offsets);
-    return;
-  }
-  for (int i = 0; i < N; ++i)
-    if (shape[i] == 0) return;
-  int64_t idx[N > 0 ? N : 1] = {};
-  while (true) {
-    f(offsets);
-    int d = N - 1;
-    for (; d >= 0; --d) {
-      ++idx[d];
-      for (int k = 0; k < K; ++k) offsets[k] += strides[k][d];
-      if (idx[d] < shape[d]) break;
-      for (int k = 0; k < K; ++k) offsets[k] -= strides[k][d] * shape[d];
-      idx[d] = 0;
-    }
-    if (d < 0) return;
-  }
 }
 
 /// Copies src into dst (same shape; any strides).
@@ -1187,8 +1346,10 @@ inline int32_t resolve_slice(Ctx* ctx, int64_t length, bool has_start, int64_t s
   const int64_t b = bound(has_start, start, st < 0 ? length - 1 : 0);
   const int64_t e = bound(has_stop, stop, st < 0 ? -1 : length);
   r.start = b;
-  r.step = st;
-  r.count = st > 0 ? (e > b ? (e - b - 1) / st + 1 : 0) : (b > e ? (b - e - 1) / -st + 1 : 0);
+  // (b - e - 1 < INT64_MAX, so dividing by INT64_MAX for a step of INT64_MIN gives 0 too.)
+  r.count = st > 0 ? (e > b ? (e - b - 1) / st + 1 : 0) : (b > e ? (b - e - 1) / (st == INT64_MIN ? INT64_MAX : -st) + 1 : 0);
+  // With at most one element the step is never taken: 1 keeps stride * step from overflowing.
+  r.step = r.count > 1 ? st : 1;
   return KILN_OK;
 }
 
@@ -1207,23 +1368,6 @@ inline int32_t check_index(Ctx* ctx, T i, int64_t length, int axis, int64_t& j) 
     return fail(ctx, KILN_ERR_INDEX, "index %lld is out of bounds for axis %d with size %lld",
                 static_cast<long long>(v), axis, static_cast<long long>(length));
   return KILN_OK;
-}
-
-/// Writes a shape as Python prints a tuple: "(2, 3)", "(3,)", "()".
-inline void shape_text(char* buf, size_t size, const int64_t* shape, int n) {
-  size_t pos = 0;
-  auto append = [&](const char* text) {
-    for (; *text && pos + 1 < size; ++text) buf[pos++] = *text;
-    buf[pos] = '\0';
-  };
-  char num[32];
-  append("(");
-  for (int i = 0; i < n; ++i) {
-    if (i) append(", ");
-    std::snprintf(num, sizeof num, "%lld", static_cast<long long>(shape[i]));
-    append(num);
-  }
-  append(n == 1 ? ",)" : ")");
 }
 
 /// Strides that broadcast a tensor (rank k: shape, strides) to `to` (rank n >= k), NumPy's
@@ -1959,7 +2103,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] IncSubtensor{start:stop} -> v4
   {
-    static const char kWhere[] = "node [0] IncSubtensor{start:stop} -> \"v1\"";
+    static const char kWhere[] = "node [0] IncSubtensor{start:stop} -> \042v1\042";
     const int64_t ix0 = static_cast<int64_t>(v2.data[0]);
     const int64_t ix1 = static_cast<int64_t>(v3.data[0]);
     kg::SliceRange sl0;
@@ -2163,7 +2307,7 @@ KILN_EXPORT kiln_context* inc_subtensor_context_create(void) {
 }
 KILN_EXPORT void inc_subtensor_context_destroy(kiln_context* ctx) { kg::destroy_context(kg::ctx_of(ctx)); }
 KILN_EXPORT void inc_subtensor_context_set_num_threads(kiln_context* ctx, int32_t num_threads) {
-  if (ctx) kg::ctx_of(ctx)->num_threads = num_threads < 1 ? 1 : num_threads;
+  if (ctx) kg::ctx_of(ctx)->num_threads = kg::thread_count(num_threads);
 }
 KILN_EXPORT const char* inc_subtensor_context_last_error(const kiln_context* ctx) {
   return ctx ? kg::ctx_of(ctx)->error : "null context";
