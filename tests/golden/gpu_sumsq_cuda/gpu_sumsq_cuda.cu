@@ -2076,11 +2076,21 @@ inline int32_t bind_constant(Ctx* ctx, DTensor<T, N>& t, const T* host) {
   return KILN_OK;
 }
 
+/// A launch argument as the kernel's parameter type: device pointers of bool tensors are the
+/// kernels' byte pointers (bool is stored as uint8_t, templates/gpu/dialects.txt).
+template <typename P, typename A>
+inline P device_arg(const A& a) {
+  if constexpr (std::is_pointer<P>::value && std::is_pointer<A>::value)
+    return reinterpret_cast<P>(a);
+  else
+    return static_cast<P>(a);
+}
+
 /// Launches `kernel` with `groups` blocks of `group` threads on the context's stream.
 template <typename... P, typename... A>
 inline int32_t launch(Ctx* ctx, void (*kernel)(P...), int64_t groups, int64_t group, const A&... args) {
   if (groups <= 0) return KILN_OK;
-  kernel<<<static_cast<unsigned>(groups), static_cast<unsigned>(group), 0, dev_of(ctx)->stream>>>(static_cast<P>(args)...);
+  kernel<<<static_cast<unsigned>(groups), static_cast<unsigned>(group), 0, dev_of(ctx)->stream>>>(device_arg<P>(args)...);
   const cudaError_t e = cudaGetLastError();
   return e == cudaSuccess ? KILN_OK : cuda_fail(ctx, e, "a kernel launch");
 }
