@@ -6,6 +6,9 @@
 #include "common.hpp"
 #include "kiln/runtime/array.hpp"
 #include "sleef_simd.hpp"
+#define KILN_BENCH_HAND_NS hand
+#include "hand_loops.hpp"
+#include "fastmath_loops.hpp"
 
 namespace bench {
 
@@ -16,12 +19,6 @@ namespace {
 
 constexpr int64_t kN = int64_t(1) << 24;
 
-// Hand-written W1: one fused loop, vectorised with SLEEF's 1-ULP vector functions.
-template <typename T>
-void w1_hand(const T* __restrict x, T* __restrict y, int64_t n, int threads) {
-#pragma omp parallel for simd schedule(static) num_threads(threads)
-  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(std::sin(x[i])) + T(0.5) * std::log1p(x[i] * x[i]);
-}
 
 // The accumulator kiln uses for a sum (float64 for float32 inputs too, as PyTensor's acc_dtype).
 using Acc = double;
@@ -79,11 +76,19 @@ void register_w1(int threads) {
     const std::string& err = checked_once(w1_file<T>() + "/kiln", [&] {
       g.set_num_threads(threads);
       g.call_into(in, out);
-      w1_hand(d.x.data(), d.y_hand.data(), kN, threads);
+      hand::w1_hand(d.x.data(), d.y_hand.data(), kN, threads);
       return compare("kiln W1 vs hand-written", d.y_kiln.data(), d.y_hand.data(), kN, 4 * rtol<T>(), 0);
     });
     if (!err.empty()) return st.SkipWithError(err.c_str());
-    time_kiln_and_hand(st, g, threads, in, out, [&] { w1_hand(d.x.data(), d.y_hand.data(), kN, threads); });
+    time_kiln_and_hand(st, g, threads, in, out, [&] { hand::w1_hand(d.x.data(), d.y_hand.data(), kN, threads); });
+  });
+  // The same graph against the loop compiled with -ffast-math (libmvec): issue 20's target.
+  add(bench_name<T>("W1", "kiln_fastmath", threads), [threads](benchmark::State& st) {
+    auto& d = Data<T>::get();
+    KilnGraph g(w1_file<T>());
+    auto in = dl_array({&d.x_dl});
+    auto out = dl_array({&d.y_dl});
+    time_kiln_and_hand(st, g, threads, in, out, [&] { fast::w1(d.x.data(), d.y_hand.data(), kN, threads); });
   });
   add(bench_name<T>("W1", "hand_libm", threads), [threads](benchmark::State& st) {
     auto& d = Data<T>::get();
@@ -122,7 +127,7 @@ void register_eval() {
       auto out = evaluate_graph(w1_file<T>() + ".json", {&d.x_dl});
       st.PauseTiming();
       err = checked_once(w1_file<T>() + "/eval", [&] {
-        w1_hand(d.x.data(), d.y_hand.data(), kN, 2);
+        hand::w1_hand(d.x.data(), d.y_hand.data(), kN, 2);
         return compare("evaluator W1 vs hand-written", array_values(out[0]).data(), d.y_hand.data(), kN,
                        4 * rtol<T>(), 0);
       });

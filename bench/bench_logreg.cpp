@@ -9,69 +9,15 @@
 #include "common.hpp"
 #include "kiln/runtime/array.hpp"
 #include "sleef_simd.hpp"
+#define KILN_BENCH_HAND_NS hand
+#include "hand_loops.hpp"
+#include "fastmath_loops.hpp"
 
 namespace bench {
 namespace {
 
-constexpr int64_t kN = 1000000, kD = 20;
-constexpr double kL2 = 0.01;  // the regulariser weight in loss.json
-constexpr int64_t kBlock = 256;  // rows per block: the block of X stays in L1/L2 for its second use
+using namespace w4;
 
-using Acc = double;
-
-// Hand-written fused step, one pass over X: per block of rows, z = X_blk w + b; then a
-// SLEEF-vectorised loop computes p = sigmoid(z), the cross-entropy softplus(z) - y z and
-// r = (p - y); then grad_w += X_blk^T r while the block is still in cache. Per-thread partial
-// sums are added at the end.
-template <typename T>
-void w4_hand(const T* __restrict X, const T* __restrict y, const T* __restrict w, T b, T* __restrict p, T* loss,
-             T* __restrict gw, T* gb, int threads) {
-  Acc total_xent = 0, total_r = 0;
-  Acc total_gw[kD] = {};
-#pragma omp parallel num_threads(threads)
-  {
-    Acc gw_loc[kD] = {};
-    Acc xent_loc = 0, r_loc = 0;
-    alignas(64) T z[kBlock], r[kBlock];
-#pragma omp for schedule(static)
-    for (int64_t i0 = 0; i0 < kN; i0 += kBlock) {
-      const int64_t m = std::min(kBlock, kN - i0);
-      const T* __restrict Xb = X + i0 * kD;
-      for (int64_t i = 0; i < m; ++i) {
-        T s = b;
-#pragma omp simd reduction(+ : s)
-        for (int64_t j = 0; j < kD; ++j) s += Xb[i * kD + j] * w[j];
-        z[i] = s;
-      }
-#pragma omp simd reduction(+ : xent_loc, r_loc)
-      for (int64_t i = 0; i < m; ++i) {
-        const T zi = z[i], yi = y[i0 + i];
-        const T e = std::exp(-std::fabs(zi));       // in (0, 1]: no overflow
-        const T pi = zi >= 0 ? T(1) / (T(1) + e) : e / (T(1) + e);
-        p[i0 + i] = pi;
-        xent_loc += Acc(std::max(zi, T(0)) + std::log1p(e) - yi * zi);  // softplus(z) - y z
-        r[i] = pi - yi;
-        r_loc += Acc(r[i]);
-      }
-      T gblk[kD] = {};
-      for (int64_t i = 0; i < m; ++i)
-#pragma omp simd
-        for (int64_t j = 0; j < kD; ++j) gblk[j] += r[i] * Xb[i * kD + j];
-      for (int64_t j = 0; j < kD; ++j) gw_loc[j] += gblk[j];
-    }
-#pragma omp critical
-    {
-      total_xent += xent_loc;
-      total_r += r_loc;
-      for (int64_t j = 0; j < kD; ++j) total_gw[j] += gw_loc[j];
-    }
-  }
-  Acc sw = 0;
-  for (int64_t j = 0; j < kD; ++j) sw += Acc(w[j]) * w[j];
-  *loss = static_cast<T>(total_xent / kN + kL2 * sw);
-  for (int64_t j = 0; j < kD; ++j) gw[j] = static_cast<T>(total_gw[j] / kN + 2 * kL2 * w[j]);
-  *gb = static_cast<T>(total_r / kN);
-}
 
 template <typename T>
 struct Outputs {
@@ -100,7 +46,7 @@ struct Data {
   }
   std::vector<DLTensor> in() const { return dl_array({&X_dl, &y_dl, &w_dl, &b_dl}); }
   void hand_step(Outputs<T>& o, int threads) {
-    w4_hand(X.data(), y.data(), w.data(), b[0], o.p.data(), o.loss.data(), o.gw.data(), o.gb.data(), threads);
+    hand::w4_hand(X.data(), y.data(), w.data(), b[0], o.p.data(), o.loss.data(), o.gw.data(), o.gb.data(), threads);
   }
   static Data& get() {
     static Data d;
@@ -156,6 +102,17 @@ void register_w4(int threads) {
     });
     if (!err.empty()) return st.SkipWithError(err.c_str());
     time_kiln_and_hand(st, g, threads, in, out, [&] { d.hand_step(d.hand, threads); });
+  });
+  // Against the step compiled with -ffast-math (libmvec): issue 20's target.
+  add(bench_name<T>("W4", "kiln_fastmath", threads), [threads](benchmark::State& st) {
+    auto& d = Data<T>::get();
+    KilnGraph g(name<T>());
+    auto in = d.in();
+    auto out = d.kiln.dl();
+    Outputs<T>& o = d.hand;
+    time_kiln_and_hand(st, g, threads, in, out, [&] {
+      fast::w4(d.X.data(), d.y.data(), d.w.data(), d.b[0], o.p.data(), o.loss.data(), o.gw.data(), o.gb.data(), threads);
+    });
   });
 }
 

@@ -5,31 +5,16 @@
 #include "common.hpp"
 #include "kiln/runtime/array.hpp"
 #include "sleef_simd.hpp"
+#define KILN_BENCH_HAND_NS hand
+#include "hand_loops.hpp"
+#include "fastmath_loops.hpp"
 
 namespace bench {
 namespace {
 
-constexpr int64_t kRows = 10000, kCols = 1000;
+using w3::kRows;
+using w3::kCols;
 
-// Hand-written: per row, max, sum of exp(x - max) (SLEEF-vectorised), then x - max - log(sum);
-// rows split across threads. The row stays in L1/L2 between its three passes.
-template <typename T>
-void w3_hand(const T* __restrict x, T* __restrict y, int threads) {
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int64_t i = 0; i < kRows; ++i) {
-    const T* __restrict r = x + i * kCols;
-    T* __restrict o = y + i * kCols;
-    T mx = -std::numeric_limits<T>::infinity();
-#pragma omp simd reduction(max : mx)
-    for (int64_t j = 0; j < kCols; ++j) mx = r[j] > mx ? r[j] : mx;
-    T s = 0;
-#pragma omp simd reduction(+ : s)
-    for (int64_t j = 0; j < kCols; ++j) s += std::exp(r[j] - mx);
-    const T shift = mx + std::log(s);
-#pragma omp simd
-    for (int64_t j = 0; j < kCols; ++j) o[j] = r[j] - shift;
-  }
-}
 
 template <typename T>
 struct Data {
@@ -63,12 +48,20 @@ void register_w3(int threads) {
     const std::string& err = checked_once(file<T>() + "/kiln", [&] {
       g.set_num_threads(threads);
       g.call_into(in, out);
-      w3_hand(d.x.data(), d.y_hand.data(), threads);
+      hand::w3_hand(d.x.data(), d.y_hand.data(), threads);
       return compare("kiln W3 vs hand-written", d.y_kiln.data(), d.y_hand.data(), kRows * kCols, 4 * rtol<T>(),
                      atol<T>());
     });
     if (!err.empty()) return st.SkipWithError(err.c_str());
-    time_kiln_and_hand(st, g, threads, in, out, [&] { w3_hand(d.x.data(), d.y_hand.data(), threads); });
+    time_kiln_and_hand(st, g, threads, in, out, [&] { hand::w3_hand(d.x.data(), d.y_hand.data(), threads); });
+  });
+  // Against the loop compiled with -ffast-math (libmvec): issue 20's target.
+  add(bench_name<T>("W3", "kiln_fastmath", threads), [threads](benchmark::State& st) {
+    auto& d = Data<T>::get();
+    KilnGraph g(file<T>());
+    auto in = dl_array({&d.x_dl});
+    auto out = dl_array({&d.y_dl});
+    time_kiln_and_hand(st, g, threads, in, out, [&] { fast::w3(d.x.data(), d.y_hand.data(), threads); });
   });
 }
 
@@ -81,7 +74,7 @@ void register_eval() {
       auto out = evaluate_graph(file<T>() + ".json", {&d.x_dl});
       st.PauseTiming();
       err = checked_once(file<T>() + "/eval", [&] {
-        w3_hand(d.x.data(), d.y_hand.data(), 2);
+        hand::w3_hand(d.x.data(), d.y_hand.data(), 2);
         return compare("evaluator W3 vs hand-written", array_values(out[0]).data(), d.y_hand.data(),
                        kRows * kCols, 4 * rtol<T>(), atol<T>());
       });

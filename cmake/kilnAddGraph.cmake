@@ -68,6 +68,24 @@ macro(_kiln_find_dependencies)
         INTERFACE_COMPILE_DEFINITIONS KILN_SLEEF)
     endif()
   endif()
+  # glibc's libmvec (>= 2.35): the default source of vector math (vector_math.hpp, issue 20).
+  if(NOT TARGET kiln::libmvec AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+    include(CheckCXXSourceCompiles)
+    set(CMAKE_REQUIRED_LIBRARIES mvec)
+    check_cxx_source_compiles("extern \"C\" void _ZGVdN4v_log1p();
+int main() { void (*volatile p)() = _ZGVdN4v_log1p; return p == 0; }" KILN_HAVE_LIBMVEC_FOR_GRAPHS)
+    unset(CMAKE_REQUIRED_LIBRARIES)
+    if(KILN_HAVE_LIBMVEC_FOR_GRAPHS)
+      add_library(kiln::libmvec INTERFACE IMPORTED)
+      set_target_properties(kiln::libmvec PROPERTIES
+        INTERFACE_LINK_LIBRARIES mvec
+        INTERFACE_COMPILE_DEFINITIONS KILN_LIBMVEC)
+    endif()
+  endif()
+  if(NOT TARGET kiln::sleef AND NOT TARGET kiln::libmvec)
+    message(WARNING "kiln: neither libmvec (glibc >= 2.35) nor libsleef (libsleef-dev) found: graphs' "
+                    "math calls will not be vectorised")
+  endif()
 endmacro()
 _kiln_find_dependencies()
 
@@ -152,6 +170,9 @@ function(kiln_add_graph)
   endif()
   if(${backend}_VECTOR_MATH AND TARGET kiln::sleef)
     target_link_libraries(${arg_TARGET} PRIVATE kiln::sleef)
+  endif()
+  if(${backend}_VECTOR_MATH AND TARGET kiln::libmvec)
+    target_link_libraries(${arg_TARGET} PRIVATE kiln::libmvec)
   endif()
   # Only the <prefix>_* entry points are exported: several graphs link into one program.
   set_target_properties(${arg_TARGET} PROPERTIES

@@ -1,5 +1,8 @@
 #include "cli/build_options.h"
 
+#include <cstdio>
+#include <iostream>
+
 namespace kiln::cli {
 
 void add_build_options(CLI::App* cmd, BuildOptions& options, std::string& cxxflags) {
@@ -16,9 +19,35 @@ void add_build_options(CLI::App* cmd, BuildOptions& options, std::string& cxxfla
   cmd->add_flag("--fast-math", options.fast_math,
                 "compile with -ffast-math: faster math, but NaN and inf may be mishandled, signed zeros "
                 "ignored and sums reassociated (results change with vector width and thread count)");
+  cmd->add_flag("--math-1ulp", options.math_1ulp,
+                "vectorised exp, log, sin, ... from SLEEF's 1-ULP functions everywhere (about half the speed); "
+                "the default is glibc's libmvec, with SLEEF's where libmvec is less accurate than NumPy "
+                "(see `kiln --version`)");
   cmd->add_option("--cache-dir", options.cache_dir, "cache folder (default: $XDG_CACHE_HOME/kiln)");
   cmd->add_flag("--no-cache", [&options](std::int64_t) { options.use_cache = false; },
                 "build afresh without reading or writing the cache");
+}
+
+void add_verbose_option(CLI::App* cmd, bool& verbose) {
+  cmd->add_flag("-v,--verbose", verbose,
+                "print each stage's time to stderr and, for a build, whether the cache had the library "
+                "and which part of its key changed when not");
+}
+
+void print_time(const std::string& stage, double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f s", seconds);
+  std::cerr << "kiln: " << stage << " " << text << "\n";
+}
+
+void print_stage_times(double load_seconds, const Emitted& e, const BuildResult* build) {
+  print_time("load", load_seconds);
+  for (const StageTime& t : e.stage_times) print_time(t.stage, t.seconds);
+  if (!build) return;
+  if (build->cache_hit)
+    std::cerr << "kiln: cache hit: " << build->library_path << "\n";
+  else
+    std::cerr << "kiln: cache miss: " << build->miss_reason << "\n";
 }
 
 }  // namespace kiln::cli

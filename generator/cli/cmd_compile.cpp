@@ -1,5 +1,6 @@
 // kiln compile / kiln emit: graph file in, rewritten (default pipeline) and generated sources
 // (and a built library) out.
+#include <chrono>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -27,7 +28,13 @@ struct CompileArgs {
   std::string depfile;
   CompileOptions options;  // name, backend, rewrites, build, program, stats
   std::string cxxflags;
+  bool verbose = false;
 };
+
+// Seconds since `start`.
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 void print_stats(const GraphStats& before, const GraphStats& after, const PipelineReport& report) {
   auto row = [](const char* what, std::int64_t a, std::int64_t b) {
@@ -59,7 +66,9 @@ FunctionGraph load(const CompileArgs& args, const std::string& graph_text) {
 }
 
 void report(const CompileArgs& args, const Emitted& e) {
-  if (args.options.stats) print_stats(*e.stats_before, *e.stats_after, e.rewrites);
+  if (!args.options.stats) return;
+  print_stats(*e.stats_before, *e.stats_after, e.rewrites);
+  std::cout << "  vector math: " << vector_math_path(args.options.build) << "\n";
 }
 
 // Every choice of `kiln compile` that changes its output, besides the build options and the
@@ -92,7 +101,7 @@ void print_written(const fs::path& dir, const std::string& name, const std::stri
 void prepare_out_dir(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw UserError("cannot create output folder " + dir + ": " + ec.message());
+  if (ec) throw IoError("cannot create output folder " + dir + ": " + ec.message());
 }
 
 void add_common(CLI::App* cmd, CompileArgs& args) {
@@ -102,6 +111,7 @@ void add_common(CLI::App* cmd, CompileArgs& args) {
   cmd->add_flag("--stats", args.options.stats, "print kernels, fused nodes and intermediates before and after rewriting");
   add_backend_option(cmd, args.options);
   add_rewrite_options(cmd, args.options);
+  add_verbose_option(cmd, args.verbose);
 }
 
 }  // namespace
@@ -128,11 +138,18 @@ void add_compile_command(CLI::App& app, int& exit_code) {
           if (o.program) files.insert(files.end(), {hit->name + "_main.cpp", hit->name});
           for (const auto& file : files) copy_file_if_changed((entry / file).string(), (dir / file).string());
           print_written(dir, hit->name, hit->name + ".cpp", o.program, true);
+          if (args->verbose)
+            std::cerr << "kiln: direct-mode cache hit (graph file, its .npy files and options unchanged): "
+                      << hit->entry_dir << "\n";
           return exit_code::kOk;
         }
       }
-      Artifacts a = compile(load(*args, graph_text), o);
+      const auto start = std::chrono::steady_clock::now();
+      FunctionGraph fg = load(*args, graph_text);
+      const double load_seconds = seconds_since(start);
+      Artifacts a = compile(std::move(fg), o);
       report(*args, a);
+      if (args->verbose) print_stage_times(load_seconds, a, &a.build);
       const GeneratedLibrary& lib = a.sources;
       direct_cache_record(direct, lib.name, a.build.key, o.build);
       prepare_out_dir(args->out_dir);
@@ -158,8 +175,12 @@ void add_emit_command(CLI::App& app, int& exit_code) {
                   "also write a Makefile-style depfile: the sources depend on the graph and its .npy files");
   cmd->callback([&exit_code, args] {
     exit_code = run_guarded([&] {
-      Emitted e = emit(load(*args, read_graph_file(args->file)), args->options);
+      const auto start = std::chrono::steady_clock::now();
+      FunctionGraph fg = load(*args, read_graph_file(args->file));
+      const double load_seconds = seconds_since(start);
+      Emitted e = emit(std::move(fg), args->options);
       report(*args, e);
+      if (args->verbose) print_stage_times(load_seconds, e, nullptr);
       const GeneratedLibrary& lib = e.sources;
       // Unchanged files keep their time stamps, so build systems rebuild only what changed.
       std::vector<std::string> written = write_emitted_sources(lib, args->out_dir);

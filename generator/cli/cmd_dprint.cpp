@@ -45,7 +45,7 @@ void add_dprint_command(CLI::App& app, int& exit_code) {
         rewrite_for_backend(fg, args->compile);
         args->options.print_destroy_map = args->options.print_view_map = true;
       } else if (!args->compile.rewrites.include.empty() || !args->compile.rewrites.exclude.empty()) {
-        throw UserError("--include/--exclude select rewrites: use them with --rewritten");
+        throw UsageError("--include/--exclude select rewrites: use them with --rewritten");
       }
       std::cout << (args->dot ? graphviz_dot(fg) : dprint(fg, args->options));
       return exit_code::kOk;

@@ -1,5 +1,6 @@
-// kiln grad: a graph whose outputs are the original ones plus gradients (reverse mode) or a
-// Jacobian-vector product (forward mode, --jvp), so that one compiled library returns value and
+// kiln grad: a graph whose outputs are the original ones plus gradients (reverse mode), a
+// Jacobian-vector product (forward mode, --jvp), full Jacobians (--jacobian) or Hessians
+// (--hessian), so that one compiled library returns value and
 // derivative sharing their intermediates.
 #include <iostream>
 #include <set>
@@ -21,6 +22,8 @@ struct GradArgs {
   std::vector<std::string> wrt;
   std::string out;
   bool jvp = false;
+  bool jacobian = false;
+  bool hessian = false;
   std::string disconnected = "raise";
   std::string undefined = "raise";
 };
@@ -59,6 +62,11 @@ int run_grad(const GradArgs& args) {
     }
     outputs.push_back(Rop({cost}, wrt, tangents, options)[0]);
     names.push_back(unique_name("jvp_" + display_name(cost), taken));
+  } else if (args.jacobian || args.hessian) {
+    for (const Var& w : wrt) {
+      outputs.push_back(args.jacobian ? jacobian(cost, w, options) : hessian(cost, w, options));
+      names.push_back(unique_name((args.jacobian ? "jacobian_" : "hessian_") + display_name(w), taken));
+    }
   } else {
     VarList grads = grad(cost, wrt, options);
     for (std::size_t i = 0; i < wrt.size(); ++i) {
@@ -68,7 +76,10 @@ int run_grad(const GradArgs& args) {
   }
   for (std::size_t k = fg.outputs().size(); k < outputs.size(); ++k)
     if (outputs[k]->name().empty()) outputs[k]->set_name(names[k]);
-  FunctionGraph result(inputs, outputs, fg.name() + (args.jvp ? "_jvp" : "_grad"));
+  const char* suffix = args.jvp ? "_jvp" : args.jacobian ? "_jacobian" : args.hessian ? "_hessian" : "_grad";
+  const char* what = args.jvp ? " Jacobian-vector product" : args.jacobian ? " Jacobian(s)"
+                     : args.hessian ? " Hessian(s)" : " gradient(s)";
+  FunctionGraph result(inputs, outputs, fg.name() + suffix);
   result.set_output_names(names);
   const std::string out = args.out.empty() ? "-" : args.out;
   if (out == "-") {
@@ -77,7 +88,7 @@ int run_grad(const GradArgs& args) {
     save_graph_file(result, out);
     std::cout << "wrote " << out << ": " << outputs.size() << " outputs (" << fg.outputs().size()
               << " original, " << outputs.size() - fg.outputs().size()
-              << (args.jvp ? " Jacobian-vector product" : " gradient(s)") << "), " << result.num_nodes()
+              << what << "), " << result.num_nodes()
               << " nodes\n";
   }
   return exit_code::kOk;
@@ -92,7 +103,10 @@ void add_grad_command(CLI::App& app, int& exit_code) {
       "the gradient of --cost (a 0-d variable) with respect to each --wrt variable, named "
       "grad_<wrt>. With --jvp, forward mode instead: one input tangent_<wrt> of the same type "
       "per --wrt variable is added, and one output jvp_<cost> (any rank) holding the directional "
-      "derivative of --cost along those tangents. Names that are taken get a _1, _2 suffix. The "
+      "derivative of --cost along those tangents. With --jacobian, one output jacobian_<wrt> per "
+      "--wrt variable: d cost / d wrt, of shape cost.shape + wrt.shape (--cost of any rank). With "
+      "--hessian, one output hessian_<wrt> per --wrt variable: the Hessian of the 0-d --cost, of "
+      "shape wrt.shape + wrt.shape. Names that are taken get a _1, _2 suffix. The "
       "result is not rewritten: `kiln rewrite` or `kiln compile` simplify and fuse it.");
   auto args = std::make_shared<GradArgs>();
   cmd->add_option("FILE", args->file, "graph file (.json)")->required();
@@ -100,7 +114,13 @@ void add_grad_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--wrt", args->wrt, "variable(s) to differentiate with respect to (id or name)")
       ->required();
   cmd->add_option("-o,--output", args->out, "the graph file to write (default: standard output)");
-  cmd->add_flag("--jvp", args->jvp, "forward mode: a Jacobian-vector product instead of gradients");
+  auto* jvp = cmd->add_flag("--jvp", args->jvp, "forward mode: a Jacobian-vector product instead of gradients");
+  auto* jac = cmd->add_flag("--jacobian", args->jacobian,
+                            "the full Jacobian of --cost (any rank) with respect to each --wrt variable");
+  auto* hes = cmd->add_flag("--hessian", args->hessian,
+                            "the Hessian of the 0-d --cost with respect to each --wrt variable");
+  jvp->excludes(jac)->excludes(hes);
+  jac->excludes(hes);
   cmd->add_option("--disconnected", args->disconnected,
                   "when --cost does not depend on a --wrt variable: raise (default) or zero")
       ->check(CLI::IsMember({"raise", "zero"}));

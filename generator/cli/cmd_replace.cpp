@@ -32,7 +32,7 @@ int run_replace(const ReplaceArgs& args) {
   for (const std::string& arg : args.replacements) {
     std::size_t eq = arg.find('=');
     if (eq == std::string::npos)
-      throw UserError("--replace " + arg + ": expected VAR=FILE2.json or VAR=FILE2.json:OUTPUT");
+      throw UsageError("--replace " + arg + ": expected VAR=FILE2.json or VAR=FILE2.json:OUTPUT");
     Var old_var = find_variable(fg, arg.substr(0, eq), "--replace");
     std::string rhs = arg.substr(eq + 1);
     std::string out_key;

@@ -1,4 +1,5 @@
 // kiln run: compile (cached) and call the library, with kiln eval's input/output conventions.
+#include <chrono>
 #include <iostream>
 
 #include "cli/build_options.h"
@@ -6,6 +7,7 @@
 #include "cli/exit_codes.h"
 #include "cli/rewrite_options.h"
 #include "cli/run_io.h"
+#include "compile/call.h"
 #include "compile/compile.h"
 #include "driver/process.h"
 #include "io/graph_load.h"
@@ -22,6 +24,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
     int threads = 1;
     CompileOptions options;
     std::string cxxflags;
+    bool verbose = false;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("FILE", args->file, "graph file (.json)")->required();
@@ -31,34 +34,24 @@ void add_run_command(CLI::App& app, int& exit_code) {
   add_build_options(cmd, args->options.build, args->cxxflags);
   add_backend_option(cmd, args->options);
   add_rewrite_options(cmd, args->options);
+  add_verbose_option(cmd, args->verbose);
   cmd->callback([&exit_code, args] {
     exit_code = run_guarded([&] {
       args->options.build.cxxflags = split_flags(args->cxxflags);
+      const auto start = std::chrono::steady_clock::now();
       FunctionGraph fg = load_graph_file(args->file);
+      const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::vector<Array> inputs = read_inputs(fg, args->inputs);
       Artifacts built = compile(fg.clone(), args->options);
-      Library so(built.build.library_path);
-      const kiln_graph_info& info = so.graph(built.sources.name);
-      kiln_context* ctx = info.context_create();
-      if (!ctx) throw RuntimeFailure("out of memory creating a context");
-      info.context_set_num_threads(ctx, args->threads);
-      std::vector<DLTensor> dl;
-      for (const auto& a : inputs) dl.push_back(a.dltensor());
-      if (dl.empty()) dl.resize(1);
-      std::vector<DLManagedTensor*> outs(fg.outputs().size() + 1, nullptr);
-      int32_t status = info.call(ctx, dl.data(), outs.data());
-      std::string error = info.context_last_error(ctx);
-      info.context_destroy(ctx);
-      if (status != KILN_OK) throw RuntimeFailure(std::string(kiln_status_name(status)) + ": " + error);
-      std::vector<Array> results;
-      for (std::size_t k = 0; k < fg.outputs().size(); ++k) {
-        DLManagedTensor* m = outs[k];
-        std::shared_ptr<void> owner(m, [](void* p) {
-          auto* mt = static_cast<DLManagedTensor*>(p);
-          mt->deleter(mt);
-        });
-        results.push_back(Array::from_dlpack(m->dl_tensor, owner));
+      if (args->verbose) print_stage_times(load_seconds, built, &built.build);
+      if (args->verbose) {
+        const std::string variant = Library(built.build.library_path).variant(built.sources.name);
+        if (!variant.empty()) std::cerr << "kiln: --march-variants: this CPU runs the " << variant << " variant\n";
       }
+      const auto call_start = std::chrono::steady_clock::now();
+      std::vector<Array> results = call_built_library(built, inputs, args->threads);
+      if (args->verbose)
+        print_time("call", std::chrono::duration<double>(std::chrono::steady_clock::now() - call_start).count());
       report_outputs(fg, results, args->output_dir);
       return exit_code::kOk;
     });

@@ -32,7 +32,7 @@ Shape parse_shape(std::string text, const std::string& arg) {
         if (used != item.size() || v < 0) throw std::invalid_argument(item);
         shape.push_back(v);
       } catch (const std::exception&) {
-        throw UserError("--input " + arg + ": \"" + item + "\" is not a length (an integer >= 0 or ?)");
+        throw UsageError("--input " + arg + ": \"" + item + "\" is not a length (an integer >= 0 or ?)");
       }
     }
     if (end == std::string::npos) break;
@@ -53,7 +53,7 @@ int run_vectorize(const VectorizeArgs& args) {
   VarList inputs = fg.inputs();
   for (const std::string& arg : args.inputs) {
     std::size_t colon = arg.rfind(':');
-    if (colon == std::string::npos) throw UserError("--input " + arg + ": expected NAME:SHAPE, e.g. x:?,3");
+    if (colon == std::string::npos) throw UsageError("--input " + arg + ": expected NAME:SHAPE, e.g. x:?,3");
     Var old_var = find_variable(fg, arg.substr(0, colon), "--input");
     if (!old_var->is_input()) throw UserError("--input " + arg + ": only graph inputs can be batched");
     Var batched = make_input(TensorType(old_var->dtype(), parse_shape(arg.substr(colon + 1), arg)), old_var->name());

@@ -66,7 +66,7 @@ void add_view_command(CLI::App& app, int& exit_code) {
         graphs.rewritten = &*rewritten;
         graphs.report = &report;
       } else if (!args->exclude.empty()) {
-        throw UserError("--exclude selects rewrites: use it with --rewritten");
+        throw UsageError("--exclude selects rewrites: use it with --rewritten");
       }
       std::string note;
       const std::string html = view::view_html(view::view_model(graphs, options, note));

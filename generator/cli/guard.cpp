@@ -17,6 +17,12 @@ int run_guarded(const std::function<int()>& body) {
   } catch (const NotImplementedError& e) {
     std::cerr << "kiln: not implemented: " << e.what() << "\n";
     return exit_code::kNotImplemented;
+  } catch (const UsageError& e) {
+    std::cerr << "kiln: usage: " << e.what() << "\n";
+    return exit_code::kUsage;
+  } catch (const IoError& e) {
+    std::cerr << "kiln: error: " << e.what() << "\n";
+    return exit_code::kIoError;
   } catch (const RuntimeFailure& e) {
     std::cerr << "kiln: run-time failure: " << e.what() << "\n";
     return exit_code::kRuntimeFailure;

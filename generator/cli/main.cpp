@@ -5,11 +5,11 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "kiln/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"kiln: an ahead-of-time compiler for computational graphs"};
-  app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION_STRING);
+  app.set_version_flag("--version", std::function<std::string()>(kiln::cli::version_text),
+                       "Print kiln's version and the compiler, BLAS, vector math, SLEEF, C ABI and graph-format versions");
   app.require_subcommand(1);
   int exit_code = kiln::exit_code::kOk;
   kiln::cli::add_validate_command(app, exit_code);
@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   kiln::cli::add_replace_command(app, exit_code);
   kiln::cli::add_cache_command(app, exit_code);
   kiln::cli::add_view_command(app, exit_code);
+  kiln::cli::add_save_command(app, exit_code);
+  kiln::cli::add_bisect_command(app, exit_code);
   app.footer(
       "Exit codes: 0 ok, 1 usage, 2 invalid graph, 3 run-time failure, 4 I/O error, "
       "5 not implemented, 6 compiler failure, 70 internal error.");

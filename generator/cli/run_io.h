@@ -1,5 +1,6 @@
 // Input and output conventions shared by `kiln eval` and `kiln run`: inputs are given as
-// NAME=FILE.npy where NAME is a graph input's id or name; each output is written to
+// NAME=FILE.npy (or NAME=VALUE: a number, true/false, nan/inf or a nested list such as
+// [1,2], typed by the input's type) where NAME is a graph input's id or name; each output is written to
 // DIR/<its name, or id, made safe as a file name>.npy (output_<i>.npy where names clash), and
 // small outputs are printed.
 #pragma once
@@ -11,8 +12,8 @@
 
 namespace kiln::cli {
 
-/// Reads the inputs named by NAME=FILE arguments, in fg.inputs() order. Throws UserError for an
-/// unknown, ambiguous, repeated or missing input.
+/// Reads the inputs named by NAME=FILE or NAME=VALUE arguments, in fg.inputs() order. Throws
+/// UsageError for an unknown (with the closest name), ambiguous, repeated or missing input.
 std::vector<Array> read_inputs(const FunctionGraph& fg, const std::vector<std::string>& args);
 
 /// Prints each output ("y = [...]" for small ones, a summary for big ones) and, when

@@ -4,13 +4,15 @@
 
 #include <string>
 
+#include "cli/commands.h"
 #include "ir/error.h"
 #include "ir/fgraph.h"
+#include "util/suggest.h"
 
 namespace kiln::cli {
 
 /// The variable of `fg` whose id or name is `key`: an exact id wins, then a unique name.
-/// UserError for an unknown or ambiguous key.
+/// UsageError for an unknown (with the closest name) or ambiguous key.
 inline Var find_variable(const FunctionGraph& fg, const std::string& key, const std::string& what) {
   Variable* by_name = nullptr;
   int named = 0;
@@ -23,10 +25,15 @@ inline Var find_variable(const FunctionGraph& fg, const std::string& key, const 
   }
   if (named == 1) return fg.handle(by_name);
   if (named > 1)
-    throw UserError(what + " \"" + key + "\" is ambiguous: " + std::to_string(named) +
+    throw UsageError(what + " \"" + key + "\" is ambiguous: " + std::to_string(named) +
                     " variables have that name (use the id)");
-  throw UserError(what + " \"" + key + "\" is neither the id nor the name of a variable of graph \"" +
-                  fg.name() + "\"");
+  std::vector<std::string> names;
+  for (Variable* v : fg.variables()) {
+    if (!v->name().empty()) names.push_back(v->name());
+    if (!v->file_id().empty()) names.push_back(v->file_id());
+  }
+  throw UsageError(what + " \"" + key + "\" is neither the id nor the name of a variable of graph \"" +
+                   fg.name() + "\"" + did_you_mean(key, names));
 }
 
 /// A name for a variable in derived names ("grad_<name>"): its name, else its id.

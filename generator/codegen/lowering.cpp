@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ir/branch_schedule.h"
 #include "ir/error.h"
 
 namespace kiln {
@@ -13,6 +14,32 @@ const LoweredVar& LoweredGraph::var(const Variable* v) const {
   return it->second;
 }
 
+namespace {
+
+// The row-block groups that may run as one step in a graph with lazy nodes: those whose span
+// in `order` holds only top-level, non-lazy nodes (moving members together must not move a
+// branch's nodes out of their run before the lazy node).
+std::vector<RowBlockGroup> groups_outside_branches(const std::vector<Apply*>& order, std::vector<RowBlockGroup> groups,
+                                                   const std::unordered_map<const Apply*, RegionPath>& regions) {
+  std::unordered_map<const Apply*, std::size_t> pos;
+  for (std::size_t i = 0; i < order.size(); ++i) pos[order[i]] = i;
+  std::vector<RowBlockGroup> kept;
+  for (RowBlockGroup& g : groups) {
+    std::size_t first = order.size(), last = 0;
+    for (const Apply* node : g.nodes) {
+      first = std::min(first, pos.at(node));
+      last = std::max(last, pos.at(node));
+    }
+    bool ok = true;
+    for (std::size_t i = first; i <= last && ok; ++i)
+      ok = regions.at(order[i]).empty() && order[i]->op().lazy_branches().empty();
+    if (ok) kept.push_back(std::move(g));
+  }
+  return kept;
+}
+
+}  // namespace
+
 LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply&)>& is_view,
                    int first_slot, std::vector<RowBlockGroup> groups,
                    const std::function<bool(const Apply&)>& needs_scratch,
@@ -20,7 +47,12 @@ LoweredGraph lower(const FunctionGraph& fg, const std::function<bool(const Apply
   LoweredGraph lg;
   lg.fused_gathers = std::move(fused_gathers);
   lg.graph = &fg;
-  lg.order = order_with_groups(fg.toposort(), groups);
+  const BranchSchedule schedule = branch_schedule(fg);
+  std::vector<Apply*> flat = schedule.flatten();
+  if (has_lazy_nodes(fg)) {
+    groups = groups_outside_branches(flat, std::move(groups), region_paths(schedule));
+  }
+  lg.order = order_with_groups(flat, groups);
   lg.first_slot = first_slot;
   lg.groups = std::move(groups);
   for (std::size_t g = 0; g < lg.groups.size(); ++g)

@@ -12,6 +12,8 @@
 #include "codegen/render.h"
 #include "codegen/shape_graph.h"
 #include "io/output_names.h"
+#include "ir/branch_schedule.h"
+#include "ir/error.h"
 #include "rewrite/inline_op_from_graph.h"
 #include "kiln/version.h"
 
@@ -38,7 +40,28 @@ std::string node_label(const Apply& node, int index) {
     if (!n.empty()) names.push_back("\"" + n + "\"");
   }
   if (!names.empty()) s += " -> " + join(names, ", ");
+  // The nodes of the user's file it stands for: what the user wrote may be a Dot at /nodes/0
+  // where the library runs a Gemv.
+  if (node.origins()) s += " (from " + origins_str(node.origins()) + ")";
   return s;
+}
+
+// The lines that close the lazy branches `open` has and `next` lacks, then open those `next`
+// adds (`open` becomes `next`); empty when there are none. Branch 0 of an IfElse runs when its
+// condition is nonzero, branch 1 otherwise.
+TemplateData branch_transition(RegionPath& open, const RegionPath& next, const LoweredGraph& lg) {
+  std::size_t common = 0;
+  while (common < open.size() && common < next.size() && open[common] == next[common]) ++common;
+  std::string code;
+  for (std::size_t k = open.size(); k > common; --k) code += "  }  // branch " + std::to_string(open[k - 1].second) + "\n";
+  for (std::size_t k = common; k < next.size(); ++k) {
+    const auto& [lazy, branch] = next[k];
+    KILN_INTERNAL_ASSERT(lazy->op().name() == "IfElse", "generated code runs the branches of IfElse only");
+    const std::string cond = lg.var(lazy->input(0).get()).cname + ".data[0] != 0";
+    code += "  if (" + (branch == 0 ? cond : "!(" + cond + ")") + ") {  // branch " + std::to_string(branch) + "\n";
+  }
+  open = next;
+  return TemplateData(code);  // (ahead of the step's first line)
 }
 
 // What a graph's functions put outside them: constants, and the kernels their steps launch.
@@ -106,6 +129,15 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
     const auto it = std::find(lg.order.begin(), lg.order.end(), &node);
     return c_string_literal(node_label(node, static_cast<int>(it - lg.order.begin())));
   };
+  // Lazy branches: each run of a branch's nodes sits in an `if` on its lazy node's condition
+  // (lowering ordered the nodes by the same schedule).
+  const auto regions = has_lazy_nodes(fg) ? region_paths(branch_schedule(fg))
+                                          : std::unordered_map<const Apply*, RegionPath>{};
+  RegionPath open_regions;
+  const auto enter = [&](const Apply& node, TemplateData& item) {
+    const auto r = regions.find(&node);
+    item.set("regions", branch_transition(open_regions, r == regions.end() ? RegionPath{} : r->second, lg));
+  };
   for (std::size_t i = 0; i < lg.order.size(); ++i) {
     const Apply& node = *lg.order[i];
     const auto group = lg.group_of.find(&node);
@@ -120,6 +152,7 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
         members.push_back("[" + std::to_string(pos) + "] " + comment_text(m->op().str(), 60));
       }
       TemplateData item;
+      enter(node, item);
       item.set("index", std::to_string(i));
       item.set("comment", "row-block pass over " + lg.var(g.matrix).cname + ": " + join(members, ", "));
       item.set("where", where(node));
@@ -136,12 +169,14 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
     NodeCode code = entry.emit(ctx);
     if (!code.kernels.empty()) scope.kernels.push_back(code.kernels);
     TemplateData item;
+    enter(node, item);
     item.set("index", std::to_string(i));
     item.set("comment", comment_text(node.op().str(), 100) + " -> " + join(outs, ", "));
     item.set("where", c_string_literal(label));
     item.set("code", indent_lines(code.host, "    "));
     steps.push_back(item);
   }
+  KILN_INTERNAL_ASSERT(open_regions.empty(), "a lazy branch is still open after the last step");
   data.set("steps", steps);
 
   TemplateData copies{TemplateData::type::list};

@@ -1,6 +1,7 @@
 #include "compile/compile.h"
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 
 #include "codegen/backend.h"
@@ -12,6 +13,20 @@
 namespace kiln {
 
 namespace {
+
+// Seconds since the last lap (or construction).
+class Stopwatch {
+ public:
+  double lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(now - start_).count();
+    start_ = now;
+    return s;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
 
 // The dump kiln prints without a callback of the caller's: dprint with destroy and view maps.
 void dprint_to_stderr(const std::string& pass, const FunctionGraph& g) {
@@ -49,17 +64,22 @@ PipelineReport rewrite_for_backend(FunctionGraph& fg, const CompileOptions& opti
 Emitted emit(FunctionGraph graph, const CompileOptions& options) {
   const Backend& backend = find_backend(options.backend);
   Emitted e;
+  Stopwatch clock;
   if (options.stats) e.stats_before = graph_stats(graph, backend);
   e.rewrites = rewrite_for_backend(graph, options);
   if (options.stats) e.stats_after = graph_stats(graph, backend);
+  e.stage_times.push_back({"rewrite", clock.lap()});
   e.sources = generate_library(backend, graph, options.name);
+  e.stage_times.push_back({"generate", clock.lap()});
   return e;
 }
 
 Artifacts compile(FunctionGraph graph, const CompileOptions& options) {
   Artifacts a;
   static_cast<Emitted&>(a) = emit(std::move(graph), options);
+  Stopwatch clock;
   a.build = build(a.sources, options);
+  a.stage_times.push_back({a.build.cache_hit ? "build (cached)" : "build", clock.lap()});
   return a;
 }
 

@@ -36,10 +36,17 @@ struct CompileOptions {
   bool stats = false;
 };
 
+/// How long one stage of the compiler took (`kiln -v` prints them).
+struct StageTime {
+  std::string stage;  ///< "rewrite", "generate", "build"
+  double seconds = 0;
+};
+
 /// The sources of a graph, and what rewriting did.
 struct Emitted {
   GeneratedLibrary sources;
   PipelineReport rewrites;
+  std::vector<StageTime> stage_times;  ///< rewrite and generate (and build, for compile())
   std::optional<GraphStats> stats_before;  ///< the graph as given (options.stats)
   std::optional<GraphStats> stats_after;   ///< the graph as compiled (options.stats)
 };

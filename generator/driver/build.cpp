@@ -1,4 +1,5 @@
 #include "driver/build.h"
+#include "driver/build_key.h"
 
 #include <unistd.h>
 
@@ -28,7 +29,7 @@ namespace {
 
 void write_file(const fs::path& path, const void* data, std::size_t size) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw UserError("cannot write " + path.string());
+  if (!out) throw IoError("cannot write " + path.string());
   out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
   if (!out) throw UserError("error writing " + path.string());
 }
@@ -97,6 +98,54 @@ std::string compiler_identity(const std::string& cxx, const fs::path& cache_root
   return memo.emplace(memo_key, r.output).first->second;
 }
 
+std::string unique_suffix();
+
+// The system headers every generated source of the cpp backend includes (its templates and
+// always-present prologue pieces), precompiled once per compiler and flags into the cache and
+// given to each compile with -include: parsing them is about a fifth of a cold compile (W7 in
+// bench/). The generated source keeps its own #includes (no-ops after these), so it still
+// compiles on its own; the object code is the same byte for byte.
+const char kPrecompiledHeader[] =
+    "// kiln: system headers of generated code, precompiled once per compiler and flags (driver/build.cpp)\n"
+    "#include <algorithm>\n#include <atomic>\n#include <cblas.h>\n#include <climits>\n#include <cmath>\n"
+    "#include <cstdarg>\n#include <cstdint>\n#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n"
+    "#include <dlfcn.h>\n#include <dlpack/dlpack.h>\n#include <initializer_list>\n#include <iterator>\n"
+    "#include <limits>\n#include <new>\n#include <numeric>\n#include <omp.h>\n#include <stdint.h>\n"
+    "#include <sys/mman.h>\n#include <type_traits>\n#include <unistd.h>\n";
+
+// The precompiled kPrecompiledHeader for a compile with `cxx` and `flags`: the path to give
+// -include (GCC then reads PATH.gch next to it), built into cache_root/pch/<key>/ when missing;
+// "" where there is none (not GCC, a ccache wrapper, or the header failed to build: the compile
+// then parses the headers itself).
+std::string precompiled_header(const std::string& cxx, const std::string& identity, const std::vector<std::string>& flags,
+                               const fs::path& cache_root) {
+  if (identity.find("Free Software Foundation") == std::string::npos || identity.find("clang") != std::string::npos ||
+      cxx.find("ccache") != std::string::npos)
+    return "";
+  Sha256 h;
+  h.update("kiln precompiled header v1\n").update(identity).update(cxx).update(kPrecompiledHeader);
+  for (const auto& f : flags) h.update("\n").update(f);
+  const fs::path dir = cache_root / "pch" / h.hex_digest();
+  const fs::path header = dir / "kiln_pch.hpp";
+  std::error_code ec;
+  if (fs::exists(dir / "kiln_pch.hpp.gch", ec)) return header.string();
+  // Built in a folder of its own and renamed into place: concurrent builders race harmlessly.
+  const fs::path work = cache_root / "tmp" / ("pch-" + unique_suffix());
+  fs::create_directories(work, ec);
+  if (ec) return "";
+  write_file(work / "kiln_pch.hpp", std::string(kPrecompiledHeader));
+  std::vector<std::string> cmd = {cxx};
+  cmd.insert(cmd.end(), flags.begin(), flags.end());
+  cmd.insert(cmd.end(), {"-x", "c++-header", (work / "kiln_pch.hpp").string(), "-o", (work / "kiln_pch.hpp.gch").string()});
+  const bool built = run_process(cmd).exit_code == 0;
+  if (built) {
+    fs::create_directories(dir.parent_path(), ec);
+    fs::rename(work, dir, ec);
+  }
+  fs::remove_all(work, ec);
+  return built && fs::exists(dir / "kiln_pch.hpp.gch", ec) ? header.string() : "";
+}
+
 std::string unique_suffix() {
   std::random_device rd;
   return std::to_string(getpid()) + "-" + std::to_string(rd()) + "-" +
@@ -143,12 +192,21 @@ std::string variant_dispatcher(const std::string& name, const std::vector<std::s
                   "#include \"" + name + ".h\"\n\nextern \"C\" {\n";
   for (std::size_t k = 0; k < variants.size(); ++k)
     s += "__attribute__((visibility(\"hidden\"))) const kiln_graph_info* " + variant_prefix(name, k) + "_info(void);\n";
-  s += "}\n\nnamespace {\nconst kiln_graph_info* chosen() {\n  static const kiln_graph_info* const info = [] {\n"
+  // The variant index is picked once; NAME_variant() names it (kiln run -v prints it).
+  s += "}\n\nnamespace {\nint chosen_index() {\n  static const int index = [] {\n"
        "    __builtin_cpu_init();\n";
   for (std::size_t k = 0; k + 1 < variants.size(); ++k)
-    s += "    if (__builtin_cpu_supports(\"" + variants[k] + "\")) return " + variant_prefix(name, k) + "_info();\n";
-  s += "    return " + variant_prefix(name, variants.size() - 1) + "_info();\n  }();\n  return info;\n}\n}  // namespace\n\n"
+    s += "    if (__builtin_cpu_supports(\"" + variants[k] + "\")) return " + std::to_string(k) + ";\n";
+  s += "    return " + std::to_string(variants.size() - 1) + ";\n  }();\n  return index;\n}\n"
+       "const kiln_graph_info* chosen() {\n  switch (chosen_index()) {\n";
+  for (std::size_t k = 0; k + 1 < variants.size(); ++k)
+    s += "    case " + std::to_string(k) + ": return " + variant_prefix(name, k) + "_info();\n";
+  s += "    default: return " + variant_prefix(name, variants.size() - 1) + "_info();\n  }\n}\n"
+       "const char* const variant_names[] = {";
+  for (std::size_t k = 0; k < variants.size(); ++k) s += (k ? ", \"" : "\"") + variants[k] + "\"";
+  s += "};\n}  // namespace\n\n"
        "extern \"C\" {\n"
+       "KILN_EXPORT const char* " + name + "_variant(void) { return variant_names[chosen_index()]; }\n"
        "KILN_EXPORT const kiln_graph_info* " + name + "_info(void) { return chosen(); }\n"
        "KILN_EXPORT kiln_context* " + name + "_context_create(void) { return chosen()->context_create(); }\n"
        "KILN_EXPORT void " + name + "_context_destroy(kiln_context* c) { chosen()->context_destroy(c); }\n"
@@ -204,10 +262,16 @@ std::vector<std::string> generated_code_flags(const BuildOptions& options, const
   if (toolchain.openmp) flags.push_back("-fopenmp");
   flags.insert(flags.end(), {"-fvisibility=hidden", "-fno-math-errno"});
   // Under -ffast-math glibc declares libmvec's variants itself; vector_math.hpp steps aside.
-  if (options.fast_math)
+  if (options.fast_math) {
     flags.push_back("-ffast-math");
-  else if (toolchain.vector_math && have_sleef_vector_math())
-    flags.push_back("-DKILN_SLEEF");
+  } else if (toolchain.vector_math && options.math_1ulp) {
+    if (!have_sleef_vector_math())
+      throw UserError("--math-1ulp needs SLEEF's libsleef (Debian: libsleef-dev), which was not found when kiln was built");
+    flags.insert(flags.end(), {"-DKILN_SLEEF", "-DKILN_VM_1ULP"});
+  } else if (toolchain.vector_math) {
+    if (have_libmvec_vector_math()) flags.push_back("-DKILN_LIBMVEC");
+    if (have_sleef_vector_math()) flags.push_back("-DKILN_SLEEF");
+  }
   // "none" (or empty) leaves the compiler's default target: the portable baseline.
   if (!options.march.empty() && options.march != "none") flags.push_back("-march=" + options.march);
 #if defined(__x86_64__)
@@ -227,6 +291,27 @@ bool have_sleef_vector_math() {
 #else
   return false;
 #endif
+}
+
+bool have_libmvec_vector_math() {
+#ifdef KILN_LIBMVEC
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string vector_math_path(const BuildOptions& options) {
+  if (options.fast_math) return "-ffast-math: glibc's libmvec, without IEEE semantics (--fast-math)";
+  const bool sleef = have_sleef_vector_math(), mvec = have_libmvec_vector_math();
+  if (options.math_1ulp)
+    return sleef ? "SLEEF 1-ULP everywhere (--math-1ulp)" : "--math-1ulp unavailable: kiln was built without libsleef";
+  if (mvec && sleef)
+    return "libmvec + SLEEF (libmvec; SLEEF 1-ULP for float32 exp/log/sin/cos, atan2, powf; --math-1ulp: SLEEF everywhere)";
+  if (mvec)
+    return "libmvec only (WARNING: no libsleef: float32 exp/log/sin/cos less accurate than NumPy's; no --math-1ulp)";
+  if (sleef) return "SLEEF 1-ULP only (WARNING: no libmvec: about half the default path's speed)";
+  return "scalar libm (WARNING: neither libmvec nor libsleef: math calls are not vectorised)";
 }
 
 // The folder of Debian's OpenMP build of OpenBLAS (package libopenblas0-openmp), or "" when
@@ -263,8 +348,16 @@ std::vector<std::string> generated_code_libraries(const GeneratedLibrary& lib, c
     if (dir.rfind("/usr/lib", 0) != 0 && dir.rfind("/lib", 0) != 0) link.push_back("-L" + dir);
     link.insert(link.end(), {"-Wl,--push-state,--as-needed", "-lsleef", "-Wl,--pop-state"});
   }
-#else
+#endif
+#ifdef KILN_LIBMVEC
+  // libmvec's _ZGV* functions, which vector_math.hpp declares (libm.so's linker script adds it
+  // as needed too; named here so that the dependency is explicit).
+  if (!options.fast_math && !options.math_1ulp && toolchain.vector_math)
+    link.insert(link.end(), {"-Wl,--push-state,--as-needed", "-lmvec", "-Wl,--pop-state"});
+#endif
+#if !defined(KILN_SLEEF_DIR) && !defined(KILN_LIBMVEC)
   (void)options;
+  (void)toolchain;
 #endif
   for (std::size_t at = 0; at < toolchain.libraries.size();) {
     const std::size_t end = std::min(toolchain.libraries.find(' ', at), toolchain.libraries.size());
@@ -287,17 +380,28 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
   const std::vector<std::string> flags = generated_code_flags(base, toolchain);
   const std::vector<std::string> link = generated_code_libraries(lib, options);
 
-  Sha256 key_hash;
-  key_hash.update("kiln " KILN_VERSION_STRING "\n").update(compiler_identity(cxx, resolve_cache_dir(options))).update(cxx);
-  for (const auto& f : flags) key_hash.update("\n").update(f);
-  for (const auto& f : link) key_hash.update("\n").update(f);
-  for (const auto& v : options.march_variants) key_hash.update("\nvariant ").update(v);
-  key_hash.update("\nheader\n").update(lib.header).update("\nsource\n").update(lib.source);
+  // The precompiled system headers (cache builds of one -march only): part of the key, as the
+  // build depends on them (they are derived from the compiler, the flags and this text).
+  const std::string identity = compiler_identity(cxx, resolve_cache_dir(options));
+  // Not with data (NAME_data.S goes through the same command, and -include would reach it).
+  const bool use_pch = options.use_cache && options.march_variants.empty() && lib.backend == "cpp" && lib.blobs.empty();
+  const std::string pch = use_pch ? precompiled_header(cxx, identity, flags, resolve_cache_dir(options)) : "";
+  BuildKey key;
+  key.add("kiln version", "kiln " KILN_VERSION_STRING);
+  key.add("compiler", identity + "\n" + cxx);
+  key.add("precompiled header", pch.empty() ? std::string() : std::string(kPrecompiledHeader));
+  std::string flag_text;
+  for (const auto& f : flags) flag_text += f + "\n";
+  for (const auto& f : link) flag_text += "link " + f + "\n";
+  for (const auto& v : options.march_variants) flag_text += "variant " + v + "\n";
+  key.add("flags", flag_text);
+  key.add("generated header", lib.header);
+  key.add("generated source", lib.source);
   // The data file without its folder: it names each blob's sha256, so the key covers the bytes.
-  if (!lib.blobs.empty()) key_hash.update("\ndata\n").update(data_assembly(lib, ""));
-  if (program) key_hash.update("\nprogram\n").update(lib.main_program);
+  key.add("constant data", lib.blobs.empty() ? std::string() : data_assembly(lib, ""));
+  key.add("program", program ? lib.main_program : std::string());
   BuildResult result;
-  result.key = key_hash.hex_digest();
+  result.key = key.digest();
 
   const std::string so_name = "lib" + lib.name + ".so";
   fs::path root = resolve_cache_dir(options);
@@ -307,7 +411,14 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
     result.library_path = (final_dir / so_name).string();
     if (program) result.program_path = (final_dir / lib.name).string();
     result.cache_hit = true;
+    key.remember(root.string(), lib.name);
     return result;
+  }
+  if (options.use_cache) {
+    result.miss_reason = key.explain_miss(root.string(), lib.name);
+    key.remember(root.string(), lib.name);
+  } else {
+    result.miss_reason = "the cache is off (--no-cache)";
   }
 
   std::error_code ec;
@@ -315,7 +426,7 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
   remove_stale_build_folders(tmp_root.string(), kStaleBuildFolderAge);  // left by killed compiles
   fs::path work = fs::absolute(tmp_root / (result.key.substr(0, 16) + "-" + unique_suffix()));
   fs::create_directories(work, ec);
-  if (ec) throw UserError("cannot create build folder " + work.string() + ": " + ec.message());
+  if (ec) throw IoError("cannot create build folder " + work.string() + ": " + ec.message());
   const BuildFolderLock in_use(work.string());  // until the build is over (cache_maintenance.h)
   write_file(work / (lib.name + ".h"), lib.header);
   write_file(work / lib.source_file, lib.source);
@@ -352,6 +463,7 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
 
   std::vector<std::string> cmd = {cxx};
   cmd.insert(cmd.end(), flags.begin(), flags.end());
+  if (!pch.empty()) cmd.insert(cmd.end(), {"-include", pch});
   cmd.insert(cmd.end(), {"-shared", "-I", work.string()});
   cmd.insert(cmd.end(), inputs.begin(), inputs.end());
   cmd.insert(cmd.end(), {"-o", (work / so_name).string()});

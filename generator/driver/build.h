@@ -25,6 +25,9 @@ struct BuildOptions {
   /// -ffast-math: faster math (libmvec's vector functions, reassociated sums) at the cost of IEEE
   /// semantics: NaN and inf may be mishandled, signed zeros ignored, results depend on order.
   bool fast_math = false;
+  /// SLEEF's 1-ULP vector functions for every vectorised math call, instead of the default mix
+  /// (libmvec's, SLEEF's where libmvec is less accurate than NumPy): about half the speed.
+  bool math_1ulp = false;
   bool use_cache = true;
   std::string cache_dir;              ///< empty: $XDG_CACHE_HOME/kiln or ~/.cache/kiln
 };
@@ -34,6 +37,9 @@ struct BuildResult {
   std::string program_path;  ///< the standalone program (when asked for)
   bool cache_hit = false;
   std::string key;           ///< the cache key (sha256 of sources, flags, compiler identity)
+  /// On a miss: why (which part of the key changed since the last build of this library name,
+  /// driver/build_key.h), for `kiln compile -v`.
+  std::string miss_reason;
 };
 
 /// The system compiler failed on generated code. The message holds its output and where the
@@ -62,8 +68,15 @@ std::vector<std::string> generated_code_flags(const BuildOptions& options, const
 /// Linker flags for a generated library (libm, OpenBLAS when it calls BLAS, SLEEF's vector math),
 /// per the toolchain of the backend that generated it.
 std::vector<std::string> generated_code_libraries(const GeneratedLibrary& lib, const BuildOptions& options);
-/// Whether this kiln links generated code with SLEEF's libsleef, found when kiln was built:
-/// then math calls in vectorised loops run SLEEF's 1-ULP vector functions (vector_math.hpp).
+/// Whether this kiln links generated code with SLEEF's libsleef, found when kiln was built
+/// (vector_math.hpp: SLEEF's 1-ULP functions for float32 exp/log/sin/cos, atan2, powf, and for
+/// everything with --math-1ulp).
 bool have_sleef_vector_math();
+/// Whether glibc's libmvec (>= 2.35, x86-64) was found when kiln was built: then math calls in
+/// vectorised loops run libmvec's vector functions by default (vector_math.hpp).
+bool have_libmvec_vector_math();
+/// Where vectorised math calls of generated code go with these options, in words (for
+/// `kiln --version` and `kiln compile --stats`), e.g. "libmvec + SLEEF (...)".
+std::string vector_math_path(const BuildOptions& options);
 
 }  // namespace kiln

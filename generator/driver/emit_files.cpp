@@ -33,7 +33,7 @@ bool same_contents(const fs::path& path, const char* data, std::size_t size) {
 
 void write_bytes(const fs::path& path, const char* data, std::size_t size) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw UserError("cannot write " + path.string());
+  if (!out) throw IoError("cannot write " + path.string());
   out.write(data, static_cast<std::streamsize>(size));
   if (!out) throw UserError("error writing " + path.string());
 }
@@ -89,14 +89,14 @@ void copy_file_if_changed(const std::string& from, const std::string& to) {
   if (ec) {
     std::error_code ignored;
     fs::remove(tmp, ignored);
-    throw UserError("cannot write " + to + ": " + ec.message());
+    throw IoError("cannot write " + to + ": " + ec.message());
   }
 }
 
 std::vector<std::string> write_emitted_sources(const GeneratedLibrary& lib, const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw UserError("cannot create output folder " + dir + ": " + ec.message());
+  if (ec) throw IoError("cannot create output folder " + dir + ": " + ec.message());
   const fs::path out = fs::absolute(dir).lexically_normal();
   std::vector<std::string> written;
   auto put = [&](const std::string& file, const std::string& text) {
@@ -151,7 +151,7 @@ void write_depfile(const std::string& path, const std::vector<std::string>& targ
   for (const auto& dep : deps) text += " \\\n  " + depfile_path(dep);
   text += "\n";
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw UserError("cannot write the depfile " + path);
+  if (!out) throw IoError("cannot write the depfile " + path);
   out << text;
   if (!out) throw UserError("error writing the depfile " + path);
 }

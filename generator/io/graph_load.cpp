@@ -15,6 +15,7 @@
 #include "ops/elemwise.h"
 #include "ops/op_table.h"
 #include "ops/scalar/composite.h"
+#include "util/suggest.h"
 
 namespace kiln {
 
@@ -203,7 +204,12 @@ OpPtr make_op(const NodeSpelling& node, const std::vector<TensorType>& in_types,
   const OpEntry* entry = find_op(op_name);
   if (!entry && is_format_version_2_op(op_name))
     throw NotImplementedError(op_name + " (graph format version 2) is not implemented yet in kiln", p + "/op");
-  if (!entry) throw UserError("unknown op \"" + op_name + "\"", p + "/op");
+  if (!entry) {
+    std::vector<std::string> names;
+    for (const OpEntry& e : op_table()) names.emplace_back(e.name);
+    for (const ScalarOpInfo& s : all_scalar_ops()) names.emplace_back(s.name);
+    throw UserError("unknown op \"" + op_name + "\"" + did_you_mean(op_name, names), p + "/op");
+  }
   PropReader reader(node.props, p + "/props", op_name);
   reader.set_inner_graph_loader([&ctx](const Json& g, const std::string& where) {
     check_keys(g, {"variables", "nodes", "inputs", "outputs"}, where, "an inner graph");

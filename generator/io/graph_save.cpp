@@ -131,7 +131,7 @@ int graph_format_version(const FunctionGraph& fg) {
     if (!v->type().is_tensor()) return 2;
   for (Apply* node : fg.toposort()) {
     const Op& op = node->op();
-    if (dynamic_cast<const OpFromGraph*>(&op)) return 2;
+    if (dynamic_cast<const OpFromGraph*>(&op) || op.name() == "IfElse") return 2;
     if (const auto* b = dynamic_cast<const Blockwise*>(&op); b && has_literal_dimension(b->signature())) return 2;
   }
   return 1;
@@ -172,7 +172,7 @@ std::string save_graph_text(const FunctionGraph& fg) {
 void save_graph_file(const FunctionGraph& fg, const std::string& path) {
   std::string text = save_graph_text(fg);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw UserError("cannot write graph file", path);
+  if (!out) throw IoError("cannot write graph file", path);
   out << text;
   if (!out) throw UserError("error writing graph file", path);
 }

@@ -107,7 +107,7 @@ std::string read_graph_relative_file(const std::string& base_dir, const std::str
 }
 
 std::string read_named_file(const std::string& path, std::uint64_t max_bytes) {
-  const auto fail = [&](const std::string& why) -> void { throw UserError("cannot read the file: " + why, path); };
+  const auto fail = [&](const std::string& why) -> void { throw IoError("cannot read the file: " + why, path); };
   Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
   if (file.get() < 0) fail(std::strerror(errno));
   struct stat st;

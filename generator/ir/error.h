@@ -35,6 +35,13 @@ class RuntimeFailure : public UserError {
   using UserError::UserError;
 };
 
+/// A file could not be read or written (a missing graph file, an unwritable output folder):
+/// the environment is wrong, not the graph. The CLI exits with its I/O code for it.
+class IoError : public UserError {
+ public:
+  using UserError::UserError;
+};
+
 /// A bug in kiln.
 class InternalError : public std::logic_error {
  public:

@@ -228,6 +228,11 @@ void FunctionGraph::replace_output(std::size_t k, const Var& old_var, const Var&
     output_names_.resize(outputs_.size());
     output_names_[k] = old_var->name().empty() ? old_var->file_id() : old_var->name();
   }
+  // A new computed variable takes that name too, so dprint, saved files and generated code
+  // all call it as the user did (not when it is an input or also another output, whose name
+  // it would change).
+  const bool other_output = std::find(outputs_.begin(), outputs_.end(), new_var) != outputs_.end();
+  if (new_var->name().empty() && new_var->owner() && !other_output) new_var->set_name(output_names_[k]);
   outputs_[k] = new_var;
 }
 

@@ -92,6 +92,7 @@ std::string Apply::label() const {
     names += (names.empty() ? "" : ", ") + ("\"" + n + "\"");
   }
   if (!names.empty()) s += " -> " + names;
+  if (origins_) s += " (from " + origins_str(origins_) + ")";
   return s;
 }
 

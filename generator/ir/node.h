@@ -131,7 +131,8 @@ class Apply : public std::enable_shared_from_this<Apply> {
   /// Rewires input i. Only FunctionGraph::replace calls this (it keeps `clients` right).
   void set_input(int i, Var v) { inputs_.at(static_cast<std::size_t>(i)) = std::move(v); }
 
-  /// "Elemwise{add}" with output names, for messages: `node Elemwise{add} -> "y"`.
+  /// "Elemwise{add}" with output names and the user's nodes it stands for, for messages:
+  /// `node Gemv{no_inplace} -> "y" (from /nodes/0 Dot)`.
   std::string label() const;
 
   /// The nodes of the user's graph file this node stands for (ir/provenance.h). A new node

@@ -93,6 +93,13 @@ class Op {
   /// The graphs this op holds (ir/inner_graph.h): the one hook through which grad, vectorize,
   /// dprint and codegen reach them. Empty for most ops.
   virtual std::vector<InnerGraphUse> inner_graphs() const { return {}; }
+  /// A lazy op (PyTensor's IfElse): for each branch, the input indices read only when that
+  /// branch is taken (ir/branch_schedule.h runs each branch's producers only then). Empty — the
+  /// default — for an op that reads all its inputs.
+  virtual std::vector<std::vector<int>> lazy_branches() const { return {}; }
+  /// The branch a lazy op takes, from its inputs; only those outside every branch are defined
+  /// (the others may be null arrays). Called only for ops with lazy_branches().
+  virtual int select_branch(const std::vector<Array>& /*inputs*/) const { return 0; }
   /// Whether input `index` may be of a non-tensor kind (an rng, a none). Ops that take only
   /// tensors — nearly all — keep the default, and make_node refuses anything else for them.
   virtual bool accepts_kind(int /*index*/, TypeKind kind) const { return kind == TypeKind::Tensor; }

@@ -13,6 +13,7 @@
 #include "ops/elemwise.h"
 #include "ops/extra_ops.h"
 #include "ops/fill_diagonal.h"
+#include "ops/ifelse.h"
 #include "ops/join.h"
 #include "ops/linalg/linalg.h"
 #include "ops/op_from_graph.h"
@@ -31,7 +32,7 @@ namespace {
 
 // For op kinds the format names but kiln does not implement yet: the graph loads as far as
 // the format goes, then stops here with a clear message naming the op.
-OpPtr not_implemented_yet(PropReader& props, const std::vector<TensorType>&) {
+[[maybe_unused]] OpPtr not_implemented_yet(PropReader& props, const std::vector<TensorType>&) {
   std::string node = props.where("");
   node = node.substr(0, node.rfind("/props"));
   throw NotImplementedError(props.op_name() + " is not implemented yet in kiln", node);
@@ -117,6 +118,8 @@ const std::vector<OpEntry>& op_table() {
       {"Blockwise", blockwise_from_props},
       // --- ops defined by an inner graph (ops/op_from_graph; inlined before rewriting)
       {"OpFromGraph", op_from_graph_from_props},
+      // --- control flow (ops/ifelse; lazy: ir/branch_schedule.h)
+      {"IfElse", ifelse_from_props},
       // --- linear algebra (ops/linalg/)
       {"Cholesky", cholesky_from_props},
       {"Solve", solve_from_props},

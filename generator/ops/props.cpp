@@ -1,6 +1,7 @@
 #include "ops/props.h"
 
 #include "ir/error.h"
+#include "util/suggest.h"
 
 namespace kiln {
 
@@ -151,7 +152,11 @@ void PropReader::finish() {
                 (kind == Kind::String && v.is_string()) || (kind == Kind::List && v.is_array());
       if (!ok) fail(key, "has the wrong type: " + v.dump());
     }
-    if (!known) throw UserError("unknown prop \"" + key + "\" for op " + op_name_, where(key));
+    if (!known) {
+      std::vector<std::string> names(read_.begin(), read_.end());
+      for (const auto& [name, kind] : ignored_props()) names.emplace_back(name);
+      throw UserError("unknown prop \"" + key + "\" for op " + op_name_ + did_you_mean(key, names), where(key));
+    }
   }
 }
 

@@ -428,8 +428,12 @@ std::string graphviz_dot(const FunctionGraph& fg) {
     std::string id = "n" + std::to_string(n++);
     node_ids[node] = id;
     out += "  " + id + " [label=" + dot_quote(node->op().str()) + ", shape=box];\n";
-    for (const auto& in : node->inputs())
-      out += "  " + source(in.get()) + " -> " + id + " [label=" + dot_quote(edge_label(*in)) + "];\n";
+    // Each edge says which input it is ("1 float64 (?,)"): the order matters (x - y), and
+    // the drawing does not show it.
+    for (int k = 0; k < node->num_inputs(); ++k) {
+      const Variable* in = node->input(k).get();
+      out += "  " + source(in) + " -> " + id + " [label=" + dot_quote(std::to_string(k) + " " + edge_label(*in)) + "];\n";
+    }
   }
   for (std::size_t i = 0; i < fg.outputs().size(); ++i) {
     const Variable* v = fg.outputs()[i].get();

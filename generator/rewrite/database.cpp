@@ -18,6 +18,7 @@ const std::vector<NodeRewrite>& all_node_rewrites() {
     add(stabilize_rules());
     add(specialize_rules());
     add(linalg_rules());
+    add(ifelse_rules());
     return rules;
   }();
   return all;

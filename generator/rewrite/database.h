@@ -21,5 +21,7 @@ std::vector<NodeRewrite> canonicalize_shape_rules();
 std::vector<NodeRewrite> stabilize_rules();
 std::vector<NodeRewrite> specialize_rules();
 std::vector<NodeRewrite> linalg_rules();
+/// IfElse with a constant condition or identical branches (rewrite/ifelse.cpp).
+std::vector<NodeRewrite> ifelse_rules();
 
 }  // namespace kiln

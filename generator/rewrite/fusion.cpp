@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/branch_schedule.h"
 #include "ir/error.h"
 #include "ops/elemwise.h"
 #include "ops/reduce.h"
@@ -36,6 +37,7 @@ class GroupBuilder {
  public:
   GroupBuilder(const FunctionGraph& fg, const std::vector<Apply*>& order) : fg_(fg) {
     for (std::size_t i = 0; i < order.size(); ++i) topo_[order[i]] = static_cast<int>(i);
+    if (has_lazy_nodes(fg)) regions_ = region_paths(branch_schedule(fg));
   }
 
   // Grows a group from `seed` through its producers and consumers (a worklist, so each node's
@@ -53,6 +55,8 @@ class GroupBuilder {
       if (group_.size() >= kMaxGroupNodes || group_.count(c) || taken.count(c) || created.count(c) || !fusable(c))
         return;
       if (broadcast_pattern(*c->output_ptr(0)) != pattern_) return;
+      // A group spanning a lazy branch's boundary would run branch-only work unconditionally.
+      if (!regions_.empty() && regions_.at(c) != regions_.at(seed)) return;
       if (!keeps_acyclic(c)) {
         refused.push_back(c);
         return;
@@ -130,6 +134,7 @@ class GroupBuilder {
   std::unordered_set<Apply*> outside_users_;  ///< consumers of group values outside the group
   int hi_ = 0;
   std::vector<bool> pattern_;
+  std::unordered_map<const Apply*, RegionPath> regions_;  ///< empty when the graph has no lazy node
 };
 
 // A size-1 constant (any rank) can live inside the Composite as a scalar constant.

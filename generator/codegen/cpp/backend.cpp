@@ -1,5 +1,6 @@
 #include "codegen/cpp/backend.h"
 
+#include "codegen/cpp/emit_control_flow.h"
 #include "codegen/cpp/emitters.h"
 #include "codegen/cpp/scalar_code.h"
 #include "codegen/cpp/special_math_select.h"
@@ -24,6 +25,7 @@ const std::vector<OpEmitter>& cpp_backend_table() {
       {"DimShuffle", emit_dimshuffle, true},
       {"Shape", emit_shape, false},
       {"Shape_i", emit_shape_i, false},
+      {"IfElse", emit_ifelse, false},
       {"Subtensor", emit_subtensor, true},
       {"IncSubtensor", emit_inc_subtensor, false},
       {"AdvancedSubtensor1", emit_advanced_subtensor1, false},

@@ -11,6 +11,7 @@
 #include "ir/error.h"
 #include "ir/scalar_json.h"
 #include "ir/type.h"
+#include "util/suggest.h"
 
 namespace kiln {
 
@@ -116,7 +117,8 @@ ScalarOp scalar_op_from_json(const Json& j, const std::string& where) {
     for (auto it = j.begin(); it != j.end(); ++it) {
       if (it.key() == "name") continue;
       if (name == "cast" && it.key() == "dtype") continue;
-      throw UserError("unknown prop \"" + it.key() + "\" of scalar op " + name,
+      throw UserError("unknown prop \"" + it.key() + "\" of scalar op " + name +
+                          (name == "cast" ? did_you_mean(it.key(), {"dtype"}) : std::string()),
                       where + "/" + it.key());
     }
   } else {
@@ -126,7 +128,11 @@ ScalarOp scalar_op_from_json(const Json& j, const std::string& where) {
   if (name == "Composite")
     throw UserError("a Composite scalar op must be an object with its inner graph", where);
   auto id = scalar_op_from_name(name);
-  if (!id) throw UserError("unknown scalar op \"" + name + "\"", where);
+  if (!id) {
+    std::vector<std::string> names;
+    for (const ScalarOpInfo& s : all_scalar_ops()) names.emplace_back(s.name);
+    throw UserError("unknown scalar op \"" + name + "\"" + did_you_mean(name, names), where);
+  }
   if (*id == ScalarOpId::Cast) {
     if (!j.is_object() || !j.contains("dtype"))
       throw UserError("cast needs a \"dtype\": {\"name\": \"cast\", \"dtype\": ...}", where);

@@ -42,6 +42,14 @@ class Library {
   /// as NAME_opencl_queue).
   void* symbol(const std::string& name) const { return ::dlsym(handle_, name.c_str()); }
 
+  /// The -march level a library built with --march-variants picked on this CPU (its
+  /// NAME_variant()); empty for a library built for one target.
+  std::string variant(const std::string& name) const {
+    using VariantFn = const char* (*)();
+    void* sym = ::dlsym(handle_, (name + "_variant").c_str());
+    return sym ? std::string(reinterpret_cast<VariantFn>(sym)()) : std::string();
+  }
+
   /// The graph with symbol prefix `name` (its NAME_info entry point).
   const kiln_graph_info& graph(const std::string& name) const {
     using InfoFn = const kiln_graph_info* (*)();

@@ -654,6 +654,11 @@ inline bool use_threads(const Ctx* ctx, int64_t work) { return work > kParallelT
 
 /// Calls f(begin, end) on ranges covering [0, n): once as f(0, n) on the calling thread when
 /// use_threads(ctx, work) says no, else on ctx->num_threads threads, one contiguous range each.
+/// Where every thread still gets some, ranges start at multiples of 64: a vectorised loop then
+/// sends the same elements through its vector and its scalar (remainder) path whatever the
+/// thread count, so results do not depend on it (vector math functions and glibc's scalar ones
+/// may differ in the last bits). Loops over a few heavy rows (integer matmul, Eye) keep an
+/// even split.
 template <typename F>
 inline void parallel_for(const Ctx* ctx, int64_t n, int64_t work, F&& f) {
   if (n <= 0) return;
@@ -662,7 +667,8 @@ inline void parallel_for(const Ctx* ctx, int64_t n, int64_t work, F&& f) {
     return;
   }
   const int64_t parts = ctx->num_threads < n ? ctx->num_threads : n;
-  const int64_t chunk = (n + parts - 1) / parts;
+  const int64_t even = (n + parts - 1) / parts;
+  const int64_t chunk = n >= 64 * parts ? (even + 63) / 64 * 64 : even;
 #pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(parts))
   for (int64_t p = 0; p < parts; ++p) {
     const int64_t begin = p * chunk, end = begin + chunk < n ? begin + chunk : n;

@@ -620,19 +620,36 @@ inline T invert(T a) {
 // loop over them vectorises with the vector exp/log1p of generated code; both are accurate to
 // about an ulp over the whole range, NaN in -> NaN out, and never overflow.
 
+/// c ? a : b on the bits, without a branch. GCC 12 cannot if-convert a loop in which a branch
+/// sits beside calls of vector math functions: written as `?:`, the selects below left W4's
+/// training-step loop (sigmoid and softplus of the same z) scalar.
+template <typename T>
+inline T select_bits(bool c, T a, T b) {
+  using U = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+  if constexpr (sizeof(T) != sizeof(U) || !std::is_floating_point_v<T>) return c ? a : b;
+  U ua, ub;
+  __builtin_memcpy(&ua, &a, sizeof a);
+  __builtin_memcpy(&ub, &b, sizeof b);
+  const U mask = U(0) - U(c);
+  const U r = (ua & mask) | (ub & ~mask);
+  T out;
+  __builtin_memcpy(&out, &r, sizeof out);
+  return out;
+}
+
 /// 1 / (1 + exp(-x)), as e / (1 + e) with e = exp(x) for negative x.
 template <typename T>
 inline T sigmoid(T x) {
   const T e = std::exp(-std::fabs(x));
   const T r = T(1) / (T(1) + e);
-  return x >= T(0) ? r : e * r;
+  return select_bits(x >= T(0), T(1), e) * r;
 }
 
 /// log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): exact to rounding where PyTensor's
 /// piecewise form switches to exp(x) (x < -37) or to x (x > 33.3).
 template <typename T>
 inline T softplus(T x) {
-  return (x > T(0) ? x : T(0)) + std::log1p(std::exp(-std::fabs(x)));
+  return select_bits(x > T(0), x, T(0)) + std::log1p(std::exp(-std::fabs(x)));
 }
 
 /// log(1 - exp(x)) for x <= 0 (NaN above 0), accurate at both ends.
@@ -1496,6 +1513,11 @@ inline bool use_threads(const Ctx* ctx, int64_t work) { return work > kParallelT
 
 /// Calls f(begin, end) on ranges covering [0, n): once as f(0, n) on the calling thread when
 /// use_threads(ctx, work) says no, else on ctx->num_threads threads, one contiguous range each.
+/// Where every thread still gets some, ranges start at multiples of 64: a vectorised loop then
+/// sends the same elements through its vector and its scalar (remainder) path whatever the
+/// thread count, so results do not depend on it (vector math functions and glibc's scalar ones
+/// may differ in the last bits). Loops over a few heavy rows (integer matmul, Eye) keep an
+/// even split.
 template <typename F>
 inline void parallel_for(const Ctx* ctx, int64_t n, int64_t work, F&& f) {
   if (n <= 0) return;
@@ -1504,7 +1526,8 @@ inline void parallel_for(const Ctx* ctx, int64_t n, int64_t work, F&& f) {
     return;
   }
   const int64_t parts = ctx->num_threads < n ? ctx->num_threads : n;
-  const int64_t chunk = (n + parts - 1) / parts;
+  const int64_t even = (n + parts - 1) / parts;
+  const int64_t chunk = n >= 64 * parts ? (even + 63) / 64 * 64 : even;
 #pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(parts))
   for (int64_t p = 0; p < parts; ++p) {
     const int64_t begin = p * chunk, end = begin + chunk < n ? begin + chunk : n;
@@ -2196,7 +2219,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] Softplus -> v1
   {
-    static const char kWhere[] = "node [0] Softplus";
+    static const char kWhere[] = "node [0] Softplus -> \042y\042 (from /nodes/0 Elemwise, /nodes/2 Elemwise, /nodes/3 Elemwise)";
     {
       const int64_t lengths[] = { v0.shape[0] };
       static const bool broadcastable[] = { false };

@@ -192,43 +192,51 @@ static inline const char* kiln_status_name(int32_t status) {
 #pragma GCC diagnostic ignored "-Wunknown-pragmas"
 #endif
 
-// Vectorised libm calls in generated code without -ffast-math (issue 7).
+// Vectorised libm calls in generated code without -ffast-math (issues 7 and 20).
 //
 // GCC vectorises a loop that calls a math function only when the function is declared with
 // a SIMD variant (`simd("notinbranch")`, OpenMP's `declare simd`); glibc declares its libmvec
 // variants only under -ffast-math. Here the functions below are redeclared with that attribute,
 // so the vectoriser calls their x86 vector-ABI variants (_ZGVbN2v_exp for SSE2, _ZGVcN4v_exp
-// AVX, _ZGVdN4v_exp AVX2, _ZGVeN8v_exp AVX-512, _ZGVdN8v_expf, ...). Those are defined right
-// here, hidden and weak, as jumps to SLEEF's functions for each instruction set in libsleef
-// (Sleef_expd4_u10avx2, ...): 1-ULP accuracy and C99 results for NaN, ±inf and ±0. They are
-// not taken from SLEEF's libsleefgnuabi, which exports the _ZGV names themselves: a program
-// that also loads glibc's libmvec (anything built with -ffast-math, or linked with -lm against
-// a library needing _ZGV symbols) would bind those names to libmvec's less accurate functions,
-// and the dynamic loader aborts on libsleefgnuabi's own references to them.
+// AVX, _ZGVdN4v_exp AVX2, _ZGVeN8v_exp AVX-512, _ZGVdN8v_expf, ...). Each variant comes from
+// one of two libraries, per function and precision:
+//  - glibc's libmvec (KILN_LIBMVEC: glibc >= 2.35 on x86-64): the functions -ffast-math uses,
+//    here without -ffast-math's other assumptions. The names are libmvec's own; nothing is defined.
+//  - SLEEF's libsleef (KILN_SLEEF): defined right here, hidden and weak, as jumps to SLEEF's
+//    function for each instruction set (Sleef_expd4_u10avx2, ...). They are not taken from
+//    libsleefgnuabi, which exports the _ZGV names itself and would clash with libmvec's.
+// Which one (the KILN_VM_* lines below name the default per precision):
+//  - default: libmvec, except where its error exceeds the bound of issue 20: at least as
+//    accurate as NumPy's own SIMD functions. On x86-64 with AVX2 NumPy 1.24 vectorises float32
+//    exp (2.3 ULP), log (2.8), sin and cos (1.5) and tanh (1.4) itself; libmvec's float32 exp
+//    (2.6), log (3.9), sin (2.1) and cos (2.0) are worse, so those four are SLEEF's 1-ULP ones.
+//    Everywhere else the bound is NumPy's SIMD functions on AVX-512 machines, SVML's 4 ULP;
+//    libmvec measures 1.0-3.6 ULP (tests/unit/test_vector_accuracy.cpp holds every function
+//    to its bound). libmvec's variants compute NaN, ±inf, ±0, subnormal and out-of-range lanes
+//    with glibc's scalar functions, so those results are C99's exactly (tested).
+//  - KILN_VM_1ULP (`kiln compile --math-1ulp`): SLEEF's 1-ULP functions everywhere, as
+//    before issue 20: at most 1.0 ULP on AVX2 and AVX-512 (erfc 1.5; the SSE/AVX variants of
+//    float erf/erfc 1.8, atan2 1.5 on subnormal results), about half libmvec's speed.
+//  - with only one of the two libraries, that one for everything (kiln --version says so).
+// Scalar calls (a loop's last elements, and all of a short vector's) are glibc's.
 //
 // Generated code keeps only the KILN_VM_1/KILN_VM_2 lines of the functions it calls (see
-// codegen/cpp/vector_math_select.cpp): each line defines eight wrappers, and compile time adds up.
+// codegen/cpp/vector_math_select.cpp): each line defines up to eight wrappers, and compile time
+// adds up.
 //
 // Placed outside the generated file's anonymous namespace: declarations inside one would not
-// attach the attribute to libm's functions. Active only when the build defines KILN_SLEEF
-// (kiln's driver does when kiln was built with SLEEF, and links -lsleef; kiln_add_graph does
-// the same), with GCC on x86-64 (the vector ABI names are x86's; clang ignores the attribute on
-// declarations) producing ELF (for hidden, weak and the alias below), and not under -ffast-math,
-// where glibc's own declarations and libmvec take over. Otherwise the calls are plain scalar libm
-// calls: slower, equally correct.
+// attach the attribute to libm's functions. Active only with GCC on x86-64 (the vector ABI names
+// are x86's; clang ignores the attribute on declarations) producing ELF (for hidden, weak and the
+// alias below), and not under -ffast-math, where glibc's own declarations and libmvec take over.
+// Otherwise the calls are plain scalar libm calls: slower, equally correct.
 //
-// Measured against long double libm over random and special inputs (SLEEF 3.5.1): at most 1.0
-// ULP on the AVX2 and AVX-512 variants; the SSE/AVX variants of float erf/erfc reach 1.8 ULP,
-// atan2 1.5 ULP on subnormal results. (glibc's libmvec, for comparison, is 1.5 to 4 ULP.)
-// Left out, as SLEEF is wrong or inexact on part of their domain: pow in double (inf for
-// results within a few ULP of the largest double; powf is fine), sinh and cosh (overflow early
-// near |x| = 709.78), asinh and acosh (wrong beyond 1.3e154), tgamma and lgamma (tens to
-// hundreds of ULP), fmod (wrong). SLEEF's log1p is wrong above 1e307: its wrappers below
-// scale such inputs first.
+// Left out, as SLEEF is wrong or inexact on part of their domain and libmvec's are not yet
+// measured here: pow in double, sinh and cosh, asinh and acosh, tgamma and lgamma, fmod.
+// SLEEF's log1p is wrong above 1e307: its wrappers below scale such inputs first.
 
 
-#if defined(KILN_SLEEF) && defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-    defined(__ELF__) && !defined(__FAST_MATH__)
+#if (defined(KILN_SLEEF) || defined(KILN_LIBMVEC)) && defined(__GNUC__) && !defined(__clang__) && \
+    defined(__x86_64__) && defined(__ELF__) && !defined(__FAST_MATH__)
 #define KILN_VECTOR_MATH 1
 // GCC vectors, passed in xmm/ymm/zmm registers like __m128d/__m256d/__m512d.
 typedef double kiln_vm_d2 __attribute__((vector_size(16)));
@@ -237,35 +245,60 @@ typedef double kiln_vm_d8 __attribute__((vector_size(64)));
 typedef float kiln_vm_f4 __attribute__((vector_size(16)));
 typedef float kiln_vm_f8 __attribute__((vector_size(32)));
 typedef float kiln_vm_f16 __attribute__((vector_size(64)));
-// One vector-ABI variant `name` forwarding to SLEEF's `sleef` (one or two operands of type V).
-#define KILN_VM_WRAP1(name, sleef, V, isa)                                                        \
-  extern "C" __attribute__((target(isa))) V sleef(V);                                             \
-  extern "C" __attribute__((weak, visibility("hidden"), target(isa))) V name(V a) { return sleef(a); }
-#define KILN_VM_WRAP2(name, sleef, V, isa)                                                        \
-  extern "C" __attribute__((target(isa))) V sleef(V, V);                                          \
-  extern "C" __attribute__((weak, visibility("hidden"), target(isa))) V name(V a, V b) { return sleef(a, b); }
-// fn(double) / fn##f(float) with SIMD variants, for each x86 ISA letter; u: SLEEF's accuracy
+// One vector-ABI variant `name` forwarding to `callee` (one or two operands of type V).
+#define KILN_VM_WRAP1(name, callee, V, isa)                                                       \
+  extern "C" __attribute__((target(isa))) V callee(V);                                            \
+  extern "C" __attribute__((weak, visibility("hidden"), target(isa))) V name(V a) { return callee(a); }
+#define KILN_VM_WRAP2(name, callee, V, isa)                                                       \
+  extern "C" __attribute__((target(isa))) V callee(V, V);                                         \
+  extern "C" __attribute__((weak, visibility("hidden"), target(isa))) V name(V a, V b) { return callee(a, b); }
+// fn(double) / fn##f(float) variants from SLEEF, for each x86 ISA letter; u: SLEEF's accuracy
 // suffix (u10: 1.0 ULP, u15: 1.5 ULP); wrap: the macro defining one variant.
-#define KILN_VM_DOUBLE(fn, u, wrap, v)                                                            \
+#define KILN_VM_DOUBLE_SLEEF(fn, u, wrap, v)                                                      \
   wrap(_ZGVbN2##v##_##fn, Sleef_##fn##d2_##u##sse2, kiln_vm_d2, "sse2")                           \
   wrap(_ZGVcN4##v##_##fn, Sleef_##fn##d4_##u##avx, kiln_vm_d4, "avx")                             \
   wrap(_ZGVdN4##v##_##fn, Sleef_##fn##d4_##u##avx2, kiln_vm_d4, "avx2,fma")                       \
   wrap(_ZGVeN8##v##_##fn, Sleef_##fn##d8_##u##avx512f, kiln_vm_d8, "avx512f")
 // name: the scalar function whose variants these are (fn##f, or kiln's own kiln_vm_log1pf).
-#define KILN_VM_FLOAT_AS(name, fn, u, wrap, v)                                                    \
+#define KILN_VM_FLOAT_SLEEF_AS(name, fn, u, wrap, v)                                              \
   wrap(_ZGVbN4##v##_##name, Sleef_##fn##f4_##u##sse2, kiln_vm_f4, "sse2")                         \
   wrap(_ZGVcN8##v##_##name, Sleef_##fn##f8_##u##avx, kiln_vm_f8, "avx")                           \
   wrap(_ZGVdN8##v##_##name, Sleef_##fn##f8_##u##avx2, kiln_vm_f8, "avx2,fma")                     \
   wrap(_ZGVeN16##v##_##name, Sleef_##fn##f16_##u##avx512f, kiln_vm_f16, "avx512f")
-#define KILN_VM_FLOAT(fn, u, wrap, v) KILN_VM_FLOAT_AS(fn##f, fn, u, wrap, v)
-#define KILN_VM_1(fn, u)                                                                          \
+#define KILN_VM_FLOAT_SLEEF(fn, u, wrap, v) KILN_VM_FLOAT_SLEEF_AS(fn##f, fn, u, wrap, v)
+// libmvec's fn##f variants under another scalar function's name (kiln_vm_log1pf).
+#define KILN_VM_FLOAT_MVEC_AS(name, fn, v)                                                        \
+  KILN_VM_WRAP1(_ZGVbN4##v##_##name, _ZGVbN4##v##_##fn##f, kiln_vm_f4, "sse2")                    \
+  KILN_VM_WRAP1(_ZGVcN8##v##_##name, _ZGVcN8##v##_##fn##f, kiln_vm_f8, "avx")                     \
+  KILN_VM_WRAP1(_ZGVdN8##v##_##name, _ZGVdN8##v##_##fn##f, kiln_vm_f8, "avx2,fma")                \
+  KILN_VM_WRAP1(_ZGVeN16##v##_##name, _ZGVeN16##v##_##fn##f, kiln_vm_f16, "avx512f")
+// KILN_VM_DOUBLE_<src> / KILN_VM_FLOAT_<src>: the variants of a function whose default source
+// is src (MVEC or SLEEF), as this build resolves it. libmvec's need no definition.
+#if defined(KILN_VM_1ULP) || !defined(KILN_LIBMVEC)
+#define KILN_VM_DOUBLE_MVEC KILN_VM_DOUBLE_SLEEF
+#define KILN_VM_FLOAT_MVEC KILN_VM_FLOAT_SLEEF
+#define KILN_VM_LOG1PF_MVEC(fn, u, v) KILN_VM_FLOAT_SLEEF_AS(kiln_vm_log1pf, fn, u, KILN_VM_LOG1P_F, v)
+#else
+#define KILN_VM_DOUBLE_MVEC(fn, u, wrap, v)
+#define KILN_VM_FLOAT_MVEC(fn, u, wrap, v)
+#define KILN_VM_LOG1PF_MVEC(fn, u, v) KILN_VM_FLOAT_MVEC_AS(kiln_vm_log1pf, fn, v)
+#endif
+#if !defined(KILN_SLEEF)
+#undef KILN_VM_DOUBLE_SLEEF
+#undef KILN_VM_FLOAT_SLEEF
+#define KILN_VM_DOUBLE_SLEEF(fn, u, wrap, v)
+#define KILN_VM_FLOAT_SLEEF(fn, u, wrap, v)
+#endif
+// fn (double) from dsrc, fn##f (float) from fsrc.
+#define KILN_VM_1(fn, u, dsrc, fsrc)                                                              \
   extern "C" __attribute__((simd("notinbranch"))) double fn(double) noexcept;                     \
   extern "C" __attribute__((simd("notinbranch"))) float fn##f(float) noexcept;                    \
-  KILN_VM_DOUBLE(fn, u, KILN_VM_WRAP1, v)                                                         \
-  KILN_VM_FLOAT(fn, u, KILN_VM_WRAP1, v)
+  KILN_VM_DOUBLE_##dsrc(fn, u, KILN_VM_WRAP1, v)                                                  \
+  KILN_VM_FLOAT_##fsrc(fn, u, KILN_VM_WRAP1, v)
 // log1p: SLEEF's returns inf above 1e307 (3.4e38 in float). Its vector variants here scale such
 // inputs by 2^-64 (2^-32) first, where log1p(x) = log(x) to working precision, and add the
 // logarithm of the scale back (at most 1.5 ULP); NaN, ±inf and ±0 pass through unchanged.
+// libmvec's log1p is right up to the largest double and needs no such care.
 // Scalar calls (a loop's last elements, and all of a short vector's) are glibc's log1p in double.
 // In float, generated code calls kiln_vm_log1pf instead of log1pf (see kiln_vm::log1p below): its
 // vector variants are the same, and its scalar body is log(1 + x) in double, where 1 + x is
@@ -273,7 +306,7 @@ typedef float kiln_vm_f16 __attribute__((vector_size(64)));
 // of the 2^32 floats (an exhaustive check against log1pl), where glibc's log1pf is off by up to
 // 0.84 ULP, and a quarter faster than that fdlibm port with a division (W6 in bench/). The scalar
 // body is bound to the name kiln_vm_log1pf by an assembler alias: defined in C++ under that
-// name, GCC would make its own SIMD clones of it, clashing with the SLEEF wrappers.
+// name, GCC would make its own SIMD clones of it, clashing with the wrappers.
 #define KILN_VM_WRAP_LOG1P(name, sleef, V, isa, big, scale, log_of_scale)                         \
   extern "C" __attribute__((target(isa))) V sleef(V);                                             \
   extern "C" __attribute__((weak, visibility("hidden"), target(isa))) V name(V x) {               \
@@ -285,37 +318,48 @@ typedef float kiln_vm_f16 __attribute__((vector_size(64)));
   KILN_VM_WRAP_LOG1P(name, sleef, V, isa, 1e300, 0x1p-64, 44.36141955583649980275)  /* 64·ln2 */
 #define KILN_VM_LOG1P_F(name, sleef, V, isa) \
   KILN_VM_WRAP_LOG1P(name, sleef, V, isa, 1e37f, 0x1p-32f, 22.18070977791824990137f)  /* 32·ln2 */
-#define KILN_VM_1_LOG1P(fn, u)                                                                    \
+#define KILN_VM_1_LOG1P(fn, u, dsrc, fsrc)                                                        \
   extern "C" __attribute__((simd("notinbranch"))) double fn(double) noexcept;                     \
   extern "C" __attribute__((simd("notinbranch"))) float fn##f(float) noexcept;                    \
-  KILN_VM_DOUBLE(fn, u, KILN_VM_LOG1P_D, v)                                                       \
-  KILN_VM_FLOAT(fn, u, KILN_VM_LOG1P_F, v)                                                        \
+  KILN_VM_DOUBLE_##dsrc(fn, u, KILN_VM_LOG1P_D, v)                                                \
+  KILN_VM_FLOAT_##fsrc(fn, u, KILN_VM_LOG1P_F, v)                                                 \
   extern "C" __attribute__((simd("notinbranch"), const)) float kiln_vm_log1pf(float) noexcept;    \
-  KILN_VM_FLOAT_AS(kiln_vm_log1pf, fn, u, KILN_VM_LOG1P_F, v)                                     \
+  KILN_VM_LOG1PF_##fsrc(fn, u, v)                                                                 \
   extern "C" __attribute__((weak, visibility("hidden"), used)) float kiln_vm_log1pf_scalar(float x) noexcept { \
     const double d = x;                                                                           \
     return __builtin_fabs(d) < 0x1p-29 ? float(d - 0.5 * d * d) : float(::log(1.0 + d));          \
   }                                                                                               \
   __asm__(".weak kiln_vm_log1pf\n\t.hidden kiln_vm_log1pf\n\t.set kiln_vm_log1pf, kiln_vm_log1pf_scalar");
-#define KILN_VM_2(fn, u)                                                                          \
+#if defined(KILN_SLEEF)
+#define KILN_VM_LOG1PF_SLEEF(fn, u, v) KILN_VM_FLOAT_SLEEF_AS(kiln_vm_log1pf, fn, u, KILN_VM_LOG1P_F, v)
+#else
+#define KILN_VM_LOG1PF_SLEEF(fn, u, v) KILN_VM_FLOAT_MVEC_AS(kiln_vm_log1pf, fn, v)
+#endif
+#define KILN_VM_2(fn, u, dsrc, fsrc)                                                              \
   extern "C" __attribute__((simd("notinbranch"))) double fn(double, double) noexcept;             \
   extern "C" __attribute__((simd("notinbranch"))) float fn##f(float, float) noexcept;             \
-  KILN_VM_DOUBLE(fn, u, KILN_VM_WRAP2, vv)                                                        \
-  KILN_VM_FLOAT(fn, u, KILN_VM_WRAP2, vv)
-#define KILN_VM_2_FLOAT_ONLY(fn, u)                                                               \
+  KILN_VM_DOUBLE_##dsrc(fn, u, KILN_VM_WRAP2, vv)                                                 \
+  KILN_VM_FLOAT_##fsrc(fn, u, KILN_VM_WRAP2, vv)
+#define KILN_VM_2_FLOAT_ONLY(fn, u, fsrc)                                                         \
   extern "C" __attribute__((simd("notinbranch"))) float fn##f(float, float) noexcept;             \
-  KILN_VM_FLOAT(fn, u, KILN_VM_WRAP2, vv)
+  KILN_VM_FLOAT_##fsrc(fn, u, KILN_VM_WRAP2, vv)
+// Two operands: SLEEF's only (libmvec's are not yet measured here).
 // Float only: SLEEF's pow(double) returns inf for results within a few ULP of the largest double.
 #undef KILN_VM_1
 #undef KILN_VM_1_LOG1P
 #undef KILN_VM_LOG1P_D
 #undef KILN_VM_LOG1P_F
+#undef KILN_VM_LOG1PF_MVEC
+#undef KILN_VM_LOG1PF_SLEEF
 #undef KILN_VM_WRAP_LOG1P
 #undef KILN_VM_2
 #undef KILN_VM_2_FLOAT_ONLY
-#undef KILN_VM_DOUBLE
-#undef KILN_VM_FLOAT
-#undef KILN_VM_FLOAT_AS
+#undef KILN_VM_DOUBLE_MVEC
+#undef KILN_VM_FLOAT_MVEC
+#undef KILN_VM_DOUBLE_SLEEF
+#undef KILN_VM_FLOAT_SLEEF
+#undef KILN_VM_FLOAT_SLEEF_AS
+#undef KILN_VM_FLOAT_MVEC_AS
 #undef KILN_VM_WRAP1
 #undef KILN_VM_WRAP2
 #else
@@ -563,19 +607,36 @@ inline T invert(T a) {
 // loop over them vectorises with the vector exp/log1p of generated code; both are accurate to
 // about an ulp over the whole range, NaN in -> NaN out, and never overflow.
 
+/// c ? a : b on the bits, without a branch. GCC 12 cannot if-convert a loop in which a branch
+/// sits beside calls of vector math functions: written as `?:`, the selects below left W4's
+/// training-step loop (sigmoid and softplus of the same z) scalar.
+template <typename T>
+inline T select_bits(bool c, T a, T b) {
+  using U = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+  if constexpr (sizeof(T) != sizeof(U) || !std::is_floating_point_v<T>) return c ? a : b;
+  U ua, ub;
+  __builtin_memcpy(&ua, &a, sizeof a);
+  __builtin_memcpy(&ub, &b, sizeof b);
+  const U mask = U(0) - U(c);
+  const U r = (ua & mask) | (ub & ~mask);
+  T out;
+  __builtin_memcpy(&out, &r, sizeof out);
+  return out;
+}
+
 /// 1 / (1 + exp(-x)), as e / (1 + e) with e = exp(x) for negative x.
 template <typename T>
 inline T sigmoid(T x) {
   const T e = std::exp(-std::fabs(x));
   const T r = T(1) / (T(1) + e);
-  return x >= T(0) ? r : e * r;
+  return select_bits(x >= T(0), T(1), e) * r;
 }
 
 /// log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): exact to rounding where PyTensor's
 /// piecewise form switches to exp(x) (x < -37) or to x (x > 33.3).
 template <typename T>
 inline T softplus(T x) {
-  return (x > T(0) ? x : T(0)) + std::log1p(std::exp(-std::fabs(x)));
+  return select_bits(x > T(0), x, T(0)) + std::log1p(std::exp(-std::fabs(x)));
 }
 
 /// log(1 - exp(x)) for x <= 0 (NaN above 0), accurate at both ends.
@@ -1439,6 +1500,11 @@ inline bool use_threads(const Ctx* ctx, int64_t work) { return work > kParallelT
 
 /// Calls f(begin, end) on ranges covering [0, n): once as f(0, n) on the calling thread when
 /// use_threads(ctx, work) says no, else on ctx->num_threads threads, one contiguous range each.
+/// Where every thread still gets some, ranges start at multiples of 64: a vectorised loop then
+/// sends the same elements through its vector and its scalar (remainder) path whatever the
+/// thread count, so results do not depend on it (vector math functions and glibc's scalar ones
+/// may differ in the last bits). Loops over a few heavy rows (integer matmul, Eye) keep an
+/// even split.
 template <typename F>
 inline void parallel_for(const Ctx* ctx, int64_t n, int64_t work, F&& f) {
   if (n <= 0) return;
@@ -1447,7 +1513,8 @@ inline void parallel_for(const Ctx* ctx, int64_t n, int64_t work, F&& f) {
     return;
   }
   const int64_t parts = ctx->num_threads < n ? ctx->num_threads : n;
-  const int64_t chunk = (n + parts - 1) / parts;
+  const int64_t even = (n + parts - 1) / parts;
+  const int64_t chunk = n >= 64 * parts ? (even + 63) / 64 * 64 : even;
 #pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(parts))
   for (int64_t p = 0; p < parts; ++p) {
     const int64_t begin = p * chunk, end = begin + chunk < n ? begin + chunk : n;
@@ -2088,7 +2155,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   // [0] CAReduce{Composite{(i0 + sqr(i1))}, axis=0} -> v1
   {
-    static const char kWhere[] = "node [0] CAReduce{Composite{(i0 + sqr(i1))}, axis=0}";
+    static const char kWhere[] = "node [0] CAReduce{Composite{(i0 + sqr(i1))}, axis=0} -> \042s\042 (from /nodes/0 Elemwise, /nodes/1 Sum)";
     // Output shape: the dimensions that are not reduced.
 
 
