@@ -49,10 +49,11 @@ std::vector<std::string> kernel_texts(const std::string& source) {
 }
 
 // The fixture cases the cuda backend generates (every op implemented, every scalar op spelled),
-// one per distinct kernel: a case is kept when one of its kernels is not in a case kept before it.
+// one per distinct kernel: a case is kept when one of its kernels (or an op, dtype and rank of its
+// host code) is not in a case kept before it.
 // The fixtures repeat each kernel many times over (values, shapes, views and broadcasting patterns
 // change the host code's arguments, not the kernel text), and nvcc proves nothing more by
-// compiling the same kernel twice. `kernels` gets the number of distinct kernels.
+// compiling the same kernel twice. `kernels` gets the number of distinct kernels and host forms.
 std::vector<FixtureCase> distinct_kernel_cases(std::size_t& kernels) {
   CompileOptions o = test_compile_options();
   o.backend = "cuda";
@@ -72,8 +73,17 @@ std::vector<FixtureCase> distinct_kernel_cases(std::size_t& kernels) {
     } catch (const NotImplementedError&) {
       continue;
     }
+    // Host code is instantiated per op, dtype and rank (ops such as Alloc and Join launch the
+    // shared copy kernels and have no kernel of their own).
+    std::vector<std::string> keys = kernel_texts(source);
+    for (const Apply* node : c.graph.toposort()) {
+      std::string key = "host " + std::string(node->op().name());
+      for (int k = 0; k < node->num_outputs(); ++k)
+        key += " " + std::string(dtype_name(node->output_ptr(k)->dtype())) + "/" + std::to_string(node->output_ptr(k)->ndim());
+      keys.push_back(std::move(key));
+    }
     bool fresh = false;
-    for (std::string& k : kernel_texts(source)) fresh = seen.insert(std::move(k)).second || fresh;
+    for (std::string& k : keys) fresh = seen.insert(std::move(k)).second || fresh;
     if (fresh) out.push_back(std::move(c));
   }
   kernels = seen.size();
@@ -125,7 +135,7 @@ TEST_CASE("cuda: the conformance graphs build with nvcc without spills") {
   INFO(r.output.substr(0, 20000));
   REQUIRE_MESSAGE(r.exit_code == 0, "nvcc failed on " << source.string());
   MESSAGE(graphs.size() << " of " << cases.size() << " fixture graphs (shard " << part << "/" << parts << "; "
-                        << kernels << " distinct kernels in all) built by nvcc for sm_75");
+                        << kernels << " distinct kernels and host forms in all) built by nvcc for sm_75");
   // ptxas -v: one "N bytes spill stores, M bytes spill loads" line per kernel.
   std::istringstream lines(r.output);
   int compiled = 0;

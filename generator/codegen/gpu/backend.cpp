@@ -11,7 +11,8 @@ namespace kiln {
 
 namespace {
 
-// The op table of a GPU dialect: kernels for Elemwise and every CAReduce; DimShuffle is a view
+// The op table of a GPU dialect: kernels for Elemwise, every CAReduce and the fill ops (Alloc,
+// ARange, Eye, Tri), Join; DimShuffle is a view
 // (host metadata over the same buffer: the cpp backend's emitter works on device tensors).
 std::vector<OpEmitter> gpu_table(const std::string& backend) {
   const GpuDialect& d = GpuDialect::get(backend);
@@ -21,6 +22,14 @@ std::vector<OpEmitter> gpu_table(const std::string& backend) {
                                   {"DimShuffle", [](const NodeEmitContext& c) { return NodeCode(emit_dimshuffle(c)); }, true}};
   for (const char* op : {"Sum", "Prod", "ProdWithoutZeros", "Max", "Min", "All", "Any", "CAReduce"})
     table.push_back({op, reduce, false, false, true});
+  const auto fill = [&d, backend](NodeCode (*emit)(const NodeEmitContext&, const GpuDialect&, const std::string&)) {
+    return EmitFn([&d, backend, emit](const NodeEmitContext& c) { return emit(c, d, backend); });
+  };
+  table.push_back({"Alloc", fill(gpu_emit_alloc), false});
+  table.push_back({"ARange", fill(gpu_emit_arange), false});
+  table.push_back({"Eye", fill(gpu_emit_eye_like), false});
+  table.push_back({"Tri", fill(gpu_emit_eye_like), false});
+  table.push_back({"Join", fill(gpu_emit_join), false});
   return table;
 }
 
@@ -57,7 +66,7 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
                         {"context_destroy", "kg::destroy_device_context"},
                         {"extra_exports", "templates/" + name + "/extra_exports.mustache"}};
   b->prologue = {"runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp",
-                 "templates/cpp/prologue/indexing.hpp", "templates/" + name + "/prologue/device_runtime.hpp"};
+                 "templates/cpp/prologue/indexing.hpp", "templates/" + name + "/prologue/device_runtime.hpp", "templates/gpu/prologue/device_reads.hpp"};
   const GpuDialect& d = GpuDialect::get(name);
   b->device_prelude = d.prelude() + "\n" + gpu_copy_kernels(d);
   b->scalar_classes = [name](const std::string& op) {

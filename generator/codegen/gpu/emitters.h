@@ -17,6 +17,13 @@ const ScalarTable& gpu_scalar_table(const std::string& backend);
 NodeCode gpu_emit_elemwise(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 /// Every CAReduce: a group tree reduction into partials, then one group per output.
 NodeCode gpu_emit_careduce(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// Alloc (the value broadcast by the copy kernels), ARange and Eye/Tri (fill kernels); their
+/// shapes are computed on the host from input values read off the device (emit_fill.cpp).
+NodeCode gpu_emit_alloc(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+NodeCode gpu_emit_arange(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+NodeCode gpu_emit_eye_like(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// Join of inputs of the output's dtype: each copied into its region of the output.
+NodeCode gpu_emit_join(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 /// The strided copy kernels every device source has (kg::copy_tensor).
 std::string gpu_copy_kernels(const GpuDialect& d);
 

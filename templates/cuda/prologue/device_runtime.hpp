@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <deque>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -86,11 +87,18 @@ struct DevSlot {
   size_t capacity = 0;
 };
 
+/// The shape function's host copy of a 0-d input (device_reads.hpp's read_shape_scalar).
+struct ShapeScalar {
+  const char* name = nullptr;
+  alignas(8) unsigned char bytes[8] = {};
+};
+
 /// A context of a device graph; `host` comes first (kg::Ctx* converts back with dev_of).
 struct DevCtx {
   Ctx host{};
   cudaStream_t stream = nullptr;  ///< the caller's (NAME_context_set_stream) or the default
   std::vector<DevSlot> slots;
+  std::deque<ShapeScalar> shape_scalars;  ///< the shape function's host copies of 0-d inputs
   std::vector<std::pair<const void*, void*>> constants;  ///< uploaded once per context
 };
 
@@ -138,6 +146,16 @@ inline int32_t cuda_fail(Ctx* c, cudaError_t e, const char* what) {
               cudaGetErrorString(e));
 }
 
+/// Element `i` (counted from t.data) read to the host: a copy on the context's stream that
+/// waits for it (and so for the kernels before it).
+template <typename T, int N>
+inline int32_t read_element(Ctx* ctx, const DTensor<T, N>& t, int64_t i, T& out) {
+  cudaStream_t stream = dev_of(ctx)->stream;
+  cudaError_t e = cudaMemcpyAsync(&out, t.data + i, sizeof(T), cudaMemcpyDeviceToHost, stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+  return e == cudaSuccess ? KILN_OK : cuda_fail(ctx, e, "reading a device scalar");
+}
+
 /// Binds a caller's kDLCUDA tensor: device, dtype, rank, static lengths, NumPy's size limit,
 /// alignment. (The extent of a device allocation is not queryable: it is not checked.)
 template <typename T, int N>
@@ -181,6 +199,8 @@ inline int32_t bind_input_shape(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, 
     out.strides[i] = d.strides[i];
   }
   out.data = nullptr;
+  // A 0-d input may be a length or a bound the shape function reads (Alloc, ARange, Eye).
+  if constexpr (N == 0) KILN_TRY(read_shape_scalar(ctx, d, name, out.data));
   return KILN_OK;
 }
 

@@ -14,6 +14,7 @@
 #include <CL/cl.h>
 
 #include <cstdint>
+#include <deque>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -159,12 +160,19 @@ struct DevSlot {
   size_t capacity = 0;
 };
 
+/// The shape function's host copy of a 0-d input (device_reads.hpp's read_shape_scalar).
+struct ShapeScalar {
+  const char* name = nullptr;
+  alignas(8) unsigned char bytes[8] = {};
+};
+
 /// A context of a device graph. `host` comes first, so a kg::Ctx* of it (what the host code
 /// and the C++ runtime take) converts back with dev_of.
 struct DevCtx {
   Ctx host{};
   cl_command_queue queue = nullptr;
   std::vector<DevSlot> slots;
+  std::deque<ShapeScalar> shape_scalars;  ///< the shape function's host copies of 0-d inputs
   std::vector<std::pair<const char*, cl_kernel>> kernels;     ///< by name (string literal identity)
   std::vector<std::pair<const void*, cl_mem>> constants;      ///< uploaded once per context
 };
@@ -239,6 +247,15 @@ inline int32_t cl_fail(Ctx* c, cl_int e, const char* what) {
               "%s failed (%s, %d)", what, cl_error_text(e), e);
 }
 
+/// Element `i` (counted from t.data) read to the host: a blocking read on the context's queue
+/// (so after the kernels before it).
+template <typename T, int N>
+inline int32_t read_element(Ctx* ctx, const DTensor<T, N>& t, int64_t i, T& out) {
+  const cl_int e = clEnqueueReadBuffer(dev_of(ctx)->queue, t.data.buf, CL_TRUE, static_cast<size_t>(t.data.off + i) * sizeof(T),
+                                       sizeof(T), &out, 0, nullptr, nullptr);
+  return e == CL_SUCCESS ? KILN_OK : cl_fail(ctx, e, "reading a device scalar");
+}
+
 /// Binds a caller's kDLOpenCL tensor: device, dtype, rank, static lengths, NumPy's size limit,
 /// the element offset, and that every element it addresses lies inside the cl_mem.
 template <typename T, int N>
@@ -285,8 +302,8 @@ inline int32_t bind_input(Ctx* ctx, const DLTensor& t, DTensor<T, N>& out, DLDat
   return KILN_OK;
 }
 
-/// The shape function's binding of an input: its shape only (shapes are host metadata; the
-/// shape function never reads device data), after the same checks of device, dtype and rank.
+/// The shape function's binding of an input: its shape only (shapes are host metadata), after
+/// the same checks of device, dtype and rank; a 0-d input's value is also read to the host.
 template <typename T, int N>
 inline int32_t bind_input_shape(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, DLDataType want,
                                 const int64_t* static_shape, const char* name) {
@@ -297,6 +314,8 @@ inline int32_t bind_input_shape(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, 
     out.strides[i] = d.strides[i];
   }
   out.data = nullptr;
+  // A 0-d input may be a length or a bound the shape function reads (Alloc, ARange, Eye).
+  if constexpr (N == 0) KILN_TRY(read_shape_scalar(ctx, d, name, out.data));
   return KILN_OK;
 }
 
@@ -452,6 +471,10 @@ inline cl_int set_arg(cl_kernel k, cl_uint& i, const DevPtr<T>& p) {
 }
 inline cl_int set_arg(cl_kernel k, cl_uint& i, int64_t v) {
   const cl_long x = v;
+  return clSetKernelArg(k, i++, sizeof x, &x);
+}
+inline cl_int set_arg(cl_kernel k, cl_uint& i, double v) {
+  const cl_double x = v;
   return clSetKernelArg(k, i++, sizeof x, &x);
 }
 

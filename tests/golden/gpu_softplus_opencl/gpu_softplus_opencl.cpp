@@ -24,6 +24,7 @@
 #include <iterator>
 #include <numeric>
 #include <CL/cl.h>
+#include <deque>
 #include <mutex>
 #include <vector>
 
@@ -1768,12 +1769,19 @@ struct DevSlot {
   size_t capacity = 0;
 };
 
+/// The shape function's host copy of a 0-d input (device_reads.hpp's read_shape_scalar).
+struct ShapeScalar {
+  const char* name = nullptr;
+  alignas(8) unsigned char bytes[8] = {};
+};
+
 /// A context of a device graph. `host` comes first, so a kg::Ctx* of it (what the host code
 /// and the C++ runtime take) converts back with dev_of.
 struct DevCtx {
   Ctx host{};
   cl_command_queue queue = nullptr;
   std::vector<DevSlot> slots;
+  std::deque<ShapeScalar> shape_scalars;  ///< the shape function's host copies of 0-d inputs
   std::vector<std::pair<const char*, cl_kernel>> kernels;     ///< by name (string literal identity)
   std::vector<std::pair<const void*, cl_mem>> constants;      ///< uploaded once per context
 };
@@ -1848,6 +1856,15 @@ inline int32_t cl_fail(Ctx* c, cl_int e, const char* what) {
               "%s failed (%s, %d)", what, cl_error_text(e), e);
 }
 
+/// Element `i` (counted from t.data) read to the host: a blocking read on the context's queue
+/// (so after the kernels before it).
+template <typename T, int N>
+inline int32_t read_element(Ctx* ctx, const DTensor<T, N>& t, int64_t i, T& out) {
+  const cl_int e = clEnqueueReadBuffer(dev_of(ctx)->queue, t.data.buf, CL_TRUE, static_cast<size_t>(t.data.off + i) * sizeof(T),
+                                       sizeof(T), &out, 0, nullptr, nullptr);
+  return e == CL_SUCCESS ? KILN_OK : cl_fail(ctx, e, "reading a device scalar");
+}
+
 /// Binds a caller's kDLOpenCL tensor: device, dtype, rank, static lengths, NumPy's size limit,
 /// the element offset, and that every element it addresses lies inside the cl_mem.
 template <typename T, int N>
@@ -1894,8 +1911,8 @@ inline int32_t bind_input(Ctx* ctx, const DLTensor& t, DTensor<T, N>& out, DLDat
   return KILN_OK;
 }
 
-/// The shape function's binding of an input: its shape only (shapes are host metadata; the
-/// shape function never reads device data), after the same checks of device, dtype and rank.
+/// The shape function's binding of an input: its shape only (shapes are host metadata), after
+/// the same checks of device, dtype and rank; a 0-d input's value is also read to the host.
 template <typename T, int N>
 inline int32_t bind_input_shape(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, DLDataType want,
                                 const int64_t* static_shape, const char* name) {
@@ -1906,6 +1923,8 @@ inline int32_t bind_input_shape(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, 
     out.strides[i] = d.strides[i];
   }
   out.data = nullptr;
+  // A 0-d input may be a length or a bound the shape function reads (Alloc, ARange, Eye).
+  if constexpr (N == 0) KILN_TRY(read_shape_scalar(ctx, d, name, out.data));
   return KILN_OK;
 }
 
@@ -2063,6 +2082,10 @@ inline cl_int set_arg(cl_kernel k, cl_uint& i, int64_t v) {
   const cl_long x = v;
   return clSetKernelArg(k, i++, sizeof x, &x);
 }
+inline cl_int set_arg(cl_kernel k, cl_uint& i, double v) {
+  const cl_double x = v;
+  return clSetKernelArg(k, i++, sizeof x, &x);
+}
 
 /// Launches kernel `name` with `groups` work-groups of `group` work-items (a 1-D range).
 template <typename... A>
@@ -2126,6 +2149,67 @@ inline int32_t copy_tensor(Ctx* ctx, const DTensor<T, N>& src, DTensor<T, N>& ds
   const DevPtr<U> s{src.data.buf, src.data.off}, d{dst.data.buf, dst.data.off};
   return launch(ctx, name, groups_for(n), kGroup, s, d, n, len[0], len[1], len[2], len[3], len[4], len[5], ss[0], ss[1],
                 ss[2], ss[3], ss[4], ss[5], ds[0], ds[1], ds[2], ds[3], ds[4], ds[5]);
+}
+
+}  // namespace kg
+
+// Host reads of device scalars, shared by the GPU backends' runtimes (after their
+// device_runtime.hpp, which supplies read_element: one element to the host, waiting for it).
+// Ops whose output shape depends on input values (Alloc's lengths, ARange's bounds, Eye's n, m
+// and k) read them here: a data-dependent length is the one place a call waits for the device.
+
+namespace kg {
+
+/// Element i of a 0-d or 1-d integer (or bool) device tensor as int64 (kg::read_int's rules:
+/// a uint64 beyond int64's range fails with "integer too large").
+template <typename T, int N>
+inline int32_t read_int(Ctx* ctx, const DTensor<T, N>& t, int64_t i, int64_t& out) {
+  static_assert(N <= 1, "read_int reads 0-d or 1-d tensors");
+  T v{};
+  KILN_TRY(read_element(ctx, t, N == 0 ? 0 : i * t.strides[0], v));
+  if constexpr (std::is_same_v<std::remove_cv_t<T>, uint64_t>) {
+    if (v > static_cast<uint64_t>(INT64_MAX)) return fail(ctx, KILN_ERR_VALUE, "integer too large");
+  }
+  out = static_cast<int64_t>(v);
+  return KILN_OK;
+}
+
+/// A 0-d integer length on the device; fails (KILN_ERR_VALUE) with "<what> is negative (-2)".
+template <typename T>
+inline int32_t read_length(Ctx* ctx, const DTensor<T, 0>& t, const char* what, int64_t& out) {
+  KILN_TRY(read_int(ctx, t, 0, out));
+  if (out < 0) return fail(ctx, KILN_ERR_VALUE, "%s is negative (%lld)", what, static_cast<long long>(out));
+  return KILN_OK;
+}
+
+/// A 0-d device tensor's value as double.
+template <typename T>
+inline int32_t read_double(Ctx* ctx, const DTensor<T, 0>& t, double& out) {
+  T v{};
+  KILN_TRY(read_element(ctx, t, 0, v));
+  out = static_cast<double>(v);
+  return KILN_OK;
+}
+
+/// The shape function's host copy of 0-d input `name` (the shape function runs the C++
+/// backend's code on host tensors, and a 0-d input may be a length it reads): read once per
+/// call into storage the context keeps per input (keyed by the name literal's address).
+template <typename T>
+inline int32_t read_shape_scalar(Ctx* ctx, const DTensor<T, 0>& t, const char* name, T*& out) {
+  auto& copies = dev_of(ctx)->shape_scalars;
+  ShapeScalar* slot = nullptr;
+  for (auto& s : copies)
+    if (s.name == name) slot = &s;
+  if (!slot) {
+    copies.emplace_back();
+    slot = &copies.back();
+    slot->name = name;
+  }
+  static_assert(sizeof(T) <= sizeof slot->bytes, "a 0-d input of at most 8 bytes");
+  T* host = new (slot->bytes) T{};
+  KILN_TRY(read_element(ctx, t, 0, *host));
+  out = host;
+  return KILN_OK;
 }
 
 }  // namespace kg
