@@ -8,6 +8,7 @@
 #include "cli/build_options.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/progress.h"
 #include "cli/rewrite_options.h"
 #include "compile/compile.h"
 #include "codegen/backend.h"
@@ -147,7 +148,7 @@ void add_compile_command(CLI::App& app, int& exit_code) {
       const auto start = std::chrono::steady_clock::now();
       FunctionGraph fg = load(*args, graph_text);
       const double load_seconds = seconds_since(start);
-      Artifacts a = compile(std::move(fg), o);
+      Artifacts a = compile_with_progress(std::move(fg), o, args->file);
       report(*args, a);
       if (args->verbose) print_stage_times(load_seconds, a, &a.build);
       const GeneratedLibrary& lib = a.sources;

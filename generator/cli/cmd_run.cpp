@@ -5,6 +5,7 @@
 #include "cli/build_options.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/progress.h"
 #include "cli/rewrite_options.h"
 #include "cli/run_io.h"
 #include "compile/call.h"
@@ -42,7 +43,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       FunctionGraph fg = load_graph_file(args->file);
       const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::vector<Array> inputs = read_inputs(fg, args->inputs);
-      Artifacts built = compile(fg.clone(), args->options);
+      Artifacts built = compile_with_progress(fg.clone(), args->options, args->file);
       if (args->verbose) print_stage_times(load_seconds, built, &built.build);
       if (args->verbose) {
         const std::string variant = Library(built.build.library_path).variant(built.sources.name);

@@ -65,10 +65,12 @@ Emitted emit(FunctionGraph graph, const CompileOptions& options) {
   const Backend& backend = find_backend(options.backend);
   Emitted e;
   Stopwatch clock;
+  if (options.on_stage) options.on_stage("rewrite");
   if (options.stats) e.stats_before = graph_stats(graph, backend);
   e.rewrites = rewrite_for_backend(graph, options);
   if (options.stats) e.stats_after = graph_stats(graph, backend);
   e.stage_times.push_back({"rewrite", clock.lap()});
+  if (options.on_stage) options.on_stage("generate");
   e.sources = generate_library(backend, graph, options.name);
   e.stage_times.push_back({"generate", clock.lap()});
   return e;
@@ -78,6 +80,7 @@ Artifacts compile(FunctionGraph graph, const CompileOptions& options) {
   Artifacts a;
   static_cast<Emitted&>(a) = emit(std::move(graph), options);
   Stopwatch clock;
+  if (options.on_stage) options.on_stage("build");
   a.build = build(a.sources, options);
   a.stage_times.push_back({a.build.cache_hit ? "build (cached)" : "build", clock.lap()});
   return a;

@@ -4,6 +4,7 @@
 // rewrite → lower → generate → build exists once.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -34,6 +35,8 @@ struct CompileOptions {
   bool program = false;
   /// Fill Emitted::stats_before and stats_after (kiln compile --stats).
   bool stats = false;
+  /// Called as each stage starts ("rewrite", "generate", "build"): the CLI's progress line.
+  std::function<void(const std::string& stage)> on_stage;
 };
 
 /// How long one stage of the compiler took (`kiln -v` prints them).

@@ -4,6 +4,7 @@
 
 #include "ir/branch_schedule.h"
 #include "ir/error.h"
+#include "ir/graph_runner.h"
 
 namespace kiln {
 
@@ -148,5 +149,10 @@ std::vector<Array> evaluate(const FunctionGraph& fg, const std::vector<Array>& i
   run.region(branch_schedule(fg));
   return run.outputs();
 }
+
+namespace {
+// Ops that run a graph they hold (ir/graph_runner.h) run it with this evaluator.
+const bool installed_as_graph_runner = (set_graph_runner(&evaluate), true);
+}  // namespace
 
 }  // namespace kiln

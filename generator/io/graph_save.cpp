@@ -91,9 +91,11 @@ OJson node_json(const Apply& node, IdTable& ids, int version, std::vector<OJson>
     ins.insert(node.op().name() == "Join" ? ins.begin() : ins.begin() + 1, id);
   }
   if (!props.empty()) {
-    OJson p = ordered(props);
-    // An inner graph in the file's key order (the op's props() sort keys alphabetically).
+    // An OpFromGraph's inner graph is not in its props(): written here, first as in sorted keys.
+    OJson p = OJson::object();
     if (const auto* ofg = dynamic_cast<const OpFromGraph*>(&node.op())) p["inner"] = graph_object_json(ofg->inner_graph());
+    const OJson rest = ordered(props);
+    for (auto it = rest.begin(); it != rest.end(); ++it) p[it.key()] = it.value();
     j["props"] = p;
   }
   for (int i = 0; i < node.num_outputs(); ++i) outs.push_back(ids[node.output_ptr(i)]);

@@ -6,20 +6,17 @@
 
 namespace kiln {
 
-namespace {
-// Python-repr-like rendering of a prop value, as PyTensor prints op props.
-std::string repr(const Json& v) {
+std::string prop_repr(const Json& v) {
   if (v.is_null()) return "None";
   if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
   if (v.is_string()) return "'" + v.get<std::string>() + "'";
   if (v.is_array()) {
     std::string s = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + repr(v[i]);
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + prop_repr(v[i]);
     return s + "]";
   }
   return v.dump();
 }
-}  // namespace
 
 std::string Op::str() const {
   Json p = props();
@@ -27,14 +24,14 @@ std::string Op::str() const {
   std::string s = std::string(name()) + "{";
   bool first = true;
   for (auto it = p.begin(); it != p.end(); ++it) {
-    s += (first ? "" : ", ") + it.key() + "=" + repr(it.value());
+    s += (first ? "" : ", ") + it.key() + "=" + prop_repr(it.value());
     first = false;
   }
   return s + "}";
 }
 
 const std::string& Op::key() const {
-  if (key_.empty()) key_ = std::string(name()) + props().dump();
+  if (key_.empty()) key_ = std::string(name()) + props().dump() + structure_key();
   return key_;
 }
 

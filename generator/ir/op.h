@@ -53,8 +53,13 @@ class Op {
   /// The PyTensor Op class name, as written in graph files ("Elemwise", "DimShuffle").
   virtual std::string_view name() const = 0;
 
-  /// All props, as written in graph files. Equality and hashing derive from name + props.
+  /// All props, as written in graph files. Equality and hashing derive from name + props
+  /// (+ structure_key()).
   virtual Json props() const { return Json::object(); }
+
+  /// What equality needs beyond props(): the structure of a graph the op holds that the graph
+  /// writer, not props(), spells (OpFromGraph's inner graph; ir/graph_key.h). Empty by default.
+  virtual std::string structure_key() const { return {}; }
 
   /// Human-readable form for dprint and messages, e.g. "Add", "DimShuffle{order=[1,0]}".
   virtual std::string str() const;
@@ -113,12 +118,15 @@ class Op {
   /// Equality and hashing from name + props (so merging identical nodes works).
   bool equals(const Op& other) const { return this == &other || key() == other.key(); }
   std::size_t hash() const;
-  /// name + canonical props text (cached).
+  /// name + canonical props text + structure_key() (cached).
   const std::string& key() const;
 
  private:
   mutable std::string key_;
 };
+
+/// A prop value as PyTensor prints it in an op's name (Python's repr: True, None, 'gen', [1, 2]).
+std::string prop_repr(const Json& value);
 
 /// PyTensor's make_node: validates inputs with the op's type inference and builds the node.
 /// Errors carry the op's name.

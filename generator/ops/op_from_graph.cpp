@@ -2,9 +2,9 @@
 
 #include <unordered_map>
 
-#include "eval/evaluator.h"
-#include "io/graph_save.h"
 #include "ir/error.h"
+#include "ir/graph_key.h"
+#include "ir/graph_runner.h"
 #include "ops/constant.h"
 #include "ops/shape.h"
 
@@ -15,9 +15,9 @@ OpFromGraph::OpFromGraph(std::string label, std::shared_ptr<const FunctionGraph>
   KILN_INTERNAL_ASSERT(inner_ != nullptr, "OpFromGraph without an inner graph");
 }
 
-Json OpFromGraph::props() const {
-  return Json{{"name", label_}, {"inner", Json::parse(graph_object_json(*inner_).dump())}};
-}
+Json OpFromGraph::props() const { return Json{{"name", label_}}; }
+
+std::string OpFromGraph::structure_key() const { return structural_key(*inner_); }
 
 std::string OpFromGraph::str() const { return label_ + "{inline=False}"; }
 
@@ -39,7 +39,7 @@ std::vector<TensorType> OpFromGraph::infer_types(const VarList& inputs) const {
 }
 
 void OpFromGraph::perform(const Apply&, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  std::vector<Array> results = evaluate(*inner_, inputs);
+  std::vector<Array> results = run_graph(*inner_, inputs);
   for (std::size_t k = 0; k < results.size(); ++k) outputs[k] = results[k];
 }
 

@@ -32,8 +32,10 @@ class OpFromGraph : public Op {
   const std::shared_ptr<const FunctionGraph>& inner_graph_ptr() const { return inner_; }
 
   std::string_view name() const override { return "OpFromGraph"; }
-  /// {"name": label, "inner": the inner graph as in a file}.
+  /// {"name": label}; the graph writer adds "inner" (io/graph_save.cpp), and equality
+  /// compares the inner graph through structure_key().
   Json props() const override;
+  std::string structure_key() const override;
   /// PyTensor's form: "<name>{inline=False}".
   std::string str() const override;
   /// Any kind: infer_types checks each input against the inner graph's.

@@ -4,23 +4,10 @@
 #include <functional>
 #include <unordered_map>
 
+#include "ir/graph_key.h"
 #include "ops/random.h"
 
 namespace kiln {
-
-namespace {
-
-std::string constant_key(const Variable& v) {
-  const Array& a = v.value();
-  // The kind too: an rng constant is not the uint64 vector that carries it.
-  std::string key(type_kind_name(v.type().kind));
-  key += dtype_name(a.dtype());
-  key += shape_str(a.shape());
-  key.append(static_cast<const char*>(a.data()), a.nbytes());
-  return key;
-}
-
-}  // namespace
 
 RewriteStats merge_duplicates(FunctionGraph& fg) {
   RewriteStats stats;

@@ -10,6 +10,7 @@ import pytensor.tensor as pt
 import pytest
 from pytensor.compile.builders import OpFromGraph
 from pytensor.graph.fg import FunctionGraph
+from pytensor.tensor.blockwise import Blockwise
 
 import kiln
 from helpers import PYTENSOR_MAJOR, REFERENCE_MODE, assert_same, cholesky
@@ -291,3 +292,33 @@ def test_random_variables_are_refused_or_written_as_version_2():
     assert rng_var["type"] == {"kind": "rng", "bit_generator": "PCG64"}
     state = rng.get_value().bit_generator.state
     assert rng_var["value"]["pcg64"]["state"] == str(state["state"]["state"])
+
+
+@pytest.mark.skipif(PYTENSOR_MAJOR < 3, reason="kiln prints linear-algebra ops as PyTensor 3.x does")
+def test_dprint_spells_linalg_and_blockwise_ops_as_pytensor(tmp_path):
+    """`kiln dprint` names every node as PyTensor's str(op) does, Blockwise{core op, signature}
+    included (core op props in PyTensor's order, its overwrite_* flags too)."""
+    A, B = pt.tensor3("A"), pt.tensor3("B")
+    a, b = pt.dmatrix("a"), pt.dmatrix("b")
+    outs = [
+        pt.linalg.cholesky(A),
+        pt.linalg.solve(A, B),
+        pt.linalg.solve(A, B, assume_a="pos", lower=True),
+        pt.linalg.solve_triangular(A, B, lower=True, unit_diagonal=True),
+        pt.linalg.eigh(A)[0],
+        pt.linalg.svd(A)[1],
+        pt.linalg.qr(a)[0],
+        pt.linalg.pinv(a, hermitian=True),
+        pt.linalg.cholesky(a, lower=False),
+        pt.linalg.det(b),
+    ]
+    exported = kiln.from_pytensor(outs, [A, B, a, b], name="spellings")
+    path = exported.save(tmp_path / "spellings.json")
+    printed = kiln.compiler.run_kiln(["dprint", str(path)])
+    fg = FunctionGraph([A, B, a, b], outs, clone=False)
+    # A Blockwise without batch dimensions is exported as its core op (as PyTensor's rewrites do).
+    want = {str(node.op.core_op if isinstance(node.op, Blockwise) and node.op.batch_ndim(node) == 0 else node.op)
+            for node in fg.apply_nodes if "linalg" in type(getattr(node.op, "core_op", node.op)).__module__}
+    assert any(s.startswith("Blockwise{") for s in want)
+    missing = [s for s in sorted(want) if s not in printed]
+    assert not missing, f"kiln dprint lacks PyTensor's spellings {missing}:\n{printed}"

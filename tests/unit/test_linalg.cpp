@@ -122,11 +122,11 @@ TEST_CASE("linalg builders: the core op for matrices, a Blockwise with batch dim
   CHECK(c->owner()->op().name() == "Cholesky");
   Var cb = cholesky(in(f64, {2, 5, 3, 3}));
   REQUIRE(cb->owner()->op().name() == "Blockwise");
-  CHECK(cb->owner()->op().str() == "Blockwise{Cholesky{lower=True}, (m,m)->(m,m)}");
+  CHECK(cb->owner()->op().str() == "Blockwise{Cholesky{lower=True, overwrite_a=False}, (m,m)->(m,m)}");
   CHECK(cb->shape() == Shape{2, 5, 3, 3});
   // b batched, A shared: A gets a leading length-1 dimension that broadcasts.
   Var x = solve(in(f64, {3, 3}), in(f64, {4, 3}), "gen", false, 1);
-  CHECK(x->owner()->op().str() == "Blockwise{Solve{assume_a='gen', b_ndim=1, lower=False}, (m,m),(m)->(m)}");
+  CHECK(x->owner()->op().str() == "Blockwise{Solve{assume_a='gen', lower=False, b_ndim=1, overwrite_a=False, overwrite_b=False}, (m,m),(m)->(m)}");
   CHECK(x->shape() == Shape{4, 3});
   VarList e = eigh(in(f64, {7, 4, 4}));
   CHECK(e[0]->shape() == Shape{7, 4});
@@ -139,25 +139,25 @@ TEST_CASE("loader: linear-algebra ops, with the 2.26 and 3.x prop spellings") {
   auto load = [](const std::string& text) { return load_graph_text(text, ""); };
   auto op_of = [&](const std::string& text) { return load(text).toposort()[0]->op().str(); };
   CHECK(op_of(graph_text("Cholesky", {{"lower", false}, {"on_error", "raise"}, {"check_finite", true}}, {m}, {m})) ==
-        "Cholesky{lower=False, on_error='raise'}");
-  CHECK(op_of(graph_text("Cholesky", {{"lower", true}, {"overwrite_a", false}}, {m}, {m})) == "Cholesky{lower=True}");
-  CHECK(op_of(graph_text("Cholesky", {{"on_error", "nan"}}, {m}, {m})) == "Cholesky{lower=True}");
-  CHECK(op_of(graph_text("Eigh", {{"UPLO", "U"}}, {m}, {v, m})) == "Eigh{lower=False}");
+        "Cholesky{lower=False, overwrite_a=False, on_error='raise'}");
+  CHECK(op_of(graph_text("Cholesky", {{"lower", true}, {"overwrite_a", false}}, {m}, {m})) == "Cholesky{lower=True, overwrite_a=False}");
+  CHECK(op_of(graph_text("Cholesky", {{"on_error", "nan"}}, {m}, {m})) == "Cholesky{lower=True, overwrite_a=False}");
+  CHECK(op_of(graph_text("Eigh", {{"UPLO", "U"}}, {m}, {v, m})) == "Eigh{lower=False, overwrite_a=False, overwrite_b=False, driver='evr'}");
   CHECK(op_of(graph_text("Eigh", {{"lower", true}, {"driver", "evd"}, {"overwrite_a", false}}, {m}, {v, m})) ==
-        "Eigh{lower=True}");
+        "Eigh{lower=True, overwrite_a=False, overwrite_b=False, driver='evd'}");
   CHECK(op_of(graph_text("SolveTriangular", {{"trans", "T"}, {"lower", true}, {"unit_diagonal", false}, {"b_ndim", 1}},
-                         {m, v}, {v})) == "SolveTriangular{b_ndim=1, lower=True, trans=1, unit_diagonal=False}");
+                         {m, v}, {v})) == "SolveTriangular{unit_diagonal=False, lower=True, b_ndim=1, overwrite_b=False, trans=1}");
   CHECK(op_of(graph_text("SolveTriangular", {{"trans", 0}, {"lower", true}}, {m, v}, {v})) ==
-        "SolveTriangular{b_ndim=1, lower=True, unit_diagonal=False}");
+        "SolveTriangular{unit_diagonal=False, lower=True, b_ndim=1, overwrite_b=False}");
   CHECK(op_of(graph_text("Solve", {{"assume_a", "sym"}, {"lower", true}}, {m, m}, {m})) ==
-        "Solve{assume_a='sym', b_ndim=2, lower=True}");
+        "Solve{assume_a='sym', lower=True, b_ndim=2, overwrite_a=False, overwrite_b=False}");
   CHECK(op_of(graph_text("QR", {{"mode", "complete"}, {"overwrite_a", false}}, {m}, {m, m})) ==
-        "QR{mode='full', pivoting=False}");
+        "QR{overwrite_a=False, mode='full', pivoting=False}");
   CHECK(op_of(graph_text("SLogDet", Json(), {m}, {s, s})) == "SLogDet");
   CHECK(op_of(graph_text("Blockwise",
                          {{"core_op", {{"op", "Eigvalsh"}, {"props", {{"lower", true}}}}}, {"signature", "(k,k)->(k)"}},
                          {ty("float64", {2, 3, 3})}, {ty("float64", {2, 3})})) ==
-        "Blockwise{Eigvalsh{lower=True}, (k,k)->(k)}");
+        "Blockwise{Eigvalsh{lower=True, overwrite_a=False, overwrite_b=False}, (k,k)->(k)}");
   // Round trip.
   const std::string text = graph_text("LU", {{"permute_l", false}, {"p_indices", true}}, {m},
                                       {ty("int32", {3}), m, m});
@@ -229,7 +229,7 @@ TEST_CASE("linalg: vectorize_graph batches core ops as Blockwise; Blockwise infe
   Var y = in(f64, {-1, -1});
   Var yb = in(f64, {2, -1, -1});
   Var v = vectorize_graph(solve_triangular(y, y, true), {{y, yb}});
-  CHECK(v->owner()->op().str() == "Blockwise{SolveTriangular{b_ndim=2, lower=True, unit_diagonal=False}, (m,m),(m,n)->(m,n)}");
+  CHECK(v->owner()->op().str() == "Blockwise{SolveTriangular{unit_diagonal=False, lower=True, b_ndim=2, overwrite_b=False}, (m,m),(m,n)->(m,n)}");
   // SVD's k is named by the outputs only: infer_shape gives min(m, n) without computing the SVD.
   const VarList batched_svd = svd(in(f64, {2, -1, -1}), false);
   const Apply& node = *batched_svd[1]->owner();

@@ -247,6 +247,35 @@ TEST_CASE("OpFromGraph: saving writes version 2 with the inner graph, and reload
   CHECK(save_graph_text(inlined).find("\"version\": 1") != std::string::npos);
 }
 
+TEST_CASE("OpFromGraph: equality is the inner graph's structure, not its names") {
+  auto op_of = [](const Json& inner, const char* name = "pair") {
+    Json g = pair_graph(inner);
+    g["nodes"][0]["props"]["name"] = name;
+    FunctionGraph fg = load_graph_text(g.dump(), "");
+    return fg.outputs()[1]->owner()->op_ptr();
+  };
+  const OpPtr base = op_of(pair_inner());
+  // The same graph under other ids and variable names is the same op (merging may join them).
+  Json renamed = pair_inner();
+  std::string text = renamed.dump();
+  for (auto [from, to] : {std::pair{"\"e\"", "\"exp_b\""}, std::pair{"\"m\"", "\"scaled\""}}) {
+    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + 1)) text.replace(at, std::string(from).size(), to);
+  }
+  CHECK(op_of(Json::parse(text))->equals(*base));
+  CHECK(op_of(Json::parse(text))->hash() == base->hash());
+  // Another constant, another op; another wiring, another op; another label, another op.
+  Json three = pair_inner();
+  for (auto& v : three["variables"])
+    if (v["id"] == "two") v["value"] = 3;
+  CHECK_FALSE(op_of(three)->equals(*base));
+  Json swapped = pair_inner();
+  swapped["nodes"][3]["inputs"] = Json::array({"m", "a"});  // m + a, not a + m
+  CHECK_FALSE(op_of(swapped)->equals(*base));
+  CHECK_FALSE(op_of(pair_inner(), "other")->equals(*base));
+  // props() holds the label only: the graph writer writes the inner graph.
+  CHECK(base->props() == Json{{"name", "pair"}});
+}
+
 TEST_CASE("OpFromGraph: an rng passes through an inner graph") {
   Json inner = graph_json(0, {var("r", {{"kind", "rng"}}), var("v", kVec), var("e", kVec)}, {node("exp", {"v"}, {"e"})},
                           {"r", "v"}, {"r", "e"});

@@ -113,6 +113,32 @@ TEST_CASE("security: .npy shapes whose size overflows are a located error") {
   CHECK(r.output.find("array is too big") != std::string::npos);
 }
 
+TEST_CASE("security: reading a .npy file stops where the array does") {
+  TempFolder dir("npy_bounded");
+  // Not a .npy file, and endless: refused after its first bytes.
+  CHECK_THROWS_WITH_AS(npy::load("/dev/zero"), doctest::Contains("bad magic"), npy::NpyError);
+  // A header that announces 8 TB over a 16-byte body: refused as truncated after reading what is
+  // there, never allocating what the header claims.
+  std::string big = npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000,), }");
+  std::ofstream(dir.path / "claims.npy", std::ios::binary) << big << std::string(16, '\0');
+  CHECK_THROWS_WITH_AS(npy::load((dir.path / "claims.npy").string()),
+                       doctest::Contains("expected 8000000000000 bytes, found 16"), npy::NpyError);
+  // A version-2 header claiming 4 GiB of header text.
+  std::string v2 = "\x93NUMPY\x02";
+  v2 += std::string("\x00\xff\xff\xff\xff", 5);
+  std::ofstream(dir.path / "header.npy", std::ios::binary) << v2;
+  CHECK_THROWS_WITH_AS(npy::load((dir.path / "header.npy").string()), doctest::Contains("longer than 1 MiB"), npy::NpyError);
+  // Bytes after the array are not read (a FIFO or a file that goes on): the array is what the
+  // header says.
+  std::string ok = npy_with_header("{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }");
+  ok += std::string("\x07\x00\x00\x00\x09\x00\x00\x00", 8) + "trailing bytes";
+  std::ofstream(dir.path / "ok.npy", std::ios::binary) << ok;
+  Array a = npy::load((dir.path / "ok.npy").string());
+  REQUIRE(a.shape() == Shape{2});
+  CHECK(a.data<std::int32_t>()[0] == 7);
+  CHECK(a.data<std::int32_t>()[1] == 9);
+}
+
 TEST_CASE("security: a JSON number out of double's range is a located error") {
   const std::string text = "{\"format\": \"kiln-graph\", \"version\": 1,\n \"variables\": [{\"id\": \"c\", \"type\": "
                            "{\"dtype\": \"float64\", \"shape\": []}, \"value\": 1e309}],\n \"nodes\": [], \"inputs\": [], "

@@ -244,16 +244,23 @@ VarList svd(const Var& a, bool full_matrices, bool compute_uv) {
   return apply_linalg(std::make_shared<SVD>(full_matrices, compute_uv), {a}, {2});
 }
 
+Json Eigh::props() const {
+  Json p{{"lower", lower_}};
+  if (driver_ != "evr") p["driver"] = driver_;
+  return p;
+}
+
 // --- graph-file factories -------------------------------------------------------------------------
 
 OpPtr eigh_from_props(PropReader& props, const std::vector<TensorType>&) {
   const bool lower = read_lower(props, true);
+  std::string driver = "evr";
   if (props.has("driver")) {
-    const std::string d = props.get_string("driver");  // LAPACK's choice; kiln always uses evr
-    if (d != "evr" && d != "evd") props.fail("driver", "must be \"evr\" or \"evd\", not \"" + d + "\"");
+    driver = props.get_string("driver");  // LAPACK's choice; kiln always uses evr
+    if (driver != "evr" && driver != "evd") props.fail("driver", "must be \"evr\" or \"evd\", not \"" + driver + "\"");
   }
   props.finish();
-  return std::make_shared<Eigh>(lower);
+  return std::make_shared<Eigh>(lower, driver);
 }
 
 OpPtr eigvalsh_from_props(PropReader& props, const std::vector<TensorType>&) {

@@ -3,6 +3,8 @@
 // up to sign; kiln returns what LAPACK computes, as SciPy and NumPy do.
 #pragma once
 
+#include <string>
+
 #include <vector>
 
 #include "ops/linalg/linalg_common.h"
@@ -15,10 +17,13 @@ namespace kiln {
 /// run-time error.
 class Eigh : public LinalgOp {
  public:
-  explicit Eigh(bool lower) : lower_(lower) {}
+  /// `driver` is LAPACK's routine as PyTensor names it ("evr" or "evd"); kiln always runs evr
+  /// (the same results to rounding) and keeps the name for printing and saving.
+  explicit Eigh(bool lower, std::string driver = "evr") : lower_(lower), driver_(std::move(driver)) {}
   bool lower() const { return lower_; }
   std::string_view name() const override { return "Eigh"; }
-  Json props() const override { return Json{{"lower", lower_}}; }
+  /// {"lower"}, and "driver" when not PyTensor's default "evr".
+  Json props() const override;
   std::string gufunc_signature(const std::vector<int>& input_ranks) const override;
   std::vector<TensorType> infer_types(const VarList& inputs) const override;
   void perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
@@ -27,6 +32,7 @@ class Eigh : public LinalgOp {
 
  private:
   bool lower_;
+  std::string driver_;
 };
 
 /// Eigvalsh{lower}: Eigh's eigenvalues alone (one or two inputs, as Eigh).

@@ -1,5 +1,6 @@
 #include "ops/linalg/linalg_common.h"
 
+#include <algorithm>
 #include <map>
 
 #include "ops/math.h"
@@ -48,6 +49,52 @@ bool same_signature_shape(const std::string& a, const std::string& b) {
     return true;
   };
   return same_args(sa.inputs, sb.inputs) && same_args(sa.outputs, sb.outputs);
+}
+
+namespace {
+
+// PyTensor 3.x's __props__ of the linear-algebra ops that have any, in its order.
+const std::map<std::string_view, std::vector<std::string>>& pytensor_prop_order() {
+  static const std::map<std::string_view, std::vector<std::string>> order = {
+      {"BlockDiagonal", {"n_inputs"}},
+      {"Cholesky", {"lower", "overwrite_a"}},
+      {"CholeskySolve", {"lower", "b_ndim", "overwrite_b"}},
+      {"Eigh", {"lower", "overwrite_a", "overwrite_b", "driver"}},
+      {"Eigvalsh", {"lower", "overwrite_a", "overwrite_b"}},
+      {"Expm", {"overwrite_a"}},
+      {"LU", {"permute_l", "overwrite_a", "p_indices"}},
+      {"LUFactor", {"overwrite_a"}},
+      {"MatrixPinv", {"hermitian"}},
+      {"PivotToPermutations", {"inverse"}},
+      {"QR", {"overwrite_a", "mode", "pivoting"}},
+      {"SVD", {"full_matrices", "compute_uv", "overwrite_a"}},
+      {"Solve", {"assume_a", "lower", "b_ndim", "overwrite_a", "overwrite_b"}},
+      {"SolveTriangular", {"unit_diagonal", "lower", "b_ndim", "overwrite_b"}},
+  };
+  return order;
+}
+
+// The value PyTensor prints for a prop kiln does not keep.
+Json unkept_prop_value(const std::string& prop) {
+  if (prop == "driver") return "evr";  // Eigh keeps it unless it is this default
+  return false;                         // overwrite_a / overwrite_b: kiln never overwrites inputs
+}
+
+}  // namespace
+
+std::string LinalgOp::str() const {
+  const Json props = this->props();
+  const auto found = pytensor_prop_order().find(name());
+  if (found == pytensor_prop_order().end()) return Op::str();
+  std::string s = std::string(name()) + "{";
+  auto add = [&s, first = true](const std::string& key, const Json& value) mutable {
+    s += (first ? "" : ", ") + key + "=" + prop_repr(value);
+    first = false;
+  };
+  for (const auto& key : found->second) add(key, props.contains(key) ? props[key] : unkept_prop_value(key));
+  for (auto it = props.begin(); it != props.end(); ++it)
+    if (std::find(found->second.begin(), found->second.end(), it.key()) == found->second.end()) add(it.key(), it.value());
+  return s + "}";
 }
 
 std::optional<VarList> LinalgOp::vectorize(const Apply& node, const VarList& batched_inputs) const {

@@ -27,6 +27,10 @@ class LinalgOp : public Op {
   virtual std::string gufunc_signature(const std::vector<int>& input_ranks) const = 0;
   /// Batched as a Blockwise of itself with that signature.
   std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
+  /// As PyTensor 3.x prints the op (so dprint's Blockwise{core, signature} reads as PyTensor's):
+  /// its __props__ in PyTensor's order, with False for the overwrite_* flags kiln ignores (it
+  /// never overwrites inputs), then any prop only older files have (on_error, trans).
+  std::string str() const override;
 };
 
 /// The graph-file names of every linear-algebra op (all of them run as Blockwise core ops).

@@ -3682,9 +3682,9 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   }
 
 
-  // [0] Blockwise{Cholesky{lower=True}, (m,m)->(m,m)} -> v1
+  // [0] Blockwise{Cholesky{lower=True, overwrite_a=False}, (m,m)->(m,m)} -> v1
   {
-    static const char kWhere[] = "node [0] Blockwise{Cholesky{lower=True}, (m,m)->(m,m)} -> \042v1\042 (from /nodes/0 Blockwise)";
+    static const char kWhere[] = "node [0] Blockwise{Cholesky{lower=True, overwrite_a=False}, (m,m)->(m,m)} -> \042v1\042 (from /nodes/0 Blockwise)";
     int64_t batch[2] = {};
     {
       const int64_t lengths[] = { v0.shape[0] };

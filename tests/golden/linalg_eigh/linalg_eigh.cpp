@@ -3687,9 +3687,9 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   }
 
 
-  // [0] Eigh{lower=True} -> v1, v2
+  // [0] Eigh{lower=True, overwrite_a=False, overwrite_b=False, driver='evr'} -> v1, v2
   {
-    static const char kWhere[] = "node [0] Eigh{lower=True} -> \042v1\042, \042v2\042 (from /nodes/0 Eigh)";
+    static const char kWhere[] = "node [0] Eigh{lower=True, overwrite_a=False, overwrite_b=False, driver='evr'} -> \042v1\042, \042v2\042 (from /nodes/0 Eigh)";
     int64_t batch[1] = {};
     if (v0.shape[0] != v0.shape[1])
       return kg::at_node(ctx, kg::linalg::fail_not_square(ctx, "A", v0.shape + 0), kWhere);

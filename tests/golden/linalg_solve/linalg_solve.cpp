@@ -3687,9 +3687,9 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   }
 
 
-  // [0] Blockwise{Solve{assume_a='gen', b_ndim=2, lower=False}, (m,m),(m,n)->(m,n)} -> v2
+  // [0] Blockwise{Solve{assume_a='gen', lower=False, b_ndim=2, overwrite_a=False, overwrite_b=False}, (m,m),... -> v2
   {
-    static const char kWhere[] = "node [0] Blockwise{Solve{assume_a='gen', b_ndim=2, lower=False}, (m,m),(m,n)->(m,n)} -> \042v1\042 (from /nodes/0 Blockwise)";
+    static const char kWhere[] = "node [0] Blockwise{Solve{assume_a='gen', lower=False, b_ndim=2, overwrite_a=False, overwrite_b=False}, (m,m),(m,n)->(m,n)} -> \042v1\042 (from /nodes/0 Blockwise)";
     int64_t batch[2] = {};
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
