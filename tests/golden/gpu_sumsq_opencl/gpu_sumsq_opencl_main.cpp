@@ -21,9 +21,9 @@
 #include <numeric>
 #include <stdexcept>
 #include <utility>
+#include <algorithm>
 #include <fstream>
 #include <sstream>
-#include <algorithm>
 #include <cmath>
 
 // kiln runtime: element types.
@@ -514,6 +514,15 @@ struct HeaderParser {
   }
 };
 
+/// The data is shorter than the header announces (load() reads that many bytes, then parses).
+struct TruncatedData : NpyError {
+  TruncatedData(std::size_t expected_bytes, std::size_t found)
+      : NpyError("truncated .npy data: expected " + std::to_string(expected_bytes) + " bytes, found " +
+                 std::to_string(found)),
+        expected(expected_bytes) {}
+  std::size_t expected;
+};
+
 }  // namespace detail
 
 /// Parses .npy bytes into a C-contiguous Array.
@@ -568,9 +577,7 @@ inline Array parse(const void* bytes, std::size_t size) {
     throw NpyError(e.what());
   }
   std::size_t data_offset = offset + header_len;
-  if (size - data_offset < data_bytes)
-    throw NpyError("truncated .npy data: expected " + std::to_string(data_bytes) + " bytes, found " +
-                   std::to_string(size - data_offset));
+  if (size - data_offset < data_bytes) throw detail::TruncatedData(data_bytes, size - data_offset);
   Array out = Array::empty(dt, shape);
   const unsigned char* data = p + data_offset;
   if (dt == DType::Bool)
@@ -591,12 +598,48 @@ inline Array parse(const void* bytes, std::size_t size) {
   return out;
 }
 
-/// Reads a .npy file.
+/// Reads a .npy file: its preamble, then its header, then exactly the data bytes the header
+/// announces (in chunks, so a file shorter than it claims fails before a large allocation).
+/// Never reads past that: /dev/zero, a FIFO or a huge file is refused or read only as far as
+/// the array goes.
 inline Array load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw NpyError("cannot open " + path);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<char> bytes;
+  // Appends up to `n` bytes; returns how many arrived.
+  auto read_more = [&](std::size_t n) {
+    constexpr std::size_t kChunk = std::size_t(1) << 24;
+    std::size_t got = 0;
+    while (got < n && in) {
+      const std::size_t want = std::min(kChunk, n - got), at = bytes.size();
+      bytes.resize(at + want);
+      in.read(bytes.data() + at, static_cast<std::streamsize>(want));
+      const auto read = static_cast<std::size_t>(in.gcount());
+      bytes.resize(at + read);
+      got += read;
+    }
+    return got;
+  };
   try {
+    read_more(12);
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+    if (bytes.size() < 10 || std::memcmp(p, "\x93NUMPY", 6) != 0) throw NpyError("not a .npy file (bad magic)");
+    std::size_t header_end = 10 + (static_cast<std::size_t>(p[8]) | (static_cast<std::size_t>(p[9]) << 8));
+    if (p[6] >= 2 && bytes.size() >= 12)
+      header_end = 12 + (static_cast<std::size_t>(p[8]) | (static_cast<std::size_t>(p[9]) << 8) |
+                         (static_cast<std::size_t>(p[10]) << 16) | (static_cast<std::size_t>(p[11]) << 24));
+    // NumPy writes headers of a few hundred bytes (np.load refuses more than 10,000 by default).
+    constexpr std::size_t kMaxHeader = std::size_t(1) << 20;
+    if (header_end > kMaxHeader) throw NpyError("the .npy header is longer than 1 MiB");
+    if (header_end > bytes.size()) read_more(header_end - bytes.size());
+    // The header alone tells the data size: parse() of the header with no data reports it.
+    std::size_t data_bytes = 0;
+    try {
+      parse(bytes.data(), std::min(bytes.size(), header_end));
+    } catch (const detail::TruncatedData& t) {
+      data_bytes = t.expected;
+    }
+    if (bytes.size() < header_end + data_bytes) read_more(header_end + data_bytes - bytes.size());
     return parse(bytes.data(), bytes.size());
   } catch (const NpyError& e) {
     throw NpyError(path + ": " + e.what());
