@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -92,6 +93,25 @@ struct Backend {
   /// BLAS pass introduces Gemv, Gemm and Ger).
   std::vector<std::string> capabilities;
   Toolchain toolchain;
+
+  // Device backends (codegen/gpu/): what differs from a CPU backend's source file.
+  /// The C++ type of a variable in the graph function (empty: kg::Tensor<T, N>, c_types.h).
+  std::function<std::string(const Variable&)> tensor_type;
+  /// The backend whose emitters and templates compile the shape function (null: this one). A
+  /// device backend computes output shapes on the host, where shapes live.
+  std::shared_ptr<const Backend> shape_backend;
+  /// Values of the hooks in the shared templates, over source.cpp's defaults: bind_input,
+  /// context_create, context_destroy (host runtime functions), extra_exports (a template
+  /// rendered with graph_impl's data: more extern "C" entry points).
+  std::map<std::string, std::string> template_values;
+  /// The graph_impl and function templates when not those in `templates`.
+  std::string impl_template, function_template;
+  /// Device code every source starts with (a GPU dialect's prelude and shared kernels).
+  std::string device_prelude;
+  /// Kernels are compiled at run time from one string (OpenCL): device_prelude and every
+  /// graph's kernels become the file template's `device_program` (a C string literal) instead
+  /// of file-scope code.
+  bool kernels_in_program = false;
 
   /// The registry entry for an op, or null.
   const OpEmitter* find(std::string_view op_name) const;

@@ -31,7 +31,7 @@ std::string tensor_type(const Variable& v) {
   return "kg::Tensor<" + ctype(v.dtype()) + ", " + std::to_string(v.ndim()) + ">";
 }
 
-std::string scalar_literal(const Array& v) {
+std::string scalar_literal(const Array& v, bool c_style) {
   std::string out;
   visit_dtype(v.dtype(), [&](auto t) {
     using T = decltype(t);
@@ -52,9 +52,11 @@ std::string scalar_literal(const Array& v) {
     } else if constexpr (std::is_signed_v<T>) {
       long long y = static_cast<long long>(x);
       out = y == INT64_MIN ? "(-9223372036854775807LL - 1)" : std::to_string(y) + "LL";
-      out = "static_cast<" + ctype(v.dtype()) + ">(" + out + ")";
+      if (c_style) out = y == INT64_MIN ? "(-9223372036854775807L - 1)" : std::to_string(y) + "L";
+      out = (c_style ? "((" + ctype(v.dtype()) + ")(" : "static_cast<" + ctype(v.dtype()) + ">(") + out + ")" + (c_style ? ")" : "");
     } else {
-      out = "static_cast<" + ctype(v.dtype()) + ">(" + std::to_string(static_cast<unsigned long long>(x)) + "ULL)";
+      const std::string digits = std::to_string(static_cast<unsigned long long>(x)) + (c_style ? "UL" : "ULL");
+      out = c_style ? "((" + ctype(v.dtype()) + ")(" + digits + "))" : "static_cast<" + ctype(v.dtype()) + ">(" + digits + ")";
     }
   });
   return out;

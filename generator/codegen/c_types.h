@@ -14,7 +14,8 @@ std::string ctype(DType dt);
 std::string dl_dtype_literal(DType dt);
 /// `kg::Tensor<ctype, ndim>` for a variable.
 std::string tensor_type(const Variable& v);
-/// A C++ literal for a 0-d value of any dtype (exact: hex floats, explicit casts).
-std::string scalar_literal(const Array& value0d);
+/// A C++ literal for a 0-d value of any dtype (exact: hex floats, explicit casts; C casts and
+/// L suffixes when `c_style`, for the GPU dialects).
+std::string scalar_literal(const Array& value0d, bool c_style = false);
 
 }  // namespace kiln

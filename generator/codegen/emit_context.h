@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "codegen/lowering.h"
 #include "codegen/render.h"
@@ -13,10 +14,14 @@ namespace kiln {
 /// Per-node information and helpers for emitters.
 class NodeEmitContext {
  public:
-  NodeEmitContext(const Apply& node, const LoweredGraph& lg, int step) : node_(node), lg_(lg), step_(step) {}
+  NodeEmitContext(const Apply& node, const LoweredGraph& lg, int step, std::string kernel_prefix = "")
+      : node_(node), lg_(lg), step_(step), kernel_prefix_(std::move(kernel_prefix)) {}
 
   const Apply& node() const { return node_; }
   int step() const { return step_; }
+  /// A C identifier unique to this node within the source file (graph, function and step):
+  /// what a device backend names the node's kernels after.
+  std::string kernel_name() const { return kernel_prefix_ + "_s" + std::to_string(step_); }
   /// C name of input i / output i ("v3").
   std::string in(int i) const;
   std::string out(int i) const;
@@ -43,6 +48,7 @@ class NodeEmitContext {
   const Apply& node_;
   const LoweredGraph& lg_;
   int step_;
+  std::string kernel_prefix_;
 };
 
 }  // namespace kiln

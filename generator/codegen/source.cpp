@@ -1,6 +1,7 @@
 #include "codegen/source.h"
 
 #include <algorithm>
+#include <map>
 
 #include "codegen/c_names.h"
 #include "codegen/c_types.h"
@@ -19,6 +20,16 @@
 namespace kiln {
 
 namespace {
+
+// A hook of the shared templates: the backend's value, else the C++ backend's.
+std::string hook(const Backend& backend, const std::string& key) {
+  static const std::map<std::string, std::string> defaults = {{"bind_input", "kg::bind_input"},
+                                                              {"context_create", "kg::create_context"},
+                                                              {"context_destroy", "kg::destroy_context"},
+                                                              {"extra_exports", ""}};
+  const auto it = backend.template_values.find(key);
+  return it != backend.template_values.end() ? it->second : defaults.at(key);
+}
 
 std::string node_label(const Apply& node, int index) {
   std::string s = "node [" + std::to_string(index) + "] " + node.op().str();
@@ -66,10 +77,12 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
   TemplateData data;
   data.set("fn", fn);
   data.set("comment", comment);
+  data.set("bind_input", hook(backend, "bind_input"));
+  const auto type_of = [&](const Variable& v) { return backend.tensor_type ? backend.tensor_type(v) : tensor_type(v); };
   TemplateData vars{TemplateData::type::list};
   for (const Variable* v : lg.declared) {
     TemplateData item;
-    item.set("type", tensor_type(*v));
+    item.set("type", type_of(*v));
     item.set("name", lg.var(v).cname);
     vars.push_back(item);
   }
@@ -149,7 +162,7 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
     }
     if (lg.fused_gathers.count(&node)) continue;  // its reader computes it (gather_fusion.h)
     const OpEmitter& entry = backend.emitter(node.op());
-    NodeEmitContext ctx(node, lg, static_cast<int>(i));
+    NodeEmitContext ctx(node, lg, static_cast<int>(i), scope.constants.prefix + "_" + fn);
     std::string label = node_label(node, static_cast<int>(i));
     std::vector<std::string> outs;
     for (int o = 0; o < node.num_outputs(); ++o) outs.push_back(lg.var(node.output_ptr(o)).cname);
@@ -171,13 +184,14 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
     TemplateData item;
     item.set("k", std::to_string(copy.output_index));
     item.set("source", lg.var(copy.source).cname);
-    item.set("type", tensor_type(*copy.source));
+    item.set("type", type_of(*copy.source));
     item.set("ndim", std::to_string(copy.source->ndim()));
     item.set("dl", dl_dtype_literal(copy.source->dtype()));
     copies.push_back(item);
   }
   data.set("copies", copies);
-  return render_template(backend.templates + "/function.mustache", data);
+  return render_template(
+      backend.function_template.empty() ? backend.templates + "/function.mustache" : backend.function_template, data);
 }
 
 // The functions the nodes of `lg` call for their inner graphs (InnerGraphUse::function: a Scan's
@@ -209,6 +223,7 @@ void emit_inner_functions(const Backend& backend, LoweredGraph& lg, const std::s
 // metadata and extern "C" entry points (graph_impl.cpp.mustache).
 struct GraphCode {
   std::string impl;
+  std::vector<std::string> kernels;  ///< kernels_in_program: device code, kept apart
   std::vector<DataBlob> blobs;
   bool needs_blas = false;
 };
@@ -226,9 +241,10 @@ GraphCode generate_graph_code(const Backend& backend, const FunctionGraph& graph
   // Code generation has no OpFromGraph: a graph compiled without rewriting is inlined here.
   const std::optional<FunctionGraph> inlined = inlined_copy(graph);
   const FunctionGraph& fg = inlined ? *inlined : graph;
+  const Backend& shapes = backend.shape_backend ? *backend.shape_backend : backend;
   LoweredGraph main_lg = lower_for_backend(backend, fg, 0, true);
   FunctionGraph shape_fg = build_shape_graph(fg);
-  LoweredGraph shape_lg = lower_for_backend(backend, shape_fg, main_lg.num_slots, false);
+  LoweredGraph shape_lg = lower_for_backend(shapes, shape_fg, main_lg.num_slots, false);
 
   FileScope scope;
   scope.constants.prefix = name;
@@ -236,14 +252,14 @@ GraphCode generate_graph_code(const Backend& backend, const FunctionGraph& graph
   int next_slot = main_lg.num_slots + shape_lg.num_slots;
   std::vector<std::string> functions;
   emit_inner_functions(backend, main_lg, "run_graph", next_slot, scope, functions, code.needs_blas);
-  emit_inner_functions(backend, shape_lg, "run_shapes", next_slot, scope, functions, code.needs_blas);
+  emit_inner_functions(shapes, shape_lg, "run_shapes", next_slot, scope, functions, code.needs_blas);
   std::string main_fn =
       emit_function(backend, main_lg, "run_graph", "The graph " + comment_text(fg.name()) + ".", scope);
-  std::string shape_fn = emit_function(backend, shape_lg, "run_shapes",
+  std::string shape_fn = emit_function(shapes, shape_lg, "run_shapes",
                                        "The output shapes of the graph, computed from the inputs (the shape graph).",
                                        scope);
-  for (const LoweredGraph* lg : {&main_lg, &shape_lg})
-    for (Apply* node : lg->order) code.needs_blas = code.needs_blas || backend.emitter(node->op()).needs_blas;
+  for (Apply* node : main_lg.order) code.needs_blas = code.needs_blas || backend.emitter(node->op()).needs_blas;
+  for (Apply* node : shape_lg.order) code.needs_blas = code.needs_blas || shapes.emitter(node->op()).needs_blas;
 
   std::vector<std::string> input_names, output_names;
   for (const auto& in : fg.inputs()) input_names.push_back(in->name().empty() ? in->file_id() : in->name());
@@ -270,8 +286,17 @@ GraphCode generate_graph_code(const Backend& backend, const FunctionGraph& graph
   src.set("num_slots", std::to_string(next_slot));
   src.set("name_literal", c_string_literal(name));
   src.set("graph_name_literal", c_string_literal(fg.name()));
-  code.impl = render_template(backend.templates + "/graph_impl.cpp.mustache", src);
-  if (!scope.kernels.empty()) code.impl = join(scope.kernels, "\n") + "\n" + code.impl;
+  src.set("context_create", hook(backend, "context_create"));
+  src.set("context_destroy", hook(backend, "context_destroy"));
+  const std::string extra = hook(backend, "extra_exports");
+  src.set("extra_exports", extra.empty() ? "" : render_template(extra, src));
+  code.impl = render_template(backend.impl_template.empty() ? backend.templates + "/graph_impl.cpp.mustache"
+                                                            : backend.impl_template,
+                              src);
+  if (backend.kernels_in_program)
+    code.kernels = std::move(scope.kernels);
+  else if (!scope.kernels.empty())
+    code.impl = join(scope.kernels, "\n") + "\n" + code.impl;
   if (!scope.constants.declarations.empty())
     code.impl = "// Large constants of " + name + ", defined in " + name + "_data.S.\n" +
                 join(scope.constants.declarations, "") + "\n" + code.impl;
@@ -286,7 +311,8 @@ void add_includes(std::vector<std::string>& all, const std::vector<std::string>&
 
 // The source file around one or more graphs: includes, the ABI, the runtime prologue.
 std::string source_file(const Backend& backend, const std::string& file_name, const std::string& description,
-                        const std::vector<std::string>& headers, const std::vector<std::string>& graph_impls) {
+                        const std::vector<std::string>& headers, const std::vector<std::string>& graph_impls,
+                        const std::vector<std::string>& kernels) {
   std::vector<std::string> includes = {"#include <cmath>", "#include <cstdint>", "#include <cstring>", "#include <limits>"};
   // File-scope declarations that depend on the code (the cpp backend's SIMD declarations of
   // libm functions: ahead of every use, so that loops calling them vectorise).
@@ -327,6 +353,10 @@ std::string source_file(const Backend& backend, const std::string& file_name, co
   src.set("prologue", join(bodies, "\n"));
   src.set("vector_math", backend.declarations.file.empty() ? "" : backend.declarations.select(declarations.body, graph_impls));
   src.set("graphs", string_list(graph_impls));
+  if (backend.kernels_in_program)
+    src.set("device_program", c_string_literal(backend.device_prelude + "\n" + join(kernels, "\n")));
+  else
+    src.set("device_prelude", backend.device_prelude);
   return render_template(backend.templates + "/graph.cpp.mustache", src);
 }
 
@@ -339,14 +369,15 @@ GeneratedLibrary generate_bundle(const Backend& backend,
   lib.name = c_identifier(name);
   lib.backend = backend.name;
   lib.source_file = lib.name + backend.toolchain.source_suffix;
-  std::vector<std::string> impls;
+  std::vector<std::string> impls, kernels;
   for (const auto& [fg, graph_name] : graphs) {
     GraphCode code = generate_graph_code(backend, *fg, c_identifier(graph_name));
     impls.push_back(code.impl);
+    kernels.insert(kernels.end(), code.kernels.begin(), code.kernels.end());
     lib.needs_blas = lib.needs_blas || code.needs_blas;
     for (auto& blob : code.blobs) lib.blobs.push_back(std::move(blob));
   }
-  lib.source = source_file(backend, lib.source_file, std::to_string(graphs.size()) + " graphs", {}, impls);
+  lib.source = source_file(backend, lib.source_file, std::to_string(graphs.size()) + " graphs", {}, impls, kernels);
   return lib;
 }
 
@@ -359,7 +390,7 @@ GeneratedLibrary generate_library(const Backend& backend, const FunctionGraph& f
   lib.needs_blas = code.needs_blas;
   lib.blobs = std::move(code.blobs);
   lib.source = source_file(backend, lib.source_file, "the graph " + c_string_literal(comment_text(fg.name())),
-                           {lib.name + ".h"}, {code.impl});
+                           {lib.name + ".h"}, {code.impl}, code.kernels);
   lib.header = graph_header(fg, lib.name);
   lib.main_program = main_program(fg, lib.name);
   return lib;

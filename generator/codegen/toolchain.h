@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -17,6 +18,10 @@ struct Toolchain {
   bool openmp = true;       ///< -fopenmp: the generated loops use OpenMP threads
   bool vector_math = true;  ///< SLEEF's vector math, when kiln was built with libsleef
   bool blas = true;         ///< OpenBLAS, linked into libraries whose code calls BLAS
+  std::string libraries;    ///< linked into every library of the backend ("-lOpenCL"), space-separated
+  /// Why the driver cannot build this backend's sources (empty: it can). The source can still
+  /// be emitted and built by the backend's own compiler (nvcc for cuda).
+  std::string no_driver_build;
 };
 
 }  // namespace kiln

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "driver/emit_files.h"
 #include "driver/process.h"
 #include "driver/sanitize.h"
+#include "ir/error.h"
 #include "util/sha256.h"
 #include "kiln/version.h"
 
@@ -357,12 +359,19 @@ std::vector<std::string> generated_code_libraries(const GeneratedLibrary& lib, c
   (void)options;
   (void)toolchain;
 #endif
+  for (std::size_t at = 0; at < toolchain.libraries.size();) {
+    const std::size_t end = std::min(toolchain.libraries.find(' ', at), toolchain.libraries.size());
+    if (end > at) link.push_back(toolchain.libraries.substr(at, end - at));
+    at = end + 1;
+  }
   link.push_back("-lm");
   return link;
 }
 
 BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& options, bool program) {
   const Toolchain& toolchain = find_backend(lib.backend).toolchain;
+  if (!toolchain.no_driver_build.empty())
+    throw NotImplementedError("building " + lib.backend + " sources: " + toolchain.no_driver_build);
   const std::string cxx = resolve_compiler(options, toolchain);
   check_variants(lib, options.march_variants);
   // With variants, what is not compiled per variant (dispatcher, data) targets the baseline.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compile/compile.h"
+#include "compiled.h"
 #include "ir/fgraph.h"
 
 namespace kiln::testing {
@@ -36,7 +37,12 @@ std::optional<std::string> compare_arrays(const Array& actual, const Array& expe
 /// The conformance check through a backend: every fixture case `claims` selects (filtered by
 /// $KILN_FIXTURE_FILTER) compiled with `options` (its backend) and called both ways, compared
 /// with NumPy and with the reference evaluator (test_compiled_fixtures.cpp).
-void check_fixtures_compiled(const CompileOptions& options, const std::function<bool(const FixtureCase&)>& claims);
+/// `call` runs graph `name` of a built library on host inputs (default: call_compiled, for CPU
+/// backends; a device backend moves inputs and outputs across).
+using FixtureCall = std::function<CallResult(const Library& so, const std::string& name, const std::vector<Array>& inputs,
+                                             bool into)>;
+void check_fixtures_compiled(const CompileOptions& options, const std::function<bool(const FixtureCase&)>& claims,
+                             const FixtureCall& call = {}, std::size_t per_bundle = 48);
 
 /// A NumPy-style view of `base` per a case's "view" JSON (transpose / slices).
 Array apply_view(const Array& base, const std::string& view_json);

@@ -19,12 +19,12 @@ using namespace kiln::testing;
 
 namespace {
 
-void check_case(const FixtureCase& c, const kiln_graph_info& info) {
+void check_case(const FixtureCase& c, const Library& so, const std::string& name, const FixtureCall& call) {
   std::vector<Array> reference;
   if (c.error.empty()) reference = evaluate(c.graph, c.inputs);
   for (bool into : {false, true}) {
     INFO("case " << c.name << std::string(into ? " (output_shapes + call_into)" : " (call)"));
-    CallResult r = call_compiled(info, c.inputs, into);
+    CallResult r = call ? call(so, name, c.inputs, into) : call_compiled(so.graph(name), c.inputs, into);
     if (!c.error.empty()) {
       CHECK_MESSAGE(r.status != KILN_OK, "expected a failure containing \"" << c.error << "\"");
       if (!into || r.status != KILN_OK)
@@ -48,7 +48,8 @@ void check_case(const FixtureCase& c, const kiln_graph_info& info) {
 }  // namespace
 
 void kiln::testing::check_fixtures_compiled(const CompileOptions& options,
-                                            const std::function<bool(const FixtureCase&)>& claims) {
+                                            const std::function<bool(const FixtureCase&)>& claims,
+                                            const FixtureCall& call, std::size_t per_bundle) {
   const char* filter = std::getenv("KILN_FIXTURE_FILTER");
   std::map<std::string, std::vector<FixtureCase>> families;
   for (const auto& dir : list_fixture_cases(filter ? filter : "")) {
@@ -80,14 +81,14 @@ void kiln::testing::check_fixtures_compiled(const CompileOptions& options,
     }
   }
   MESSAGE(built_cases.size() << " fixture cases through the " << backend << " backend");
-  for (const BuiltBundle& bundle : build_in_bundles(graphs, "fixtures_" + backend, 48, options)) {
+  for (const BuiltBundle& bundle : build_in_bundles(graphs, "fixtures_" + backend, per_bundle, options)) {
     if (!bundle.error.empty()) {
       FAIL_CHECK("building a bundle of " << bundle.members.size() << " cases (" << built_cases[bundle.members[0]]->name
                                          << ", ...) failed: " << bundle.error);
       continue;
     }
     Library so(bundle.library_path);
-    for (std::size_t i : bundle.members) check_case(*built_cases[i], so.graph(graphs[i].second));
+    for (std::size_t i : bundle.members) check_case(*built_cases[i], so, graphs[i].second, call);
   }
 }
 

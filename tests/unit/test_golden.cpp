@@ -112,7 +112,7 @@ std::vector<std::pair<std::string, std::string>> generated_files(const GoldenCas
     if (o.rfind("backend=", 0) == 0) options.backend = o.substr(8);
   const GeneratedLibrary lib = emit(case_graph(c), options).sources;
   return {{c.name + ".h", lib.header},
-          {c.name + ".cpp", lib.source},
+          {lib.source_file, lib.source},
           {c.name + "_main.cpp", lib.main_program},
           {c.name + "_data.S", data_assembly(lib, "")}};
 }

@@ -34,6 +34,7 @@ std::string scalar_cell(const Backend& b, const ScalarOpInfo& info) {
   if (info.id == ScalarOpId::Composite) return "yes (its inner ops)";
   const std::vector<std::string> classes = b.scalar_classes ? b.scalar_classes(std::string(info.name))
                                                             : std::vector<std::string>{};
+  if (classes.size() == 1 && classes[0].rfind("no: ", 0) == 0) return classes[0];  // a stated reason
   return classes.empty() ? "" : "yes (" + join(classes, ", ") + ")";
 }
 

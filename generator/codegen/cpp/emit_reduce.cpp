@@ -11,6 +11,7 @@
 #include "codegen/c_names.h"
 #include "codegen/cpp/emitters.h"
 #include "codegen/cpp/scalar_code.h"
+#include "codegen/reduce_fold.h"
 #include "ir/error.h"
 #include "ops/reduce.h"
 #include "ops/scalar/composite.h"
@@ -22,77 +23,6 @@ namespace {
 std::string str(int v) { return std::to_string(v); }
 
 TemplateData new_list() { return TemplateData{TemplateData::type::list}; }
-
-// How a Composite `acc, x -> acc'` folds: `op` computes acc' (possibly through casts) from i0
-// (possibly through casts) and a term that does not depend on i0. `splittable` says whether
-// runs folded separately may be joined with `op` in the accumulator dtype and give what the
-// in-order fold gives: always when no cast is involved; for float chains up to rounding; for
-// integer chains when `op` commutes with truncation (add, mul, bitwise).
-struct CompositeFold {
-  ScalarOpId op = ScalarOpId::Add;
-  bool found = false;
-  bool splittable = false;
-};
-
-CompositeFold analyse_composite(const CompositeGraph& g) {
-  const auto& values = g.values();
-  std::vector<int> producer(values.size(), -1);
-  std::vector<bool> uses_acc(values.size(), false);
-  uses_acc[0] = true;
-  for (std::size_t n = 0; n < g.nodes().size(); ++n) {
-    const auto& node = g.nodes()[n];
-    bool dep = false;
-    for (int v : node.inputs) dep = dep || uses_acc[static_cast<std::size_t>(v)];
-    for (int v : node.outputs) {
-      producer[static_cast<std::size_t>(v)] = static_cast<int>(n);
-      uses_acc[static_cast<std::size_t>(v)] = dep;
-    }
-  }
-  const auto node_of = [&](int v) -> const CompositeGraph::Node* {
-    int n = producer[static_cast<std::size_t>(v)];
-    return n < 0 ? nullptr : &g.nodes()[static_cast<std::size_t>(n)];
-  };
-  // The value `v` is a cast (or a chain of casts) of.
-  const auto uncast = [&](int v) {
-    for (const auto* n = node_of(v); n && n->op.id() == ScalarOpId::Cast; n = node_of(v)) v = n->inputs[0];
-    return v;
-  };
-  // The dtypes along that chain, and how many casts it has.
-  std::vector<DType> chain;
-  int casts = 0;
-  const auto record_chain = [&](int v) {
-    chain.push_back(values[static_cast<std::size_t>(v)].dtype);
-    for (const auto* n = node_of(v); n && n->op.id() == ScalarOpId::Cast; n = node_of(v)) {
-      v = n->inputs[0];
-      chain.push_back(values[static_cast<std::size_t>(v)].dtype);
-      ++casts;
-    }
-  };
-
-  CompositeFold fold;
-  const int out = g.outputs()[0];
-  const auto* folding = node_of(uncast(out));
-  if (!folding || !is_foldable_scalar_op(folding->op.id())) return fold;
-  fold.op = folding->op.id();
-  fold.found = true;
-  if (folding->inputs.size() != 2) return fold;
-  const int lhs = folding->inputs[0], rhs = folding->inputs[1];
-  int acc_side;
-  if (uncast(lhs) == 0 && !uses_acc[static_cast<std::size_t>(rhs)])
-    acc_side = lhs;
-  else if (uncast(rhs) == 0 && !uses_acc[static_cast<std::size_t>(lhs)])
-    acc_side = rhs;
-  else
-    return fold;
-  record_chain(out);
-  record_chain(acc_side);
-  const bool all_float = std::all_of(chain.begin(), chain.end(), [](DType d) { return is_float(d); });
-  const bool all_int = std::all_of(chain.begin(), chain.end(), [](DType d) { return is_discrete(d) && !is_bool(d); });
-  const bool ring_op = fold.op == ScalarOpId::Add || fold.op == ScalarOpId::Mul || fold.op == ScalarOpId::And ||
-                       fold.op == ScalarOpId::Or || fold.op == ScalarOpId::Xor;
-  fold.splittable = casts == 0 || all_float || (all_int && ring_op);
-  return fold;
-}
 
 // The kept dimensions of an input of rank `ndim` (output dimension i is input dimension d), and
 // the reduced ones.
@@ -168,7 +98,7 @@ std::string emit_careduce(const NodeEmitContext& c) {
              "    return a == A(0) ? v : v == A(0) ? a : kiln_scalar::wrap_mul(a, v);");
     combinable = false;
   } else if (scalar.id() == ScalarOpId::Composite) {
-    const CompositeFold fold = analyse_composite(*scalar.composite_graph());
+    const CompositeFold fold = analyse_composite_fold(*scalar.composite_graph());
     if (!fold.found) throw InternalError("`" + op.str() + "` has no accumulating operation");
     data.set("init", fold_identity(fold.op, dt.acc));
     data.set("step", scalar_return(scalar, {"a", "x"}, {dt.acc, in}));

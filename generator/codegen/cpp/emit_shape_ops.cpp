@@ -89,7 +89,7 @@ std::string emit_specify_shape(const NodeEmitContext& c) {
   return render("specify_shape", data);
 }
 
-std::string emit_alloc(const NodeEmitContext& c) {
+std::string emit_alloc(const NodeEmitContext& c, const std::string& device_fill) {
   const Variable& value = c.in_var(0);
   const int rank = c.out_var(0).ndim();
   const int vrank = value.ndim();
@@ -114,6 +114,8 @@ std::string emit_alloc(const NodeEmitContext& c) {
   data.set("outer", str(rank > 0 ? rank - 1 : 0));
   data.set("outer_or_1", str(rank > 1 ? rank - 1 : 1));
   data.set("ctype", ctype(value.dtype()));
+  data.set("device", !device_fill.empty());
+  data.set("device_fill", device_fill);
   return render("alloc", data);
 }
 
@@ -157,7 +159,7 @@ void set_static_axis(TemplateData& data, std::optional<int> axis) {
     data.set("static_axis", false);
 }
 
-std::string emit_join(const NodeEmitContext& c) {
+std::string emit_join(const NodeEmitContext& c, const std::string& device_fill) {
   const auto& op = static_cast<const Join&>(c.node().op());
   const Variable& out = c.out_var(0);
   const int first = op.first_tensor();
@@ -176,6 +178,8 @@ std::string emit_join(const NodeEmitContext& c) {
   data.set("first", c.in(first));
   data.set("rank", str(out.ndim()));
   data.set("ctype", ctype(out.dtype()));
+  data.set("device", !device_fill.empty());
+  data.set("device_fill", device_fill);
   return render("join", data);
 }
 
@@ -199,7 +203,7 @@ std::string emit_split(const NodeEmitContext& c) {
   return render("split", data);
 }
 
-std::string emit_arange(const NodeEmitContext& c) {
+std::string emit_arange(const NodeEmitContext& c, const std::string& device_fill) {
   const DType dt = c.out_var(0).dtype();
   bool discrete = true;
   for (int i = 0; i < 3; ++i) discrete = discrete && is_discrete(c.in_var(i).dtype());
@@ -209,15 +213,19 @@ std::string emit_arange(const NodeEmitContext& c) {
   data.set("integral_out", is_integer(dt));
   data.set("float_out", is_float(dt));
   data.set("ctype", ctype(dt));
+  data.set("device", !device_fill.empty());
+  data.set("device_fill", device_fill);
   return render("arange", data);
 }
 
-std::string emit_eye_like(const NodeEmitContext& c) {
+std::string emit_eye_like(const NodeEmitContext& c, const std::string& device_fill) {
   const auto& op = static_cast<const EyeLike&>(c.node().op());
   TemplateData data = c.base_data();
   data.set("eye", op.kind() == EyeLike::Kind::Eye);
   data.set("tri", op.kind() == EyeLike::Kind::Tri);
   data.set("ctype", ctype(op.dtype()));
+  data.set("device", !device_fill.empty());
+  data.set("device_fill", device_fill);
   return render("eye", data);
 }
 

@@ -28,13 +28,15 @@ std::string emit_advanced_inc_subtensor(const NodeEmitContext& c);
 /// Shape-building ops (emit_shape_ops.cpp).
 std::string emit_reshape(const NodeEmitContext& c);
 std::string emit_specify_shape(const NodeEmitContext& c);
-std::string emit_alloc(const NodeEmitContext& c);
+/// Alloc, ARange, Eye/Tri, Join: `device_fill` (a GPU backend's launch code) replaces the host loops
+/// that fill the output, after the same shape computation and checks.
+std::string emit_alloc(const NodeEmitContext& c, const std::string& device_fill = {});
 std::string emit_alloc_empty(const NodeEmitContext& c);
 std::string emit_make_vector(const NodeEmitContext& c);
-std::string emit_join(const NodeEmitContext& c);
+std::string emit_join(const NodeEmitContext& c, const std::string& device_fill = {});
 std::string emit_split(const NodeEmitContext& c);
-std::string emit_arange(const NodeEmitContext& c);
-std::string emit_eye_like(const NodeEmitContext& c);
+std::string emit_arange(const NodeEmitContext& c, const std::string& device_fill = {});
+std::string emit_eye_like(const NodeEmitContext& c, const std::string& device_fill = {});
 std::string emit_extract_diag(const NodeEmitContext& c);
 std::string emit_alloc_diag(const NodeEmitContext& c);
 std::string emit_check_and_raise(const NodeEmitContext& c);

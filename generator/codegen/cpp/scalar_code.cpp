@@ -41,12 +41,16 @@ std::string substitute(const std::string& pattern, const std::vector<std::string
   return out;
 }
 
-std::string convert(const std::string& expr, DType from, DType to) {
-  if (from == to) return expr;
-  return "kiln_scalar::convert<" + ctype(to) + ">(" + expr + ")";
-}
-
 }  // namespace
+
+std::string convert_scalar(const std::string& expr, DType from, DType to, const ScalarTable& table) {
+  if (from == to) return expr;
+  if (!table.c_style()) return "kiln_scalar::convert<" + ctype(to) + ">(" + expr + ")";
+  if (is_bool(to)) return "((" + expr + ") != 0)";
+  if (is_float(from) && !is_float(to) && !is_bool(to))
+    return "kiln_convert_" + ctype(from) + "_" + ctype(to) + "(" + expr + ")";
+  return "((" + ctype(to) + ")(" + expr + "))";
+}
 
 ScalarTable ScalarTable::parse(const std::string& backend, std::string_view text) {
   ScalarTable t;
@@ -88,6 +92,8 @@ const std::string& ScalarTable::expression(const ScalarOp& op, DType compute) co
                             std::string(dtype_name(compute)) + " has no " + backend_ + " implementation");
 }
 
+bool ScalarTable::c_style() const { return rows_.count("_cast") > 0; }
+
 std::vector<std::string> ScalarTable::classes(const std::string& name) const {
   std::vector<std::string> out;
   auto it = rows_.find(name);
@@ -107,7 +113,7 @@ ScalarCode emit_scalar_code(const ScalarOp& op, const std::vector<std::string>& 
     std::vector<std::string> value(g.values().size());
     for (int i = 0; i < g.num_inputs(); ++i) value[static_cast<std::size_t>(i)] = args[static_cast<std::size_t>(i)];
     for (std::size_t v = 0; v < g.values().size(); ++v)
-      if (g.values()[v].is_constant()) value[v] = scalar_literal(g.values()[v].constant);
+      if (g.values()[v].is_constant()) value[v] = scalar_literal(g.values()[v].constant, table.c_style());
     for (const auto& node : g.nodes()) {
       std::vector<std::string> ins;
       std::vector<DType> in_dtypes;
@@ -126,22 +132,25 @@ ScalarCode emit_scalar_code(const ScalarOp& op, const std::vector<std::string>& 
 
   std::vector<DType> operand_dtypes = op.operand_dtypes(arg_dtypes);
   std::vector<std::string> operands;
-  for (std::size_t k = 0; k < args.size(); ++k) operands.push_back(convert(args[k], arg_dtypes[k], operand_dtypes[k]));
+  for (std::size_t k = 0; k < args.size(); ++k) operands.push_back(convert_scalar(args[k], arg_dtypes[k], operand_dtypes[k], table));
   // The computation type is that of the last operand (switch's first operand is its condition).
   DType compute = operand_dtypes.back();
   if (op.id() == ScalarOpId::Cast) compute = arg_dtypes[0];
-  const std::string& pattern = table.expression(op, compute);
   const std::string out_type = ctype(out_dtypes[0]);
   std::string expr;
-  if (operands.size() > 2 && (op.id() == ScalarOpId::Add || op.id() == ScalarOpId::Mul)) {
+  if (op.id() == ScalarOpId::Cast && table.c_style()) {
+    expr = convert_scalar(operands[0], arg_dtypes[0], out_dtypes[0], table);
+  } else if (operands.size() > 2 && (op.id() == ScalarOpId::Add || op.id() == ScalarOpId::Mul)) {
+    const std::string& pattern = table.expression(op, compute);
     expr = operands[0];
     for (std::size_t k = 1; k < operands.size(); ++k)
       expr = substitute(pattern, {expr, operands[k]}, ctype(compute), out_type);
   } else {
-    expr = substitute(pattern, operands, ctype(compute), out_type);
+    expr = substitute(table.expression(op, compute), operands, ctype(compute), out_type);
   }
   std::string name = prefix + std::to_string(counter++);
-  code.statements = "const " + out_type + " " + name + " = static_cast<" + out_type + ">(" + expr + ");\n";
+  const std::string cast = table.c_style() ? "(" + out_type + ")(" : "static_cast<" + out_type + ">(";
+  code.statements = "const " + out_type + " " + name + " = " + cast + expr + ");\n";
   code.results.push_back(name);
   return code;
 }

@@ -29,6 +29,9 @@ class ScalarTable {
                    std::vector<std::pair<std::string, std::string>> spellings) const;
   /// The expression for `op` computing in `compute`; NotImplementedError when there is none.
   const std::string& expression(const ScalarOp& op, DType compute) const;
+  /// Whether the table spells C rather than C++ (a `_cast` row: the GPU dialects, where
+  /// conversions are C casts and kiln_convert_* functions instead of kiln_scalar::convert).
+  bool c_style() const;
   /// The operand classes `name` is spelled for, in order (none: no spelling).
   std::vector<std::string> classes(const std::string& name) const;
 
@@ -36,6 +39,11 @@ class ScalarTable {
   std::string backend_;
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> rows_;
 };
+
+/// `expr` (of dtype `from`) converted to `to` as `table` spells it: kiln_scalar::convert in C++;
+/// a C-style table (the GPU dialects) casts, tests bools against zero, and saturates float ->
+/// integer conversions with kiln_convert_* (templates/gpu/scalar_math.h).
+std::string convert_scalar(const std::string& expr, DType from, DType to, const ScalarTable& table);
 
 struct ScalarCode {
   std::string statements;            ///< C++ statements, one per line

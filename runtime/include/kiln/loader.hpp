@@ -38,6 +38,10 @@ class Library {
   Library& operator=(const Library&) = delete;
   Library(Library&& o) noexcept : handle_(o.handle_), path_(std::move(o.path_)) { o.handle_ = nullptr; }
 
+  /// The address of an exported symbol, or null (a device backend's extra entry points, such
+  /// as NAME_opencl_queue).
+  void* symbol(const std::string& name) const { return ::dlsym(handle_, name.c_str()); }
+
   /// The -march level a library built with --march-variants picked on this CPU (its
   /// NAME_variant()); empty for a library built for one target.
   std::string variant(const std::string& name) const {

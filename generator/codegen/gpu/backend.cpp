@@ -1,0 +1,117 @@
+#include "codegen/gpu/backend.h"
+
+#include <algorithm>
+
+#include "codegen/c_types.h"
+#include "codegen/cpp/backend.h"
+#include "codegen/cpp/emitters.h"
+#include "codegen/gpu/emitters.h"
+
+namespace kiln {
+
+namespace {
+
+// The op table of a GPU dialect: kernels for Elemwise, every CAReduce and the fill ops (Alloc,
+// ARange, Eye, Tri), Join; DimShuffle is a view
+// (host metadata over the same buffer: the cpp backend's emitter works on device tensors).
+std::vector<OpEmitter> gpu_table(const std::string& backend) {
+  const GpuDialect& d = GpuDialect::get(backend);
+  const EmitFn elemwise = [&d, backend](const NodeEmitContext& c) { return gpu_emit_elemwise(c, d, backend); };
+  const EmitFn reduce = [&d, backend](const NodeEmitContext& c) { return gpu_emit_careduce(c, d, backend); };
+  std::vector<OpEmitter> table = {{"Elemwise", elemwise, false},
+                                  {"DimShuffle", [](const NodeEmitContext& c) { return NodeCode(emit_dimshuffle(c)); }, true}};
+  for (const char* op : {"Sum", "Prod", "ProdWithoutZeros", "Max", "Min", "All", "Any", "CAReduce"})
+    table.push_back({op, reduce, false, false, true});
+  const auto fill = [&d, backend](NodeCode (*emit)(const NodeEmitContext&, const GpuDialect&, const std::string&)) {
+    return EmitFn([&d, backend, emit](const NodeEmitContext& c) { return emit(c, d, backend); });
+  };
+  table.push_back({"Alloc", fill(gpu_emit_alloc), false});
+  table.push_back({"ARange", fill(gpu_emit_arange), false});
+  table.push_back({"Eye", fill(gpu_emit_eye_like), false});
+  table.push_back({"Tri", fill(gpu_emit_eye_like), false});
+  table.push_back({"Join", fill(gpu_emit_join), false});
+  return table;
+}
+
+// Every op of the cpp backend that the GPU table lacks, with the reason (docs/op_coverage.md).
+std::vector<UnsupportedOp> gpu_unsupported(const std::vector<OpEmitter>& table) {
+  std::vector<UnsupportedOp> out = {
+      {"OpFromGraph", "inlined before code generation (rewrite/inline_op_from_graph.h), so it never reaches a backend"}};
+  for (const OpEmitter& e : cpp_backend_table()) {
+    if (std::any_of(table.begin(), table.end(), [&](const OpEmitter& g) { return g.op_name == e.op_name; })) continue;
+    out.push_back({e.op_name, e.needs_blas ? "no GPU kernel yet: BLAS, LAPACK and linear algebra (cuBLAS, cuSOLVER, "
+                                             "CLBlast) are not wired up (docs/gpu_backends.md)"
+                                           : "no GPU kernel yet (docs/gpu_backends.md lists what the GPU backends do)"});
+  }
+  return out;
+}
+
+// What both GPU backends share: the table, the shape function on the host (the cpp backend's
+// emitters over input shapes), device tensor types.
+std::shared_ptr<Backend> gpu_backend(const std::string& name) {
+  auto b = std::make_shared<Backend>();
+  b->name = name;
+  b->ops = gpu_table(name);
+  b->unsupported = gpu_unsupported(b->ops);
+  b->tensor_type = [](const Variable& v) {
+    return "kg::DTensor<" + ctype(v.dtype()) + ", " + std::to_string(v.ndim()) + ">";
+  };
+  auto shapes = std::make_shared<Backend>(*make_cpp_backend());
+  shapes->name = name + " (shape function)";
+  shapes->template_values = {{"bind_input", "kg::bind_input_shape"}};
+  b->shape_backend = shapes;
+  b->impl_template = "templates/cpp/graph_impl.cpp.mustache";
+  b->function_template = "templates/gpu/function.mustache";
+  b->template_values = {{"context_create", "kg::create_device_context"},
+                        {"context_destroy", "kg::destroy_device_context"},
+                        {"extra_exports", "templates/" + name + "/extra_exports.mustache"}};
+  b->prologue = {"runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp",
+                 "templates/cpp/prologue/indexing.hpp", "templates/" + name + "/prologue/device_runtime.hpp", "templates/gpu/prologue/device_reads.hpp"};
+  const GpuDialect& d = GpuDialect::get(name);
+  b->device_prelude = d.prelude() + "\n" + gpu_copy_kernels(d);
+  b->scalar_classes = [name](const std::string& op) {
+    std::vector<std::string> classes = gpu_scalar_table(name).classes(op);
+    if (classes.empty()) classes = {"no: not spelled for the GPU dialects yet (templates/gpu/scalar_ops.txt)"};
+    return classes;
+  };
+  b->toolchain.openmp = false;
+  b->toolchain.vector_math = false;
+  b->toolchain.blas = false;
+  return b;
+}
+
+}  // namespace
+
+std::vector<std::string> gpu_backend_ops() {
+  std::vector<std::string> out;
+  for (const OpEmitter& e : gpu_table("opencl")) out.emplace_back(e.op_name);
+  return out;
+}
+
+std::shared_ptr<const Backend> make_opencl_backend() {
+  auto b = gpu_backend("opencl");
+  b->description = "OpenCL C kernels built at run time over the ICD loader (PoCL on the CPU here); device tensors are "
+                   "kDLOpenCL cl_mem buffers";
+  b->templates = "templates/opencl";
+  b->kernels_in_program = true;
+  b->toolchain.libraries = "-lOpenCL";
+  return b;
+}
+
+std::shared_ptr<const Backend> make_cuda_backend() {
+  auto b = gpu_backend("cuda");
+  b->description = "CUDA kernels in a .cu source for nvcc (the same kernel templates as opencl); device tensors are "
+                   "kDLCUDA pointers";
+  b->templates = "templates/cuda";
+  b->toolchain.source_suffix = ".cu";
+  b->toolchain.language = "CUDA";
+  b->toolchain.compiler_env = "CUDACXX";
+  b->toolchain.default_compiler = "nvcc";
+  b->toolchain.libraries = "-lcudart";
+  b->toolchain.no_driver_build =
+      "the driver builds with the C++ toolchain only; build the emitted .cu with nvcc (tests/gpu/nvcc_build.sh, "
+      "docs/gpu_backends.md)";
+  return b;
+}
+
+}  // namespace kiln

@@ -1,0 +1,376 @@
+// kiln generated-code runtime for the cuda backend: device tensors over device pointers, the
+// context's stream, stream-ordered workspaces (cudaMallocAsync, kept across calls), input
+// binding, output allocation and kernel launches. It extends the C++ runtime
+// (templates/cpp/prologue/runtime.hpp), whose host code computes output shapes (the shape
+// function runs on the CPU: shapes are host metadata). The same interface as the opencl
+// backend's (templates/opencl/prologue/device_runtime.hpp), so both render the same host code.
+//
+// A device tensor crossing the C ABI is a DLTensor with device {kDLCUDA, id}, `data` a device
+// pointer and byte_offset locating element [0,...,0] from it.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <deque>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+#include <type_traits>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+#include "kiln/kiln.h"
+
+namespace kg {
+
+template <typename T>
+using DevPtr = T*;
+
+/// A typed view of device memory, laid out as kg::Tensor (shape and element strides on the
+/// host), so the C++ backend's view emitters work on it unchanged.
+template <typename T, int N>
+struct DTensor {
+  T* data = nullptr;
+  int64_t shape[N > 0 ? N : 1] = {};
+  int64_t strides[N > 0 ? N : 1] = {};
+
+  int64_t size() const {
+    int64_t n = 1;
+    for (int i = 0; i < N; ++i) n *= shape[i];
+    return n;
+  }
+  void set_contiguous_strides() {
+    int64_t s = 1;
+    for (int i = N - 1; i >= 0; --i) {
+      strides[i] = s;
+      s *= shape[i] > 0 ? shape[i] : 1;
+    }
+  }
+  bool is_contiguous() const {
+    int64_t s = 1;
+    for (int i = N - 1; i >= 0; --i) {
+      if (shape[i] == 0) return true;
+      if (shape[i] != 1 && strides[i] != s) return false;
+      s *= shape[i];
+    }
+    return true;
+  }
+};
+
+/// The current device's properties the launches size grids from.
+struct Device {
+  int id = -1;
+  int sms = 1;        ///< multiprocessors
+  char error[256] = "";
+};
+
+inline Device& device() {
+  static Device* dev = [] {
+    auto* d = new Device;
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+      std::snprintf(d->error, sizeof d->error, "no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+      return d;
+    }
+    cudaGetDevice(&d->id);
+    cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, d->id);
+    return d;
+  }();
+  return *dev;
+}
+
+struct DevSlot {
+  void* data = nullptr;
+  size_t capacity = 0;
+};
+
+/// The shape function's host copy of a 0-d input (device_reads.hpp's read_shape_scalar).
+struct ShapeScalar {
+  const char* name = nullptr;
+  alignas(8) unsigned char bytes[8] = {};
+};
+
+/// A context of a device graph; `host` comes first (kg::Ctx* converts back with dev_of).
+struct DevCtx {
+  Ctx host{};
+  cudaStream_t stream = nullptr;  ///< the caller's (NAME_context_set_stream) or the default
+  std::vector<DevSlot> slots;
+  std::deque<ShapeScalar> shape_scalars;  ///< the shape function's host copies of 0-d inputs
+  std::vector<std::pair<const void*, void*>> constants;  ///< uploaded once per context
+};
+
+inline DevCtx* dev_of(Ctx* c) { return reinterpret_cast<DevCtx*>(c); }
+
+inline Ctx* create_device_context(int32_t num_slots, const void* graph) {
+  auto* d = new (std::nothrow) DevCtx;
+  if (!d) return nullptr;
+  d->host.graph = graph;
+  d->host.num_threads = 1;
+  d->host.num_slots = num_slots;
+  d->host.slots = static_cast<Slot*>(std::calloc(static_cast<size_t>(num_slots > 0 ? num_slots : 1), sizeof(Slot)));
+  if (!d->host.slots) {
+    delete d;
+    return nullptr;
+  }
+  d->slots.resize(static_cast<size_t>(num_slots > 0 ? num_slots : 1));
+  return &d->host;
+}
+
+inline void destroy_device_context(Ctx* c) {
+  if (!c) return;
+  DevCtx* d = dev_of(c);
+  for (auto& s : d->slots)
+    if (s.data) cudaFreeAsync(s.data, d->stream);
+  for (auto& k : d->constants) cudaFreeAsync(k.second, d->stream);
+  for (int32_t i = 0; i < c->num_slots; ++i) std::free(c->slots[i].data);
+  std::free(c->slots);
+  delete d;
+}
+
+/// The stream the context's kernels run on (the stream setter of the C ABI).
+inline int32_t set_stream(Ctx* c, cudaStream_t stream) {
+  dev_of(c)->stream = stream;
+  return KILN_OK;
+}
+
+inline int32_t check_device(Ctx* c) {
+  if (device().id < 0) return fail(c, KILN_ERR_DEVICE, "CUDA is unavailable: %s", device().error);
+  return KILN_OK;
+}
+
+inline int32_t cuda_fail(Ctx* c, cudaError_t e, const char* what) {
+  return fail(c, e == cudaErrorMemoryAllocation ? KILN_ERR_ALLOC : KILN_ERR_DEVICE, "%s failed (%s)", what,
+              cudaGetErrorString(e));
+}
+
+/// Element `i` (counted from t.data) read to the host: a copy on the context's stream that
+/// waits for it (and so for the kernels before it).
+template <typename T, int N>
+inline int32_t read_element(Ctx* ctx, const DTensor<T, N>& t, int64_t i, T& out) {
+  cudaStream_t stream = dev_of(ctx)->stream;
+  cudaError_t e = cudaMemcpyAsync(&out, t.data + i, sizeof(T), cudaMemcpyDeviceToHost, stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+  return e == cudaSuccess ? KILN_OK : cuda_fail(ctx, e, "reading a device scalar");
+}
+
+/// Binds a caller's kDLCUDA tensor: device, dtype, rank, static lengths, NumPy's size limit,
+/// alignment. (The extent of a device allocation is not queryable: it is not checked.)
+template <typename T, int N>
+inline int32_t bind_input(Ctx* ctx, const DLTensor& t, DTensor<T, N>& out, DLDataType want,
+                          const int64_t* static_shape, const char* name) {
+  if (t.device.device_type != kDLCUDA && t.device.device_type != kDLCUDAManaged)
+    return fail(ctx, KILN_ERR_DEVICE, "input \"%s\" is not in CUDA device memory (kDLCUDA)", name);
+  if (t.dtype.code != want.code || t.dtype.bits != want.bits || t.dtype.lanes != 1)
+    return fail(ctx, KILN_ERR_INPUT_DTYPE, "input \"%s\" must be %s, got %s", name, dtype_text(want), dtype_text(t.dtype));
+  if (t.ndim != N)
+    return fail(ctx, KILN_ERR_INPUT_RANK, "input \"%s\" must have %d dimension(s), got %d", name, N, static_cast<int>(t.ndim));
+  if (N > 0 && t.shape == nullptr) return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\" has no shape", name);
+  for (int i = 0; i < N; ++i) {
+    if (t.shape[i] < 0) return fail(ctx, KILN_ERR_INPUT_SHAPE, "input \"%s\" has a negative length", name);
+    if (static_shape[i] >= 0 && t.shape[i] != static_shape[i])
+      return fail(ctx, KILN_ERR_INPUT_SHAPE, "input \"%s\" must have length %lld in dimension %d, got %lld", name,
+                  static_cast<long long>(static_shape[i]), i, static_cast<long long>(t.shape[i]));
+    out.shape[i] = t.shape[i];
+  }
+  if (checked_size(out.shape, N, sizeof(T)) < 0)
+    return fail_too_big(ctx, KILN_ERR_INPUT_SHAPE, name, nullptr, out.shape, N, sizeof(T));
+  out.set_contiguous_strides();
+  if (t.strides)
+    for (int i = 0; i < N; ++i)
+      if (t.shape[i] != 1) out.strides[i] = t.strides[i];
+  const uintptr_t first = reinterpret_cast<uintptr_t>(t.data) + static_cast<uintptr_t>(t.byte_offset);
+  if (first % alignof(T) != 0) return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\" is not aligned to %zu bytes", name, alignof(T));
+  out.data = reinterpret_cast<T*>(first);
+  if (out.size() > 0 && !t.data) return fail(ctx, KILN_ERR_ARGUMENT, "input \"%s\" has no data", name);
+  return KILN_OK;
+}
+
+/// The shape function's binding of an input: its shape only (see the opencl runtime).
+template <typename T, int N>
+inline int32_t bind_input_shape(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, DLDataType want,
+                                const int64_t* static_shape, const char* name) {
+  DTensor<T, N> d;
+  KILN_TRY(bind_input(ctx, t, d, want, static_shape, name));
+  for (int i = 0; i < N; ++i) {
+    out.shape[i] = d.shape[i];
+    out.strides[i] = d.strides[i];
+  }
+  out.data = nullptr;
+  // A 0-d input may be a length or a bound the shape function reads (Alloc, ARange, Eye).
+  if constexpr (N == 0) KILN_TRY(read_shape_scalar(ctx, d, name, out.data));
+  return KILN_OK;
+}
+
+/// A workspace slot's memory for `t`: stream-ordered (cudaMallocAsync on the context's stream),
+/// kept across calls, grown by at least half when too small.
+template <typename T, int N>
+inline int32_t alloc_workspace(Ctx* ctx, int slot, DTensor<T, N>& t) {
+  const int64_t size = checked_size(t.shape, N, sizeof(T));
+  if (size < 0) return fail_too_big(ctx, KILN_ERR_VALUE, nullptr, "an intermediate array", t.shape, N, sizeof(T));
+  const size_t bytes = static_cast<size_t>(size) * sizeof(T);
+  DevCtx* d = dev_of(ctx);
+  DevSlot& s = d->slots[static_cast<size_t>(slot)];
+  if (s.capacity < bytes || !s.data) {
+    size_t want = bytes;
+    if (s.capacity > 0 && want < s.capacity + s.capacity / 2) want = s.capacity + s.capacity / 2;
+    if (s.data) cudaFreeAsync(s.data, d->stream);
+    s.data = nullptr;
+    s.capacity = 0;
+    const cudaError_t e = cudaMallocAsync(&s.data, want ? want : 1, d->stream);
+    if (e != cudaSuccess) return cuda_fail(ctx, e, "cudaMallocAsync");
+    s.capacity = want;
+  }
+  t.data = static_cast<T*>(s.data);
+  t.set_contiguous_strides();
+  return KILN_OK;
+}
+
+struct DevOutput {
+  DLManagedTensor managed;
+  int64_t shape[16];
+};
+
+inline void free_dev_output(DLManagedTensor* m) {
+  auto* o = reinterpret_cast<DevOutput*>(m);
+  if (o->managed.dl_tensor.data) cudaFree(o->managed.dl_tensor.data);
+  delete o;
+}
+
+template <typename T, int N>
+inline int32_t alloc_output(Ctx* ctx, OutputSink& sink, int k, DTensor<T, N>& t, DLDataType dt) {
+  const int64_t size = checked_size(t.shape, N, sizeof(T));
+  if (size < 0) return fail_too_big(ctx, KILN_ERR_VALUE, nullptr, "an output array", t.shape, N, sizeof(T));
+  t.set_contiguous_strides();
+  if (sink.caller_provided) {
+    DLTensor& d = sink.given[k];
+    if (d.device.device_type != kDLCUDA && d.device.device_type != kDLCUDAManaged)
+      return fail(ctx, KILN_ERR_DEVICE, "output %d is not in CUDA device memory", k);
+    if (d.dtype.code != dt.code || d.dtype.bits != dt.bits || d.dtype.lanes != 1)
+      return fail(ctx, KILN_ERR_OUTPUT, "output %d must be %s, got %s", k, dtype_text(dt), dtype_text(d.dtype));
+    if (d.ndim != N) return fail(ctx, KILN_ERR_OUTPUT, "output %d must have %d dimension(s), got %d", k, N, static_cast<int>(d.ndim));
+    if (N > 0 && d.shape == nullptr) return fail(ctx, KILN_ERR_OUTPUT, "output %d has no shape", k);
+    for (int i = 0; i < N; ++i) {
+      if (d.shape[i] != t.shape[i])
+        return fail(ctx, KILN_ERR_OUTPUT, "output %d must have length %lld in dimension %d, got %lld", k,
+                    static_cast<long long>(t.shape[i]), i, static_cast<long long>(d.shape[i]));
+      if (size > 0 && d.strides && t.shape[i] != 1 && d.strides[i] != t.strides[i])
+        return fail(ctx, KILN_ERR_OUTPUT, "output %d must be C-contiguous", k);
+    }
+    t.data = reinterpret_cast<T*>(static_cast<char*>(d.data) + d.byte_offset);
+    if (size > 0 && !d.data) return fail(ctx, KILN_ERR_OUTPUT, "output %d has no data", k);
+    return KILN_OK;
+  }
+  static_assert(N <= 16, "rank above 16");
+  auto* o = new (std::nothrow) DevOutput{};
+  if (!o) return fail(ctx, KILN_ERR_ALLOC, "out of memory");
+  void* p = nullptr;
+  const cudaError_t e = cudaMallocAsync(&p, size > 0 ? static_cast<size_t>(size) * sizeof(T) : 1, dev_of(ctx)->stream);
+  if (e != cudaSuccess) {
+    delete o;
+    return cuda_fail(ctx, e, "cudaMallocAsync");
+  }
+  for (int i = 0; i < N; ++i) o->shape[i] = t.shape[i];
+  DLTensor& d = o->managed.dl_tensor;
+  d.data = p;
+  d.device = DLDevice{kDLCUDA, device().id};
+  d.ndim = N;
+  d.dtype = dt;
+  d.shape = o->shape;
+  d.strides = nullptr;
+  d.byte_offset = 0;
+  o->managed.deleter = free_dev_output;
+  if (sink.owned[k]) sink.owned[k]->deleter(sink.owned[k]);
+  sink.owned[k] = &o->managed;
+  t.data = static_cast<T*>(p);
+  return KILN_OK;
+}
+
+template <typename T, int N>
+inline int32_t bind_constant(Ctx* ctx, DTensor<T, N>& t, const T* host) {
+  DevCtx* d = dev_of(ctx);
+  t.set_contiguous_strides();
+  for (auto& c : d->constants)
+    if (c.first == host) {
+      t.data = static_cast<T*>(c.second);
+      return KILN_OK;
+    }
+  const size_t bytes = static_cast<size_t>(t.size()) * sizeof(T);
+  void* p = nullptr;
+  cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+  if (e == cudaSuccess && bytes) e = cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice);
+  if (e != cudaSuccess) return cuda_fail(ctx, e, "uploading a constant");
+  d->constants.emplace_back(host, p);
+  t.data = static_cast<T*>(p);
+  return KILN_OK;
+}
+
+/// A launch argument as the kernel's parameter type: device pointers of bool tensors are the
+/// kernels' byte pointers (bool is stored as uint8_t, templates/gpu/dialects.txt).
+template <typename P, typename A>
+inline P device_arg(const A& a) {
+  if constexpr (std::is_pointer<P>::value && std::is_pointer<A>::value)
+    return reinterpret_cast<P>(a);
+  else
+    return static_cast<P>(a);
+}
+
+/// Launches `kernel` with `groups` blocks of `group` threads on the context's stream.
+template <typename... P, typename... A>
+inline int32_t launch(Ctx* ctx, void (*kernel)(P...), int64_t groups, int64_t group, const A&... args) {
+  if (groups <= 0) return KILN_OK;
+  kernel<<<static_cast<unsigned>(groups), static_cast<unsigned>(group), 0, dev_of(ctx)->stream>>>(device_arg<P>(args)...);
+  const cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? KILN_OK : cuda_fail(ctx, e, "a kernel launch");
+}
+
+/// Threads per block of kiln's kernels (the reductions' shared arrays have this many elements).
+constexpr int64_t kGroup = 256;
+
+inline int64_t groups_for(int64_t n) {
+  const int64_t needed = (n + kGroup - 1) / kGroup;
+  const int64_t fill = static_cast<int64_t>(device().sms) * 8;
+  return needed < fill ? needed : fill;
+}
+
+inline int64_t groups_cap(int64_t n) {
+  const int64_t most = static_cast<int64_t>(device().sms) * 64;
+  return n < most ? n : most;
+}
+
+inline int64_t reduce_chunks(int64_t n_out, int64_t n_red) {
+  if (n_out <= 0) return 1;
+  const int64_t want = static_cast<int64_t>(device().sms) * 8 / n_out;
+  const int64_t most = (n_red + 4 * kGroup - 1) / (4 * kGroup);
+  const int64_t c = want < most ? want : most;
+  return c > 1 ? c : 1;
+}
+
+/// Copies src into dst (same shape; any strides) with the strided copy kernel of its item size.
+template <typename T, int N>
+inline int32_t copy_tensor(Ctx* ctx, const DTensor<T, N>& src, DTensor<T, N>& dst) {
+  static_assert(N <= 6, "device copies handle rank 6 at most");
+  using U = typename std::conditional<sizeof(T) == 1, uint8_t, typename std::conditional<sizeof(T) == 2, uint16_t,
+            typename std::conditional<sizeof(T) == 4, uint32_t, uint64_t>::type>::type>::type;
+  int64_t len[6] = {1, 1, 1, 1, 1, 1}, ss[6] = {}, ds[6] = {};
+  for (int i = 0; i < N; ++i) {
+    len[6 - N + i] = src.shape[i];
+    ss[6 - N + i] = src.strides[i];
+    ds[6 - N + i] = dst.strides[i];
+  }
+  const int64_t n = src.size();
+  auto* s = reinterpret_cast<const U*>(src.data);
+  auto* d = reinterpret_cast<U*>(dst.data);
+  const auto kernel = [] {
+    if constexpr (sizeof(T) == 1) return kiln_copy_1;
+    else if constexpr (sizeof(T) == 2) return kiln_copy_2;
+    else if constexpr (sizeof(T) == 4) return kiln_copy_4;
+    else return kiln_copy_8;
+  }();
+  return launch(ctx, kernel, groups_for(n), kGroup, s, d, n, len[0], len[1], len[2], len[3], len[4], len[5], ss[0], ss[1],
+                ss[2], ss[3], ss[4], ss[5], ds[0], ds[1], ds[2], ds[3], ds[4], ds[5]);
+}
+
+}  // namespace kg

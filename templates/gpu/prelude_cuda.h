@@ -1,0 +1,12 @@
+// CUDA prelude of kiln's kernels: fixed-width integers, the dialect's function qualifier, and
+// the warp shuffle the reductions finish with (8- and 16-bit values travel as int).
+#include <cstdint>
+#define KILN_FN static __device__ inline
+#define KILN_INF __longlong_as_double(0x7ff0000000000000LL)
+template <typename T>
+__device__ inline T kiln_shfl_down(T v, int o) {
+  if constexpr (sizeof(T) < 4)
+    return (T)__shfl_down_sync(0xffffffffu, (int)v, o);
+  else
+    return __shfl_down_sync(0xffffffffu, v, o);
+}

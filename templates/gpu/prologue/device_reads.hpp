@@ -1,0 +1,61 @@
+// Host reads of device scalars, shared by the GPU backends' runtimes (after their
+// device_runtime.hpp, which supplies read_element: one element to the host, waiting for it).
+// Ops whose output shape depends on input values (Alloc's lengths, ARange's bounds, Eye's n, m
+// and k) read them here: a data-dependent length is the one place a call waits for the device.
+#include <deque>
+
+namespace kg {
+
+/// Element i of a 0-d or 1-d integer (or bool) device tensor as int64 (kg::read_int's rules:
+/// a uint64 beyond int64's range fails with "integer too large").
+template <typename T, int N>
+inline int32_t read_int(Ctx* ctx, const DTensor<T, N>& t, int64_t i, int64_t& out) {
+  static_assert(N <= 1, "read_int reads 0-d or 1-d tensors");
+  T v{};
+  KILN_TRY(read_element(ctx, t, N == 0 ? 0 : i * t.strides[0], v));
+  if constexpr (std::is_same_v<std::remove_cv_t<T>, uint64_t>) {
+    if (v > static_cast<uint64_t>(INT64_MAX)) return fail(ctx, KILN_ERR_VALUE, "integer too large");
+  }
+  out = static_cast<int64_t>(v);
+  return KILN_OK;
+}
+
+/// A 0-d integer length on the device; fails (KILN_ERR_VALUE) with "<what> is negative (-2)".
+template <typename T>
+inline int32_t read_length(Ctx* ctx, const DTensor<T, 0>& t, const char* what, int64_t& out) {
+  KILN_TRY(read_int(ctx, t, 0, out));
+  if (out < 0) return fail(ctx, KILN_ERR_VALUE, "%s is negative (%lld)", what, static_cast<long long>(out));
+  return KILN_OK;
+}
+
+/// A 0-d device tensor's value as double.
+template <typename T>
+inline int32_t read_double(Ctx* ctx, const DTensor<T, 0>& t, double& out) {
+  T v{};
+  KILN_TRY(read_element(ctx, t, 0, v));
+  out = static_cast<double>(v);
+  return KILN_OK;
+}
+
+/// The shape function's host copy of 0-d input `name` (the shape function runs the C++
+/// backend's code on host tensors, and a 0-d input may be a length it reads): read once per
+/// call into storage the context keeps per input (keyed by the name literal's address).
+template <typename T>
+inline int32_t read_shape_scalar(Ctx* ctx, const DTensor<T, 0>& t, const char* name, T*& out) {
+  auto& copies = dev_of(ctx)->shape_scalars;
+  ShapeScalar* slot = nullptr;
+  for (auto& s : copies)
+    if (s.name == name) slot = &s;
+  if (!slot) {
+    copies.emplace_back();
+    slot = &copies.back();
+    slot->name = name;
+  }
+  static_assert(sizeof(T) <= sizeof slot->bytes, "a 0-d input of at most 8 bytes");
+  T* host = new (slot->bytes) T{};
+  KILN_TRY(read_element(ctx, t, 0, *host));
+  out = host;
+  return KILN_OK;
+}
+
+}  // namespace kg
