@@ -3,9 +3,13 @@
 #include <algorithm>
 
 #include "ir/error.h"
-#include "ops/batching.h"
 
 namespace kiln {
+
+void cannot_vectorize(const Apply& node, const std::string& why) {
+  throw NotImplementedError("vectorize_graph: " + node.op().str() + " cannot be vectorized yet" +
+                            (why.empty() ? "" : " (" + why + ")"));
+}
 
 namespace {
 
