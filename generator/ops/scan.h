@@ -105,7 +105,9 @@ class Scan : public Op {
                std::vector<Array>& outputs) const override;
   /// The step function (not the node's body: its outputs are not the node's outputs).
   std::vector<InnerGraphUse> inner_graphs() const override;
-  /// Not PyTensor's backward scan yet: a NotImplemented term naming Scan for every input.
+  /// PyTensor's backward scan, built as another Scan over the reversed steps whose tap-buffer
+  /// adjoints are sit-sot windows (ops/scan_grad.cpp). mit-mot, truncate_gradient != -1 and a
+  /// step gradient through untraced states are refused naming the node.
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
 
  private:
