@@ -14,6 +14,7 @@
 // which is the window shifted by one. After step 0 the window holds the adjoints of the
 // initial rows 0 .. m-1. Non-sequence gradients accumulate in sit-sot states; sequence
 // gradients are nit-sot outputs, reversed back afterwards.
+#include <optional>
 #include <string>
 #include <unordered_set>
 
@@ -22,6 +23,8 @@
 #include "ops/alloc.h"
 #include "ops/assert.h"
 #include "ops/grad_util.h"
+#include "ops/ifelse.h"
+#include "ops/join.h"
 #include "ops/math.h"
 #include "ops/op_from_graph.h"
 #include "ops/scan.h"
@@ -56,10 +59,10 @@ Var reversed_rows(const Var& x, const IndexScalar& begin, const IndexScalar& end
   return subtensor(subtensor(x, {slice(begin, end)}), {slice(none, none, -1)});
 }
 
-// A buffer of n + 1 zero rows shaped like the rows of `row_source` (from dimension `skip` on),
-// in dtype `dt`: the initial buffer of a sit-sot of the backward scan.
-Var zero_rows(const Var& n_plus_1, const Var& row_source, int skip, DType dt) {
-  std::vector<IntArg> lengths{n_plus_1};
+// `rows` zero rows shaped like the rows of `row_source` (its dimensions from `skip` on), in
+// dtype `dt`: the initial buffer of a sit-sot of the backward scan, the steps of a whole buffer.
+Var zero_rows(const Var& rows, const Var& row_source, int skip, DType dt) {
+  std::vector<IntArg> lengths{rows};
   for (int d = skip; d < row_source->ndim(); ++d) lengths.emplace_back(shape_i(row_source, d));
   return alloc(cast(const_like(row_source, 0.0), dt), IntList(lengths));
 }
@@ -69,6 +72,69 @@ Var placeholder(const TensorType& t, const std::string& name) { return make_inpu
 
 TensorType row_type(const TensorType& outer) {
   return TensorType(outer.dtype, Shape(outer.shape.begin() + 1, outer.shape.end()));
+}
+
+
+// Whether `buffer` statically holds its m initial rows plus one per step of `n_steps` (true),
+// statically does not (false), or it is known only at run time (nullopt).
+std::optional<bool> static_whole(const Var& buffer, const Var& n_steps, std::int64_t m) {
+  const std::int64_t length = buffer->type().shape[0];
+  const std::optional<std::int64_t> n = constant_int(n_steps);
+  if (length == kUnknownLength || !n) return std::nullopt;
+  return length >= m + *n;
+}
+
+// A circular tap buffer (shorter than its taps plus the steps, as PyTensor's scan_save_mem
+// makes them) has overwritten the early states the backward pass needs. Then the loop runs
+// again on whole buffers (the given initial rows, then zeros) — lazily, through an IfElse, when
+// only run time can tell — and the cotangents given for the circular buffer's rows (the last
+// states, oldest first) move to those states' rows. A while-loop that stops early shortens
+// circular buffers differently: there a run-time check refuses them.
+void whole_states(const Apply& node, const std::string& who, std::vector<Var>& states, std::vector<Var>& cots) {
+  const ScanInfo& in = scan_op(&node)->info();
+  if (in.n_tap_outs() == 0) return;
+  const Var requested = cast(node.input(0), DType::Int64);
+  VarList whole;
+  bool all_whole = true, any_circular = false;
+  for (int k = 0; k < in.n_tap_outs(); ++k) {
+    const Var& buffer = node.input(in.tap_buffers_begin() + k);
+    const std::optional<bool> known = static_whole(buffer, node.input(0), -in.min_tap(k));
+    all_whole = all_whole && known.value_or(false);
+    any_circular = any_circular || (known && !*known);
+    whole.push_back(shape_i(buffer, 0) >= requested - in.min_tap(k));
+  }
+  if (all_whole) return;
+  if (in.as_while) {
+    states[0] = check_and_raise(states[0], whole,
+                                who + ": its gradient needs every state of its tap outputs, but a buffer of this "
+                                      "while-loop holds fewer rows than its taps plus n_steps (a circular buffer)",
+                                "NotImplementedError");
+    return;
+  }
+  VarList again_in = node.inputs();
+  for (int k = 0; k < in.n_tap_outs(); ++k) {
+    const Var& buffer = node.input(in.tap_buffers_begin() + k);
+    again_in[static_cast<std::size_t>(in.tap_buffers_begin() + k)] = concatenate(
+        {subtensor(buffer, {slice(0, -in.min_tap(k))}), zero_rows(requested, buffer, 1, buffer->dtype())});
+  }
+  const VarList again = make_node(node.op_ptr(), again_in)->outputs();
+  VarList then_vals, else_vals;
+  std::vector<Var*> picked;
+  for (int k = 0; k < in.n_tap_outs(); ++k) {
+    then_vals.push_back(states[static_cast<std::size_t>(k)]);
+    else_vals.push_back(again[static_cast<std::size_t>(k)]);
+    picked.push_back(&states[static_cast<std::size_t>(k)]);
+    if (Var& g = cots[static_cast<std::size_t>(k)]) {
+      const Var& full = again[static_cast<std::size_t>(k)];
+      then_vals.push_back(g);
+      else_vals.push_back(inc_subtensor(zeros_like(full, g->dtype()), {slice(shape_i(full, 0) - shape_i(g, 0), none)}, g));
+      picked.push_back(&g);
+    }
+  }
+  Var cond = whole[0];
+  for (std::size_t k = 1; k < whole.size(); ++k) cond = cond & whole[k];
+  const VarList chosen = any_circular ? else_vals : ifelse(cond, then_vals, else_vals, who + " states");
+  for (std::size_t i = 0; i < picked.size(); ++i) *picked[i] = chosen[i];
 }
 
 }  // namespace
@@ -214,6 +280,13 @@ std::vector<GradTerm> Scan::pullback(const Apply& node, const VarList& output_gr
   std::vector<Var> b_seq_outer, b_state_init;
   std::vector<std::pair<int, int>> window_state;  // (k, i) per window state, in order
   std::vector<int> acc_state, seq_nit;           // outer inputs per accumulator / seq gradient
+  // Every state of each tap output, and the cotangents given for them, on the rows of a whole
+  // buffer (m initial rows, then one per step).
+  std::vector<Var> states(static_cast<std::size_t>(in.n_tap_outs()));
+  std::vector<Var> cots(static_cast<std::size_t>(in.n_tap_outs() + in.n_nit_sot));
+  for (int k = 0; k < in.n_tap_outs(); ++k) states[static_cast<std::size_t>(k)] = outs(k);
+  for (std::size_t k = 0; k < cots.size(); ++k) cots[k] = g_of(static_cast<int>(k));
+  whole_states(node, who, states, cots);
   // The number of steps to go back over: n_steps, or for a while-loop the steps it ran (from
   // the shortened outputs, as PyTensor's grad_steps).
   Var n_steps = cast(ins(0), DType::Int64);
@@ -221,18 +294,8 @@ std::vector<GradTerm> Scan::pullback(const Apply& node, const VarList& output_gr
     if (in.n_nit_sot > 0)
       n_steps = shape_i(outs(in.nit_sot_outs_begin()), 0);
     else if (in.n_tap_outs() > 0)
-      n_steps = shape_i(outs(0), 0) + in.min_tap(0);
+      n_steps = shape_i(states[0], 0) + in.min_tap(0);
   }
-  // The backward pass needs every state: a buffer shorter than taps + steps (a circular buffer,
-  // as PyTensor's memory-saving rewrite makes) has overwritten the early ones.
-  VarList whole;
-  for (int k : carried)
-    whole.push_back(shape_i(ins(in.tap_buffers_begin() + k), 0) >= cast(ins(0), DType::Int64) - in.min_tap(k));
-  if (!whole.empty())
-    n_steps = check_and_raise(n_steps, whole,
-                              who + ": its gradient needs every state of its tap outputs, but a buffer holds fewer rows than "
-                                    "its taps plus the steps (a circular buffer)",
-                              "NotImplementedError");
   const Var n_plus_1 = n_steps + 1;
 
   for (int s = 0; s < in.n_seqs; ++s) {
@@ -243,13 +306,13 @@ std::vector<GradTerm> Scan::pullback(const Apply& node, const VarList& output_gr
     for (std::size_t j = 0; j < in.taps(k).size(); ++j) {
       const std::int64_t from = in.taps(k)[j] - in.min_tap(k);  // row m + tap of step 0
       b_seq_in.push_back(step_input(in.inner_tap_input(k, static_cast<int>(j))));
-      b_seq_outer.push_back(reversed_rows(outs(k), from, n_steps + from));
+      b_seq_outer.push_back(reversed_rows(states[static_cast<std::size_t>(k)], from, n_steps + from));
     }
   for (int k = 0; k < in.n_tap_outs() + in.n_nit_sot; ++k)
     if (const Var& c = cot_row[static_cast<std::size_t>(k)]) {
       const std::int64_t from = -in.min_tap(k);
       b_seq_in.push_back(c);
-      b_seq_outer.push_back(reversed_rows(g_of(k), from, n_steps + from));
+      b_seq_outer.push_back(reversed_rows(cots[static_cast<std::size_t>(k)], from, n_steps + from));
     }
   for (int k : carried) {
     const VarList& w = window[static_cast<std::size_t>(k)];
@@ -313,7 +376,7 @@ std::vector<GradTerm> Scan::pullback(const Apply& node, const VarList& output_gr
     Var& g = buffer_grad[static_cast<std::size_t>(b)];
     if (!g) g = zeros_like(ins(b));
     Var row = at(back[st], -1);
-    if (const Var gk = g_of(k)) row = row + at(gk, i);
+    if (const Var& gk = cots[static_cast<std::size_t>(k)]) row = row + at(gk, i);
     g = inc_subtensor(g, {idx(i)}, row);
   }
   for (std::size_t i = 0; i < n_inputs; ++i)

@@ -7,6 +7,7 @@
 // whose names start with grad_ (tests/fixtures/pytensor3/export_scan_cases.py).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <fstream>
 #include <functional>
 
@@ -234,22 +235,47 @@ TEST_CASE("Scan gradients: disconnected, integer and refused inputs") {
   CHECK_THROWS_WITH_AS(grad(sum(tout), VarList{a}), doctest::Contains("truncate_gradient=2"), NotImplementedError);
 }
 
-TEST_CASE("Scan gradients: a circular buffer (too short for every state) fails at run time instead of being wrong") {
+TEST_CASE("Scan gradients: circular buffers (PyTensor's scan_save_mem) are run again on whole buffers") {
+  // x_t = a x_{t-1} in a buffer of 2 rows: after n steps it holds x_{n-1}, x_n. cost = x_{n-1} + 3 x_n.
   Var x0 = make_input(kF64Scalar, "x0"), a = make_input(kF64Scalar, "a");
   Var xm1 = make_input(kF64Scalar, "x_tm1"), ia = make_input(kF64Scalar, "a");
   Var n = make_input(TensorType(DType::Int64, {}), "n");
-  Var out = scan(info_of(0, {}, 1, 0, 1), {xm1, ia}, {ia * xm1}, {n, buffer_from(x0, make_constant(i64(2))), a})[0];
-  Var g = grad(at(out, -1), VarList{a})[0];
-  FunctionGraph fg({x0, a, n}, {g});
-  std::string why;
-  try {
-    evaluate(fg, {f64_array({}, {1}), f64_array({}, {2}), i64(5)});
-  } catch (const RuntimeFailure& e) {
-    why = e.what();
+  auto build = [&](const Var& steps) {
+    Var out = scan(info_of(0, {}, 1, 0, 1), {xm1, ia}, {ia * xm1}, {steps, buffer_from(x0, make_constant(i64(2))), a})[0];
+    return grad(at(out, 0) + 3.0 * at(out, 1), VarList{x0, a});
+  };
+  // n known only at run time (an IfElse picks the states), and n = 5 known (always run again).
+  FunctionGraph dynamic({x0, a, n}, build(n));
+  FunctionGraph fixed({x0, a}, build(make_constant(i64(5))));
+  auto expect = [](double x, double a, int n) {
+    // d/dx0 and d/da of a^(n-1) x0 + 3 a^n x0 (for n = 1 the buffer holds x0, x1).
+    return std::vector<double>{std::pow(a, n - 1) + 3 * std::pow(a, n),
+                               (n - 1) * std::pow(a, n - 2) * x + 3 * n * std::pow(a, n - 1) * x};
+  };
+  FunctionGraph rewritten = dynamic.clone();
+  run_pipeline(rewritten);
+  BuildResult built = build_bundle({{&rewritten, "dynamic"}, {&fixed, "fixed"}}, "scan_grad_circular");
+  Library so(built.library_path);
+  for (int steps : {1, 2, 5}) {
+    CAPTURE(steps);
+    const std::vector<Array> point = {f64_array({}, {0.7}), f64_array({}, {1.3}), i64(steps)};
+    const std::vector<double> want = expect(0.7, 1.3, steps);
+    std::vector<Array> got = evaluate(dynamic, point);
+    CallResult r = call_compiled(so.graph("dynamic"), point);
+    REQUIRE_MESSAGE(r.status == KILN_OK, r.error);
+    for (std::size_t i = 0; i < 2; ++i) {
+      CHECK(values_of(got[i])[0] == doctest::Approx(want[i]).epsilon(1e-12));
+      CHECK(values_of(r.outputs[i])[0] == doctest::Approx(want[i]).epsilon(1e-12));
+    }
   }
-  CHECK(why.find("Scan step: its gradient needs every state") != std::string::npos);
-  // With a buffer long enough (one step) the same graph differentiates: d (a x0) / da = x0.
-  CHECK(values_of(evaluate(fg, {f64_array({}, {1}), f64_array({}, {2}), i64(1)})[0])[0] == doctest::Approx(1.0));
+  const std::vector<double> want5 = expect(0.7, 1.3, 5);
+  std::vector<Array> got5 = evaluate(fixed, {f64_array({}, {0.7}), f64_array({}, {1.3})});
+  CallResult r5 = call_compiled(so.graph("fixed"), {f64_array({}, {0.7}), f64_array({}, {1.3})});
+  REQUIRE_MESSAGE(r5.status == KILN_OK, r5.error);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(values_of(got5[i])[0] == doctest::Approx(want5[i]).epsilon(1e-12));
+    CHECK(values_of(r5.outputs[i])[0] == doctest::Approx(want5[i]).epsilon(1e-12));
+  }
 }
 
 TEST_CASE("Scan gradients: PyTensor's pytensor.grad of time-series log-likelihoods written with scan") {
