@@ -137,6 +137,107 @@ void whole_states(const Apply& node, const std::string& who, std::vector<Var>& s
   for (std::size_t i = 0; i < picked.size(); ++i) *picked[i] = chosen[i];
 }
 
+
+// The untraced sit-sot states that are float tensors: PyTensor 3's scan_save_mem turns a sit-sot
+// whose trace nobody reads into one (only rng states and such are untraced by nature).
+std::vector<int> float_untraced(const ScanInfo& in, const FunctionGraph& step) {
+  std::vector<int> out;
+  for (int j = 0; j < in.n_untraced_sit_sot; ++j) {
+    const Var& v = step.inputs()[static_cast<std::size_t>(in.inner_untraced_begin() + j)];
+    if (v->type().is_tensor() && is_float(v->dtype())) out.push_back(j);
+  }
+  return out;
+}
+
+// The same loop with the untraced states `states` traced again as sit-sot (after the others):
+// the gradient needs every state, which the untraced form does not keep. Its pullback, mapped
+// back to the node's inputs (an untraced state's initial value is row 0 of its buffer; the
+// cotangent of its final value goes to the buffer's last row).
+std::vector<GradTerm> pullback_traced(const Apply& node, const VarList& output_grads, const std::vector<int>& states) {
+  const Scan& op = *scan_op(&node);
+  const ScanInfo& in = op.info();
+  const FunctionGraph& step = op.inner_graph();
+  std::vector<char> moved(static_cast<std::size_t>(in.n_untraced_sit_sot), 0);
+  for (int j : states) moved[static_cast<std::size_t>(j)] = 1;
+  VarList p;
+  for (const Var& v : step.inputs()) p.push_back(make_input(v->type(), v->name()));
+  const VarList o = apply_inner_graph(step, p);
+  auto pick = [](const VarList& from, int begin, int end) { return VarList(from.begin() + begin, from.begin() + end); };
+  auto append = [](VarList& to, const VarList& more) { to.insert(to.end(), more.begin(), more.end()); };
+
+  ScanInfo traced = in;
+  VarList ins = pick(p, 0, in.inner_untraced_begin()), outs = pick(o, 0, in.nit_sot_outs_begin() - in.n_mit_mot() + in.n_mit_mot_outs());
+  VarList kept_in, kept_out;
+  for (int j = 0; j < in.n_untraced_sit_sot; ++j) {
+    const Var& vi = p[static_cast<std::size_t>(in.inner_untraced_begin() + j)];
+    const Var& vo = o[static_cast<std::size_t>(in.inner_untraced_outs_begin() + j)];
+    if (moved[static_cast<std::size_t>(j)]) {
+      ins.push_back(vi);
+      outs.push_back(vo);
+      traced.sit_sot_in_slices.push_back({-1});
+    } else {
+      kept_in.push_back(vi);
+      kept_out.push_back(vo);
+    }
+  }
+  traced.n_untraced_sit_sot -= static_cast<int>(states.size());
+  append(ins, kept_in);
+  append(ins, pick(p, in.inner_non_seqs_begin(), in.n_inner_inputs()));
+  append(outs, pick(o, in.inner_output_of(in.nit_sot_outs_begin()), in.inner_untraced_outs_begin()));
+  append(outs, kept_out);
+  if (in.as_while) outs.push_back(o.back());
+  auto traced_step = std::make_shared<FunctionGraph>(ins, outs, step.name());
+
+  // Outer inputs: a buffer of n_steps + 1 rows per moved state, its initial value in row 0.
+  const Var rows = cast(node.input(0), DType::Int64) + 1;
+  VarList outer = pick(node.inputs(), 0, in.untraced_begin()), kept_outer;
+  std::vector<Var> new_buffers;
+  for (int j = 0; j < in.n_untraced_sit_sot; ++j) {
+    const Var& init = node.input(in.untraced_begin() + j);
+    if (!moved[static_cast<std::size_t>(j)]) {
+      kept_outer.push_back(init);
+      continue;
+    }
+    std::vector<IntArg> lengths{rows};
+    for (int d = 0; d < init->ndim(); ++d) lengths.emplace_back(shape_i(init, d));
+    new_buffers.push_back(inc_subtensor(alloc(cast(const_like(init, 0.0), init->dtype()), IntList(lengths)), {idx(0)}, init));
+  }
+  append(outer, new_buffers);
+  append(outer, kept_outer);
+  append(outer, pick(node.inputs(), in.nit_sot_lengths_begin(), in.n_outer_inputs()));
+  ApplyPtr again = make_node(std::make_shared<Scan>(traced, traced_step, op.truncate_gradient(), op.label()), outer);
+
+  // Cotangents: the node's, the moved states' on their buffers' last rows.
+  VarList grads = pick(output_grads, 0, in.n_tap_outs()), kept_grads;
+  for (int j = 0; j < in.n_untraced_sit_sot; ++j) {
+    const Var& g = output_grads[static_cast<std::size_t>(in.untraced_outs_begin() + j)];
+    if (!moved[static_cast<std::size_t>(j)]) {
+      kept_grads.push_back(g);
+      continue;
+    }
+    const Var& buffer = again->output(static_cast<int>(grads.size()));
+    grads.push_back(g ? inc_subtensor(zeros_like(buffer, g->dtype()), {idx(-1)}, g) : Var());
+  }
+  append(grads, pick(output_grads, in.nit_sot_outs_begin(), in.untraced_outs_begin()));
+  append(grads, kept_grads);
+  const std::vector<GradTerm> t = again->op().pullback(*again, grads);
+
+  // Back to the node's inputs.
+  std::vector<GradTerm> result(t.begin(), t.begin() + in.untraced_begin());
+  std::size_t moved_at = static_cast<std::size_t>(in.untraced_begin()), kept_at = moved_at + states.size();
+  for (int j = 0; j < in.n_untraced_sit_sot; ++j) {
+    if (!moved[static_cast<std::size_t>(j)]) {
+      result.push_back(t[kept_at++]);
+      continue;
+    }
+    GradTerm b = t[moved_at++];
+    if (b.kind == GradTerm::Kind::Value) b.value = at(b.value, 0);
+    result.push_back(b);
+  }
+  result.insert(result.end(), t.begin() + static_cast<std::ptrdiff_t>(kept_at), t.end());
+  return result;
+}
+
 }  // namespace
 
 std::vector<GradTerm> Scan::pullback(const Apply& node, const VarList& output_grads) const {
@@ -167,6 +268,8 @@ std::vector<GradTerm> Scan::pullback(const Apply& node, const VarList& output_gr
   if (truncate_gradient_ != -1)
     return refuse_all(GradTerm::not_implemented(who + " has truncate_gradient=" + std::to_string(truncate_gradient_) +
                                                 ": truncated back-propagation through Scan is not implemented"));
+  const std::vector<int> untraced_floats = float_untraced(in, fwd);
+  if (!untraced_floats.empty()) return pullback_traced(node, output_grads, untraced_floats);
 
   // The forward step applied to fresh inner inputs.
   VarList step_in;
