@@ -321,3 +321,26 @@ TEST_CASE("Scan gradients: PyTensor's pytensor.grad of time-series log-likelihoo
     }
   }
 }
+
+TEST_CASE("Scan gradients: the Jacobian of a statically sized Scan output, row by row") {
+  // mit_sot_case's buffer has 8 rows known when the graph is built: jacobian differentiates each.
+  GradCase c = mit_sot_case();
+  const Var buffer = c.cost->owner()->input(0)->owner()->input(0);  // at(buffer, -1)
+  REQUIRE(buffer->type().fully_static());
+  Var J = jacobian(buffer, c.xs[0]);  // d buffer / d init: 8 x 2
+  FunctionGraph fg(c.xs, {J, buffer});
+  std::vector<Array> v = evaluate(fg, c.point);
+  REQUIRE(v[0].shape() == Shape{8, 2});
+  const std::vector<double> jac = values_of(v[0]);
+  for (int col = 0; col < 2; ++col) {
+    std::vector<Array> plus = c.point, minus = c.point;
+    plus[0] = c.point[0].copy();
+    minus[0] = c.point[0].copy();
+    plus[0].data<double>()[col] += 1e-6;
+    minus[0].data<double>()[col] -= 1e-6;
+    const std::vector<double> up = values_of(evaluate(fg, plus)[1]), down = values_of(evaluate(fg, minus)[1]);
+    for (int row = 0; row < 8; ++row)
+      CHECK_MESSAGE(close(jac[static_cast<std::size_t>(row * 2 + col)], (up[static_cast<std::size_t>(row)] - down[static_cast<std::size_t>(row)]) / 2e-6, 1e-6),
+                    "row " << row << " column " << col);
+  }
+}
