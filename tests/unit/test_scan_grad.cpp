@@ -29,6 +29,7 @@
 #include "ops/shape.h"
 #include "ops/subtensor.h"
 #include "rewrite/pipeline.h"
+#include "transform/vectorize.h"
 #include "v2_test_util.h"
 
 using namespace kiln;
@@ -343,4 +344,47 @@ TEST_CASE("Scan gradients: the Jacobian of a statically sized Scan output, row b
       CHECK_MESSAGE(close(jac[static_cast<std::size_t>(row * 2 + col)], (up[static_cast<std::size_t>(row)] - down[static_cast<std::size_t>(row)]) / 2e-6, 1e-6),
                     "row " << row << " column " << col);
   }
+}
+
+TEST_CASE("Scan vectorize: a batched loop equals the loop run once per batch element") {
+  // sit_sot_case's scan with rho batched (3 values) and x0 batched (3 values), e and sigma not;
+  // then mit_sot_case with its sequence batched (2 x 6) and c not.
+  GradCase a = sit_sot_case();
+  const Var path = a.cost->owner()->input(0)->owner()->input(0);  // sum(out * cos(out)) -> out
+  Var rho_b = make_input(f64({3}), "rho_b"), x0_b = make_input(f64({3}), "x0_b");
+  Var batched = vectorize_graph(path, {{a.xs[2], rho_b}, {a.xs[0], x0_b}});
+  FunctionGraph fa({x0_b, a.xs[1], rho_b, a.xs[3]}, {batched});
+  FunctionGraph one(a.xs, {path});
+  const Array rhos = f64_array({3}, {0.8, -0.5, 1.1}), x0s = f64_array({3}, {0.3, 2.0, -1.0});
+  std::vector<Array> got = evaluate(fa, {x0s, a.point[1], rhos, a.point[3]});
+  REQUIRE(got[0].shape() == Shape{3, 6});
+  const std::vector<double> rows = values_of(got[0]);
+  for (int b = 0; b < 3; ++b) {
+    std::vector<Array> point = a.point;
+    point[0] = f64_array({}, {values_of(x0s)[static_cast<std::size_t>(b)]});
+    point[2] = f64_array({}, {values_of(rhos)[static_cast<std::size_t>(b)]});
+    const std::vector<double> want = values_of(evaluate(one, point)[0]);
+    for (std::size_t t = 0; t < want.size(); ++t) CHECK(rows[static_cast<std::size_t>(b) * 6 + t] == doctest::Approx(want[t]).epsilon(1e-14));
+  }
+
+  GradCase m = mit_sot_case();
+  const Var last_plus_sum = m.cost;  // at(buffer, -1) + sum(nit-sot)
+  Var e_b = make_input(f64({2, 6}), "e_b");
+  Var mb = vectorize_graph(last_plus_sum, {{m.xs[1], e_b}});
+  REQUIRE(mb->ndim() == 1);
+  FunctionGraph fm({m.xs[0], e_b, m.xs[2]}, {mb});
+  FunctionGraph mone(m.xs, {last_plus_sum});
+  std::mt19937 rng(3);
+  const Array es = random_array(DType::Float64, {2, 6}, rng, {});
+  const std::vector<double> mrows = values_of(evaluate(fm, {m.point[0], es, m.point[2]})[0]), ev = values_of(es);
+  for (int b = 0; b < 2; ++b) {
+    std::vector<Array> point = m.point;
+    point[1] = f64_array({6}, std::vector<double>(ev.begin() + b * 6, ev.begin() + b * 6 + 6));
+    CHECK(mrows[static_cast<std::size_t>(b)] == doctest::Approx(values_of(evaluate(mone, point)[0])[0]).epsilon(1e-14));
+  }
+  // n_steps batched is refused naming Scan.
+  Var n = make_input(TensorType(DType::Int64, {}), "n"), n_b = make_input(TensorType(DType::Int64, {2}), "n_b");
+  Var x0 = make_input(kF64Scalar, "x0"), xm1 = make_input(kF64Scalar, "x_tm1");
+  Var out = scan(info_of(0, {}, 1, 0, 0), {xm1}, {2.0 * xm1}, {n, buffer_from(x0, make_constant(i64(9)))})[0];
+  CHECK_THROWS_WITH_AS(vectorize_graph(out, {{n, n_b}}), doctest::Contains("n_steps must not be batched"), NotImplementedError);
 }
