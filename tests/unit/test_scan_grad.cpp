@@ -388,3 +388,34 @@ TEST_CASE("Scan vectorize: a batched loop equals the loop run once per batch ele
   Var out = scan(info_of(0, {}, 1, 0, 0), {xm1}, {2.0 * xm1}, {n, buffer_from(x0, make_constant(i64(9)))})[0];
   CHECK_THROWS_WITH_AS(vectorize_graph(out, {{n, n_b}}), doctest::Contains("n_steps must not be batched"), NotImplementedError);
 }
+
+TEST_CASE("Scan gradients: the Jacobian of a run-time-sized Scan output, batched by vectorize_graph, evaluated and compiled") {
+  // PyTensor's AR(2) filter (tests/fixtures/cases/scan/ar2_filter): d path / d a, path of
+  // length 12 known only at run time, so jacobian batches the backward scan over the rows.
+  FixtureCase c = load_fixture_case(list_fixture_cases("scan/ar2_filter").at(0));
+  const Var path = c.graph.outputs()[0], a = c.graph.inputs()[2];
+  REQUIRE(!path->type().fully_static());
+  FunctionGraph fg(c.graph.inputs(), {jacobian(path, a), path});
+  std::vector<Array> v = evaluate(fg, c.inputs);
+  REQUIRE(v[0].shape() == Shape{12, 2});
+  FunctionGraph compiled_fg = fg.clone();
+  run_pipeline(compiled_fg);
+  BuildResult built = build_bundle({{&compiled_fg, "jac"}}, "scan_jacobian");
+  Library so(built.library_path);
+  CallResult r = call_compiled(so.graph("jac"), c.inputs);
+  REQUIRE_MESSAGE(r.status == KILN_OK, r.error);
+  const std::vector<double> jac = values_of(v[0]), jac_compiled = values_of(r.outputs[0]);
+  for (int col = 0; col < 2; ++col) {
+    std::vector<Array> plus = c.inputs, minus = c.inputs;
+    plus[2] = c.inputs[2].copy();
+    minus[2] = c.inputs[2].copy();
+    plus[2].data<double>()[col] += 1e-6;
+    minus[2].data<double>()[col] -= 1e-6;
+    const std::vector<double> up = values_of(evaluate(fg, plus)[1]), down = values_of(evaluate(fg, minus)[1]);
+    for (std::size_t row = 0; row < 12; ++row) {
+      const double fd = (up[row] - down[row]) / 2e-6;
+      CHECK_MESSAGE(close(jac[row * 2 + static_cast<std::size_t>(col)], fd, 1e-6), "evaluator row " << row << " column " << col);
+      CHECK_MESSAGE(close(jac_compiled[row * 2 + static_cast<std::size_t>(col)], fd, 1e-6), "compiled row " << row << " column " << col);
+    }
+  }
+}
