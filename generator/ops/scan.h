@@ -110,7 +110,7 @@ class Scan : public Op {
   /// The step function (not the node's body: its outputs are not the node's outputs).
   std::vector<InnerGraphUse> inner_graphs() const override;
   /// PyTensor's backward scan, built as another Scan over the reversed steps whose tap-buffer
-  /// adjoints are sit-sot windows (ops/scan_grad.cpp). mit-mot, truncate_gradient != -1 and a
+  /// adjoints are sit-sot windows (grad/scan_grad.cpp). mit-mot, truncate_gradient != -1 and a
   /// step gradient through untraced states are refused naming the node.
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
 

@@ -1,4 +1,4 @@
-// Gradients through Scan (ops/scan_grad.cpp): for each ScanInfo form — sequences (two read from
+// Gradients through Scan (grad/scan_grad.cpp): for each ScanInfo form — sequences (two read from
 // one source at different offsets), sit-sot, mit-sot with taps [-2, -1], nit-sot, non-sequences,
 // vector states with a matrix parameter, a while-loop, outputs used only in part — the gradient
 // of a scalar cost is checked against central finite differences of the cost, through the

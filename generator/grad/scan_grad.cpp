@@ -14,6 +14,9 @@
 // which is the window shifted by one. After step 0 the window holds the adjoints of the
 // initial rows 0 .. m-1. Non-sequence gradients accumulate in sit-sot states; sequence
 // gradients are nit-sot outputs, reversed back afterwards.
+//
+// It lives in grad/, not beside the op in ops/, because it differentiates the step function with
+// grad/'s Lop, and ops/ may not include grad/ (tests/layering/check_layers.cmake).
 #include <optional>
 #include <string>
 #include <unordered_set>
