@@ -1,5 +1,6 @@
 #include "ops/ifelse.h"
 
+#include "ops/batching.h"
 #include "ops/grad_util.h"
 #include "ir/error.h"
 #include "kiln/runtime/scalar_math.hpp"
@@ -176,6 +177,21 @@ OpPtr ifelse_from_props(PropReader& props, const std::vector<TensorType>&) {
   props.finish();
   if (n_outs < 1 || n_outs > (1 << 20)) props.fail("n_outs", "must be a positive integer, got " + std::to_string(n_outs));
   return std::make_shared<IfElse>(static_cast<int>(n_outs), as_view, label);
+}
+
+std::optional<VarList> IfElse::vectorize(const Apply& node, const VarList& batched_inputs) const {
+  const std::vector<int> batch = batch_dims(node, batched_inputs);
+  if (batch[0] != 0) cannot_vectorize(node, "the condition is batched: each batch element could take another branch");
+  VarList then_vals, else_vals;
+  for (int i = 0; i < n_outs_; ++i) {
+    const auto t = static_cast<std::size_t>(branch_input(0, i)), e = static_cast<std::size_t>(branch_input(1, i));
+    const int nb = std::max(batch[t], batch[e]);
+    const VarList pair = nb == 0 ? VarList{batched_inputs[t], batched_inputs[e]}
+                                 : with_full_batch({batched_inputs[t], batched_inputs[e]}, {batch[t], batch[e]}, nb);
+    then_vals.push_back(pair[0]);
+    else_vals.push_back(pair[1]);
+  }
+  return ifelse(batched_inputs[0], then_vals, else_vals, label_);
 }
 
 }  // namespace kiln

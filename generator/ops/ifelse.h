@@ -44,6 +44,9 @@ class IfElse : public Op {
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
   /// PyTensor's R_op: an IfElse of the branches' tangents.
   std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
+  /// Batched branch values (each output's pair broadcast to the batch dimensions either has);
+  /// a batched condition is refused (each batch element could take another branch).
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
 
  private:
   int n_outs_;

@@ -234,12 +234,6 @@ std::vector<InnerGraphUse> Scan::inner_graphs() const {
   return {InnerGraphUse{std::make_shared<ScanStep>(inner_), "step", false, inner_}};
 }
 
-std::vector<GradTerm> Scan::pullback(const Apply& node, const VarList&) const {
-  return std::vector<GradTerm>(static_cast<std::size_t>(node.num_inputs()),
-                               GradTerm::not_implemented("the gradient of Scan (PyTensor's backward scan) is not "
-                                                         "implemented in kiln yet"));
-}
-
 // --- the graph-file factory ---------------------------------------------------------------
 
 namespace {

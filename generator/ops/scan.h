@@ -103,9 +103,15 @@ class Scan : public Op {
   /// Scan.perform's loop on the reference evaluator (ops/scan_perform.cpp).
   void perform(const Apply& node, const std::vector<Array>& inputs,
                std::vector<Array>& outputs) const override;
+  /// The same loop over batched values (ops/scan_vectorize.cpp): data inputs broadcast to every
+  /// batch dimension, the step function batched by vectorize_graph. n_steps and nit-sot lengths
+  /// must not be batched; while-loops and mit-mot are refused (cannot_vectorize).
+  std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const override;
   /// The step function (not the node's body: its outputs are not the node's outputs).
   std::vector<InnerGraphUse> inner_graphs() const override;
-  /// Not PyTensor's backward scan yet: a NotImplemented term naming Scan for every input.
+  /// PyTensor's backward scan, built as another Scan over the reversed steps whose tap-buffer
+  /// adjoints are sit-sot windows (grad/scan_grad.cpp). mit-mot, truncate_gradient != -1 and a
+  /// step gradient through untraced states are refused naming the node.
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
 
  private:

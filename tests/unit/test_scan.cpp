@@ -115,18 +115,6 @@ TEST_CASE("Scan: saving writes the info, the step function and the props; reload
   CHECK(dprint(fg).find("Scan{ar2, while_loop=False, inplace=none}") != std::string::npos);
 }
 
-TEST_CASE("Scan: the gradient is refused naming Scan") {
-  FunctionGraph fg = load_graph_text(ar2_graph().dump(), "");
-  Var cost = sum(fg.outputs()[0]);
-  try {
-    grad(cost, {fg.inputs()[3]});
-    FAIL("grad through Scan did not fail");
-  } catch (const std::exception& e) {
-    CHECK(std::string(e.what()).find("the gradient of Scan (PyTensor's backward scan) is not implemented") !=
-          std::string::npos);
-  }
-}
-
 TEST_CASE("Scan: malformed info, arities and step functions are refused at their place") {
   struct Case {
     std::string what;
