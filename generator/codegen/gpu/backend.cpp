@@ -11,9 +11,10 @@ namespace kiln {
 
 namespace {
 
-// The op table of a GPU dialect: kernels for Elemwise, every CAReduce and the fill ops (Alloc,
-// ARange, Eye, Tri), Join; DimShuffle is a view
-// (host metadata over the same buffer: the cpp backend's emitter works on device tensors).
+// The op table of a GPU dialect: kernels for Elemwise, every CAReduce, the fill ops (Alloc,
+// ARange, Eye, Tri), Join, Reshape, MakeVector, checks (through the device status word) and
+// indexing; DimShuffle, Subtensor and SpecifyShape are views (host metadata over the same
+// buffer: the cpp backend's emitters work on device tensors).
 std::vector<OpEmitter> gpu_table(const std::string& backend) {
   const GpuDialect& d = GpuDialect::get(backend);
   const EmitFn elemwise = [&d, backend](const NodeEmitContext& c) { return gpu_emit_elemwise(c, d, backend); };

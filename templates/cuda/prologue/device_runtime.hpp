@@ -353,13 +353,6 @@ inline int64_t reduce_chunks(int64_t n_out, int64_t n_red) {
   return c > 1 ? c : 1;
 }
 
-/// Starts a call's log of checks (nothing is queued until a checking kernel is launched).
-inline void begin_status(Ctx* ctx) {
-  StatusLog& log = dev_of(ctx)->status_log;
-  log.checks.clear();
-  log.armed = false;
-}
-
 /// Records `check` for a checking kernel about to be launched and gives the kernel's arguments:
 /// the status word and the number it writes there. The call's first check queues the word's
 /// reset on the stream (ordered before the kernel; nothing waits).

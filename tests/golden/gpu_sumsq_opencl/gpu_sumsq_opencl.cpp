@@ -1674,6 +1674,15 @@ struct StatusLog {
   bool armed = false;
 };
 
+/// Starts a call's log of checks (nothing is queued until a checking kernel is launched). A
+/// template so that the runtime's DevCtx (defined after this header) is found when it is used.
+template <typename C>
+inline void begin_status(C* ctx) {
+  StatusLog& log = dev_of(ctx)->status_log;
+  log.checks.clear();
+  log.armed = false;
+}
+
 /// The status and message of a status word read back (`word[0]` nonzero), at its node.
 inline int32_t status_failure(Ctx* ctx, const StatusLog& log, const int32_t* word) {
   const size_t id = static_cast<size_t>(word[0]) - 1;
@@ -2212,13 +2221,6 @@ inline int64_t reduce_chunks(int64_t n_out, int64_t n_red) {
   const int64_t most = (n_red + 4 * kGroup - 1) / (4 * kGroup);
   const int64_t c = want < most ? want : most;
   return c > 1 ? c : 1;
-}
-
-/// Starts a call's log of checks (nothing is queued until a checking kernel is launched).
-inline void begin_status(Ctx* ctx) {
-  StatusLog& log = dev_of(ctx)->status_log;
-  log.checks.clear();
-  log.armed = false;
 }
 
 /// Records `check` for a checking kernel about to be launched and gives the kernel's arguments:
