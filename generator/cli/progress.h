@@ -1,6 +1,7 @@
 // A progress line on a terminal for commands that compile: after a second without finishing,
 // "kiln: compiling NAME: build 3.4 s" on stderr, updated in place, erased when done. Nothing is
-// printed when stderr is not a terminal (pipes, logs, CI) or TERM is "dumb".
+// printed when stderr is not a terminal (pipes, logs, CI) or TERM is "dumb". KILN_PROGRESS_DELAY
+// (seconds) changes the wait before the first line.
 #pragma once
 
 #include <chrono>
