@@ -10,3 +10,10 @@ __device__ inline T kiln_shfl_down(T v, int o) {
   else
     return __shfl_down_sync(0xffffffffu, v, o);
 }
+
+// A kernel's error: the first to claim the device status word wins (check number, payload;
+// templates/gpu/prologue/device_status.hpp).
+KILN_FN void kiln_raise(int32_t* st, const int64_t check, const int64_t value) {
+  if (atomicCAS(reinterpret_cast<int*>(st), 0, static_cast<int>(check)) == 0)
+    *reinterpret_cast<long long*>(st + 2) = value;
+}

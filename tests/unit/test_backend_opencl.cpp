@@ -143,6 +143,52 @@ TEST_CASE("opencl: NumPy fixtures through the opencl backend") {
 #endif
 }
 
+TEST_CASE("opencl: errors kernels find come back through the status word as the C++ backend reports them") {
+#ifndef KILN_TEST_OPENCL
+  MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
+#else
+  if (!have_opencl_platform()) {
+    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
+    return;
+  }
+  // Every fixture case that expects a run-time failure and whose ops the GPU backends claim:
+  // the same status and the same whole message (node included) as the compiled C++ backend.
+  std::vector<FixtureCase> cases;
+  for (const auto& dir : list_fixture_cases()) {
+    FixtureCase c = load_fixture_case(dir);
+    if (c.error.empty() || !gpu_claims(c.graph)) continue;
+    try {
+      emit_bundle({{&c.graph, "probe"}}, "probe", opencl_options());
+    } catch (const NotImplementedError&) {
+      continue;  // a form the GPU kernels lack (the fixture test counts these)
+    }
+    cases.push_back(std::move(c));
+  }
+  NamedGraphs graphs;
+  for (const FixtureCase& c : cases) graphs.emplace_back(&c.graph, "e" + std::to_string(graphs.size()));
+  REQUIRE(!graphs.empty());
+  const BuildResult cpp = compile_bundle(graphs, "status_cpp", test_compile_options());
+  const BuildResult gpu = compile_bundle(graphs, "status_opencl", opencl_options());
+  Library cpp_so(cpp.library_path), gpu_so(gpu.library_path);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    CAPTURE(cases[i].name);
+    const std::string& name = graphs[i].second;
+    for (bool into : {false, true}) {
+      const CallResult want = call_compiled(cpp_so.graph(name), cases[i].inputs, into);
+      const CallResult got = call_opencl(gpu_so, name, cases[i].inputs, into);
+      CHECK(want.status != KILN_OK);
+      CHECK(std::string(kiln_status_name(got.status)) == kiln_status_name(want.status));
+      // The message after the node: the C++ backend may report a gather it fused into the
+      // Elemwise that consumes it (codegen/gather_fusion.h) at that Elemwise's node.
+      const auto text = [](const std::string& m) { return m.substr(m.find("): ") == std::string::npos ? 0 : m.find("): ")); };
+      CHECK(text(got.error) == text(want.error));
+      CHECK(got.error.rfind("node [", 0) == 0);
+    }
+  }
+  MESSAGE(cases.size() << " failing cases compared with the C++ backend");
+#endif
+}
+
 TEST_CASE("opencl: an op without a GPU kernel is a compile-time error naming op, props and backend") {
   for (const char* backend : {"opencl", "cuda"}) {
     CompileOptions o = opencl_options();

@@ -33,7 +33,7 @@ const std::vector<OpEmitter>& cpp_backend_table() {
       {"AdvancedIncSubtensor1", emit_advanced_inc_subtensor1, false},
       {"AdvancedSubtensor", emit_advanced_subtensor, false},
       {"AdvancedIncSubtensor", emit_advanced_inc_subtensor, false},
-      {"Reshape", emit_reshape, false},
+      {"Reshape", [](const NodeEmitContext& c) { return NodeCode(emit_reshape(c)); }, false},
       {"SpecifyShape", emit_specify_shape, true},
       {"Alloc", [](const NodeEmitContext& c) { return NodeCode(emit_alloc(c)); }, false},
       {"AllocEmpty", emit_alloc_empty, false},

@@ -150,14 +150,12 @@ AdvancedCode advanced_code(const NodeEmitContext& c, const AdvancedLayout& lay, 
   return code;
 }
 
-/// A single integer vector on axis 0 with nothing else: the row gather/scatter of the
-/// AdvancedSubtensor1 family serves it (same inputs: x[, y], idx).
+}  // namespace
+
 bool is_row_index(const AdvancedIndex& index, const AdvancedLayout& lay) {
   return index.entries().size() == 1 && lay.take_axis() == 0 &&
          lay.parts[static_cast<std::size_t>(lay.advanced[0])].ndim == 1;
 }
-
-}  // namespace
 
 std::string emit_advanced_subtensor(const NodeEmitContext& c) {
   const auto& op = static_cast<const AdvancedSubtensor&>(c.node().op());

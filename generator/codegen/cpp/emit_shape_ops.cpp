@@ -46,7 +46,7 @@ TemplateData length_items(const NodeEmitContext& c, int first) {
 
 }  // namespace
 
-std::string emit_reshape(const NodeEmitContext& c) {
+std::string emit_reshape(const NodeEmitContext& c, const std::string& device_fill) {
   const auto& op = static_cast<const Reshape&>(c.node().op());
   const int xrank = c.in_var(0).ndim();
   TemplateData data = c.base_data();
@@ -55,6 +55,8 @@ std::string emit_reshape(const NodeEmitContext& c) {
   data.set("xrank", str(xrank));
   data.set("xrank_or_1", str(xrank > 0 ? xrank : 1));
   data.set("ctype", ctype(c.in_var(0).dtype()));
+  data.set("device", !device_fill.empty());
+  data.set("device_fill", device_fill);
   return render_shape_op("reshape", data);
 }
 

@@ -81,11 +81,9 @@ ResolvedIndex resolve_index(const NodeEmitContext& c, const BasicIndex& index, i
     item.set("k", std::to_string(k));
     item.set("name", c.in(i));
     const auto literal = constant_index(c, i);
-    const bool u64 = c.in_var(i).dtype() == DType::UInt64;
     item.set("literal", literal.has_value());
     item.set("value", literal ? int_literal(*literal) : std::string());
-    item.set("read", !literal && !u64);
-    item.set("read_u64", !literal && u64);
+    item.set("read", !literal);
     ints.push_back(item);
   }
   data.set("ints", ints);
@@ -163,7 +161,9 @@ std::string emit_subtensor(const NodeEmitContext& c) {
   return render_op_template("subtensor", data);
 }
 
-std::string emit_inc_subtensor(const NodeEmitContext& c) {
+std::string emit_inc_subtensor(const NodeEmitContext& c) { return render_op_template("subtensor_inc", inc_subtensor_data(c)); }
+
+TemplateData inc_subtensor_data(const NodeEmitContext& c) {
   const auto& op = static_cast<const IncSubtensor&>(c.node().op());
   ResolvedIndex r = resolve_index(c, op.index(), 0, 2);
   const Variable& x = c.in_var(0);
@@ -186,7 +186,7 @@ std::string emit_inc_subtensor(const NodeEmitContext& c) {
   data.set("last", std::to_string(rank > 0 ? rank - 1 : 0));
   data.set("scalar_region", rank == 0);
   data.set("update", update_expr(x.dtype(), y.dtype(), op.set_instead_of_inc()));
-  return render_op_template("subtensor_inc", data);
+  return data;
 }
 
 std::string emit_advanced_subtensor1(const NodeEmitContext& c) {
@@ -225,12 +225,24 @@ std::string emit_row_scatter(const NodeEmitContext& c, const std::string& op_nam
   data.set("inner_or_1", std::to_string(rank > 1 ? rank - 1 : 1));
   data.set("row_size", row_size(c.in(0), rank));
   data.set("from_x", from_x);
-  data.set("numpy_value_message", op_name == "AdvancedIncSubtensor");
   data.set("src_row", from_x ? c.in(0) + ".data + j * " + c.in(0) + ".strides[0]" : std::string("dst"));
   data.set("src_stride", (from_x ? c.in(0) : c.out(0)) + ".strides[d + 1]");
   data.set("order_note", set || from_x ? std::string("the last write wins")
                                        : std::string("the increments accumulate (np.add.at)"));
   data.set("update", update_expr(x.dtype(), y.dtype(), set));
+  data.set("shape_checks", emit_row_scatter_checks(c, op_name));
+  return render_op_template("subtensor_inc_take", data);
+}
+
+std::string emit_row_scatter_checks(const NodeEmitContext& c, const std::string& op_name) {
+  const Variable& x = c.in_var(0);
+  const Variable& y = c.in_var(1);
+  const int rank = x.ndim();
+  TemplateData data;
+  data.set("y", c.in(1));
+  data.set("rank", std::to_string(rank));
+  data.set("yrank", std::to_string(y.ndim()));
+  data.set("numpy_value_message", op_name == "AdvancedIncSubtensor");
   // PyTensor refuses to broadcast a length-1 dimension of y that is not statically 1.
   std::string refused;
   const int off = rank - y.ndim();
@@ -251,7 +263,7 @@ std::string emit_row_scatter(const NodeEmitContext& c, const std::string& op_nam
     checks.push_back(item);
   }
   data.set("runtime_broadcast", checks);
-  return render_op_template("subtensor_inc_take", data);
+  return render_op_template("subtensor_inc_take_checks", data);
 }
 
 }  // namespace kiln

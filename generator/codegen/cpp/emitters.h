@@ -7,17 +7,30 @@
 
 namespace kiln {
 
+class AdvancedIndex;
+struct AdvancedLayout;
+
 std::string emit_elemwise(const NodeEmitContext& c);
 std::string emit_dimshuffle(const NodeEmitContext& c);
 std::string emit_shape(const NodeEmitContext& c);
 std::string emit_shape_i(const NodeEmitContext& c);
 std::string emit_subtensor(const NodeEmitContext& c);
 std::string emit_inc_subtensor(const NodeEmitContext& c);
+/// IncSubtensor's template data (the resolved index, the region's lengths and strides, the
+/// update expression in C++), which the GPU backends render with their own host code.
+TemplateData inc_subtensor_data(const NodeEmitContext& c);
 std::string emit_advanced_subtensor1(const NodeEmitContext& c);
 std::string emit_advanced_inc_subtensor1(const NodeEmitContext& c);
 /// The row scatter of AdvancedIncSubtensor1 for any node with inputs (x, y, idx) and those
 /// flags; `op_name` goes into its run-time broadcasting message.
 std::string emit_row_scatter(const NodeEmitContext& c, const std::string& op_name, bool set, bool ignore_duplicates);
+/// A single integer vector on axis 0 with nothing else: the row gather/scatter of the
+/// AdvancedSubtensor1 family serves AdvancedSubtensor and AdvancedIncSubtensor of that form
+/// (same inputs: x[, y], idx).
+bool is_row_index(const AdvancedIndex& index, const AdvancedLayout& lay);
+/// The row scatter's host checks of y against the indexed rows (`target`, declared before
+/// them): PyTensor's refusal of run-time broadcasting and NumPy's value-shape message.
+std::string emit_row_scatter_checks(const NodeEmitContext& c, const std::string& op_name);
 /// `a = a + b` (or `a = b`) for one element as C++: the new value of `a` (x's dtype) given `b`
 /// (y's dtype), the sum in upcast(x, y) with integer wrap-around converted back to x's dtype.
 std::string update_expr(DType x, DType y, bool set);
@@ -26,7 +39,7 @@ std::string emit_advanced_subtensor(const NodeEmitContext& c);
 std::string emit_advanced_inc_subtensor(const NodeEmitContext& c);
 
 /// Shape-building ops (emit_shape_ops.cpp).
-std::string emit_reshape(const NodeEmitContext& c);
+std::string emit_reshape(const NodeEmitContext& c, const std::string& device_fill = {});
 std::string emit_specify_shape(const NodeEmitContext& c);
 /// Alloc, ARange, Eye/Tri, Join: `device_fill` (a GPU backend's launch code) replaces the host loops
 /// that fill the output, after the same shape computation and checks.

@@ -11,9 +11,10 @@ namespace kiln {
 
 namespace {
 
-// The op table of a GPU dialect: kernels for Elemwise, every CAReduce and the fill ops (Alloc,
-// ARange, Eye, Tri), Join; DimShuffle is a view
-// (host metadata over the same buffer: the cpp backend's emitter works on device tensors).
+// The op table of a GPU dialect: kernels for Elemwise, every CAReduce, the fill ops (Alloc,
+// ARange, Eye, Tri), Join, Reshape, MakeVector, checks (through the device status word) and
+// indexing; DimShuffle, Subtensor and SpecifyShape are views (host metadata over the same
+// buffer: the cpp backend's emitters work on device tensors).
 std::vector<OpEmitter> gpu_table(const std::string& backend) {
   const GpuDialect& d = GpuDialect::get(backend);
   const EmitFn elemwise = [&d, backend](const NodeEmitContext& c) { return gpu_emit_elemwise(c, d, backend); };
@@ -22,14 +23,29 @@ std::vector<OpEmitter> gpu_table(const std::string& backend) {
                                   {"DimShuffle", [](const NodeEmitContext& c) { return NodeCode(emit_dimshuffle(c)); }, true}};
   for (const char* op : {"Sum", "Prod", "ProdWithoutZeros", "Max", "Min", "All", "Any", "CAReduce"})
     table.push_back({op, reduce, false, false, true});
-  const auto fill = [&d, backend](NodeCode (*emit)(const NodeEmitContext&, const GpuDialect&, const std::string&)) {
+  const auto with_dialect = [&d, backend](NodeCode (*emit)(const NodeEmitContext&, const GpuDialect&, const std::string&)) {
     return EmitFn([&d, backend, emit](const NodeEmitContext& c) { return emit(c, d, backend); });
   };
-  table.push_back({"Alloc", fill(gpu_emit_alloc), false});
-  table.push_back({"ARange", fill(gpu_emit_arange), false});
-  table.push_back({"Eye", fill(gpu_emit_eye_like), false});
-  table.push_back({"Tri", fill(gpu_emit_eye_like), false});
-  table.push_back({"Join", fill(gpu_emit_join), false});
+  table.push_back({"Alloc", with_dialect(gpu_emit_alloc), false});
+  table.push_back({"ARange", with_dialect(gpu_emit_arange), false});
+  table.push_back({"Eye", with_dialect(gpu_emit_eye_like), false});
+  table.push_back({"Tri", with_dialect(gpu_emit_eye_like), false});
+  table.push_back({"Join", with_dialect(gpu_emit_join), false});
+  table.push_back({"Reshape", with_dialect(gpu_emit_reshape), false});
+  table.push_back({"MakeVector", with_dialect(gpu_emit_make_vector), false});
+  // SpecifyShape is a view whose checks read the requested lengths from the device (kg::read_int).
+  table.push_back({"SpecifyShape", [](const NodeEmitContext& c) { return NodeCode(emit_specify_shape(c)); }, true});
+  // Checks report through the device status word; the output is a view of input 0.
+  table.push_back({"CheckAndRaise", with_dialect(gpu_emit_check_and_raise), true});
+  table.push_back({"Assert", with_dialect(gpu_emit_check_and_raise), true});
+  // Subtensor is a view (the cpp backend's emitter; index scalars are read by kg::read_index).
+  table.push_back({"Subtensor", [](const NodeEmitContext& c) { return NodeCode(emit_subtensor(c)); }, true});
+  table.push_back({"IncSubtensor", with_dialect(gpu_emit_inc_subtensor), false});
+  // Row gather and scatter; other advanced indices are refused by name at compile time.
+  table.push_back({"AdvancedSubtensor1", with_dialect(gpu_emit_advanced_subtensor1), false});
+  table.push_back({"AdvancedSubtensor", with_dialect(gpu_emit_advanced_subtensor), false});
+  table.push_back({"AdvancedIncSubtensor1", with_dialect(gpu_emit_advanced_inc_subtensor1), false});
+  table.push_back({"AdvancedIncSubtensor", with_dialect(gpu_emit_advanced_inc_subtensor), false});
   return table;
 }
 
@@ -59,6 +75,13 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
   auto shapes = std::make_shared<Backend>(*make_cpp_backend());
   shapes->name = name + " (shape function)";
   shapes->template_values = {{"bind_input", "kg::bind_input_shape"}};
+  // The shape function keeps a Reshape whose lengths come from a shape vector's values (read
+  // to the host by bind_input_shape); its data is not on the host, so it computes lengths only.
+  for (OpEmitter& e : shapes->ops)
+    if (e.op_name == "Reshape")
+      e.emit = [](const NodeEmitContext& c) {
+        return NodeCode(emit_reshape(c, "// Lengths only: the shape function has no data to copy.\n"));
+      };
   b->shape_backend = shapes;
   b->impl_template = "templates/cpp/graph_impl.cpp.mustache";
   b->function_template = "templates/gpu/function.mustache";
@@ -66,7 +89,8 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
                         {"context_destroy", "kg::destroy_device_context"},
                         {"extra_exports", "templates/" + name + "/extra_exports.mustache"}};
   b->prologue = {"runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp",
-                 "templates/cpp/prologue/indexing.hpp", "templates/" + name + "/prologue/device_runtime.hpp", "templates/gpu/prologue/device_reads.hpp"};
+                 "templates/cpp/prologue/indexing.hpp", "templates/gpu/prologue/device_status.hpp",
+                 "templates/" + name + "/prologue/device_runtime.hpp", "templates/gpu/prologue/device_reads.hpp"};
   const GpuDialect& d = GpuDialect::get(name);
   b->device_prelude = d.prelude() + "\n" + gpu_copy_kernels(d);
   b->scalar_classes = [name](const std::string& op) {

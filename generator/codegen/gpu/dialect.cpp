@@ -62,6 +62,10 @@ std::string GpuDialect::buffer_bind(const std::string& type, const std::string& 
   return fill((*this)["buffer_bind"], {{"type", type}, {"name", name}, {"const", read_only ? "const " : ""}});
 }
 
+std::string GpuDialect::kernel_ref(const std::string& name) const {
+  return fill((*this)["kernel_ref"], {{"name", name}});
+}
+
 std::string GpuDialect::local_array(const std::string& type, const std::string& name, int size) const {
   return fill((*this)["local_array"], {{"type", type}, {"name", name}, {"size", std::to_string(size)}});
 }

@@ -26,6 +26,8 @@ class GpuDialect {
   std::string buffer_bind(const std::string& type, const std::string& name, bool read_only) const;
   /// `{name}[{size}]` of `type` in group-local memory.
   std::string local_array(const std::string& type, const std::string& name, int size) const;
+  /// How the host names kernel `name` in a launch (the kernel_ref row).
+  std::string kernel_ref(const std::string& name) const;
   /// Whether reductions end with warp shuffles (CUDA) rather than local memory (OpenCL).
   bool has_shuffle() const { return !(*this)["shuffle_down"].empty(); }
   /// The index and qualifier rows as template data (kernel, global_id, local_id, barrier, ...).

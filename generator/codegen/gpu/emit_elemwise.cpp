@@ -157,12 +157,8 @@ NodeCode gpu_emit_elemwise(const NodeEmitContext& c, const GpuDialect& d, const 
   host.set("n_in", std::to_string(n_in));
   host.set("outputs", host_outputs);
   host.set("fast_path", fast);
-  auto ref = [&](const std::string& kernel) {
-    std::string r = d["kernel_ref"];
-    return r.replace(r.find("{name}"), 6, kernel);
-  };
-  host.set("flat_kernel", ref(name + "_flat"));
-  host.set("strided_kernel", ref(name + "_strided"));
+  host.set("flat_kernel", d.kernel_ref(name + "_flat"));
+  host.set("strided_kernel", d.kernel_ref(name + "_strided"));
   host.set("flat_args", join(flat_args, ", "));
   host.set("strided_args", join(strided_args, ", "));
   return NodeCode(render_template("templates/gpu/host/elemwise.mustache", host),

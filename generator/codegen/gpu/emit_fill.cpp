@@ -4,7 +4,9 @@
 // only the fill becomes device work: a copy kernel of the broadcast value (Alloc), a kernel
 // per element from the first two values (ARange, NumPy's fill rule), and a kernel writing
 // ones where the diagonal condition holds (Eye, Tri). Join is the same pattern: the C++
-// backend's shape checks, then each input copied into its region by the copy kernels.
+// backend's shape checks, then each input copied into its region by the copy kernels; and
+// Reshape: the C++ backend's checks of the requested shape (read from the device), then the
+// input copied in C order by the copy kernels.
 #include "codegen/c_names.h"
 #include "codegen/c_types.h"
 #include "codegen/cpp/emitters.h"
@@ -16,12 +18,6 @@
 namespace kiln {
 
 namespace {
-
-// The host's reference to kernel `name` (the dialect's kernel_ref row).
-std::string kernel_ref(const GpuDialect& d, const std::string& name) {
-  std::string r = d["kernel_ref"];
-  return r.replace(r.find("{name}"), 6, name);
-}
 
 // Template data every fill kernel uses: names, the output buffer, the storage type.
 TemplateData fill_kernel_data(const NodeEmitContext& c, const GpuDialect& d) {
@@ -60,7 +56,7 @@ NodeCode gpu_emit_arange(const NodeEmitContext& c, const GpuDialect& d, const st
   data.set("floating", floating);
   data.set("arg", arg);
   TemplateData host = c.base_data();
-  host.set("kernel_ref", kernel_ref(d, c.kernel_name()));
+  host.set("kernel_ref", d.kernel_ref(c.kernel_name()));
   host.set("arg", arg);
   return NodeCode(emit_arange(c, render_template("templates/gpu/host/arange.mustache", host)),
                   render_template("templates/gpu/fill.mustache", data));
@@ -74,7 +70,7 @@ NodeCode gpu_emit_eye_like(const NodeEmitContext& c, const GpuDialect& d, const 
   // j - i, not i + k: k may be any int64.
   data.set("condition", op.kind() == EyeLike::Kind::Eye ? "j - i == k" : "j - i <= k");
   TemplateData host = c.base_data();
-  host.set("kernel_ref", kernel_ref(d, c.kernel_name()));
+  host.set("kernel_ref", d.kernel_ref(c.kernel_name()));
   return NodeCode(emit_eye_like(c, render_template("templates/gpu/host/eye.mustache", host)),
                   render_template("templates/gpu/fill.mustache", data));
 }
@@ -100,6 +96,45 @@ NodeCode gpu_emit_join(const NodeEmitContext& c, const GpuDialect& d, const std:
   host.set("tensors", tensors);
   host.set("rank", std::to_string(out.ndim()));
   return NodeCode(emit_join(c, render_template("templates/gpu/host/join.mustache", host)));
+}
+
+NodeCode gpu_emit_make_vector(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend) {
+  const DType out = c.out_var(0).dtype();
+  TemplateData data = fill_kernel_data(c, d);
+  TemplateData items{TemplateData::type::list}, host_items{TemplateData::type::list};
+  for (int k = 0; k < c.node().num_inputs(); ++k) {
+    const DType in = c.in_var(k).dtype();
+    const std::string p = "p" + std::to_string(k);
+    TemplateData item;
+    item.set("k", std::to_string(k));
+    item.set("param", d.buffer_param(gpu_storage_type(in), p, true));
+    item.set("bind", d.buffer_bind(gpu_storage_type(in), p, true));
+    item.set("value", "(" + gpu_storage_type(out) + ")" + convert_scalar(p + "[0]", in, out, gpu_scalar_table(backend)));
+    items.push_back(item);
+    TemplateData h;
+    h.set("name", c.in(k));
+    host_items.push_back(h);
+  }
+  data.set("make_vector", true);
+  data.set("items", items);
+  TemplateData host = c.base_data();
+  host.set("count", std::to_string(c.node().num_inputs()));
+  host.set("items", host_items);
+  host.set("kernel_ref", d.kernel_ref(c.kernel_name()));
+  return NodeCode(render_template("templates/gpu/host/make_vector.mustache", host),
+                  render_template("templates/gpu/fill.mustache", data));
+}
+
+NodeCode gpu_emit_reshape(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend) {
+  (void)d;
+  const int xrank = c.in_var(0).ndim();
+  if (xrank > 6)
+    throw NotImplementedError("`Reshape` of an input of rank " + std::to_string(xrank) + " has no " + backend +
+                              " implementation: the device copy kernels handle rank 6 at most");
+  TemplateData host = c.base_data();
+  host.set("xrank", std::to_string(xrank));
+  host.set("ctype", ctype(c.in_var(0).dtype()));
+  return NodeCode(emit_reshape(c, render_template("templates/gpu/host/reshape.mustache", host)));
 }
 
 }  // namespace kiln

@@ -189,12 +189,8 @@ NodeCode gpu_emit_careduce(const NodeEmitContext& c, const GpuDialect& d, const 
   host.set("A", A);
   host.set("combinable", combinable);
   host.set("scratch", std::to_string(c.scratch_slot()));
-  auto ref = [&](const std::string& kernel) {
-    std::string r = d["kernel_ref"];
-    return r.replace(r.find("{name}"), 6, kernel);
-  };
-  host.set("partial_kernel", ref(name + "_partial"));
-  host.set("finish_kernel", ref(name + "_finish"));
+  host.set("partial_kernel", d.kernel_ref(name + "_partial"));
+  host.set("finish_kernel", d.kernel_ref(name + "_finish"));
   host.set("dim_args", dim_args.empty() ? "" : ", " + join(dim_args, ", "));
   return NodeCode(render_template("templates/gpu/host/reduce.mustache", host),
                   render_template("templates/gpu/reduce.mustache", data));

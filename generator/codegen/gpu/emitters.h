@@ -24,6 +24,21 @@ NodeCode gpu_emit_arange(const NodeEmitContext& c, const GpuDialect& d, const st
 NodeCode gpu_emit_eye_like(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 /// Join of inputs of the output's dtype: each copied into its region of the output.
 NodeCode gpu_emit_join(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// MakeVector: one work-item writes each 0-d input, converted, into the vector.
+NodeCode gpu_emit_make_vector(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// Reshape: the C++ backend's shape checks, then a copy in C order (the copy kernels).
+NodeCode gpu_emit_reshape(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// CheckAndRaise/Assert: a kernel per condition reporting through the device status word.
+NodeCode gpu_emit_check_and_raise(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// IncSubtensor/SetSubtensor: a copy of x, then a kernel updating the indexed region.
+NodeCode gpu_emit_inc_subtensor(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// The row gather (AdvancedSubtensor1, and AdvancedSubtensor of one integer vector on axis 0)
+/// and the deterministic row scatter (AdvancedIncSubtensor1, AdvancedIncSubtensor of that
+/// form); indices are checked through the device status word (emit_indexing.cpp).
+NodeCode gpu_emit_advanced_subtensor1(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+NodeCode gpu_emit_advanced_subtensor(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+NodeCode gpu_emit_advanced_inc_subtensor1(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+NodeCode gpu_emit_advanced_inc_subtensor(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 /// The strided copy kernels every device source has (kg::copy_tensor).
 std::string gpu_copy_kernels(const GpuDialect& d);
 

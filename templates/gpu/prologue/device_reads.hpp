@@ -20,6 +20,20 @@ inline int32_t read_int(Ctx* ctx, const DTensor<T, N>& t, int64_t i, int64_t& ou
   return KILN_OK;
 }
 
+/// A 0-d integer index input on the device (Subtensor's start, stop, step and integer entries:
+/// the C++ backend's read_index over a device scalar, one blocking read); a uint64 beyond
+/// int64's range fails as there, with KILN_ERR_INDEX and "integer too large".
+template <typename T>
+inline int32_t read_index(Ctx* ctx, const DTensor<T, 0>& t, int64_t& out) {
+  T v{};
+  KILN_TRY(read_element(ctx, t, 0, v));
+  if constexpr (std::is_same_v<std::remove_cv_t<T>, uint64_t>) {
+    if (v > static_cast<uint64_t>(INT64_MAX)) return fail(ctx, KILN_ERR_INDEX, "integer too large");
+  }
+  out = static_cast<int64_t>(v);
+  return KILN_OK;
+}
+
 /// A 0-d integer length on the device; fails (KILN_ERR_VALUE) with "<what> is negative (-2)".
 template <typename T>
 inline int32_t read_length(Ctx* ctx, const DTensor<T, 0>& t, const char* what, int64_t& out) {
@@ -37,11 +51,16 @@ inline int32_t read_double(Ctx* ctx, const DTensor<T, 0>& t, double& out) {
   return KILN_OK;
 }
 
-/// The shape function's host copy of 0-d input `name` (the shape function runs the C++
-/// backend's code on host tensors, and a 0-d input may be a length it reads): read once per
-/// call into storage the context keeps per input (keyed by the name literal's address).
-template <typename T>
-inline int32_t read_shape_scalar(Ctx* ctx, const DTensor<T, 0>& t, const char* name, T*& out) {
+/// The shape function's host copy of input `name` when its values may be lengths the shape
+/// function reads (the shape function runs the C++ backend's code on host tensors): a 0-d
+/// input (Alloc's lengths, ARange's bounds), or an integer vector of at most 64 elements (a
+/// shape: Reshape). Read each call into storage the context keeps per input (keyed by the name
+/// literal's address); any other input keeps no data (its values are never a shape).
+template <typename T, int N>
+inline int32_t read_shape_values(Ctx* ctx, const DTensor<T, N>& t, const char* name, Tensor<T, N>& out) {
+  constexpr int64_t kMost = sizeof(ShapeScalar{}.bytes) / 8;
+  const int64_t n = N == 0 ? 1 : t.shape[0];
+  if (N == 1 && (!std::is_integral_v<T> || std::is_same_v<T, bool> || n > kMost)) return KILN_OK;
   auto& copies = dev_of(ctx)->shape_scalars;
   ShapeScalar* slot = nullptr;
   for (auto& s : copies)
@@ -51,10 +70,11 @@ inline int32_t read_shape_scalar(Ctx* ctx, const DTensor<T, 0>& t, const char* n
     slot = &copies.back();
     slot->name = name;
   }
-  static_assert(sizeof(T) <= sizeof slot->bytes, "a 0-d input of at most 8 bytes");
-  T* host = new (slot->bytes) T{};
-  KILN_TRY(read_element(ctx, t, 0, *host));
-  out = host;
+  static_assert(sizeof(T) <= 8, "elements of at most 8 bytes");
+  T* host = reinterpret_cast<T*>(slot->bytes);
+  for (int64_t i = 0; i < n; ++i) KILN_TRY(read_element(ctx, t, N == 0 ? 0 : i * t.strides[0], host[i]));
+  out.data = host;
+  if constexpr (N == 1) out.strides[0] = 1;
   return KILN_OK;
 }
 

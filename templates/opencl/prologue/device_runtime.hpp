@@ -160,10 +160,11 @@ struct DevSlot {
   size_t capacity = 0;
 };
 
-/// The shape function's host copy of a 0-d input (device_reads.hpp's read_shape_scalar).
+/// The shape function's host copy of a 0-d input or a short integer vector (a shape:
+/// device_reads.hpp's read_shape_values).
 struct ShapeScalar {
   const char* name = nullptr;
-  alignas(8) unsigned char bytes[8] = {};
+  alignas(8) unsigned char bytes[8 * 64] = {};
 };
 
 /// A context of a device graph. `host` comes first, so a kg::Ctx* of it (what the host code
@@ -175,6 +176,8 @@ struct DevCtx {
   std::deque<ShapeScalar> shape_scalars;  ///< the shape function's host copies of 0-d inputs
   std::vector<std::pair<const char*, cl_kernel>> kernels;     ///< by name (string literal identity)
   std::vector<std::pair<const void*, cl_mem>> constants;      ///< uploaded once per context
+  cl_mem status = nullptr;  ///< the device status word (templates/gpu/prologue/device_status.hpp)
+  StatusLog status_log;     ///< the current call's checks
 };
 
 inline DevCtx* dev_of(Ctx* c) { return reinterpret_cast<DevCtx*>(c); }
@@ -210,6 +213,7 @@ inline void destroy_device_context(Ctx* c) {
     if (s.buf) clReleaseMemObject(s.buf);
   for (auto& k : d->kernels) clReleaseKernel(k.second);
   for (auto& k : d->constants) clReleaseMemObject(k.second);
+  if (d->status) clReleaseMemObject(d->status);
   if (d->queue) clReleaseCommandQueue(d->queue);
   for (int32_t i = 0; i < c->num_slots; ++i) std::free(c->slots[i].data);
   std::free(c->slots);
@@ -314,8 +318,9 @@ inline int32_t bind_input_shape(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, 
     out.strides[i] = d.strides[i];
   }
   out.data = nullptr;
-  // A 0-d input may be a length or a bound the shape function reads (Alloc, ARange, Eye).
-  if constexpr (N == 0) KILN_TRY(read_shape_scalar(ctx, d, name, out.data));
+  // A 0-d input may be a length or a bound the shape function reads (Alloc, ARange, Eye), a
+  // short integer vector a shape (Reshape): their values are read to the host.
+  if constexpr (N <= 1) KILN_TRY(read_shape_values(ctx, d, name, out));
   return KILN_OK;
 }
 
@@ -519,6 +524,37 @@ inline int64_t reduce_chunks(int64_t n_out, int64_t n_red) {
   const int64_t most = (n_red + 4 * kGroup - 1) / (4 * kGroup);
   const int64_t c = want < most ? want : most;
   return c > 1 ? c : 1;
+}
+
+/// Records `check` for a checking kernel about to be launched and gives the kernel's arguments:
+/// the status word and the number it writes there. The call's first check queues the word's
+/// reset (ordered before the kernel; nothing waits).
+inline int32_t arm_status(Ctx* ctx, const StatusCheck& check, DevPtr<int32_t>& word, int64_t& number) {
+  DevCtx* d = dev_of(ctx);
+  if (!d->status) KILN_TRY(new_buffer(ctx, 4 * sizeof(int32_t), d->status));
+  if (!d->status_log.armed) {
+    const cl_int zero = 0;
+    const cl_int e = clEnqueueFillBuffer(d->queue, d->status, &zero, sizeof zero, 0, 4 * sizeof(int32_t), 0, nullptr, nullptr);
+    if (e != CL_SUCCESS) return cl_fail(ctx, e, "resetting the status word");
+    d->status_log.armed = true;
+  }
+  d->status_log.checks.push_back(check);
+  word = DevPtr<int32_t>{d->status, 0};
+  number = static_cast<int64_t>(d->status_log.checks.size());
+  return KILN_OK;
+}
+
+/// Ends a call that returns `status`: when it launched checking kernels, reads the status word
+/// (one blocking read) and returns the first error they found instead (it happened at an
+/// earlier node than any error the host found after it).
+inline int32_t end_status(Ctx* ctx, int32_t status) {
+  DevCtx* d = dev_of(ctx);
+  if (!d->status_log.armed) return status;
+  d->status_log.armed = false;
+  int32_t word[4] = {};
+  const cl_int e = clEnqueueReadBuffer(d->queue, d->status, CL_TRUE, 0, sizeof word, word, 0, nullptr, nullptr);
+  if (e != CL_SUCCESS) return status != KILN_OK ? status : cl_fail(ctx, e, "reading the status word");
+  return word[0] != 0 ? status_failure(ctx, d->status_log, word) : status;
 }
 
 /// Copies src into dst (same shape; any strides) with the strided copy kernel of its item size.

@@ -1635,6 +1635,18 @@ inline int64_t block_width(int64_t columns, int64_t groups, int64_t max_width, i
 
 namespace kg {
 
+/// The value of a 0-d integer index input as int64 (Subtensor's start, stop, step and integer
+/// entries); a uint64 beyond int64's range fails with "integer too large". The GPU runtimes
+/// overload it for device tensors (templates/gpu/prologue/device_reads.hpp).
+template <typename T>
+inline int32_t read_index(Ctx* ctx, const Tensor<T, 0>& t, int64_t& out) {
+  if constexpr (std::is_same_v<std::remove_cv_t<T>, uint64_t>) {
+    if (t.data[0] > static_cast<uint64_t>(INT64_MAX)) return fail(ctx, KILN_ERR_INDEX, "integer too large");
+  }
+  out = static_cast<int64_t>(t.data[0]);
+  return KILN_OK;
+}
+
 /// Checks every element of an integer index array (any rank and strides) against the length
 /// of axis `axis` of the indexed tensor (NumPy's IndexError words on the first bad one).
 template <typename T, int N>
@@ -2235,10 +2247,14 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   // [0] Subtensor{start:stop:step, i} -> v5
   {
     static const char kWhere[] = "node [0] Subtensor{start:stop:step, i} -> \042v1\042 (from /nodes/0 Subtensor)";
-    const int64_t ix0 = static_cast<int64_t>(v1.data[0]);
-    const int64_t ix1 = static_cast<int64_t>(v2.data[0]);
-    const int64_t ix2 = static_cast<int64_t>(v3.data[0]);
-    const int64_t ix3 = static_cast<int64_t>(v4.data[0]);
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v1, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v2, ix1), kWhere);
+    int64_t ix2;
+    KILN_TRY_AT(kg::read_index(ctx, v3, ix2), kWhere);
+    int64_t ix3;
+    KILN_TRY_AT(kg::read_index(ctx, v4, ix3), kWhere);
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
     int64_t at1;

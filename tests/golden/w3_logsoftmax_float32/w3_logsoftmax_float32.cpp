@@ -1637,6 +1637,18 @@ inline int64_t block_width(int64_t columns, int64_t groups, int64_t max_width, i
 
 namespace kg {
 
+/// The value of a 0-d integer index input as int64 (Subtensor's start, stop, step and integer
+/// entries); a uint64 beyond int64's range fails with "integer too large". The GPU runtimes
+/// overload it for device tensors (templates/gpu/prologue/device_reads.hpp).
+template <typename T>
+inline int32_t read_index(Ctx* ctx, const Tensor<T, 0>& t, int64_t& out) {
+  if constexpr (std::is_same_v<std::remove_cv_t<T>, uint64_t>) {
+    if (t.data[0] > static_cast<uint64_t>(INT64_MAX)) return fail(ctx, KILN_ERR_INDEX, "integer too large");
+  }
+  out = static_cast<int64_t>(t.data[0]);
+  return KILN_OK;
+}
+
 /// Checks every element of an integer index array (any rank and strides) against the length
 /// of axis `axis` of the indexed tensor (NumPy's IndexError words on the first bad one).
 template <typename T, int N>
