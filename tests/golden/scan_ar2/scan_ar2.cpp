@@ -1635,6 +1635,18 @@ inline int64_t block_width(int64_t columns, int64_t groups, int64_t max_width, i
 
 namespace kg {
 
+/// The value of a 0-d integer index input as int64 (Subtensor's start, stop, step and integer
+/// entries); a uint64 beyond int64's range fails with "integer too large". The GPU runtimes
+/// overload it for device tensors (templates/gpu/prologue/device_reads.hpp).
+template <typename T>
+inline int32_t read_index(Ctx* ctx, const Tensor<T, 0>& t, int64_t& out) {
+  if constexpr (std::is_same_v<std::remove_cv_t<T>, uint64_t>) {
+    if (t.data[0] > static_cast<uint64_t>(INT64_MAX)) return fail(ctx, KILN_ERR_INDEX, "integer too large");
+  }
+  out = static_cast<int64_t>(t.data[0]);
+  return KILN_OK;
+}
+
 /// Checks every element of an integer index array (any rank and strides) against the length
 /// of axis `axis` of the indexed tensor (NumPy's IndexError words on the first bad one).
 template <typename T, int N>
@@ -2652,7 +2664,8 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   // [3] Subtensor{:stop} -> v7
   {
     static const char kWhere[] = "node [3] Subtensor{:stop} -> \042v18\042 (from /nodes/11 Subtensor)";
-    const int64_t ix0 = static_cast<int64_t>(v6.data[0]);
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v6, ix0), kWhere);
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v4.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
     v7.shape[0] = sl0.count;
@@ -2762,7 +2775,8 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   // [9] SetSubtensor{:stop} -> v14
   {
     static const char kWhere[] = "node [9] SetSubtensor{:stop} -> \042v16\042 (from /nodes/9 IncSubtensor)";
-    const int64_t ix0 = static_cast<int64_t>(v11.data[0]);
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v11, ix0), kWhere);
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v13.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
     kg::Tensor<double, 1> region;
@@ -3105,7 +3119,8 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
   // [3] Subtensor{:stop} -> v7
   {
     static const char kWhere[] = "node [3] Subtensor{:stop} -> \042v18\042 (from /nodes/11 Subtensor)";
-    const int64_t ix0 = static_cast<int64_t>(v6.data[0]);
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v6, ix0), kWhere);
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v4.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
     v7.shape[0] = sl0.count;
@@ -3215,7 +3230,8 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
   // [9] SetSubtensor{:stop} -> v14
   {
     static const char kWhere[] = "node [9] SetSubtensor{:stop} -> \042v16\042 (from /nodes/9 IncSubtensor)";
-    const int64_t ix0 = static_cast<int64_t>(v11.data[0]);
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v11, ix0), kWhere);
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v13.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
     kg::Tensor<double, 1> region;

@@ -1636,6 +1636,18 @@ inline int64_t block_width(int64_t columns, int64_t groups, int64_t max_width, i
 
 namespace kg {
 
+/// The value of a 0-d integer index input as int64 (Subtensor's start, stop, step and integer
+/// entries); a uint64 beyond int64's range fails with "integer too large". The GPU runtimes
+/// overload it for device tensors (templates/gpu/prologue/device_reads.hpp).
+template <typename T>
+inline int32_t read_index(Ctx* ctx, const Tensor<T, 0>& t, int64_t& out) {
+  if constexpr (std::is_same_v<std::remove_cv_t<T>, uint64_t>) {
+    if (t.data[0] > static_cast<uint64_t>(INT64_MAX)) return fail(ctx, KILN_ERR_INDEX, "integer too large");
+  }
+  out = static_cast<int64_t>(t.data[0]);
+  return KILN_OK;
+}
+
 /// Checks every element of an integer index array (any rank and strides) against the length
 /// of axis `axis` of the indexed tensor (NumPy's IndexError words on the first bad one).
 template <typename T, int N>
@@ -3049,7 +3061,8 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   // [7] Subtensor{:stop} -> v19
   {
     static const char kWhere[] = "node [7] Subtensor{:stop} -> \042v28\042 (from /nodes/17 Subtensor)";
-    const int64_t ix0 = static_cast<int64_t>(v14.data[0]);
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v14, ix0), kWhere);
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v7.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
     v19.shape[0] = sl0.count;
@@ -3061,7 +3074,8 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   // [8] Subtensor{:stop} -> v20
   {
     static const char kWhere[] = "node [8] Subtensor{:stop} -> \042v26\042 (from /nodes/15 Subtensor)";
-    const int64_t ix0 = static_cast<int64_t>(v14.data[0]);
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v14, ix0), kWhere);
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v11.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
     v20.shape[0] = sl0.count;
@@ -3457,7 +3471,8 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   {
     static const char kWhere[] = "node [14] Subtensor{start:stop} (from /nodes/18 Scan)";
     const int64_t ix0 = 0;
-    const int64_t ix1 = static_cast<int64_t>(v14.data[0]);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v14, ix1), kWhere);
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v19.shape[0], true, ix0, true, ix1, false, 0, sl0), kWhere);
     v27.shape[0] = sl0.count;
@@ -3484,7 +3499,8 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   {
     static const char kWhere[] = "node [16] Subtensor{start:stop} (from /nodes/18 Scan)";
     const int64_t ix0 = 0;
-    const int64_t ix1 = static_cast<int64_t>(v14.data[0]);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v14, ix1), kWhere);
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v20.shape[0], true, ix0, true, ix1, false, 0, sl0), kWhere);
     v29.shape[0] = sl0.count;
@@ -3902,7 +3918,8 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   {
     static const char kWhere[] = "node [25] Subtensor{start:stop} (from /nodes/18 Scan)";
     const int64_t ix0 = 0;
-    const int64_t ix1 = static_cast<int64_t>(v14.data[0]);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v14, ix1), kWhere);
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v39.shape[0], true, ix0, true, ix1, false, 0, sl0), kWhere);
     v40.shape[0] = sl0.count;
@@ -3977,7 +3994,8 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   {
     static const char kWhere[] = "node [29] Subtensor{start:stop} (from /nodes/18 Scan)";
     const int64_t ix0 = 0;
-    const int64_t ix1 = static_cast<int64_t>(v14.data[0]);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v14, ix1), kWhere);
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v44.shape[0], true, ix0, true, ix1, false, 0, sl0), kWhere);
     v45.shape[0] = sl0.count;
