@@ -3,6 +3,7 @@
 // into template data (codegen/c_names.h).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,13 @@ std::string render_op_template(const std::string& name, const TemplateData& data
 std::string indent_lines(const std::string& text, const std::string& pad);
 
 /// The items joined with `sep` between them.
-std::string join(const std::vector<std::string>& items, const std::string& sep);
+std::string join(const std::vector<std::string>& items, const std::string& sep = ", ");
+
+/// The decimal text of an integer (template values and generated index expressions).
+inline std::string str(std::int64_t v) { return std::to_string(v); }
+
+/// An empty Mustache list (items are added with push_back).
+inline TemplateData new_list() { return TemplateData{TemplateData::type::list}; }
 
 /// A TemplateData list from strings, each item {"item": s, "last": bool}.
 TemplateData string_list(const std::vector<std::string>& items);

@@ -29,13 +29,6 @@ const std::set<std::string> kTopKeys = {"format", "version", "name",   "variable
 
 std::string ptr(const std::string& base, std::size_t i) { return base + "/" + std::to_string(i); }
 
-void check_keys(const Json& obj, const std::set<std::string>& allowed, const std::string& where,
-                const std::string& what) {
-  for (auto it = obj.begin(); it != obj.end(); ++it)
-    if (!allowed.count(it.key()))
-      throw UserError("unknown key \"" + it.key() + "\" in " + what, where + "/" + it.key());
-}
-
 const Json& require_array(const Json& obj, const std::string& key, const std::string& where) {
   if (!obj.contains(key)) throw UserError("missing \"" + key + "\"", where.empty() ? "/" : where);
   if (!obj[key].is_array())

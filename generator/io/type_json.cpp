@@ -11,12 +11,16 @@ using OJson = nlohmann::ordered_json;
 
 namespace {
 
+}  // namespace
+
 void check_keys(const Json& obj, const std::set<std::string>& allowed, const std::string& where,
                 const std::string& what) {
   for (auto it = obj.begin(); it != obj.end(); ++it)
     if (!allowed.count(it.key()))
       throw UserError("unknown key \"" + it.key() + "\" in " + what, where + "/" + it.key());
 }
+
+namespace {
 
 // One of the six words: the 128-bit numbers split into high and low halves (kiln.h).
 constexpr std::size_t kStateHi = 0, kStateLo = 1, kIncHi = 2, kIncLo = 3, kHasUint32 = 4, kUinteger = 5;

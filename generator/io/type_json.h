@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,11 @@
 #include "ir/type.h"
 
 namespace kiln {
+
+/// A located UserError for the first key of object `obj` (at JSON pointer `where`) that is not in
+/// `allowed`; `what` names the object in the message ("unknown key \"x\" in node").
+void check_keys(const nlohmann::json& obj, const std::set<std::string>& allowed, const std::string& where,
+                const std::string& what);
 
 /// Parses a type object that has a "kind" key. "tensor" is not a kind a file writes (a tensor
 /// type is `{"dtype", "shape"}`). UserErrors name `where` or a key below it; an rng over another

@@ -9,6 +9,7 @@
 #include "ir/error.h"
 #include "ops/advanced_subtensor.h"
 #include "ops/alloc.h"
+#include "ops/batching.h"
 #include "ops/dimshuffle.h"
 #include "ops/reshape.h"
 #include "ops/shape.h"
@@ -18,10 +19,6 @@ namespace kiln {
 namespace {
 
 using Part = AdvancedLayout::Part;
-
-[[noreturn]] void cannot(const Apply& node, const std::string& why) {
-  throw NotImplementedError("vectorize_graph: " + node.op().str() + " cannot be vectorized yet (" + why + ")");
-}
 
 /// Leading batch dimensions of inputs[i] relative to the node's input i.
 int batch_of(const Apply& node, const VarList& inputs, int i) {
@@ -81,10 +78,10 @@ Batched batched_index_for(const Apply& node, const AdvancedIndex& index, const A
     entries.assign(static_cast<std::size_t>(nb), AdvancedEntry::slice(false, false, false));
     out.index_inputs.assign(inputs.begin() + first, inputs.end());
   } else {
-    if (lay.has_mask()) cannot(node, "a boolean mask beside batched indices");
+    if (lay.has_mask()) cannot_vectorize(node, "a boolean mask beside batched indices");
     for (const Part& p : lay.parts)
       for (int s : p.slice_inputs)
-        if (s >= 0 && batch_of(node, inputs, first + s) > 0) cannot(node, "batched slice bounds");
+        if (s >= 0 && batch_of(node, inputs, first + s) > 0) cannot_vectorize(node, "batched slice bounds");
     out.by_arange = true;
     entries.assign(static_cast<std::size_t>(nb), AdvancedEntry::index());
     for (int d = 0; d < nb; ++d) {

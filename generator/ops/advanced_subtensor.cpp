@@ -58,13 +58,6 @@ std::vector<std::int64_t> read_indices(const Array& idx, std::int64_t length) {
   return out;
 }
 
-/// Row i of a along its first dimension (a view).
-Array row(const Array& a, std::int64_t i) {
-  Shape shape(a.shape().begin() + 1, a.shape().end());
-  Shape strides(a.strides().begin() + 1, a.strides().end());
-  return a.view(shape, strides, i * a.strides()[0]);
-}
-
 }  // namespace
 
 // --- AdvancedSubtensor1 ------------------------------------------------------------------------
@@ -85,8 +78,8 @@ void AdvancedSubtensor1::perform(const Apply&, const std::vector<Array>& inputs,
   shape[0] = static_cast<std::int64_t>(rows.size());
   Array out = Array::empty(x.dtype(), shape);
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    Array dst = row(out, static_cast<std::int64_t>(i));
-    row(x, rows[i]).copy_into(dst);
+    Array dst = row_view(out, static_cast<std::int64_t>(i));
+    row_view(x, rows[i]).copy_into(dst);
   }
   outputs[0] = out;
 }
@@ -141,21 +134,21 @@ void AdvancedIncSubtensor1::perform(const Apply& node, const std::vector<Array>&
   const auto n = static_cast<std::int64_t>(rows.size());
   if (set_) {
     for (std::int64_t i = 0; i < n; ++i)
-      assign_into(row(out, rows[static_cast<std::size_t>(i)]), row(value, i));
+      assign_into(row_view(out, rows[static_cast<std::size_t>(i)]), row_view(value, i));
   } else if (!ignore_duplicates_) {
     for (std::int64_t i = 0; i < n; ++i)
-      increment_into(row(out, rows[static_cast<std::size_t>(i)]), row(value, i));
+      increment_into(row_view(out, rows[static_cast<std::size_t>(i)]), row_view(value, i));
   } else {
     // NumPy's x[idx] += y: gather every row first, add, then scatter (the last write wins).
     Array gathered = Array::empty(out.dtype(), target);
     for (std::int64_t i = 0; i < n; ++i) {
-      Array dst = row(gathered, i);
-      row(out, rows[static_cast<std::size_t>(i)]).copy_into(dst);
+      Array dst = row_view(gathered, i);
+      row_view(out, rows[static_cast<std::size_t>(i)]).copy_into(dst);
     }
     increment_into(gathered, value);
     for (std::int64_t i = 0; i < n; ++i) {
-      Array dst = row(out, rows[static_cast<std::size_t>(i)]);
-      row(gathered, i).copy_into(dst);
+      Array dst = row_view(out, rows[static_cast<std::size_t>(i)]);
+      row_view(gathered, i).copy_into(dst);
     }
   }
   outputs[0] = out;
@@ -167,12 +160,6 @@ std::vector<ShapeVars> AdvancedIncSubtensor1::infer_shape(
 }
 
 // --- builder API -------------------------------------------------------------------------------
-
-namespace {
-void require_var(const Var& v, const char* fn, const char* what) {
-  if (!v) throw UserError(std::string(fn) + ": " + what + " is a null Var");
-}
-}  // namespace
 
 Var take(const Var& x, const Var& idx) {
   require_var(x, "take", "the tensor");

@@ -172,12 +172,13 @@ ShapeVars int64_inputs(const Apply& node, int first) {
   return out;
 }
 
+
+}  // namespace
+
 const char* const kAllocRuntimeBroadcast =
     "Runtime broadcasting not allowed. The output of Alloc requires broadcasting a dimension of "
     "the input value, which was not marked as broadcastable. If broadcasting was intended, use "
     "`specify_broadcastable` on the relevant input.";
-
-}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Alloc

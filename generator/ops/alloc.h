@@ -82,6 +82,10 @@ class IntList {
   Var vector_;
 };
 
+/// The message of Alloc's run-time broadcasting failure (PyTensor's words), for the evaluator and
+/// generated code alike.
+extern const char* const kAllocRuntimeBroadcast;
+
 /// The value of a 0-d integer (or bool) constant; nullopt for anything else.
 std::optional<std::int64_t> constant_int(const Var& v);
 /// The entries of a 1-d integer vector known at graph-build time entry by entry: a constant,

@@ -8,6 +8,12 @@
 
 namespace kiln {
 
+Array row_view(const Array& a, std::int64_t i) {
+  Shape shape(a.shape().begin() + 1, a.shape().end());
+  Shape strides(a.strides().begin() + 1, a.strides().end());
+  return a.view(shape, strides, i * a.strides()[0]);
+}
+
 Array astype(const Array& a, DType to) {
   if (a.dtype() == to && a.is_c_contiguous()) return a;
   Array out = Array::empty(to, a.shape());

@@ -14,6 +14,9 @@ namespace kiln {
 /// C-contiguous.
 Array astype(const Array& a, DType to);
 
+/// Row i of `a` along its first dimension, as a view (no copy).
+Array row_view(const Array& a, std::int64_t i);
+
 /// A broadcast view of `a` with `shape` (stride 0 along broadcast dims); NumPy's rules.
 /// Throws RuntimeFailure when the shapes do not broadcast.
 Array broadcast_to(const Array& a, const Shape& shape);

@@ -21,11 +21,6 @@ int max_batch_dims(const std::vector<int>& batch) {
   return batch.empty() ? 0 : *std::max_element(batch.begin(), batch.end());
 }
 
-void cannot_vectorize(const Apply& node, const std::string& why) {
-  throw NotImplementedError("vectorize_graph: " + node.op().str() + " cannot be vectorized yet" +
-                            (why.empty() ? "" : " (" + why + ")"));
-}
-
 void check_unbatched_from(const Apply& node, const std::vector<int>& batch, std::size_t first) {
   for (std::size_t i = first; i < batch.size(); ++i)
     if (batch[i] != 0) cannot_vectorize(node, "input " + std::to_string(i) + " (an index or axis) has batch dimensions");

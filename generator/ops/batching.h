@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/op.h"
+#include "transform/vectorize.h"
 
 namespace kiln {
 
@@ -16,9 +17,6 @@ std::vector<int> batch_dims(const Apply& node, const VarList& batched_inputs);
 
 /// The most batch dimensions any input has.
 int max_batch_dims(const std::vector<int>& batch);
-
-/// NotImplementedError "vectorize_graph: OP cannot be vectorized yet (why)".
-[[noreturn]] void cannot_vectorize(const Apply& node, const std::string& why = "");
 
 /// The batch dimensions of input 0, the only input that may have some (the others are indices,
 /// lengths, axes); cannot_vectorize otherwise.

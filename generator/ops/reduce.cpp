@@ -470,7 +470,7 @@ Var reduce(ReduceKind kind, const ScalarOp& op, const Var& x, const AxisArg& axi
 }
 
 // PyTensor's All/Any make_node: a non-bool input first becomes `x != 0`.
-Var nonzero(const Var& x) {
+Var not_equal_zero(const Var& x) {
   if (x->dtype() == DType::Bool) return x;
   return elemwise1(ScalarOp(ScalarOpId::Neq), {x, autocast_int_constant(0)});
 }
@@ -502,13 +502,13 @@ Var min(const Var& x, AxisArg axis) {
 
 Var all(const Var& x, AxisArg axis) {
   builder_axes("All", x, axis);
-  return reduce(ReduceKind::All, ScalarOp(ScalarOpId::And), nonzero(x), axis, std::nullopt,
+  return reduce(ReduceKind::All, ScalarOp(ScalarOpId::And), not_equal_zero(x), axis, std::nullopt,
                 std::nullopt);
 }
 
 Var any(const Var& x, AxisArg axis) {
   builder_axes("Any", x, axis);
-  return reduce(ReduceKind::Any, ScalarOp(ScalarOpId::Or), nonzero(x), axis, std::nullopt,
+  return reduce(ReduceKind::Any, ScalarOp(ScalarOpId::Or), not_equal_zero(x), axis, std::nullopt,
                 std::nullopt);
 }
 

@@ -13,13 +13,6 @@ namespace kiln {
 
 namespace {
 
-// a[i] of an array with a leading dimension (a view).
-Array row(const Array& a, std::int64_t i) {
-  Shape shape(a.shape().begin() + 1, a.shape().end());
-  Shape strides(a.strides().begin() + 1, a.strides().end());
-  return a.view(shape, strides, i * a.strides()[0]);
-}
-
 // a[begin:end] along the leading dimension (a view).
 Array rows(const Array& a, std::int64_t begin, std::int64_t end) {
   Shape shape = a.shape();
@@ -27,7 +20,6 @@ Array rows(const Array& a, std::int64_t begin, std::int64_t end) {
   return a.view(shape, a.strides(), begin * a.strides()[0]);
 }
 
-std::string shape_text(const Shape& s) { return shape_str(s); }
 
 [[noreturn]] void fail(const std::string& msg) { throw RuntimeFailure("Scan: " + msg); }
 
@@ -36,10 +28,10 @@ std::int64_t wrap(std::int64_t a, std::int64_t b) { return ((a % b) + b) % b; }
 
 // Copies `value` into buffer row `at`, refusing a value of another shape.
 void store_row(Array& buffer, std::int64_t at, const Array& value, const std::string& what, std::int64_t step) {
-  Array dst = row(buffer, at);
+  Array dst = row_view(buffer, at);
   if (value.shape() != dst.shape())
-    fail(what + " has shape " + shape_text(value.shape()) + " at step " + std::to_string(step) +
-         " but its buffer holds rows of shape " + shape_text(dst.shape()) + " (an output of the Scan has changed shape)");
+    fail(what + " has shape " + shape_str(value.shape()) + " at step " + std::to_string(step) +
+         " but its buffer holds rows of shape " + shape_str(dst.shape()) + " (an output of the Scan has changed shape)");
   value.copy_into(dst);
 }
 
@@ -129,13 +121,13 @@ void Scan::perform(const Apply& node, const std::vector<Array>& inputs, std::vec
     step_inputs[static_cast<std::size_t>(in.inner_non_seqs_begin() + j)] = inputs[static_cast<std::size_t>(in.non_seqs_begin() + j)];
   std::int64_t i = 0;
   for (bool go_on = true; i < n_steps && go_on; ++i) {
-    for (int s = 0; s < in.n_seqs; ++s) step_inputs[static_cast<std::size_t>(s)] = row(inputs[static_cast<std::size_t>(in.seqs_begin() + s)], i);
+    for (int s = 0; s < in.n_seqs; ++s) step_inputs[static_cast<std::size_t>(s)] = row_view(inputs[static_cast<std::size_t>(in.seqs_begin() + s)], i);
     for (int k = 0; k < in.n_tap_outs(); ++k) {
       const auto kk = static_cast<std::size_t>(k);
       const ScanInfo::Taps& taps = in.taps(k);
       for (std::size_t t = 0; t < taps.size(); ++t)
         step_inputs[static_cast<std::size_t>(in.inner_tap_input(k, static_cast<int>(t)))] =
-            row(buffers[kk], wrap(pos[kk] + taps[t], store[kk])).copy();
+            row_view(buffers[kk], wrap(pos[kk] + taps[t], store[kk])).copy();
     }
     for (int j = 0; j < in.n_untraced_sit_sot; ++j)
       step_inputs[static_cast<std::size_t>(in.inner_untraced_begin() + j)] = untraced[static_cast<std::size_t>(j)];

@@ -5,6 +5,7 @@
 #include "ops/math.h"
 #include "ir/error.h"
 #include "kiln/runtime/scalar_math.hpp"
+#include "ops/alloc.h"
 #include "ops/array_util.h"
 #include "ops/scalar/scalar_op.h"
 #include "ops/grad_util.h"
@@ -101,16 +102,6 @@ std::string BasicIndex::str() const {
 }
 
 namespace {
-
-/// The value of a constant 0-d integer Var, or nothing.
-std::optional<std::int64_t> constant_int(const Var& v) {
-  if (!v || !v->is_constant()) return std::nullopt;
-  try {
-    return scalar_to_int64(v->value());
-  } catch (const RuntimeFailure&) {
-    return std::nullopt;  // a uint64 beyond int64: treated as unknown (and refused at run time)
-  }
-}
 
 /// The slice parts (start, stop, step) of entry `e`, taken from `ints` at `pos` (null = omitted).
 std::array<Var, 3> slice_parts(const IndexEntry& e, const VarList& ints, std::size_t& pos) {
@@ -395,6 +386,10 @@ IndexItem IndexItem::range(IndexScalar start, IndexScalar stop, IndexScalar step
   return item;
 }
 
+void require_var(const Var& v, const char* fn, const char* what) {
+  if (!v) throw UserError(std::string(fn) + ": " + what + " is a null Var");
+}
+
 namespace {
 
 /// The idx_list and integer inputs of an index expression.
@@ -412,10 +407,6 @@ std::pair<BasicIndex, VarList> lower_index(const std::vector<IndexItem>& index) 
       if (!s.omitted()) ints.push_back(s.var());
   }
   return {BasicIndex(std::move(entries)), std::move(ints)};
-}
-
-void require_var(const Var& v, const char* fn, const char* what) {
-  if (!v) throw UserError(std::string(fn) + ": " + what + " is a null Var");
 }
 
 Var build_inc(const Var& x, const std::vector<IndexItem>& index, const Var& y, bool set,

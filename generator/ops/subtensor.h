@@ -193,6 +193,9 @@ inline IndexItem slice(IndexScalar start = none, IndexScalar stop = none, IndexS
 
 /// x[index] (a Subtensor): leading dimensions indexed, the rest kept whole.
 Var subtensor(const Var& x, const std::vector<IndexItem>& index);
+
+/// The UserError of a builder function `fn` given a null Var for `what` ("the tensor").
+void require_var(const Var& v, const char* fn, const char* what);
 /// x[i] along the first dimension.
 Var at(const Var& x, IndexScalar i);
 /// x with x[index] += y (an IncSubtensor; x itself is unchanged).

@@ -18,7 +18,6 @@ namespace {
 using namespace pat;
 using Id = ScalarOpId;
 
-const std::vector<std::string> kCanon = {"canonicalize"};
 
 // Constant inputs of an add/mul folded into one constant, computed like the node would.
 Var fold_constants(Id id, const VarList& constants) {
@@ -39,7 +38,7 @@ Var fold_constants(Id id, const VarList& constants) {
 NodeRewrite commutative_chain_rule(Id id, double neutral) {
   NodeRewrite r;
   r.name = id == Id::Add ? "add_canonical" : "mul_canonical";
-  r.tags = kCanon;
+  r.tags = kCanonicalizeTags;
   r.op_name = "Elemwise";
   r.scalar = id;
   r.apply = [id, neutral](const FunctionGraph& fg, const Apply& node) -> std::optional<VarList> {
@@ -99,28 +98,28 @@ std::vector<NodeRewrite> canonicalize_elemwise_rules() {
   rules.push_back(commutative_chain_rule(Id::Add, 0.0));
   rules.push_back(commutative_chain_rule(Id::Mul, 1.0));
 
-  rules.push_back(pattern_rule("neg_neg", kCanon, elemwise(Id::Neg, {elemwise(Id::Neg, {var("x")})}),
+  rules.push_back(pattern_rule("neg_neg", kCanonicalizeTags, elemwise(Id::Neg, {elemwise(Id::Neg, {var("x")})}),
                                [](const Match& m) { return m["x"]; }));
-  rules.push_back(pattern_rule("sub_neg_to_add", kCanon, elemwise(Id::Sub, {var("a"), elemwise(Id::Neg, {var("b")})}),
+  rules.push_back(pattern_rule("sub_neg_to_add", kCanonicalizeTags, elemwise(Id::Sub, {var("a"), elemwise(Id::Neg, {var("b")})}),
                                [](const Match& m) { return add(m["a"], m["b"]); }));
-  rules.push_back(pattern_rule("add_neg_to_sub", kCanon, commutative(Id::Add, var("a"), elemwise(Id::Neg, {var("b")})),
+  rules.push_back(pattern_rule("add_neg_to_sub", kCanonicalizeTags, commutative(Id::Add, var("a"), elemwise(Id::Neg, {var("b")})),
                                [](const Match& m) { return sub(m["a"], m["b"]); }));
   rules.push_back(pattern_rule(
-      "sub_self_to_zeros", kCanon, elemwise(Id::Sub, {var("x"), var("x")}),
+      "sub_self_to_zeros", kCanonicalizeTags, elemwise(Id::Sub, {var("x"), var("x")}),
       [](const Match& m) { return second(m["x"], broadcastable_constant(0, *m["x"])); }));
-  rules.push_back(pattern_rule("sub_zero", kCanon, elemwise(Id::Sub, {var("x"), value(0)}),
+  rules.push_back(pattern_rule("sub_zero", kCanonicalizeTags, elemwise(Id::Sub, {var("x"), value(0)}),
                                [](const Match& m) { return match_dtype(m["x"], *m.root->output_ptr(0)); }));
-  rules.push_back(pattern_rule("zero_sub", kCanon, elemwise(Id::Sub, {value(0), var("x")}),
+  rules.push_back(pattern_rule("zero_sub", kCanonicalizeTags, elemwise(Id::Sub, {value(0), var("x")}),
                                [](const Match& m) { return match_dtype(neg(m["x"]), *m.root->output_ptr(0)); }));
-  rules.push_back(pattern_rule("div_one", kCanon, elemwise(Id::TrueDiv, {var("x"), value(1)}),
+  rules.push_back(pattern_rule("div_one", kCanonicalizeTags, elemwise(Id::TrueDiv, {var("x"), value(1)}),
                                [](const Match& m) { return match_dtype(m["x"], *m.root->output_ptr(0)); }));
-  rules.push_back(pattern_rule("int_div_one", kCanon,
+  rules.push_back(pattern_rule("int_div_one", kCanonicalizeTags,
                                where(elemwise(Id::IntDiv, {var("x"), value(1)}),
                                      [](const Var& v) { return is_discrete(v->dtype()); }),
                                [](const Match& m) { return match_dtype(m["x"], *m.root->output_ptr(0)); }));
-  rules.push_back(pattern_rule("identity", kCanon, elemwise(Id::Identity, {var("x")}),
+  rules.push_back(pattern_rule("identity", kCanonicalizeTags, elemwise(Id::Identity, {var("x")}),
                                [](const Match& m) { return m["x"]; }));
-  rules.push_back(pattern_rule("cast_same_dtype", kCanon,
+  rules.push_back(pattern_rule("cast_same_dtype", kCanonicalizeTags,
                                where(node("Elemwise", {var("x")},
                                           [](const Apply& n) {
                                             const Elemwise* e = elemwise_op(&n);
@@ -130,12 +129,12 @@ std::vector<NodeRewrite> canonicalize_elemwise_rules() {
                                      [](const Var&) { return true; }),
                                [](const Match& m) { return m["x"]; }));
   // second(a, b) is b broadcast to a's shape: when b already has the output's shape, it is b.
-  rules.push_back(pattern_rule("second_unneeded", kCanon, elemwise(Id::Second, {var("a"), var("b")}),
+  rules.push_back(pattern_rule("second_unneeded", kCanonicalizeTags, elemwise(Id::Second, {var("a"), var("b")}),
                                [](const Match& m) { return m["b"]; },
                                [](const Match& m) { return m["b"]->type() == m.root->output_ptr(0)->type(); }));
   // switch with a constant condition is one of its branches.
   rules.push_back(pattern_rule(
-      "switch_constant_condition", kCanon, elemwise(Id::Switch, {constant("c"), var("a"), var("b")}),
+      "switch_constant_condition", kCanonicalizeTags, elemwise(Id::Switch, {constant("c"), var("a"), var("b")}),
       [](const Match& m) -> Var {
         const Array& c = m["c"]->value();
         bool all_true = true, all_false = true;

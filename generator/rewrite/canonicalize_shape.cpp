@@ -18,13 +18,12 @@ namespace kiln {
 
 namespace {
 
-const std::vector<std::string> kCanon = {"canonicalize"};
 
 NodeRewrite node_rule(const std::string& name, const std::string& op_name,
                       std::function<std::optional<VarList>(const FunctionGraph&, const Apply&)> fn) {
   NodeRewrite r;
   r.name = name;
-  r.tags = kCanon;
+  r.tags = kCanonicalizeTags;
   r.op_name = op_name;
   r.apply = std::move(fn);
   return r;

@@ -2,11 +2,15 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ir/fgraph.h"
 #include "ops/elemwise.h"
 
 namespace kiln {
+
+/// The tags of rules in the "canonicalize" phase.
+inline const std::vector<std::string> kCanonicalizeTags = {"canonicalize"};
 
 /// The Elemwise op of a node, or null when the node is something else.
 const Elemwise* elemwise_op(const Apply* node);

@@ -6,12 +6,12 @@
 
 namespace kiln {
 
-namespace {
-
-[[noreturn]] void cannot(const Apply& node, const std::string& why = "") {
+void cannot_vectorize(const Apply& node, const std::string& why) {
   throw NotImplementedError("vectorize_graph: " + node.op().str() + " cannot be vectorized yet" +
                             (why.empty() ? "" : " (" + why + ")"));
 }
+
+namespace {
 
 // An op without a batching rule whose outputs are its body (ir/inner_graph.h): the body
 // expanded over the node's inputs, then batched node by node.
@@ -19,7 +19,7 @@ VarList vectorize_body(const Apply& node, const InnerGraphUse& body, const VarLi
   VarList outs = body.graph->apply(node.inputs());
   for (int j = 0; j < node.num_outputs(); ++j)
     if (!(outs[static_cast<std::size_t>(j)]->type() == node.output(j)->type()))
-      cannot(node, "its body's outputs do not have the node's types");
+      cannot_vectorize(node, "its body's outputs do not have the node's types");
   Replacements batched;
   for (int i = 0; i < node.num_inputs(); ++i) batched.emplace_back(node.input(i), inputs[static_cast<std::size_t>(i)]);
   return rebuild_graph(outs, batched, vectorize_node);
@@ -31,14 +31,14 @@ VarList vectorize_node(const Apply& node, const VarList& inputs) {
   int nb = 0;
   for (int i = 0; i < node.num_inputs(); ++i) {
     const int b = inputs[static_cast<std::size_t>(i)]->ndim() - node.input(i)->ndim();
-    if (b < 0) cannot(node, "a replacement has fewer dimensions than the variable it replaces");
+    if (b < 0) cannot_vectorize(node, "a replacement has fewer dimensions than the variable it replaces");
     nb = std::max(nb, b);
   }
   if (nb == 0) return make_node(node.op_ptr(), inputs)->outputs();
   if (std::optional<VarList> batched = node.op().vectorize(node, inputs)) return *batched;
   for (const InnerGraphUse& use : node.op().inner_graphs())
     if (use.is_body) return vectorize_body(node, use, inputs);
-  cannot(node);
+  cannot_vectorize(node);
 }
 
 VarList vectorize_graph(const VarList& outputs, const Replacements& replace) {

@@ -7,6 +7,8 @@
 // naming it. This file knows no concrete op.
 #pragma once
 
+#include <string>
+
 #include "transform/replace.h"
 
 namespace kiln {
@@ -21,5 +23,9 @@ Var vectorize_graph(const Var& output, const Replacements& replace);
 /// The outputs of `node` applied to batched inputs (`inputs`, each with as many leading batch
 /// dimensions as it has beyond the node's own input); what vectorize_graph does per node.
 VarList vectorize_node(const Apply& node, const VarList& inputs);
+
+/// NotImplementedError "vectorize_graph: OP cannot be vectorized yet (why)": what a node without
+/// a batching rule (or outside what its rule covers) gives.
+[[noreturn]] void cannot_vectorize(const Apply& node, const std::string& why = "");
 
 }  // namespace kiln

@@ -1,11 +1,12 @@
 #include "codegen/cpp/blockwise_emit.h"
 
+#include "codegen/render.h"
+
 #include "codegen/c_names.h"
 
 namespace kiln {
 
 namespace {
-std::string str(std::int64_t v) { return std::to_string(v); }
 }  // namespace
 
 void set_blockwise_batch_data(const NodeEmitContext& c, int nb, TemplateData& data) {

@@ -17,14 +17,6 @@ namespace {
 
 using Part = AdvancedLayout::Part;
 
-std::string str(std::int64_t v) { return std::to_string(v); }
-
-std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
-  std::string s;
-  for (std::size_t i = 0; i < items.size(); ++i) s += (i ? sep : "") + items[i];
-  return s;
-}
-
 /// What the gather and update templates share: the resolve code, the operand lists and the
 /// pieces of the region's walks, for x at input `x_input` and the index inputs from `first`.
 struct AdvancedCode {

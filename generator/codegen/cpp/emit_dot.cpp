@@ -22,11 +22,6 @@ namespace kiln {
 
 namespace {
 
-std::string str(std::int64_t v) { return std::to_string(v); }
-
-TemplateData new_list() { return TemplateData{TemplateData::type::list}; }
-
-
 /// How a 1-d operand takes part in a matrix product: as one row (x of vector·matrix, and its
 /// output) or as one column (y of matrix·vector, and its output).
 enum class VecAs { Row, Column };
@@ -77,7 +72,6 @@ TemplateData out_dim(int d, const std::string& len) {
 std::string scalar_of(const NodeEmitContext& c, int i) {
   return "kiln_scalar::convert<" + ctype(c.out_var(0).dtype()) + ">(" + c.in(i) + ".data[0])";
 }
-
 
 }  // namespace
 

@@ -14,13 +14,12 @@ namespace kiln {
 
 namespace {
 
-std::string str(std::int64_t v) { return std::to_string(v); }
-
-std::string render(const std::string& name, const TemplateData& data) {
+std::string render_extra(const std::string& name, const TemplateData& data) {
   return render_op_template("extra_" + name, data);
 }
 
-std::string join(const std::vector<std::string>& items) {
+// The items joined with ", ", or "0" when there are none (an array initialiser never empty).
+std::string join_or_zero(const std::vector<std::string>& items) {
   std::string s;
   for (std::size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i];
   return s.empty() ? "0" : s;
@@ -36,7 +35,7 @@ std::string emit_sort(const NodeEmitContext& c) {
   data.set("otype", ctype(c.out_var(0).dtype()));
   data.set("sort", !arg);
   data.set("argsort", arg);
-  return render("sort", data);
+  return render_extra("sort", data);
 }
 
 std::string emit_repeat(const NodeEmitContext& c) {
@@ -56,7 +55,7 @@ std::string emit_repeat(const NodeEmitContext& c) {
   data.set("n_expr", op.axis() ? c.in(0) + ".shape[" + str(axis) + "]" : c.in(0) + ".size()");
   data.set("rn_expr", scalar_repeats ? "1" : c.in(1) + ".shape[0]");
   data.set("r_index", scalar_repeats ? "0" : "i * " + c.in(1) + ".strides[0]");
-  return render("repeat", data);
+  return render_extra("repeat", data);
 }
 
 std::string emit_broadcast_to(const NodeEmitContext& c) {
@@ -74,7 +73,7 @@ std::string emit_broadcast_to(const NodeEmitContext& c) {
   data.set("rank", str(rank));
   data.set("arank", str(arank));
   data.set("offset", str(rank - arank));
-  return render("broadcast_to", data);
+  return render_extra("broadcast_to", data);
 }
 
 std::string emit_searchsorted(const NodeEmitContext& c) {
@@ -98,7 +97,7 @@ std::string emit_searchsorted(const NodeEmitContext& c) {
                                   : std::string("k"));
   // left: past every element before the value; right: past every element not after it.
   data.set("go_right", op.right() ? "!kg::sorts_before(value, at(mid))" : "kg::sorts_before(at(mid), value)");
-  return render("searchsorted", data);
+  return render_extra("searchsorted", data);
 }
 
 std::string emit_nonzero(const NodeEmitContext& c) {
@@ -113,7 +112,7 @@ std::string emit_nonzero(const NodeEmitContext& c) {
   }
   data.set("outputs", outputs);
   data.set("rank", str(c.in_var(0).ndim()));
-  return render("nonzero", data);
+  return render_extra("nonzero", data);
 }
 
 std::string emit_unique(const NodeEmitContext& c) {
@@ -151,9 +150,9 @@ std::string emit_unique(const NodeEmitContext& c) {
     data.set("n_expr", x + ".size()");
     data.set("width_expr", "1");
   }
-  data.set("moved_shape", join(shape));
-  data.set("moved_x_strides", join(x_strides));
-  data.set("moved_out_strides", join(out_strides));
+  data.set("moved_shape", join_or_zero(shape));
+  data.set("moved_x_strides", join_or_zero(x_strides));
+  data.set("moved_out_strides", join_or_zero(out_strides));
   int k = 1;
   auto extra = [&](bool wanted, const char* key) {
     TemplateData list{TemplateData::type::list};
@@ -169,7 +168,7 @@ std::string emit_unique(const NodeEmitContext& c) {
   extra(op.return_index(), "index");
   extra(op.return_inverse(), "inverse");
   extra(op.return_counts(), "counts");
-  return render("unique", data);
+  return render_extra("unique", data);
 }
 
 std::string emit_fill_diagonal(const NodeEmitContext& c) {
@@ -180,7 +179,7 @@ std::string emit_fill_diagonal(const NodeEmitContext& c) {
   data.set("main", !offset);
   data.set("matrix", c.in_var(0).ndim() == 2);
   data.set("offset", offset);
-  return render("fill_diagonal", data);
+  return render_extra("fill_diagonal", data);
 }
 
 }  // namespace kiln

@@ -18,9 +18,7 @@ namespace kiln {
 
 namespace {
 
-std::string str(std::int64_t v) { return std::to_string(v); }
 std::string boolean(bool b) { return b ? "true" : "false"; }
-TemplateData new_list() { return TemplateData{TemplateData::type::list}; }
 
 /// The node's operands as a kernel call sees them at one batch position: core lengths, matrix
 /// views, output pointers. Operand k of the batch loop is input k, then output k - num_inputs.

@@ -20,10 +20,6 @@ namespace kiln {
 
 namespace {
 
-std::string str(int v) { return std::to_string(v); }
-
-TemplateData new_list() { return TemplateData{TemplateData::type::list}; }
-
 // The kept dimensions of an input of rank `ndim` (output dimension i is input dimension d), and
 // the reduced ones.
 void split_axes(const ReduceAxes& axes, int ndim, TemplateData& data, std::vector<int>& reduced) {

@@ -20,8 +20,6 @@ namespace kiln {
 
 namespace {
 
-std::string str(std::int64_t v) { return std::to_string(v); }
-
 TemplateData labelled(const std::string& where, const std::string& code) {
   TemplateData item;
   item.set("where", where);

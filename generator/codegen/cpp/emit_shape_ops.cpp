@@ -20,13 +20,6 @@ namespace kiln {
 
 namespace {
 
-// The message of Alloc's run-time broadcasting failure (the same words as Alloc::perform).
-const char* const kAllocRuntimeBroadcast =
-    "Runtime broadcasting not allowed. The output of Alloc requires broadcasting a dimension of "
-    "the input value, which was not marked as broadcastable. If broadcasting was intended, use "
-    "`specify_broadcastable` on the relevant input.";
-
-std::string str(std::int64_t v) { return std::to_string(v); }
 
 // A C++ expression for any int64 value (INT64_MIN has no literal of its own).
 std::string int64_literal(std::int64_t v) {
@@ -34,9 +27,7 @@ std::string int64_literal(std::int64_t v) {
   return "INT64_C(" + std::to_string(v) + ")";
 }
 
-TemplateData new_list() { return TemplateData{TemplateData::type::list}; }
-
-std::string render(const std::string& name, const TemplateData& data) {
+std::string render_shape_op(const std::string& name, const TemplateData& data) {
   return render_template("templates/cpp/ops/shape_ops_" + name + ".mustache", data);
 }
 
@@ -64,7 +55,7 @@ std::string emit_reshape(const NodeEmitContext& c) {
   data.set("xrank", str(xrank));
   data.set("xrank_or_1", str(xrank > 0 ? xrank : 1));
   data.set("ctype", ctype(c.in_var(0).dtype()));
-  return render("reshape", data);
+  return render_shape_op("reshape", data);
 }
 
 std::string emit_specify_shape(const NodeEmitContext& c) {
@@ -86,7 +77,7 @@ std::string emit_specify_shape(const NodeEmitContext& c) {
   data.set("checks", checks);
   data.set("checked", checked);
   data.set("rank", str(rank));
-  return render("specify_shape", data);
+  return render_shape_op("specify_shape", data);
 }
 
 std::string emit_alloc(const NodeEmitContext& c, const std::string& device_fill) {
@@ -116,7 +107,7 @@ std::string emit_alloc(const NodeEmitContext& c, const std::string& device_fill)
   data.set("ctype", ctype(value.dtype()));
   data.set("device", !device_fill.empty());
   data.set("device_fill", device_fill);
-  return render("alloc", data);
+  return render_shape_op("alloc", data);
 }
 
 std::string emit_alloc_empty(const NodeEmitContext& c) {
@@ -132,7 +123,7 @@ std::string emit_alloc_empty(const NodeEmitContext& c) {
     read = read || !blas || client.index != 0 || !blas_ignores_initial(*client.node);
   }
   data.set("zero_fill", read);
-  return render("alloc_empty", data);
+  return render_shape_op("alloc_empty", data);
 }
 
 std::string emit_make_vector(const NodeEmitContext& c) {
@@ -147,7 +138,7 @@ std::string emit_make_vector(const NodeEmitContext& c) {
   data.set("items", items);
   data.set("count", str(c.node().num_inputs()));
   data.set("ctype", ctype(c.out_var(0).dtype()));
-  return render("make_vector", data);
+  return render_shape_op("make_vector", data);
 }
 
 // The axis of a Join or Split as template data: its number when the op holds it, else false
@@ -180,7 +171,7 @@ std::string emit_join(const NodeEmitContext& c, const std::string& device_fill) 
   data.set("ctype", ctype(out.dtype()));
   data.set("device", !device_fill.empty());
   data.set("device_fill", device_fill);
-  return render("join", data);
+  return render_shape_op("join", data);
 }
 
 std::string emit_split(const NodeEmitContext& c) {
@@ -200,7 +191,7 @@ std::string emit_split(const NodeEmitContext& c) {
   data.set("count", str(op.len_splits()));
   data.set("rank", str(c.in_var(0).ndim()));
   data.set("ctype", ctype(c.in_var(0).dtype()));
-  return render("split", data);
+  return render_shape_op("split", data);
 }
 
 std::string emit_arange(const NodeEmitContext& c, const std::string& device_fill) {
@@ -215,7 +206,7 @@ std::string emit_arange(const NodeEmitContext& c, const std::string& device_fill
   data.set("ctype", ctype(dt));
   data.set("device", !device_fill.empty());
   data.set("device_fill", device_fill);
-  return render("arange", data);
+  return render_shape_op("arange", data);
 }
 
 std::string emit_eye_like(const NodeEmitContext& c, const std::string& device_fill) {
@@ -226,7 +217,7 @@ std::string emit_eye_like(const NodeEmitContext& c, const std::string& device_fi
   data.set("ctype", ctype(op.dtype()));
   data.set("device", !device_fill.empty());
   data.set("device_fill", device_fill);
-  return render("eye", data);
+  return render_shape_op("eye", data);
 }
 
 std::string emit_extract_diag(const NodeEmitContext& c) {
@@ -264,7 +255,7 @@ std::string emit_extract_diag(const NodeEmitContext& c) {
     data.set("bound", "dim2");
     data.set("start", "0");
   }
-  return render("extract_diag", data);
+  return render_shape_op("extract_diag", data);
 }
 
 std::string emit_alloc_diag(const NodeEmitContext& c) {
@@ -297,7 +288,7 @@ std::string emit_alloc_diag(const NodeEmitContext& c) {
   data.set("row0", offset < 0 ? "-" + int64_literal(offset) : std::string("0"));
   data.set("col0", offset > 0 ? int64_literal(offset) : std::string("0"));
   data.set("ctype", ctype(c.in_var(0).dtype()));
-  return render("alloc_diag", data);
+  return render_shape_op("alloc_diag", data);
 }
 
 std::string emit_check_and_raise(const NodeEmitContext& c) {
@@ -318,7 +309,7 @@ std::string emit_check_and_raise(const NodeEmitContext& c) {
   }
   data.set("conds", conds);
   data.set("rank", str(c.in_var(0).ndim()));
-  return render("check", data);
+  return render_shape_op("check", data);
 }
 
 }  // namespace kiln

@@ -128,7 +128,10 @@ std::pair<Array, Array> slogdet_arrays(const Array& x, DType dt) {
 
 void Det::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
   const DType dt = node.output_ptr(0)->dtype();
-  auto [sign, logdet] = slogdet_arrays(inputs[0], dt);
+  // Named members, not a structured binding: C++17 lambdas cannot capture bindings (clang refuses).
+  const auto sign_logdet = slogdet_arrays(inputs[0], dt);
+  const Array& sign = sign_logdet.first;
+  const Array& logdet = sign_logdet.second;
   Array out = Array::empty(dt, {});
   visit_real(dt, [&](auto t) {
     using T = decltype(t);

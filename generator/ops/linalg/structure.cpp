@@ -62,22 +62,21 @@ std::vector<TensorType> KroneckerProduct::infer_types(const VarList& inputs) con
 }
 
 void KroneckerProduct::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  const Array& a = inputs[0];
-  const Array& b = inputs[1];
+  const DType dt = node.output_ptr(0)->dtype();
+  // Both operands in the output's dtype first (kron converts each element the same way): one
+  // instantiation per dtype, not one per triple of dtypes (which took two minutes to compile).
+  const Array a = astype(inputs[0], dt);
+  const Array b = astype(inputs[1], dt);
   const int n = std::max(a.ndim(), b.ndim());
   const Shape ashape = padded(a.shape(), n), bshape = padded(b.shape(), n);
   const Shape astr = padded(a.strides(), n), bstr = padded(b.strides(), n);  // strides of padded ones unused
   Shape shape;
   for (int d = 0; d < n; ++d) shape.push_back(ashape[static_cast<std::size_t>(d)] * bshape[static_cast<std::size_t>(d)]);
-  Array out = Array::zeros(node.output_ptr(0)->dtype(), shape);
-  visit_dtype(out.dtype(), [&](auto t) {
+  Array out = Array::zeros(dt, shape);
+  visit_dtype(dt, [&](auto t) {
     using T = decltype(t);
-    visit_dtype(a.dtype(), [&](auto sa) {
-      visit_dtype(b.dtype(), [&](auto sb) {
-        kiln_linalg::kron<T>(n, ashape.data(), astr.data(), a.data<decltype(sa)>(), bshape.data(), bstr.data(),
-                             b.data<decltype(sb)>(), out.data<T>());
-      });
-    });
+    kiln_linalg::kron<T>(n, ashape.data(), astr.data(), a.data<T>(), bshape.data(), bstr.data(), b.data<T>(),
+                         out.data<T>());
   });
   outputs[0] = out;
 }

@@ -353,7 +353,7 @@ std::string float_str(T v) {
 }
 
 // A 0-d constant as PyTensor's pprint shows it (str of the NumPy scalar: "1.0", "5", "True").
-std::string constant_str(const Array& c) {
+std::string scalar_constant_str(const Array& c) {
   switch (c.dtype()) {
     case DType::Bool: return *c.data<bool>() ? "True" : "False";
     case DType::Float32: return float_str(*c.data<float>());
@@ -368,7 +368,7 @@ std::string CompositeGraph::expression() const {
   std::vector<std::string> text(values_.size());
   for (int i = 0; i < num_inputs_; ++i) text[static_cast<std::size_t>(i)] = "i" + std::to_string(i);
   for (std::size_t v = 0; v < values_.size(); ++v)
-    if (values_[v].is_constant()) text[v] = constant_str(values_[v].constant);
+    if (values_[v].is_constant()) text[v] = scalar_constant_str(values_[v].constant);
   for (const Node& n : nodes_) {
     std::vector<std::string> args;
     for (int v : n.inputs) args.push_back(text[static_cast<std::size_t>(v)]);

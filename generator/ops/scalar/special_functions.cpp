@@ -16,56 +16,56 @@ namespace kiln {
 
 namespace {
 
-namespace ks = kiln_special;
+namespace sf = kiln_special;
 using Id = ScalarOpId;
 
 template <typename C>
-C unary(Id id, C x) {
+C special_unary(Id id, C x) {
   switch (id) {
-    case Id::Erfcinv: return ks::erfcinv(x);
-    case Id::NdtriExp: return ks::ndtri_exp(x);
-    case Id::I0: return ks::i0(x);
-    case Id::I1: return ks::i1(x);
+    case Id::Erfcinv: return sf::erfcinv(x);
+    case Id::NdtriExp: return sf::ndtri_exp(x);
+    case Id::I0: return sf::i0(x);
+    case Id::I1: return sf::i1(x);
     default: break;
   }
   throw InternalError("no unary special function " + std::string(scalar_op_info(id).name));
 }
 
 template <typename C>
-C binary(Id id, C a, C b) {
+C special_binary(Id id, C a, C b) {
   switch (id) {
-    case Id::GammaInc: return ks::gammainc(a, b);
-    case Id::GammaIncC: return ks::gammaincc(a, b);
-    case Id::GammaIncInv: return ks::gammaincinv(a, b);
-    case Id::GammaIncCInv: return ks::gammainccinv(a, b);
-    case Id::Ive: return ks::ive(a, b);
-    case Id::Kve: return ks::kve(a, b);
-    case Id::Jv: return ks::jv(a, b);
-    case Id::OwensT: return ks::owens_t(a, b);
-    case Id::GammaIncGradK: return ks::gammainc_grad_k(a, b);
+    case Id::GammaInc: return sf::gammainc(a, b);
+    case Id::GammaIncC: return sf::gammaincc(a, b);
+    case Id::GammaIncInv: return sf::gammaincinv(a, b);
+    case Id::GammaIncCInv: return sf::gammainccinv(a, b);
+    case Id::Ive: return sf::ive(a, b);
+    case Id::Kve: return sf::kve(a, b);
+    case Id::Jv: return sf::jv(a, b);
+    case Id::OwensT: return sf::owens_t(a, b);
+    case Id::GammaIncGradK: return sf::gammainc_grad_k(a, b);
     default: break;
   }
   throw InternalError("no binary special function " + std::string(scalar_op_info(id).name));
 }
 
 template <typename C>
-C ternary(Id id, C a, C b, C c) {
+C special_ternary(Id id, C a, C b, C c) {
   switch (id) {
-    case Id::BetaInc: return ks::betainc(a, b, c);
-    case Id::BetaIncInv: return ks::betaincinv(a, b, c);
-    case Id::BetaIncGradA: return ks::betainc_grad_a(a, b, c);
-    case Id::BetaIncGradB: return ks::betainc_grad_b(a, b, c);
+    case Id::BetaInc: return sf::betainc(a, b, c);
+    case Id::BetaIncInv: return sf::betaincinv(a, b, c);
+    case Id::BetaIncGradA: return sf::betainc_grad_a(a, b, c);
+    case Id::BetaIncGradB: return sf::betainc_grad_b(a, b, c);
     default: break;
   }
   throw InternalError("no ternary special function " + std::string(scalar_op_info(id).name));
 }
 
 template <typename C>
-C quaternary(Id id, C a, C b, C c, C d) {
+C special_quaternary(Id id, C a, C b, C c, C d) {
   switch (id) {
-    case Id::Hyp2F1: return ks::hyp2f1(a, b, c, d);
-    case Id::Hyp2F1GradA: return ks::hyp2f1_grad_a(a, b, c, d);
-    case Id::Hyp2F1GradC: return ks::hyp2f1_grad_c(a, b, c, d);
+    case Id::Hyp2F1: return sf::hyp2f1(a, b, c, d);
+    case Id::Hyp2F1GradA: return sf::hyp2f1_grad_a(a, b, c, d);
+    case Id::Hyp2F1GradC: return sf::hyp2f1_grad_c(a, b, c, d);
     default: break;
   }
   throw InternalError("no 4-input special function " + std::string(scalar_op_info(id).name));
@@ -78,17 +78,17 @@ void eval_typed(Id id, const std::vector<Array>& a, Array& out) {
   if (id == Id::PolyGamma) {
     const std::int64_t* order = a[0].data<std::int64_t>();
     const C* x = a[1].data<C>();
-    for (std::int64_t i = 0; i < n; ++i) o[i] = ks::polygamma(order[i], x[i]);
+    for (std::int64_t i = 0; i < n; ++i) o[i] = sf::polygamma(order[i], x[i]);
     return;
   }
   std::vector<const C*> in;
   for (const Array& arr : a) in.push_back(arr.data<C>());
   for (std::int64_t i = 0; i < n; ++i) {
     switch (in.size()) {
-      case 1: o[i] = unary<C>(id, in[0][i]); break;
-      case 2: o[i] = binary<C>(id, in[0][i], in[1][i]); break;
-      case 3: o[i] = ternary<C>(id, in[0][i], in[1][i], in[2][i]); break;
-      default: o[i] = quaternary<C>(id, in[0][i], in[1][i], in[2][i], in[3][i]); break;
+      case 1: o[i] = special_unary<C>(id, in[0][i]); break;
+      case 2: o[i] = special_binary<C>(id, in[0][i], in[1][i]); break;
+      case 3: o[i] = special_ternary<C>(id, in[0][i], in[1][i], in[2][i]); break;
+      default: o[i] = special_quaternary<C>(id, in[0][i], in[1][i], in[2][i], in[3][i]); break;
     }
   }
 }
