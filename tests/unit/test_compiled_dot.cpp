@@ -114,8 +114,11 @@ TEST_CASE("compiled dot: a float32 MLP layer relu(X@W + b), as written and rewri
   BuildResult built = compile_all({&fg, &opt}, "dot_mlp");
   Library so(built.library_path);
   std::mt19937 rng(1);
-  for (auto [batch, in, out] : {std::array<std::int64_t, 3>{64, 100, 50}, {1, 7, 5}, {9, 1, 1}, {0, 4, 3},
+  for (const auto& item : {std::array<std::int64_t, 3>{64, 100, 50}, {1, 7, 5}, {9, 1, 1}, {0, 4, 3},
                                 {3, 0, 2}, {5, 6, 0}}) {
+    const auto& batch = std::get<0>(item);
+    const auto& in = std::get<1>(item);
+    const auto& out = std::get<2>(item);
     INFO("X " << batch << "x" << in << ", W " << in << "x" << out);
     const std::vector<Array> inputs = {random_array(f32, {batch, in}, rng), random_array(f32, {in, out}, rng),
                                        random_array(f32, {out}, rng)};
@@ -150,7 +153,10 @@ TEST_CASE("compiled dot: transposed and strided operands, every shape class") {
 
   std::mt19937 rng(2);
   // (m, k, n): gemm, gemv on a column, gemv on a row, dot for 1×1.
-  for (auto [m, k, n] : {std::array<std::int64_t, 3>{37, 53, 29}, {23, 17, 1}, {1, 17, 23}, {1, 40, 1}}) {
+  for (const auto& item : {std::array<std::int64_t, 3>{37, 53, 29}, {23, 17, 1}, {1, 17, 23}, {1, 40, 1}}) {
+    const auto& m = std::get<0>(item);
+    const auto& k = std::get<1>(item);
+    const auto& n = std::get<2>(item);
     const auto as = layouts(f64, m, k, rng), bs = layouts(f64, k, n, rng);
     const auto ps = layouts(f64, k, m, rng), qs = layouts(f64, n, k, rng);
     const auto as32 = layouts(f32, m, k, rng), bs32 = layouts(f32, k, n, rng);
@@ -197,17 +203,23 @@ TEST_CASE("compiled dot: Gemv, Gemm and Ger from the rewrite pipeline") {
   BuildResult built = compile_all({&opt, &opt32}, "dot_blas");
   Library so(built.library_path);
   std::mt19937 rng(3);
-  for (auto [m, n] : {std::array<std::int64_t, 2>{31, 31}, {1, 1}, {0, 0}, {6, 6}}) {
+  for (const auto& item : {std::array<std::int64_t, 2>{31, 31}, {1, 1}, {0, 0}, {6, 6}}) {
+    const auto& m = std::get<0>(item);
+    const auto& n = std::get<1>(item);
     INFO("m " << m << ", n " << n);
     const auto as = layouts(f64, m, n, rng);
-    for (const auto& [layout, Av] : as) {
+    for (const auto& item : as) {
+      const auto& layout = std::get<0>(item);
+      const auto& Av = std::get<1>(item);
       INFO("A " << layout);
       check_call(fg, so.graph("g0"),
                  {Av, random_array(f64, {n, n}, rng), random_array(f64, {m, n}, rng), random_array(f64, {n}, rng),
                   random_array(f64, {m}, rng), random_array(f64, {}, rng)});
     }
     const auto xs = layouts(f32, n, m, rng);
-    for (const auto& [layout, Xv] : xs) {
+    for (const auto& item : xs) {
+      const auto& layout = std::get<0>(item);
+      const auto& Xv = std::get<1>(item);
       INFO("X " << layout);
       check_call(fg32, so.graph("g1"),
                  {Xv, random_array(f32, {n, m}, rng), random_array(f32, {m, m}, rng), random_array(f32, {m}, rng)});
@@ -243,7 +255,9 @@ TEST_CASE("compiled dot: Gemv, Gemm and Ger with run-time scalars") {
     }
     Array bval = Array::empty(f64, {});
     bval.data<double>()[0] = bv;
-    for (const auto& [layout, Av] : layouts(f64, m, k, rng)) {
+    for (const auto& item : layouts(f64, m, k, rng)) {
+      const auto& layout = std::get<0>(item);
+      const auto& Av = std::get<1>(item);
       INFO("b " << bv << ", A " << layout);
       check_call(fg, so.graph("g0"),
                  {yv, Av, random_array(f64, {k}, rng), Zv, random_array(f64, {k, k}, rng),

@@ -101,7 +101,9 @@ TEST_CASE("compiled gather fusion: values, layouts, threads and index errors") {
   Library so(built.library_path);
   std::mt19937 rng(8);
   for (std::size_t k = 0; k < kinds.size(); ++k) {
-    const auto [dt, idx_dt] = kinds[k];
+    const auto& kind_pair = kinds[k];
+    const auto dt = std::get<0>(kind_pair);
+    const auto idx_dt = std::get<1>(kind_pair);
     const kiln_graph_info& info = so.graph("g" + std::to_string(k));
     const std::int64_t groups = idx_dt == DType::UInt8 ? 200 : 1000;
     // 100,000 elements: above the threshold where loops split over threads.

@@ -168,7 +168,9 @@ TEST_CASE("compiled row-block: logistic-regression step, every shape class and l
   for (const DType dt : {DType::Float64, DType::Float32}) {
     const FunctionGraph& fg = dt == DType::Float64 ? f64g : f32g;
     const kiln_graph_info& info = so.graph(dt == DType::Float64 ? "g0" : "g1");
-    for (const auto& [n, k] : shapes) {
+    for (const auto& item : shapes) {
+      const auto& n = std::get<0>(item);
+      const auto& k = std::get<1>(item);
       for (const std::string layout : {"contiguous", "transposed", "column slice", "reversed rows"}) {
         INFO(dtype_name(dt) << ", X " << n << "x" << k << ", " << layout);
         Array X = matrix_in_layout(layout, dt, n, k, rng);
@@ -223,7 +225,9 @@ TEST_CASE("compiled row-block: several products, kept row values, other reductio
   Library so(built.library_path);
   const kiln_graph_info& info = so.graph("g0");
   std::mt19937 rng(12);
-  for (const auto& [n, k] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 2}, {2500, 7}, {40000, 33}}) {
+  for (const auto& item : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 2}, {2500, 7}, {40000, 33}}) {
+    const auto& n = std::get<0>(item);
+    const auto& k = std::get<1>(item);
     INFO("X " << n << "x" << k);
     check_against_perform(fg, info,
                           {random_array(f64, {n, k}, rng), random_array(f64, {k}, rng), random_array(f64, {n}, rng),
@@ -271,7 +275,9 @@ TEST_CASE("compiled row-block: two groups, one reading the other's reduction") {
   BuildResult built = compile_graphs({&fg}, "row_block_two");
   Library so(built.library_path);
   std::mt19937 rng(13);
-  for (const auto& [n, k] : std::vector<std::pair<std::int64_t, std::int64_t>>{{3, 2}, {3000, 5}}) {
+  for (const auto& item : std::vector<std::pair<std::int64_t, std::int64_t>>{{3, 2}, {3000, 5}}) {
+    const auto& n = std::get<0>(item);
+    const auto& k = std::get<1>(item);
     INFO("X " << n << "x" << k);
     check_against_perform(fg, so.graph("g0"),
                           {random_array(f64, {n, k}, rng), random_array(f64, {n + 1, k + 1}, rng),

@@ -631,8 +631,11 @@ TEST_CASE("grad compiled: value and gradient of a logistic loss and of a softmax
     std::vector<Array> in1 = {random_array(f64, {n, 3}, rng, {}), yv_, random_array(f64, {3}, rng, {}),
                               make_scalar_array(f64, 0.1)};
     std::vector<Array> in2 = {random_array(f32, {n, 4}, rng, {}), random_array(f32, {4, 3}, rng, {})};
-    for (auto [graph, info_name, inputs] :
+    for (const auto& item :
          {std::tuple{&fg, "g0", in1}, std::tuple{&fg2, "g1", in2}}) {
+      const auto& graph = std::get<0>(item);
+      const auto& info_name = std::get<1>(item);
+      const auto& inputs = std::get<2>(item);
       const std::vector<Array> expected = evaluate(*graph, inputs);
       CallResult r = call_compiled(so.graph(info_name), inputs);
       REQUIRE_MESSAGE(r.status == KILN_OK, r.error);

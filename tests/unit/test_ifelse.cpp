@@ -187,7 +187,9 @@ const Engines& engines() {
 
 void expect_values(const std::string& name, const std::vector<Array>& inputs,
                    const std::vector<std::pair<DType, std::vector<double>>>& expected) {
-  for (const auto& [engine, o] : engines().run(name, inputs)) {
+  for (const auto& item : engines().run(name, inputs)) {
+    const auto& engine = std::get<0>(item);
+    const auto& o = std::get<1>(item);
     CAPTURE(engine);
     REQUIRE_MESSAGE(o.ok, o.error);
     REQUIRE(o.outputs.size() >= expected.size());
@@ -203,7 +205,9 @@ void expect_values(const std::string& name, const std::vector<Array>& inputs,
 }
 
 void expect_failure(const std::string& name, const std::vector<Array>& inputs, const std::string& words) {
-  for (const auto& [engine, o] : engines().run(name, inputs)) {
+  for (const auto& item : engines().run(name, inputs)) {
+    const auto& engine = std::get<0>(item);
+    const auto& o = std::get<1>(item);
     CAPTURE(engine);
     CHECK_FALSE(o.ok);
     if (!words.empty()) CHECK_MESSAGE(o.error.find(words) != std::string::npos, o.error);

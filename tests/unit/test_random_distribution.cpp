@@ -150,8 +150,11 @@ TEST_CASE("random: continuous samplers follow their distributions (KS, 10^5 draw
   for (double shape : {0.3, 1.0, 2.5, 40.0})
     check_ks("gamma " + std::to_string(shape), 4, [=](kr::Pcg64& g) { return kr::gamma(g, shape, 1.5); },
              [=](double x) { return gamma_p(shape, x / 1.5); });
-  for (auto [a, b] : {std::pair{0.4, 0.7}, std::pair{2.0, 5.0}, std::pair{0.5, 3.0}})
+  for (const auto& item : {std::pair{0.4, 0.7}, std::pair{2.0, 5.0}, std::pair{0.5, 3.0}}) {
+    const auto& a = std::get<0>(item);
+    const auto& b = std::get<1>(item);
     check_ks("beta", 5, [=](kr::Pcg64& g) { return kr::beta(g, a, b); }, [=](double x) { return beta_i(a, b, x); });
+  }
   check_ks("chisquare", 6, [](kr::Pcg64& g) { return kr::chisquare(g, 3); }, [](double x) { return gamma_p(1.5, x / 2); });
   for (double df : {1.0, 4.5})
     check_ks("standard_t", 7, [=](kr::Pcg64& g) { return kr::standard_t(g, df); }, [=](double t) {
@@ -198,9 +201,12 @@ TEST_CASE("random: discrete samplers follow their distributions (chi-square, 10^
   for (double lam : {0.7, 6.0, 10.0, 75.0})
     check_chi2("poisson", 21, [=](kr::Pcg64& g) { return kr::poisson(g, lam); },
                [=](std::int64_t k) { return std::exp(k * std::log(lam) - lam - std::lgamma(k + 1.0)); }, 0, 200);
-  for (auto [n, p] : {std::pair{20, 0.3}, std::pair{200, 0.4}, std::pair{500, 0.93}, std::pair{40, 0.99}})
+  for (const auto& item : {std::pair{20, 0.3}, std::pair{200, 0.4}, std::pair{500, 0.93}, std::pair{40, 0.99}}) {
+    const auto& n = std::get<0>(item);
+    const auto& p = std::get<1>(item);
     check_chi2("binomial", 22, [=](kr::Pcg64& g) { return kr::binomial(g, n, p); },
                [=](std::int64_t k) { return std::exp(log_choose(n, k) + k * std::log(p) + (n - k) * std::log1p(-p)); }, 0, n);
+  }
   for (double p : {0.6, 0.2, 0.01})
     check_chi2("geometric", 23, [=](kr::Pcg64& g) { return kr::geometric(g, p); },
                [=](std::int64_t k) { return p * std::pow(1 - p, double(k - 1)); }, 1, 3000);
@@ -208,12 +214,16 @@ TEST_CASE("random: discrete samplers follow their distributions (chi-square, 10^
              [](std::int64_t k) {
                return std::exp(std::lgamma(k + 3.5) - std::lgamma(3.5) - std::lgamma(k + 1.0) + 3.5 * std::log(0.3) + k * std::log(0.7));
              }, 0, 300);
-  for (auto [good, bad, s] : {std::tuple{30, 20, 7}, std::tuple{300, 500, 100}, std::tuple{20, 70, 85}})
+  for (const auto& item : {std::tuple{30, 20, 7}, std::tuple{300, 500, 100}, std::tuple{20, 70, 85}}) {
+    const auto& good = std::get<0>(item);
+    const auto& bad = std::get<1>(item);
+    const auto& s = std::get<2>(item);
     check_chi2("hypergeometric", 25, [=](kr::Pcg64& g) { return kr::hypergeometric(g, good, bad, s); },
                [=](std::int64_t k) {
                  if (k > good || s - k > bad || k < 0) return 0.0;
                  return std::exp(log_choose(good, k) + log_choose(bad, s - k) - log_choose(good + bad, s));
                }, 0, s);
+  }
   check_chi2("integers", 26, [](kr::Pcg64& g) { return kr::integers_int64(g, -3, 17); }, [](std::int64_t) { return 1 / 20.0; }, -3, 16);
   check_chi2("categorical", 27, [](kr::Pcg64& g) {
     const double p[4] = {0.1, 0.4, 0.25, 0.25};
