@@ -11,6 +11,7 @@
 #include "api/graph_builder.h"
 #include "compiled.h"
 #include "driver/process.h"
+#include "driver/sanitize.h"
 #include "eval/evaluator.h"
 
 using namespace kiln;
@@ -210,9 +211,12 @@ int main() {
   return 0;
 }
 )";
-  ProcessResult cc = run_process({resolve_compiler({}), "-std=c++17", "-I", dir.string(), (dir / "main.cpp").string(),
-                                  "-o", (dir / "main").string(), "-L", dir.string(), "-ltyped_wrapper",
-                                  "-Wl,-rpath," + dir.string()});
+  // In a sanitized kiln the library is sanitized too, and so must the program be that loads it.
+  std::vector<std::string> cc_command = {resolve_compiler({}), "-std=c++17", "-I", dir.string(),
+                                         (dir / "main.cpp").string(), "-o", (dir / "main").string(), "-L",
+                                         dir.string(), "-ltyped_wrapper", "-Wl,-rpath," + dir.string()};
+  for (const std::string& flag : generated_code_sanitizer_flags()) cc_command.push_back(flag);
+  ProcessResult cc = run_process(cc_command);
   INFO(cc.output);
   REQUIRE(cc.exit_code == 0);
   ProcessResult run = run_process({(dir / "main").string()});
