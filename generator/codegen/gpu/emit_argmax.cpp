@@ -21,13 +21,7 @@ NodeCode gpu_emit_argmax(const NodeEmitContext& c, const GpuDialect& d, const st
 
   std::string params;
   std::vector<std::string> args;
-  const auto length = [&](int dim) { return x + ".shape[" + std::to_string(dim) + "]"; };
-  gpu_dim_params(dims.across, "k", {"x", "y"}, length, [&](std::size_t t, std::size_t i, int dim) {
-    return t == 0 ? x + ".strides[" + std::to_string(dim) + "]" : y + ".strides[" + std::to_string(i) + "]";
-  }, params, args);
-  gpu_dim_params(dims.row, "r", {"x"}, length, [&](std::size_t, std::size_t, int dim) {
-    return x + ".strides[" + std::to_string(dim) + "]";
-  }, params, args);
+  gpu_row_params(dims, x, y, true, params, args);
 
   TemplateData data = d.data();
   data.set("name", name);
@@ -54,7 +48,7 @@ NodeCode gpu_emit_argmax(const NodeEmitContext& c, const GpuDialect& d, const st
   }
   std::string n = "1";
   for (int dim : dims.row) {
-    n += " * " + length(dim);
+    n += " * " + x + ".shape[" + std::to_string(dim) + "]";
     TemplateData item;
     item.set("d", std::to_string(dim));
     item.set("message",

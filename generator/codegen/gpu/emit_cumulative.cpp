@@ -32,13 +32,7 @@ NodeCode gpu_emit_cumop(const NodeEmitContext& c, const GpuDialect& d, const std
                        d.buffer_param(T, "totals", false) +
                        ", const int64_t rows, const int64_t n, const int64_t chunks, const int64_t len, const int64_t ystep";
   std::vector<std::string> args;
-  const auto length = [&](int dim) { return x + ".shape[" + std::to_string(dim) + "]"; };
-  gpu_dim_params(dims.across, "k", {"x", "y"}, length, [&](std::size_t t, std::size_t, int dim) {
-    return (t == 0 ? x : y) + ".strides[" + std::to_string(dim) + "]";
-  }, params, args);
-  gpu_dim_params(dims.row, "r", {"x"}, length, [&](std::size_t, std::size_t, int dim) {
-    return x + ".strides[" + std::to_string(dim) + "]";
-  }, params, args);
+  gpu_row_params(dims, x, y, false, params, args);
 
   TemplateData data = d.data();
   data.set("name", name);
@@ -70,8 +64,8 @@ NodeCode gpu_emit_cumop(const NodeEmitContext& c, const GpuDialect& d, const std
     host.set("axis", false);
   host.set("ctype", ctype(dt));
   std::string rows = "1", n = "1";
-  for (int dim : dims.across) rows += " * " + length(dim);
-  for (int dim : dims.row) n += " * " + length(dim);
+  for (int dim : dims.across) rows += " * " + x + ".shape[" + std::to_string(dim) + "]";
+  for (int dim : dims.row) n += " * " + x + ".shape[" + std::to_string(dim) + "]";
   host.set("rows", rows);
   host.set("n", n);
   host.set("ystep", op.axis() ? y + ".strides[" + std::to_string(*op.axis()) + "]" : y + ".strides[0]");

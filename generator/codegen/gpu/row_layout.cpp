@@ -54,4 +54,16 @@ void gpu_dim_params(const std::vector<int>& dims, const std::string& p, const st
   }
 }
 
+void gpu_row_params(const GpuRowDims& dims, const std::string& x, const std::string& y, bool y_compact,
+                    std::string& params, std::vector<std::string>& args) {
+  const auto length = [&](int dim) { return x + ".shape[" + std::to_string(dim) + "]"; };
+  gpu_dim_params(dims.across, "k", {"x", "y"}, length, [&](std::size_t t, std::size_t i, int dim) {
+    return t == 0 ? x + ".strides[" + std::to_string(dim) + "]"
+                  : y + ".strides[" + std::to_string(y_compact ? static_cast<int>(i) : dim) + "]";
+  }, params, args);
+  gpu_dim_params(dims.row, "r", {"x"}, length, [&](std::size_t, std::size_t, int dim) {
+    return x + ".strides[" + std::to_string(dim) + "]";
+  }, params, args);
+}
+
 }  // namespace kiln

@@ -38,4 +38,11 @@ void gpu_dim_params(const std::vector<int>& dims, const std::string& p, const st
                     const std::function<std::string(std::size_t t, std::size_t i, int dim)>& stride,
                     std::string& params, std::vector<std::string>& args);
 
+/// The parameters and host arguments of a row kernel reading `x` (host name) along rows and
+/// writing `y` once per row or along the row by a step of its own: x's lengths and strides for
+/// every dimension, y's strides for the dimensions numbering rows (y's dimension i, the i-th of
+/// them, when `y_compact`, as y lacks the row's dimensions; else the same dimension as x's).
+void gpu_row_params(const GpuRowDims& dims, const std::string& x, const std::string& y, bool y_compact,
+                    std::string& params, std::vector<std::string>& args);
+
 }  // namespace kiln
