@@ -7,15 +7,23 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
+#include <random>
 
 #include "api/elementwise.h"
 #include "api/special.h"
 #include "api/graph_builder.h"
 #include "codegen/gpu/backend.h"
 #include "compiled.h"
+#include "eval/evaluator.h"
 #include "fixtures.h"
 #include "ir/error.h"
+#include "ops/cumulative.h"
+#include "ops/dimshuffle.h"
+#include "ops/reduce.h"
 #include "ops/softmax.h"
+#include "ops/sort.h"
 
 #ifdef KILN_TEST_OPENCL
 #include "kiln/opencl.hpp"
@@ -139,7 +147,7 @@ TEST_CASE("opencl: NumPy fixtures through the opencl backend") {
   };
   check_fixtures_compiled(opencl_options(), claims, call_opencl, 64);
   MESSAGE(refused << " cases of GPU ops refused at compile time (a scalar op the GPU dialects do not spell, or a form "
-                     "the GPU kernels lack, such as Join across dtypes)");
+                     "the GPU kernels lack, such as advanced indexing beyond the row form)");
 #endif
 }
 
@@ -189,19 +197,102 @@ TEST_CASE("opencl: errors kernels find come back through the status word as the 
 #endif
 }
 
+TEST_CASE("opencl: long rows take several work-items, tiles, groups and chunks") {
+#ifndef KILN_TEST_OPENCL
+  MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
+#else
+  if (!have_opencl_platform()) {
+    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
+    return;
+  }
+  // The fixtures' rows are short (one work-item's share each); these rows span many work-items
+  // (the group trees of softmax and argmax), many scan tiles, and several groups per row (the
+  // chunked scan's carry and add kernels), compared with the reference evaluator.
+  std::mt19937_64 rng(19);
+  std::normal_distribution<double> normal(0.0, 10.0);
+  const auto random_array = [&](DType dt, const Shape& shape, const std::function<double(int64_t)>& value) {
+    Array a = Array::zeros(dt, shape);
+    for (int64_t i = 0; i < a.size(); ++i) {
+      const double v = value(i);
+      switch (dt) {
+        case DType::Float64: a.data<double>()[i] = v; break;
+        case DType::Float32: a.data<float>()[i] = static_cast<float>(v); break;
+        case DType::Int64: a.data<int64_t>()[i] = static_cast<int64_t>(v); break;
+        case DType::Int8: a.data<int8_t>()[i] = static_cast<int8_t>(static_cast<int64_t>(v)); break;
+        case DType::Bool: a.data<uint8_t>()[i] = v != 0; break;
+        default: FAIL("dtype");
+      }
+    }
+    return a;
+  };
+  struct Case {
+    FunctionGraph graph;
+    std::vector<Array> inputs;
+  };
+  std::vector<Case> cases;
+  const auto add = [&](const char* name, DType dt, const Shape& shape, const std::function<Var(const Var&)>& f,
+                       const std::function<double(int64_t)>& value) {
+    GraphBuilder g(name);
+    Shape any(shape.size(), -1);
+    auto x = g.input("x", dt, any);
+    g.output(f(x), "y");
+    cases.push_back({g.build(), {random_array(dt, shape, value)}});
+  };
+  const auto noise = [&](int64_t) { return normal(rng); };
+  add("softmax_rows", DType::Float64, {3, 3000}, [](const Var& x) { return softmax(x, 1); }, noise);
+  add("softmax_columns", DType::Float32, {2500, 3}, [](const Var& x) { return softmax(x, 0); }, noise);
+  add("log_softmax_all_transposed", DType::Float64, {70, 50},
+      [](const Var& x) { return log_softmax(transpose(x), std::nullopt); }, noise);
+  add("softmax_grad_rows", DType::Float64, {2, 2000},
+      [](const Var& x) { return softmax_grad(x, softmax(x, 1), 1); }, noise);
+  // Ties of the maximum at 100 and 2900 (the first wins); NaNs at 2000 and 2500 in row 2.
+  const auto peaks = [&](int64_t i) {
+    const int64_t k = i % 3000;
+    if (i / 3000 == 2 && (k == 2000 || k == 2500)) return std::nan("");
+    return k == 100 || k == 2900 ? 1000.0 : normal(rng);
+  };
+  add("argmax_rows", DType::Float64, {4, 3000}, [](const Var& x) { return argmax(x, 1); }, peaks);
+  add("argmax_all_transposed", DType::Float64, {4, 3000}, [](const Var& x) { return argmax(transpose(x), {0, 1}); },
+      [&](int64_t i) { return i == 7001 ? 1000.0 : normal(rng); });
+  std::uniform_int_distribution<int64_t> small(-1000, 1000);
+  add("cumsum_flat_int64", DType::Int64, {300, 200}, [](const Var& x) { return cumsum(x); },
+      [&](int64_t) { return static_cast<double>(small(rng)); });
+  add("cumsum_rows_int8_wraps", DType::Int8, {3, 20000}, [](const Var& x) { return cumsum(x, 1); },
+      [&](int64_t) { return static_cast<double>(small(rng) % 128); });
+  add("cumprod_columns_float64", DType::Float64, {9000, 3}, [](const Var& x) { return cumprod(x, 0); },
+      [&](int64_t) { return 1.0 + normal(rng) * 1e-4; });
+  add("cumsum_bool_transposed", DType::Bool, {5000, 4}, [](const Var& x) { return cumsum(transpose(x), 1); },
+      [&](int64_t i) { return i == 4 * 4000 + 1 ? 1.0 : 0.0; });
+  NamedGraphs graphs;
+  for (const Case& c : cases) graphs.emplace_back(&c.graph, std::string(c.graph.name()));
+  const BuildResult built = compile_bundle(graphs, "long_rows_opencl", opencl_options());
+  Library so(built.library_path);
+  for (const Case& c : cases) {
+    CAPTURE(c.graph.name());
+    const std::vector<Array> want = evaluate(c.graph, c.inputs);
+    for (bool into : {false, true}) {
+      const CallResult got = call_opencl(so, std::string(c.graph.name()), c.inputs, into);
+      REQUIRE_MESSAGE(got.status == KILN_OK, got.error);
+      const auto diff = compare_arrays(got.outputs[0], want[0]);
+      CHECK_MESSAGE(!diff, *diff);
+    }
+  }
+#endif
+}
+
 TEST_CASE("opencl: an op without a GPU kernel is a compile-time error naming op, props and backend") {
   for (const char* backend : {"opencl", "cuda"}) {
     CompileOptions o = opencl_options();
     o.backend = backend;
     GraphBuilder g("lacks");
     auto x = g.input("x", DType::Float64, {-1, -1});
-    g.output(softmax(x, 1), "y");
+    g.output(sort(x, 1), "y");
     try {
       emit(g.build(), o);
       FAIL("expected a NotImplementedError");
     } catch (const NotImplementedError& e) {
       const std::string what = e.what();
-      CHECK_MESSAGE(what.find("`Softmax{axis=1}` has no " + std::string(backend) + " implementation") != std::string::npos,
+      CHECK_MESSAGE(what.find("`SortOp{kind='quicksort'}` has no " + std::string(backend) + " implementation") != std::string::npos,
                     what);
       CHECK_MESSAGE(what.find("no GPU kernel yet") != std::string::npos, what);
     }

@@ -112,10 +112,11 @@ std::string emit_alloc(const NodeEmitContext& c, const std::string& device_fill)
   return render_shape_op("alloc", data);
 }
 
-std::string emit_alloc_empty(const NodeEmitContext& c) {
+namespace {
+
+std::string alloc_empty_code(const NodeEmitContext& c, bool device) {
   TemplateData data = c.base_data();
   data.set("lengths", length_items(c, 0));
-  data.set("ctype", ctype(c.out_var(0).dtype()));
   // Zero-filling is for readers of the initial values; a Gemv/Gemm whose b is a constant 0
   // (PyTensor's usual reason for an AllocEmpty) never reads them.
   bool read = false;
@@ -124,9 +125,21 @@ std::string emit_alloc_empty(const NodeEmitContext& c) {
     const bool blas = op == "Gemv" || op == "CGemv" || op == "Gemm";
     read = read || !blas || client.index != 0 || !blas_ignores_initial(*client.node);
   }
-  data.set("zero_fill", read);
+  const std::string out = c.out(0);
+  if (!read)
+    data.set("zero_fill", false);
+  else if (device)
+    data.set("zero_fill", "KILN_TRY_AT(kg::zero_fill(ctx, " + out + "), kWhere);");
+  else
+    data.set("zero_fill", "if (" + out + ".size() > 0) std::memset(" + out + ".data, 0, static_cast<size_t>(" + out +
+                              ".size()) * sizeof(" + ctype(c.out_var(0).dtype()) + "));");
   return render_shape_op("alloc_empty", data);
 }
+
+}  // namespace
+
+std::string emit_alloc_empty(const NodeEmitContext& c) { return alloc_empty_code(c, false); }
+std::string emit_device_alloc_empty(const NodeEmitContext& c) { return alloc_empty_code(c, true); }
 
 std::string emit_make_vector(const NodeEmitContext& c) {
   TemplateData data = c.base_data();
@@ -176,15 +189,25 @@ std::string emit_join(const NodeEmitContext& c, const std::string& device_fill) 
   return render_shape_op("join", data);
 }
 
-std::string emit_split(const NodeEmitContext& c) {
+namespace {
+
+std::string split_code(const NodeEmitContext& c, bool device, bool lengths_only) {
   const auto& op = static_cast<const Split&>(c.node().op());
   TemplateData data = c.base_data();
+  data.set("device", device);
+  data.set("lengths_only", lengths_only);  // a GPU shape function's: no data to copy
   TemplateData outputs = new_list();
   for (int i = 0; i < op.len_splits(); ++i) {
     TemplateData item;
     item.set("i", str(i));
     item.set("name", c.out(i));
     item.set("alloc", c.alloc(i));
+    // The piece's copy out of x: none in a shape function (lengths only).
+    if (lengths_only)
+      item.set("copy", false);
+    else
+      item.set("copy", device ? "KILN_TRY_AT(kg::copy_tensor(ctx, piece, " + c.out(i) + "), kWhere);"
+                              : "kg::copy_tensor(piece, " + c.out(i) + ");");
     outputs.push_back(item);
   }
   data.set("outputs", outputs);
@@ -195,6 +218,12 @@ std::string emit_split(const NodeEmitContext& c) {
   data.set("ctype", ctype(c.in_var(0).dtype()));
   return render_shape_op("split", data);
 }
+
+}  // namespace
+
+std::string emit_split(const NodeEmitContext& c) { return split_code(c, false, false); }
+std::string emit_device_split(const NodeEmitContext& c) { return split_code(c, true, false); }
+std::string emit_split_lengths(const NodeEmitContext& c) { return split_code(c, false, true); }
 
 std::string emit_arange(const NodeEmitContext& c, const std::string& device_fill) {
   const DType dt = c.out_var(0).dtype();

@@ -45,6 +45,12 @@ std::string emit_specify_shape(const NodeEmitContext& c);
 /// that fill the output, after the same shape computation and checks.
 std::string emit_alloc(const NodeEmitContext& c, const std::string& device_fill = {});
 std::string emit_alloc_empty(const NodeEmitContext& c);
+/// AllocEmpty and Split over device tensors (the GPU backends): the same shape code and checks,
+/// the zero fill and the pieces' copies through kg::zero_fill and kg::copy_tensor(ctx, ...).
+std::string emit_device_alloc_empty(const NodeEmitContext& c);
+std::string emit_device_split(const NodeEmitContext& c);
+/// Split computing its pieces' lengths only (a GPU backend's shape function has no data).
+std::string emit_split_lengths(const NodeEmitContext& c);
 std::string emit_make_vector(const NodeEmitContext& c);
 std::string emit_join(const NodeEmitContext& c, const std::string& device_fill = {});
 std::string emit_split(const NodeEmitContext& c);

@@ -12,8 +12,8 @@ namespace kiln {
 namespace {
 
 // The op table of a GPU dialect: kernels for Elemwise, every CAReduce, the fill ops (Alloc,
-// ARange, Eye, Tri), Join, Reshape, MakeVector, checks (through the device status word) and
-// indexing; DimShuffle, Subtensor and SpecifyShape are views (host metadata over the same
+// ARange, Eye, Tri, AllocEmpty), Join, Split, Reshape, MakeVector, checks (through the device status word),
+// indexing, the softmax family, Argmax and CumOp; DimShuffle, Subtensor and SpecifyShape are views (host metadata over the same
 // buffer: the cpp backend's emitters work on device tensors).
 std::vector<OpEmitter> gpu_table(const std::string& backend) {
   const GpuDialect& d = GpuDialect::get(backend);
@@ -30,7 +30,9 @@ std::vector<OpEmitter> gpu_table(const std::string& backend) {
   table.push_back({"ARange", with_dialect(gpu_emit_arange), false});
   table.push_back({"Eye", with_dialect(gpu_emit_eye_like), false});
   table.push_back({"Tri", with_dialect(gpu_emit_eye_like), false});
+  table.push_back({"AllocEmpty", with_dialect(gpu_emit_alloc_empty), false});
   table.push_back({"Join", with_dialect(gpu_emit_join), false});
+  table.push_back({"Split", with_dialect(gpu_emit_split), false});
   table.push_back({"Reshape", with_dialect(gpu_emit_reshape), false});
   table.push_back({"MakeVector", with_dialect(gpu_emit_make_vector), false});
   // SpecifyShape is a view whose checks read the requested lengths from the device (kg::read_int).
@@ -46,6 +48,13 @@ std::vector<OpEmitter> gpu_table(const std::string& backend) {
   table.push_back({"AdvancedSubtensor", with_dialect(gpu_emit_advanced_subtensor), false});
   table.push_back({"AdvancedIncSubtensor1", with_dialect(gpu_emit_advanced_inc_subtensor1), false});
   table.push_back({"AdvancedIncSubtensor", with_dialect(gpu_emit_advanced_inc_subtensor), false});
+  // Row-block kernels: one work-group per row.
+  table.push_back({"Softmax", with_dialect(gpu_emit_softmax), false});
+  table.push_back({"LogSoftmax", with_dialect(gpu_emit_softmax), false});
+  table.push_back({"SoftmaxGrad", with_dialect(gpu_emit_softmax_grad), false});
+  table.push_back({"Argmax", with_dialect(gpu_emit_argmax), false});
+  // A chunked parallel scan; the chunk totals live in the node's workspace slot.
+  table.push_back({"CumOp", with_dialect(gpu_emit_cumop), false, false, true});
   return table;
 }
 
@@ -75,13 +84,16 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
   auto shapes = std::make_shared<Backend>(*make_cpp_backend());
   shapes->name = name + " (shape function)";
   shapes->template_values = {{"bind_input", "kg::bind_input_shape"}};
-  // The shape function keeps a Reshape whose lengths come from a shape vector's values (read
-  // to the host by bind_input_shape); its data is not on the host, so it computes lengths only.
-  for (OpEmitter& e : shapes->ops)
+  // The shape function keeps a Reshape or Split whose lengths come from a shape vector's values
+  // (read to the host by bind_input_shape); its data is not on the host, so it computes lengths
+  // only.
+  for (OpEmitter& e : shapes->ops) {
     if (e.op_name == "Reshape")
       e.emit = [](const NodeEmitContext& c) {
         return NodeCode(emit_reshape(c, "// Lengths only: the shape function has no data to copy.\n"));
       };
+    if (e.op_name == "Split") e.emit = [](const NodeEmitContext& c) { return NodeCode(emit_split_lengths(c)); };
+  }
   b->shape_backend = shapes;
   b->impl_template = "templates/cpp/graph_impl.cpp.mustache";
   b->function_template = "templates/gpu/function.mustache";

@@ -24,7 +24,11 @@ std::string gpu_copy_kernels(const GpuDialect& d) {
     const std::string type = std::string(bytes) == "1" ? "uint8_t" : std::string(bytes) == "2" ? "uint16_t"
                              : std::string(bytes) == "4" ? "uint32_t" : "uint64_t";
     TemplateData data = d.data();
-    data.set("bytes", bytes);
+    data.set("copy_name", "kiln_copy_" + std::string(bytes));
+    data.set("comment", "Strided copy of " + std::string(bytes) +
+                            "-byte items (rank <= 6, lengths and strides padded with leading 1s\n// and 0s): a graph "
+                            "output that is an input, a constant or a view.");
+    data.set("value", "src[so]");
     data.set("src_param", d.buffer_param(type, "src", true));
     data.set("dst_param", d.buffer_param(type, "dst", false));
     data.set("src_bind", d.buffer_bind(type, "src", true));

@@ -4,7 +4,10 @@
 // only the fill becomes device work: a copy kernel of the broadcast value (Alloc), a kernel
 // per element from the first two values (ARange, NumPy's fill rule), and a kernel writing
 // ones where the diagonal condition holds (Eye, Tri). Join is the same pattern: the C++
-// backend's shape checks, then each input copied into its region by the copy kernels; and
+// backend's shape checks, then each input copied into its region by the copy kernels (a
+// converting copy kernel of the node for an input of another dtype); Split the C++ backend's
+// checks, then each piece copied out; AllocEmpty the C++ backend's lengths, then a zero fill
+// ordered on the queue/stream (kg::zero_fill); and
 // Reshape: the C++ backend's checks of the requested shape (read from the device), then the
 // input copied in C order by the copy kernels.
 #include "codegen/c_names.h"
@@ -76,26 +79,52 @@ NodeCode gpu_emit_eye_like(const NodeEmitContext& c, const GpuDialect& d, const 
 }
 
 NodeCode gpu_emit_join(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend) {
-  (void)d;
   const auto& op = static_cast<const Join&>(c.node().op());
   const Variable& out = c.out_var(0);
   if (out.ndim() > 6)
     throw NotImplementedError("`Join` of rank " + std::to_string(out.ndim()) + " has no " + backend +
                               " implementation: the device copy kernels handle rank 6 at most");
+  const std::string storage = gpu_storage_type(out.dtype());
   TemplateData tensors{TemplateData::type::list};
+  std::string kernels;
   for (int k = op.first_tensor(); k < c.node().num_inputs(); ++k) {
-    if (c.in_var(k).dtype() != out.dtype())
-      throw NotImplementedError("`Join` of " + std::string(dtype_name(c.in_var(k).dtype())) + " into " +
-                                std::string(dtype_name(out.dtype())) + " has no " + backend +
-                                " implementation: the device copies do not convert (join inputs of one dtype)");
+    const DType in = c.in_var(k).dtype();
     TemplateData item;
     item.set("name", c.in(k));
+    item.set("same_type", in == out.dtype());
+    if (in != out.dtype()) {
+      // A converting copy of this input (the C++ backend's kiln_scalar::convert).
+      const std::string name = c.kernel_name() + "_in" + std::to_string(k);
+      TemplateData data = d.data();
+      data.set("copy_name", name);
+      data.set("comment", comment_text(op.str(), 60) + ": input " + std::to_string(k) + " converted from " +
+                              std::string(dtype_name(in)) + " to " + std::string(dtype_name(out.dtype())));
+      data.set("value", "(" + storage + ")" + convert_scalar("src[so]", in, out.dtype(), gpu_scalar_table(backend)));
+      data.set("src_param", d.buffer_param(gpu_storage_type(in), "src", true));
+      data.set("dst_param", d.buffer_param(storage, "dst", false));
+      data.set("src_bind", d.buffer_bind(gpu_storage_type(in), "src", true));
+      data.set("dst_bind", d.buffer_bind(storage, "dst", false));
+      kernels += render_template("templates/gpu/copy.mustache", data);
+      item.set("kernel_ref", d.kernel_ref(name));
+    }
     tensors.push_back(item);
   }
   TemplateData host = c.base_data();
   host.set("tensors", tensors);
   host.set("rank", std::to_string(out.ndim()));
-  return NodeCode(emit_join(c, render_template("templates/gpu/host/join.mustache", host)));
+  return NodeCode(emit_join(c, render_template("templates/gpu/host/join.mustache", host)), kernels);
+}
+
+NodeCode gpu_emit_alloc_empty(const NodeEmitContext& c, const GpuDialect&, const std::string&) {
+  return NodeCode(emit_device_alloc_empty(c));
+}
+
+NodeCode gpu_emit_split(const NodeEmitContext& c, const GpuDialect&, const std::string& backend) {
+  const int rank = c.in_var(0).ndim();
+  if (rank > 6)
+    throw NotImplementedError("`Split` of rank " + std::to_string(rank) + " has no " + backend +
+                              " implementation: the device copy kernels handle rank 6 at most");
+  return NodeCode(emit_device_split(c));
 }
 
 NodeCode gpu_emit_make_vector(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend) {

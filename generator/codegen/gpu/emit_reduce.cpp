@@ -61,22 +61,23 @@ std::string returning(const ScalarCode& code, const std::string& before = "") {
   return indent_lines(before + code.statements + "return " + code.results[0] + ";", "  ");
 }
 
-// The work-group tree over acc[0, gs) into acc[0] (warp shuffles for the last 32 in CUDA).
-std::string tree(const GpuDialect& d, const std::string& combine, const std::string& A) {
+}  // namespace
+
+// The work-group tree over a[0, gs) into a[0] (warp shuffles for the last 32 in CUDA).
+std::string gpu_group_tree(const GpuDialect& d, const std::string& combine, const std::string& A, const std::string& a) {
   const std::string barrier = d["barrier"] + ";";
-  const std::string level = "      if (tid < s) acc[tid] = " + combine + "(acc[tid], acc[tid + s]);\n      " + barrier + "\n";
+  const std::string level =
+      "      if (tid < s) " + a + "[tid] = " + combine + "(" + a + "[tid], " + a + "[tid + s]);\n      " + barrier + "\n";
   if (!d.has_shuffle()) return "    for (int64_t s = gs / 2; s > 0; s >>= 1) {\n" + level + "    }\n";
   std::string shfl = d["shuffle_down"];
   shfl.replace(shfl.find("{v}"), 3, "v");
   shfl.replace(shfl.find("{o}"), 3, "w");
   return "    int64_t s = gs / 2;\n    for (; s > 32; s >>= 1) {\n" + level +
          "    }\n    if (s == 32) {\n      if (tid < 32) {\n        " + A + " v = " + combine +
-         "(acc[tid], acc[tid + 32]);\n        for (int w = 16; w > 0; w >>= 1) v = " + combine + "(v, " + shfl +
-         ");\n        if (tid == 0) acc[0] = v;\n      }\n      " + barrier + "\n    } else {\n      for (; s > 0; s >>= 1) {\n  " +
+         "(" + a + "[tid], " + a + "[tid + 32]);\n        for (int w = 16; w > 0; w >>= 1) v = " + combine + "(v, " + shfl +
+         ");\n        if (tid == 0) " + a + "[0] = v;\n      }\n      " + barrier + "\n    } else {\n      for (; s > 0; s >>= 1) {\n  " +
          level + "      }\n    }\n";
 }
-
-}  // namespace
 
 NodeCode gpu_emit_careduce(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend) {
   const auto& op = static_cast<const CAReduce&>(c.node().op());
@@ -127,7 +128,7 @@ NodeCode gpu_emit_careduce(const NodeEmitContext& c, const GpuDialect& d, const 
     data.set("init", identity(fold, dt.acc));
   }
   data.set("finish", convert_scalar("acc[0]", dt.acc, dt.out, table));
-  data.set("tree", tree(d, name + "_combine", A));
+  data.set("tree", gpu_group_tree(d, name + "_combine", A, "acc"));
   data.set("local_acc", d.local_array(A, "acc", 256));
 
   // Kernel parameters: kept lengths and strides (last first, to decode the output index),

@@ -22,8 +22,13 @@ NodeCode gpu_emit_careduce(const NodeEmitContext& c, const GpuDialect& d, const 
 NodeCode gpu_emit_alloc(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 NodeCode gpu_emit_arange(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 NodeCode gpu_emit_eye_like(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
-/// Join of inputs of the output's dtype: each copied into its region of the output.
+/// Join: each input copied into its region of the output (converted by a copy kernel of the
+/// node when its dtype differs).
 NodeCode gpu_emit_join(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// AllocEmpty: the C++ backend's lengths, then a zero fill on the device.
+NodeCode gpu_emit_alloc_empty(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// Split: the C++ backend's checks of the sizes (read from the device), each piece copied out.
+NodeCode gpu_emit_split(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 /// MakeVector: one work-item writes each 0-d input, converted, into the vector.
 NodeCode gpu_emit_make_vector(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 /// Reshape: the C++ backend's shape checks, then a copy in C order (the copy kernels).
@@ -39,6 +44,18 @@ NodeCode gpu_emit_advanced_subtensor1(const NodeEmitContext& c, const GpuDialect
 NodeCode gpu_emit_advanced_subtensor(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 NodeCode gpu_emit_advanced_inc_subtensor1(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 NodeCode gpu_emit_advanced_inc_subtensor(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// Softmax and LogSoftmax (any axis, or every element) and SoftmaxGrad: one work-group per row,
+/// its maximum and sums reduced in group-local memory (emit_softmax.cpp).
+NodeCode gpu_emit_softmax(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+NodeCode gpu_emit_softmax_grad(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// Argmax over any axes: one work-group per output element, first maximum, NaN wins.
+NodeCode gpu_emit_argmax(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// CumOp (add, mul; any axis or flattened): a chunked parallel scan (emit_cumulative.cpp).
+NodeCode gpu_emit_cumop(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// Statements reducing `a[0, gs)` of type `A` into `a[0]` with the device function `combine` in
+/// a work-group tree (local memory and barriers; CUDA ends with warp shuffles). The kernel names
+/// its work-item `tid` and the group size `gs` (a power of two).
+std::string gpu_group_tree(const GpuDialect& d, const std::string& combine, const std::string& A, const std::string& a);
 /// The strided copy kernels every device source has (kg::copy_tensor).
 std::string gpu_copy_kernels(const GpuDialect& d);
 

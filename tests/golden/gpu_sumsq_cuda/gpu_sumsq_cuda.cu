@@ -2302,6 +2302,16 @@ inline int32_t end_status(Ctx* ctx, int32_t status) {
   return word[0] != 0 ? status_failure(ctx, d->status_log, word) : status;
 }
 
+/// Sets every element of a contiguous device tensor (a new output or workspace) to zero bits,
+/// ordered on the context's stream (AllocEmpty's fill; nothing waits).
+template <typename T, int N>
+inline int32_t zero_fill(Ctx* ctx, DTensor<T, N>& t) {
+  const int64_t n = t.size();
+  if (n == 0) return KILN_OK;
+  const cudaError_t e = cudaMemsetAsync(t.data, 0, static_cast<size_t>(n) * sizeof(T), dev_of(ctx)->stream);
+  return e == cudaSuccess ? KILN_OK : cuda_fail(ctx, e, "cudaMemsetAsync");
+}
+
 /// Copies src into dst (same shape; any strides) with the strided copy kernel of its item size.
 template <typename T, int N>
 inline int32_t copy_tensor(Ctx* ctx, const DTensor<T, N>& src, DTensor<T, N>& dst) {

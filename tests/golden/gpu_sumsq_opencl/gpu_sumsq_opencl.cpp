@@ -2263,6 +2263,18 @@ inline int32_t end_status(Ctx* ctx, int32_t status) {
   return word[0] != 0 ? status_failure(ctx, d->status_log, word) : status;
 }
 
+/// Sets every element of a contiguous device tensor (a new output or workspace) to zero bits,
+/// ordered on the queue (AllocEmpty's fill; nothing waits).
+template <typename T, int N>
+inline int32_t zero_fill(Ctx* ctx, DTensor<T, N>& t) {
+  const int64_t n = t.size();
+  if (n == 0) return KILN_OK;
+  const cl_uchar zero = 0;
+  const cl_int e = clEnqueueFillBuffer(dev_of(ctx)->queue, t.data.buf, &zero, 1, static_cast<size_t>(t.data.off) * sizeof(T),
+                                       static_cast<size_t>(n) * sizeof(T), 0, nullptr, nullptr);
+  return e == CL_SUCCESS ? KILN_OK : cl_fail(ctx, e, "clEnqueueFillBuffer");
+}
+
 /// Copies src into dst (same shape; any strides) with the strided copy kernel of its item size.
 template <typename T, int N>
 inline int32_t copy_tensor(Ctx* ctx, const DTensor<T, N>& src, DTensor<T, N>& dst) {
