@@ -8,6 +8,7 @@
 #include "ops/alloc.h"
 #include "ops/array_util.h"
 #include "ops/constant.h"
+#include "ops/random_core.h"
 #include "ops/subtensor.h"
 
 namespace kiln {
@@ -38,6 +39,12 @@ constexpr RvParam kInt(std::string_view name) { return RvParam{name, true}; }
 RvDistribution scipy_scaled(RvDistribution d, int scale, int loc) {
   d.zero_scale_param = scale;
   d.loc_param = loc;
+  return d;
+}
+
+// A ScipyRandomVariable whose `_rvs` makes one NumPy call over the whole output before another.
+RvDistribution two_pass(RvDistribution d, double (*first)(kiln_random::Pcg64&, const rv::Args&)) {
+  d.first_pass = first;
   return d;
 }
 
@@ -88,6 +95,14 @@ const std::vector<RvDistribution>& rv_distributions() {
       int_rv("BernoulliRV", "bernoulli", "()->()", {{"p"}}, rv::bernoulli_check, rv::bernoulli_draw),
       int_rv("NegBinomialRV", "negative_binomial", "(),()->()", {{"n"}, {"p"}}, rv::negative_binomial_check,
              rv::negative_binomial_draw),
+      scipy_scaled(real_rv("CauchyRV", "cauchy", "(),()->()", {{"loc"}, {"scale"}}, rv::cauchy_check, rv::cauchy_draw),
+                   1, 0),
+      scipy_scaled(real_rv("GenGammaRV", "gengamma", "(),(),()->()", {{"alpha"}, {"p"}, {"lambd"}},
+                           rv::gengamma_check, rv::gengamma_draw),
+                   2, -1),
+      two_pass(int_rv("BetaBinomialRV", "beta_binomial", "(),(),()->()", {kInt("n"), {"a"}, {"b"}},
+                      rv::beta_binomial_check, rv::beta_binomial_draw),
+               rv::beta_binomial_first),
   };
   return list;
 }
@@ -119,10 +134,9 @@ namespace {
 
 bool has_size(const Apply& node) { return node.input(1)->type().kind != TypeKind::None; }
 
-// The static length of a broadcast dimension from the parameters' static lengths there (a
-// parameter without the dimension counts as 1): the length any of them has other than 1, 1
-// when all have 1, unknown otherwise.
-std::int64_t static_broadcast(const std::vector<std::int64_t>& lengths, const Op& op, int dim) {
+}  // namespace
+
+std::int64_t rv_static_broadcast(const std::vector<std::int64_t>& lengths, const Op& op, int dim) {
   std::int64_t known = -2;  // none seen yet
   bool all_one = true;
   for (std::int64_t n : lengths) {
@@ -137,8 +151,6 @@ std::int64_t static_broadcast(const std::vector<std::int64_t>& lengths, const Op
   if (known >= 0) return known;
   return all_one ? 1 : kUnknownLength;
 }
-
-}  // namespace
 
 std::vector<TensorType> RandomVariable::infer_types(const VarList& inputs) const {
   const std::size_t n_params = dist_->params.size();
@@ -184,7 +196,7 @@ std::vector<TensorType> RandomVariable::infer_types(const VarList& inputs) const
         const int k = d - (batch_ndim - t.ndim());
         lengths.push_back(k < 0 ? 1 : t.shape[static_cast<std::size_t>(k)]);
       }
-      out.push_back(static_broadcast(lengths, *this, d));
+      out.push_back(rv_static_broadcast(lengths, *this, d));
     }
   }
   return {rng_type(), TensorType(dtype_, out)};
@@ -274,7 +286,18 @@ void RandomVariable::perform(const Apply& node, const std::vector<Array>& inputs
     });
   } else if (dist_->integer_draws) {
     auto* out = static_cast<std::int64_t*>(draws.data());
-    for_each_args(*dist_, converted, dtypes, shape, [&](const rv::Args& a) { out[at++] = dist_->draw_int(g, a); });
+    std::vector<double> first;
+    if (dist_->first_pass)
+      for_each_args(*dist_, converted, dtypes, shape, [&](const rv::Args& a) { first.push_back(dist_->first_pass(g, a)); });
+    for_each_args(*dist_, converted, dtypes, shape, [&](const rv::Args& a) {
+      if (dist_->first_pass) {
+        rv::Args b = a;
+        b.first = first[static_cast<std::size_t>(at)];
+        out[at++] = dist_->draw_int(g, b);
+      } else {
+        out[at++] = dist_->draw_int(g, a);
+      }
+    });
   } else {
     auto* out = static_cast<double*>(draws.data());
     for_each_args(*dist_, converted, dtypes, shape, [&](const rv::Args& a) { out[at++] = dist_->draw_real(g, a); });
@@ -325,7 +348,9 @@ std::vector<GradTerm> RandomVariable::pushforward(const Apply& node, const VarLi
                                GradTerm::undefined("No tangent defined for random variables (" + str() + ")"));
 }
 
-bool is_impure(const Op& op) { return dynamic_cast<const RandomVariable*>(&op) != nullptr; }
+bool is_impure(const Op& op) {
+  return dynamic_cast<const RandomVariable*>(&op) != nullptr || dynamic_cast<const CoreRandomVariable*>(&op) != nullptr;
+}
 
 // --- building --------------------------------------------------------------------------------------
 
@@ -342,12 +367,22 @@ void check_dtype(const RvDistribution& d, DType dtype, const std::function<void(
 
 std::pair<Var, Var> random_variable(std::string_view op_name, const Var& rng, const Var& size, const VarList& params,
                                     std::optional<DType> dtype) {
+  VarList inputs = {rng, size ? size : make_constant(Array::empty(DType::Bool, {0}), {}, TypeKind::None)};
+  inputs.insert(inputs.end(), params.begin(), params.end());
+  if (const RvCoreDistribution* c = find_rv_core_distribution(op_name)) {
+    const bool integer = c->spec().integer;
+    const DType dt = dtype.value_or(integer ? DType::Int64 : DType::Float64);
+    if (integer ? (!is_integer(dt) || dt == DType::Bool) : !is_float(dt))
+      throw UserError(std::string(op_name) + (integer ? " draws integers: its dtype must be an integer dtype, not "
+                                                      : " draws floats: its dtype must be a float dtype, not ") +
+                      std::string(dtype_name(dt)));
+    ApplyPtr node = make_node(std::make_shared<CoreRandomVariable>(*c, dt), inputs);
+    return {node->output(0), node->output(1)};
+  }
   const RvDistribution* d = find_rv_distribution(op_name);
   if (!d) throw NotImplementedError(std::string(op_name) + " is not implemented in kiln");
   const DType dt = dtype.value_or(d->integer_draws ? DType::Int64 : DType::Float64);
   check_dtype(*d, dt, [](const std::string& m) { throw UserError(m); });
-  VarList inputs = {rng, size ? size : make_constant(Array::empty(DType::Bool, {0}), {}, TypeKind::None)};
-  inputs.insert(inputs.end(), params.begin(), params.end());
   ApplyPtr node = make_node(std::make_shared<RandomVariable>(*d, dt), inputs);
   return {node->output(0), node->output(1)};
 }

@@ -39,6 +39,9 @@ struct RvDistribution {
   /// loc) and nothing is drawn. zero_scale_param -1: no such shortcut.
   int zero_scale_param = -1;
   int loc_param = -1;
+  /// Distributions SciPy draws in two passes (BetaBinomialRV): one value per output element
+  /// drawn over the whole output first, handed to `draw_*` as `Args::first`. Null otherwise.
+  double (*first_pass)(kiln_random::Pcg64&, const kiln_random::rv::Args&) = nullptr;
 };
 
 /// Every RandomVariable kiln implements.
@@ -74,6 +77,11 @@ class RandomVariable : public Op {
   const RvDistribution* dist_;
   DType dtype_;
 };
+
+/// The static length of one broadcast dimension of the draws from the parameters' static
+/// lengths there (1 for a parameter without the dimension): the length any has other than 1, 1
+/// when all have 1, unknown otherwise; a type error on `op` when two differ.
+std::int64_t rv_static_broadcast(const std::vector<std::int64_t>& lengths, const Op& op, int dim);
 
 /// True for ops each application of which is an event of its own (random draws): rewrites
 /// never merge two such nodes, even with equal inputs, nor fold them into constants.
