@@ -8,7 +8,6 @@
 #include "ops/alloc.h"
 #include "ops/array_util.h"
 #include "ops/constant.h"
-#include "ops/random_core.h"
 #include "ops/subtensor.h"
 
 namespace kiln {
@@ -124,7 +123,7 @@ std::string RandomVariable::str() const {
   return std::string(dist_->name) + "_rv{\"" + std::string(dist_->signature) + "\"}";
 }
 
-bool RandomVariable::accepts_kind(int index, TypeKind kind) const {
+bool DrawOp::accepts_kind(int index, TypeKind kind) const {
   if (index == 0) return kind == TypeKind::Rng;
   if (index == 1) return kind == TypeKind::None || kind == TypeKind::Tensor;
   return kind == TypeKind::Tensor;
@@ -152,6 +151,26 @@ std::int64_t rv_static_broadcast(const std::vector<std::int64_t>& lengths, const
   return all_one ? 1 : kUnknownLength;
 }
 
+std::optional<Shape> DrawOp::size_shape(const VarList& inputs, int batch_ndim) const {
+  if (inputs[1]->type().kind == TypeKind::None) return std::nullopt;
+  const TensorType& st = inputs[1]->type();
+  if (st.ndim() != 1 || !is_integer(st.dtype) || st.dtype == DType::Bool)
+    type_error(*this, "size must be None or an integer vector, got " + st.str());
+  if (st.shape[0] == kUnknownLength)
+    type_error(*this, "size must have a static length (PyTensor's get_vector_length), got " + st.str());
+  if (st.shape[0] < batch_ndim)
+    type_error(*this, "size length is incompatible with the batched dimensions of the parameters: len(size) = " +
+                          std::to_string(st.shape[0]) + ", batched dims = " + std::to_string(batch_ndim));
+  Shape out;
+  const auto entries = constant_entries(inputs[1]);
+  for (std::int64_t i = 0; i < st.shape[0]; ++i) {
+    const auto e = entries ? (*entries)[static_cast<std::size_t>(i)] : std::nullopt;
+    if (e && *e < 0) type_error(*this, "size has a negative entry (" + std::to_string(*e) + ")");
+    out.push_back(e ? *e : kUnknownLength);
+  }
+  return out;
+}
+
 std::vector<TensorType> RandomVariable::infer_types(const VarList& inputs) const {
   const std::size_t n_params = dist_->params.size();
   if (inputs.size() != 2 + n_params) {
@@ -160,35 +179,18 @@ std::vector<TensorType> RandomVariable::infer_types(const VarList& inputs) const
     type_error(*this, "takes " + std::to_string(2 + n_params) + " inputs (" + names + "), got " +
                           std::to_string(inputs.size()));
   }
-  std::optional<std::int64_t> size_len;
-  Shape out;
-  if (inputs[1]->type().kind != TypeKind::None) {
-    const TensorType& st = inputs[1]->type();
-    if (st.ndim() != 1 || !is_integer(st.dtype) || st.dtype == DType::Bool)
-      type_error(*this, "size must be None or an integer vector, got " + st.str());
-    if (st.shape[0] == kUnknownLength)
-      type_error(*this, "size must have a static length (PyTensor's get_vector_length), got " + st.str());
-    size_len = st.shape[0];
-    const auto entries = constant_entries(inputs[1]);
-    for (std::int64_t i = 0; i < *size_len; ++i) {
-      const auto e = entries ? (*entries)[static_cast<std::size_t>(i)] : std::nullopt;
-      if (e && *e < 0) type_error(*this, "size has a negative entry (" + std::to_string(*e) + ")");
-      out.push_back(e ? *e : kUnknownLength);
-    }
-  }
   int batch_ndim = 0;
   for (std::size_t i = 0; i < n_params; ++i) {
     const RvParam& p = dist_->params[i];
     const TensorType& t = inputs[2 + i]->type();
-    const std::string what = "parameter " + std::to_string(i) + " (" + std::string(p.name) + ")";
     if (p.integer && (!is_integer(t.dtype) || t.dtype == DType::UInt64))
-      type_error(*this, what + " must have an integer dtype NumPy casts safely to int64, got " + t.str());
-    if (size_len && t.ndim() > *size_len)
-      type_error(*this, "size length is incompatible with the batched dimensions of " + what + ": len(size) = " +
-                            std::to_string(*size_len) + ", batched dims = " + std::to_string(t.ndim()));
+      type_error(*this, "parameter " + std::to_string(i) + " (" + std::string(p.name) +
+                            ") must have an integer dtype NumPy casts safely to int64, got " + t.str());
     batch_ndim = std::max(batch_ndim, t.ndim());
   }
-  if (!size_len) {
+  const std::optional<Shape> sized = size_shape(inputs, batch_ndim);
+  Shape out = sized.value_or(Shape{});
+  if (!sized) {
     for (int d = 0; d < batch_ndim; ++d) {
       std::vector<std::int64_t> lengths;
       for (std::size_t i = 0; i < n_params; ++i) {
@@ -338,19 +340,17 @@ std::vector<ShapeVars> RandomVariable::infer_shape(const Apply& node,
   return {ShapeVars{int64_constant(kRngStateWords)}, out};
 }
 
-std::vector<GradTerm> RandomVariable::pullback(const Apply& node, const VarList&) const {
+std::vector<GradTerm> DrawOp::pullback(const Apply& node, const VarList&) const {
   return std::vector<GradTerm>(static_cast<std::size_t>(node.num_inputs()),
                                GradTerm::undefined("No gradient defined for random variables (" + str() + ")"));
 }
 
-std::vector<GradTerm> RandomVariable::pushforward(const Apply& node, const VarList&) const {
+std::vector<GradTerm> DrawOp::pushforward(const Apply& node, const VarList&) const {
   return std::vector<GradTerm>(static_cast<std::size_t>(node.num_outputs()),
                                GradTerm::undefined("No tangent defined for random variables (" + str() + ")"));
 }
 
-bool is_impure(const Op& op) {
-  return dynamic_cast<const RandomVariable*>(&op) != nullptr || dynamic_cast<const CoreRandomVariable*>(&op) != nullptr;
-}
+bool is_impure(const Op& op) { return dynamic_cast<const DrawOp*>(&op) != nullptr; }
 
 // --- building --------------------------------------------------------------------------------------
 

@@ -49,11 +49,29 @@ const std::vector<RvDistribution>& rv_distributions();
 /// The distribution of a PyTensor class name, or null.
 const RvDistribution* find_rv_distribution(std::string_view op_name);
 
+/// What every RandomVariable op shares: inputs (rng, size, *params), outputs (next_rng, draws),
+/// no gradient (PyTensor defines none), never computed ahead of time.
+class DrawOp : public Op {
+ public:
+  /// PyTensor defines no gradient for draws: every input's is undefined.
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
+  bool accepts_kind(int index, TypeKind kind) const override;
+  /// Draws are never computed ahead of time.
+  bool do_constant_folding(const Apply&) const override { return false; }
+
+ protected:
+  /// The draws' static shape `size` gives (a length per entry, unknown where computed at run
+  /// time), or nullopt when size is None; type errors for a size that is not an integer vector
+  /// of static length at least `batch_ndim`, or has a negative constant entry.
+  std::optional<Shape> size_shape(const VarList& inputs, int batch_ndim) const;
+};
+
 /// A RandomVariable: (rng, size, *params) -> (next_rng, draws). `size` is a none or an integer
 /// vector of static length; without it the draws take the parameters' broadcast shape (NumPy
 /// broadcasting, length 1 stretching at run time), with it the parameters broadcast to `size`.
 /// The draws are NumPy's, made in C order over the output and cast to `dtype`.
-class RandomVariable : public Op {
+class RandomVariable : public DrawOp {
  public:
   RandomVariable(const RvDistribution& dist, DType dtype) : dist_(&dist), dtype_(dtype) {}
   const RvDistribution& distribution() const { return *dist_; }
@@ -66,12 +84,6 @@ class RandomVariable : public Op {
   std::vector<TensorType> infer_types(const VarList& inputs) const override;
   void perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node, const std::vector<ShapeVars>& input_shapes) const override;
-  /// PyTensor defines no gradient for draws: every input's is undefined.
-  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
-  std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
-  bool accepts_kind(int index, TypeKind kind) const override;
-  /// Draws are never computed ahead of time.
-  bool do_constant_folding(const Apply&) const override { return false; }
 
  private:
   const RvDistribution* dist_;

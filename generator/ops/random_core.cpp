@@ -41,12 +41,6 @@ std::string CoreRandomVariable::str() const {
   return std::string(dist_->name) + "_rv{\"" + std::string(dist_->signature) + "\"}";
 }
 
-bool CoreRandomVariable::accepts_kind(int index, TypeKind kind) const {
-  if (index == 0) return kind == TypeKind::Rng;
-  if (index == 1) return kind == TypeKind::None || kind == TypeKind::Tensor;
-  return kind == TypeKind::Tensor;
-}
-
 namespace {
 
 bool has_size_input(const Apply& node) { return node.input(1)->type().kind != TypeKind::None; }
@@ -76,23 +70,9 @@ std::vector<TensorType> CoreRandomVariable::infer_types(const VarList& inputs) c
     if (t.dtype == DType::Bool) type_error(*this, param_what(*dist_, i) + " must be numeric, got " + t.str());
     batch_ndim = std::max(batch_ndim, t.ndim() - core_ndim);
   }
-  Shape out;
-  if (inputs[1]->type().kind != TypeKind::None) {
-    const TensorType& st = inputs[1]->type();
-    if (st.ndim() != 1 || !is_integer(st.dtype) || st.dtype == DType::Bool)
-      type_error(*this, "size must be None or an integer vector, got " + st.str());
-    if (st.shape[0] == kUnknownLength)
-      type_error(*this, "size must have a static length (PyTensor's get_vector_length), got " + st.str());
-    if (st.shape[0] < batch_ndim)
-      type_error(*this, "size length is incompatible with the batched dimensions of the parameters: len(size) = " +
-                            std::to_string(st.shape[0]) + ", batched dims = " + std::to_string(batch_ndim));
-    const auto entries = constant_entries(inputs[1]);
-    for (std::int64_t i = 0; i < st.shape[0]; ++i) {
-      const auto e = entries ? (*entries)[static_cast<std::size_t>(i)] : std::nullopt;
-      if (e && *e < 0) type_error(*this, "size has a negative entry (" + std::to_string(*e) + ")");
-      out.push_back(e ? *e : kUnknownLength);
-    }
-  } else {
+  const std::optional<Shape> sized = size_shape(inputs, batch_ndim);
+  Shape out = sized.value_or(Shape{});
+  if (!sized) {
     for (int d = 0; d < batch_ndim; ++d) {
       std::vector<std::int64_t> lengths;
       for (std::size_t i = 0; i < n_params; ++i) {
@@ -194,16 +174,6 @@ std::vector<ShapeVars> CoreRandomVariable::infer_shape(const Apply& node,
   }
   if (spec.out_core_from >= 0) out.push_back(input_shapes[2 + static_cast<std::size_t>(spec.out_core_from)].back());
   return {ShapeVars{int64_constant(kRngStateWords)}, out};
-}
-
-std::vector<GradTerm> CoreRandomVariable::pullback(const Apply& node, const VarList&) const {
-  return std::vector<GradTerm>(static_cast<std::size_t>(node.num_inputs()),
-                               GradTerm::undefined("No gradient defined for random variables (" + str() + ")"));
-}
-
-std::vector<GradTerm> CoreRandomVariable::pushforward(const Apply& node, const VarList&) const {
-  return std::vector<GradTerm>(static_cast<std::size_t>(node.num_outputs()),
-                               GradTerm::undefined("No tangent defined for random variables (" + str() + ")"));
 }
 
 OpPtr core_random_variable_from_props(PropReader& props, const std::vector<TensorType>&) {

@@ -13,6 +13,7 @@
 #include "ir/op.h"
 #include "kiln/runtime/random/core_variables.hpp"
 #include "ops/props.h"
+#include "ops/random.h"
 
 namespace kiln {
 
@@ -34,7 +35,7 @@ const RvCoreDistribution* find_rv_core_distribution(std::string_view op_name);
 
 /// A RandomVariable with core dimensions: (rng, size, *params) -> (next_rng, draws); draws of
 /// shape batch + core, made in C order over the batch, cast to `dtype`.
-class CoreRandomVariable : public Op {
+class CoreRandomVariable : public DrawOp {
  public:
   CoreRandomVariable(const RvCoreDistribution& dist, DType dtype) : dist_(&dist), dtype_(dtype) {}
   const RvCoreDistribution& distribution() const { return *dist_; }
@@ -47,12 +48,6 @@ class CoreRandomVariable : public Op {
   std::vector<TensorType> infer_types(const VarList& inputs) const override;
   void perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node, const std::vector<ShapeVars>& input_shapes) const override;
-  /// PyTensor defines no gradient for draws: every input's is undefined.
-  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
-  std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
-  bool accepts_kind(int index, TypeKind kind) const override;
-  /// Draws are never computed ahead of time.
-  bool do_constant_folding(const Apply&) const override { return false; }
 
  private:
   const RvCoreDistribution* dist_;
