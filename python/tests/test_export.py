@@ -44,12 +44,12 @@ def _batched_sort(x):
 
 def test_every_offending_node_is_listed_at_once():
     A = pt.dmatrix("A")
-    draws = pt.random.permutation(5)  # kiln lacks PermutationRV
+    draws = pt.random.choice(5, size=(3,), replace=False)  # kiln lacks ChoiceWithoutReplacement
     with pytest.raises(kiln.UnsupportedGraphError) as e:
         kiln.from_pytensor([_batched_sort(A).sum() + cholesky(A).sum() + draws.sum()], [A])
     err = e.value
-    assert {"Blockwise", "PermutationRV"} == err.op_names  # Cholesky is not among them: kiln has it
-    assert "Blockwise over SortOp" in str(err) and "random variable PermutationRV" in str(err)
+    assert {"Blockwise", "ChoiceWithoutReplacement"} == err.op_names  # Cholesky is not among them: kiln has it
+    assert "Blockwise over SortOp" in str(err) and "random variable ChoiceWithoutReplacement" in str(err)
     assert "not implemented in kiln yet" in str(err)
     assert len(err.problems) == 2
     assert isinstance(err, NotImplementedError)
@@ -298,12 +298,14 @@ def test_random_variables_with_core_dimensions_are_written():
     p = pt.dvector("p")
     cov = pt.dmatrix("cov")
     outs = [pt.random.dirichlet(p, size=(2,), rng=rng), pt.random.multinomial(10, p, rng=rng),
-            pt.random.categorical(p, size=(3,), rng=rng), pt.random.multivariate_normal(p, cov, rng=rng)]
+            pt.random.categorical(p, size=(3,), rng=rng), pt.random.multivariate_normal(p, cov, rng=rng),
+            pt.random.permutation(cov, rng=rng)]
     g = kiln.from_pytensor(outs, [p, cov])
     nodes = {n["op"]: n for n in g.graph["nodes"]}
     assert nodes["DirichletRV"]["props"]["signature"] == "(a)->(a)"
     assert nodes["MultinomialRV"]["props"]["dtype"] == "int64"
     assert nodes["MvNormalRV"]["props"]["method"] == "cholesky"
+    assert nodes["PermutationRV"]["props"]["signature"] == "(x0,x1)->(x0,x1)"
     svd = pt.random.multivariate_normal(p, cov, method="svd", rng=rng)
     with pytest.raises(kiln.UnsupportedGraphError, match="method 'svd'"):
         kiln.from_pytensor([svd], [p, cov])

@@ -11,6 +11,7 @@
 #include "ir/fgraph.h"
 #include "ops/constant.h"
 #include "ops/random.h"
+#include "ops/random_permutation.h"
 #include "ops/reduce.h"
 #include "rewrite/pipeline.h"
 #include "v2_test_util.h"
@@ -99,7 +100,7 @@ TEST_CASE("random variables: type inference refuses what NumPy cannot draw from"
   CHECK(draws->type() == TensorType(DType::Int32, {2, 3}));
   const Var col = make_input(TensorType(DType::Float64, {kUnknownLength, 1}));
   CHECK(random_variable("NormalRV", rng, nullptr, {col, xi}).second->type().shape == Shape{kUnknownLength, 3});
-  CHECK_THROWS_AS(random_variable("PermutationRV", rng, nullptr, {x}), NotImplementedError);
+  CHECK_THROWS_AS(random_variable("ChoiceWithoutReplacement", rng, nullptr, {x}), NotImplementedError);
 }
 
 TEST_CASE("random variables: rewrites never merge, fold or drop draws") {
@@ -199,4 +200,30 @@ TEST_CASE("random variables with core dimensions: rewrites keep every draw, no g
   const Var alpha = make_input(TensorType(DType::Float64, {3}), "alpha");
   auto [next, x] = random_variable("DirichletRV", seed0_rng(), nullptr, {alpha});
   CHECK_THROWS_WITH_AS(grad(sum(x), alpha), doctest::Contains("No gradient defined for random variables"), UserError);
+}
+
+TEST_CASE("random variables: PermutationRV's signature, static shapes and refusals") {
+  const Var rng = seed0_rng();
+  const Var none = make_constant(Array::empty(DType::Bool, {0}), {}, TypeKind::None);
+  const Var rows = make_input(TensorType(DType::Float32, {3, 5}), "rows");
+  auto draw = [&](int core, const std::string& sig, const Var& size, const Var& x) {
+    return make_node(std::make_shared<PermutationRandomVariable>(core, sig, x->dtype()), {rng, size, x})->output(1);
+  };
+  CHECK(draw(1, "(x0)->(x0)", none, rows)->type() == TensorType(DType::Float32, {3, 5}));
+  CHECK(draw(2, "(x0,x1)->(x0,x1)", none, rows)->type() == TensorType(DType::Float32, {3, 5}));
+  CHECK(draw(1, "(x0)->(x0)", int64_vector_constant({3}), rows)->type() == TensorType(DType::Float32, {3, 5}));
+  CHECK(draw(0, "()->(x)", none, int64_constant(4))->type() == TensorType(DType::Int64, {4}));
+  // A size longer than x's batch dimensions: PyTensor 3.0's own draws do not fit its type.
+  CHECK_THROWS_AS(draw(1, "(x0)->(x0)", int64_vector_constant({2, 3}), rows), NotImplementedError);
+  CHECK_THROWS_WITH_AS(draw(1, "(x0)->(x0)", int64_vector_constant({4}), rows), doctest::Contains("does not broadcast"),
+                       UserError);
+  CHECK_THROWS_WITH_AS(draw(0, "()->(x)", none, rows), doctest::Contains("0-d integer"), UserError);
+  auto graph = [](const Json& props) {
+    const Json mat = tensor_type("float64", {2, 2});
+    return graph_json(2, {var("rng", kRng), var("size", {{"kind", "none"}}), var("x", mat), var("next", kRng), var("y", mat)},
+                      {node("PermutationRV", {"rng", "size", "x"}, {"next", "y"}, props)}, {"rng", "x"}, {"next", "y"});
+  };
+  CHECK_NOTHROW(load_graph_text(graph({{"signature", "(x0,x1)->(x0,x1)"}, {"dtype", "float64"}}).dump(), ""));
+  CHECK_NOTHROW(load_graph_text(graph({{"name", "permutation"}}).dump(), ""));
+  CHECK(refusal_of(graph({{"signature", "(x0)->(x1)"}})).where == "/nodes/0/props/signature");
 }

@@ -15,7 +15,10 @@ namespace {
 // The table plus one entry per RandomVariable class (emit_random.cpp).
 std::vector<OpEmitter> with_random_variables(std::vector<OpEmitter> table) {
   for (const auto& d : rv_distributions()) table.push_back({d.op, emit_random_variable, false});
-  for (const auto& d : rv_core_distributions()) table.push_back({d.op, emit_core_random_variable, false});
+  // MvNormalRV factors its covariance with LAPACK (OpenBLAS): the library links it.
+  for (const auto& d : rv_core_distributions())
+    table.push_back({d.op, emit_core_random_variable, false, d.kind == kiln_random::core::Kind::MvNormal});
+  table.push_back({"PermutationRV", emit_permutation, false});
   return table;
 }
 

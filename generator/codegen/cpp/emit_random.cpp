@@ -8,6 +8,7 @@
 #include "codegen/render.h"
 #include "ops/random.h"
 #include "ops/random_core.h"
+#include "ops/random_permutation.h"
 
 namespace kiln {
 
@@ -99,6 +100,33 @@ std::string emit_core_random_variable(const NodeEmitContext& c) {
   if (spec.kind == kiln_random::core::Kind::MvNormal) cholesky.push_back(TemplateData{});
   data.set("cholesky", cholesky);
   return render_op_template("random_core_variable", data);
+}
+
+std::string emit_permutation(const NodeEmitContext& c) {
+  const auto& op = static_cast<const PermutationRandomVariable&>(c.node().op());
+  TemplateData data = c.base_data();
+  data.set("op_comment", comment_text(op.str()));
+  data.set("rng", c.in(0));
+  data.set("x", c.in(2));
+  const int orank = c.out_var(1).ndim(), xrank = c.in_var(2).ndim();
+  const int bn = orank - (op.core_ndim() > 0 ? op.core_ndim() : 1), bx = xrank - op.core_ndim();
+  data.set("orank", std::to_string(orank));
+  data.set("bn", std::to_string(bn));
+  data.set("bn_or_1", std::to_string(bn > 0 ? bn : 1));
+  data.set("bx", std::to_string(bx));
+  data.set("octype", ctype(c.out_var(1).dtype()));
+  TemplateData arange{TemplateData::type::list}, rows{TemplateData::type::list};
+  (op.core_ndim() == 0 ? arange : rows).push_back(TemplateData{});
+  data.set("arange", arange);
+  data.set("rows", rows);
+  TemplateData size{TemplateData::type::list};
+  if (c.in_var(1).type().kind != TypeKind::None) {
+    TemplateData item;
+    item.set("size", c.in(1));
+    size.push_back(item);
+  }
+  data.set("size", size);
+  return render_op_template("random_permutation", data);
 }
 
 }  // namespace kiln

@@ -10,13 +10,14 @@ from __future__ import annotations
 from .entries import Func
 from .writer import Unsupported, Writer
 
-#: The RandomVariable classes kiln implements (generator/ops/random.cpp, random_core.cpp).
+#: The RandomVariable classes kiln implements (generator/ops/random.cpp, random_core.cpp,
+#: random_permutation.cpp).
 KILN_RANDOM_VARIABLES = frozenset({
     "UniformRV", "TriangularRV", "BetaRV", "NormalRV", "LogNormalRV", "GammaRV", "ExponentialRV", "WeibullRV",
     "LogisticRV", "VonMisesRV", "InvGammaRV", "WaldRV", "LaplaceRV", "PoissonRV", "GeometricRV",
     "HyperGeometricRV", "BinomialRV", "IntegersRV", "HalfNormalRV", "StudentTRV", "GumbelRV", "HalfCauchyRV",
     "ParetoRV", "TruncExponentialRV", "BernoulliRV", "NegBinomialRV", "CauchyRV", "GenGammaRV", "BetaBinomialRV",
-    "DirichletRV", "MultinomialRV", "CategoricalRV", "MvNormalRV",
+    "DirichletRV", "MultinomialRV", "CategoricalRV", "MvNormalRV", "PermutationRV",
 })
 
 

@@ -283,5 +283,13 @@ inline const char* draw(const Spec& s, Pcg64& g, const Param* params, const std:
   return nullptr;
 }
 
+/// PyTensor's PermutationRV: for each of `count` batch elements in C order, NumPy's
+/// `permutation` of a length-n first core axis (a shuffle of arange(n) by `random_interval`
+/// swaps, which is also what shuffling a 1-d copy does), as source rows: rows[b * n + i] is the
+/// row of x that lands at row i.
+inline void permutation_rows(Pcg64& g, std::int64_t count, std::int64_t n, std::int64_t* rows) {
+  for (std::int64_t b = 0; b < count; ++b) permutation_indices(g, n, rows + b * n);
+}
+
 }  // namespace core
 }  // namespace kiln_random
