@@ -165,7 +165,7 @@ inline int32_t read_element(Ctx* ctx, const DTensor<T, N>& t, int64_t i, T& out)
 template <typename T, int N>
 inline int32_t bind_input(Ctx* ctx, const DLTensor& t, DTensor<T, N>& out, DLDataType want,
                           const int64_t* static_shape, const char* name) {
-  if (t.device.device_type != kDLCUDA && t.device.device_type != kDLCUDAManaged)
+  if (device_type_of(t.device) != kDLCUDA && device_type_of(t.device) != kDLCUDAManaged)
     return fail(ctx, KILN_ERR_DEVICE, "input \"%s\" is not in CUDA device memory (kDLCUDA)", name);
   if (t.dtype.code != want.code || t.dtype.bits != want.bits || t.dtype.lanes != 1)
     return fail(ctx, KILN_ERR_INPUT_DTYPE, "input \"%s\" must be %s, got %s", name, dtype_text(want), dtype_text(t.dtype));
@@ -251,7 +251,7 @@ inline int32_t alloc_output(Ctx* ctx, OutputSink& sink, int k, DTensor<T, N>& t,
   t.set_contiguous_strides();
   if (sink.caller_provided) {
     DLTensor& d = sink.given[k];
-    if (d.device.device_type != kDLCUDA && d.device.device_type != kDLCUDAManaged)
+    if (device_type_of(d.device) != kDLCUDA && device_type_of(d.device) != kDLCUDAManaged)
       return fail(ctx, KILN_ERR_DEVICE, "output %d is not in CUDA device memory", k);
     if (d.dtype.code != dt.code || d.dtype.bits != dt.bits || d.dtype.lanes != 1)
       return fail(ctx, KILN_ERR_OUTPUT, "output %d must be %s, got %s", k, dtype_text(dt), dtype_text(d.dtype));

@@ -265,7 +265,7 @@ inline int32_t read_element(Ctx* ctx, const DTensor<T, N>& t, int64_t i, T& out)
 template <typename T, int N>
 inline int32_t bind_input(Ctx* ctx, const DLTensor& t, DTensor<T, N>& out, DLDataType want,
                           const int64_t* static_shape, const char* name) {
-  if (t.device.device_type != kDLOpenCL)
+  if (device_type_of(t.device) != kDLOpenCL)
     return fail(ctx, KILN_ERR_DEVICE, "input \"%s\" is not an OpenCL buffer (device kDLOpenCL, data a cl_mem)", name);
   if (t.dtype.code != want.code || t.dtype.bits != want.bits || t.dtype.lanes != 1)
     return fail(ctx, KILN_ERR_INPUT_DTYPE, "input \"%s\" must be %s, got %s", name, dtype_text(want), dtype_text(t.dtype));
@@ -376,7 +376,7 @@ inline int32_t alloc_output(Ctx* ctx, OutputSink& sink, int k, DTensor<T, N>& t,
   t.set_contiguous_strides();
   if (sink.caller_provided) {
     DLTensor& d = sink.given[k];
-    if (d.device.device_type != kDLOpenCL) return fail(ctx, KILN_ERR_DEVICE, "output %d is not an OpenCL buffer", k);
+    if (device_type_of(d.device) != kDLOpenCL) return fail(ctx, KILN_ERR_DEVICE, "output %d is not an OpenCL buffer", k);
     if (d.dtype.code != dt.code || d.dtype.bits != dt.bits || d.dtype.lanes != 1)
       return fail(ctx, KILN_ERR_OUTPUT, "output %d must be %s, got %s", k, dtype_text(dt), dtype_text(d.dtype));
     if (d.ndim != N) return fail(ctx, KILN_ERR_OUTPUT, "output %d must have %d dimension(s), got %d", k, N, static_cast<int>(d.ndim));

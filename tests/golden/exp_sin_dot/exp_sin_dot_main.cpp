@@ -514,38 +514,35 @@ struct HeaderParser {
   }
 };
 
-/// The data is shorter than the header announces (load() reads that many bytes, then parses).
-struct TruncatedData : NpyError {
-  TruncatedData(std::size_t expected_bytes, std::size_t found)
-      : NpyError("truncated .npy data: expected " + std::to_string(expected_bytes) + " bytes, found " +
-                 std::to_string(found)),
-        expected(expected_bytes) {}
-  std::size_t expected;
-};
-
-}  // namespace detail
-
-/// Parses .npy bytes into a C-contiguous Array.
-inline Array parse(const void* bytes, std::size_t size) {
-  const auto* p = static_cast<const unsigned char*>(bytes);
+/// Where a .npy file's header ends (and its data starts), from its first 10 or 12 bytes: the
+/// magic string, the format version and the header length.
+inline std::size_t header_end(const unsigned char* p, std::size_t size) {
   if (size < 10 || std::memcmp(p, "\x93NUMPY", 6) != 0) throw NpyError("not a .npy file (bad magic)");
   const int major = p[6];
-  std::size_t header_len, offset;
-  if (major == 1) {
-    header_len = static_cast<std::size_t>(p[8]) | (static_cast<std::size_t>(p[9]) << 8);
-    offset = 10;
-  } else if (major == 2 || major == 3) {
-    if (size < 12) throw NpyError("truncated .npy header");
-    header_len = static_cast<std::size_t>(p[8]) | (static_cast<std::size_t>(p[9]) << 8) |
-                 (static_cast<std::size_t>(p[10]) << 16) | (static_cast<std::size_t>(p[11]) << 24);
-    offset = 12;
-  } else {
-    throw NpyError("unsupported .npy format version " + std::to_string(major) + "." +
-                   std::to_string(p[7]));
-  }
-  if (offset + header_len > size) throw NpyError("truncated .npy header");
-  std::string header(reinterpret_cast<const char*>(p + offset), header_len);
-  detail::HeaderParser hp(header);
+  if (major == 1) return 10 + (static_cast<std::size_t>(p[8]) | (static_cast<std::size_t>(p[9]) << 8));
+  if (major != 2 && major != 3)
+    throw NpyError("unsupported .npy format version " + std::to_string(major) + "." + std::to_string(p[7]));
+  if (size < 12) throw NpyError("truncated .npy header");
+  return 12 + (static_cast<std::size_t>(p[8]) | (static_cast<std::size_t>(p[9]) << 8) |
+               (static_cast<std::size_t>(p[10]) << 16) | (static_cast<std::size_t>(p[11]) << 24));
+}
+
+/// What a .npy header says about the array that follows it.
+struct Header {
+  DType dtype;
+  Shape shape;
+  bool fortran_order;
+  std::size_t data_offset;  // = header_end()
+  std::size_t data_bytes;   // checked against NumPy's size limit
+};
+
+/// Parses the preamble and header of .npy bytes; `size` need only reach the header's end.
+inline Header parse_header(const unsigned char* p, std::size_t size) {
+  const std::size_t end = header_end(p, size);
+  if (end > size) throw NpyError("truncated .npy header");
+  const std::size_t start = p[6] == 1 ? 10 : 12;
+  std::string text(reinterpret_cast<const char*>(p + start), end - start);
+  HeaderParser hp(text);
   std::string descr;
   bool fortran = false, have_descr = false, have_order = false, have_shape = false;
   Shape shape;
@@ -569,30 +566,40 @@ inline Array parse(const void* bytes, std::size_t size) {
     if (hp.peek(',')) ++hp.i;
   }
   if (!have_descr || !have_order || !have_shape) hp.fail("missing descr, fortran_order or shape");
-  DType dt = detail::dtype_of_descr(descr);
+  const DType dt = dtype_of_descr(descr);
   std::size_t data_bytes;
   try {
     data_bytes = static_cast<std::size_t>(checked_nbytes(shape, dtype_size(dt)));  // NumPy's limit
   } catch (const std::exception& e) {
     throw NpyError(e.what());
   }
-  std::size_t data_offset = offset + header_len;
-  if (size - data_offset < data_bytes) throw detail::TruncatedData(data_bytes, size - data_offset);
-  Array out = Array::empty(dt, shape);
-  const unsigned char* data = p + data_offset;
-  if (dt == DType::Bool)
-    for (std::size_t k = 0; k < data_bytes; ++k)
+  return Header{dt, std::move(shape), fortran, end, data_bytes};
+}
+
+}  // namespace detail
+
+/// Parses .npy bytes into a C-contiguous Array.
+inline Array parse(const void* bytes, std::size_t size) {
+  const auto* p = static_cast<const unsigned char*>(bytes);
+  const detail::Header h = detail::parse_header(p, size);
+  if (size - h.data_offset < h.data_bytes)
+    throw NpyError("truncated .npy data: expected " + std::to_string(h.data_bytes) + " bytes, found " +
+                   std::to_string(size - h.data_offset));
+  Array out = Array::empty(h.dtype, h.shape);
+  const unsigned char* data = p + h.data_offset;
+  if (h.dtype == DType::Bool)
+    for (std::size_t k = 0; k < h.data_bytes; ++k)
       if (data[k] > 1) throw NpyError("bool .npy data holds a byte other than 0 or 1");
-  if (!fortran || shape.size() <= 1) {
-    if (data_bytes) std::memcpy(out.data(), data, data_bytes);
+  if (!h.fortran_order || h.shape.size() <= 1) {
+    if (h.data_bytes) std::memcpy(out.data(), data, h.data_bytes);
   } else {
-    Shape fstrides(shape.size());
+    Shape fstrides(h.shape.size());
     std::int64_t s = 1;
-    for (std::size_t k = 0; k < shape.size(); ++k) {
+    for (std::size_t k = 0; k < h.shape.size(); ++k) {
       fstrides[k] = s;
-      s *= shape[k];
+      s *= h.shape[k];
     }
-    Array f = Array::view_of(nullptr, const_cast<unsigned char*>(data), dt, shape, fstrides);
+    Array f = Array::view_of(nullptr, const_cast<unsigned char*>(data), h.dtype, h.shape, fstrides);
     f.copy_into(out);
   }
   return out;
@@ -620,26 +627,16 @@ inline Array load(const std::string& path) {
     }
     return got;
   };
+  auto data = [&] { return reinterpret_cast<const unsigned char*>(bytes.data()); };
   try {
     read_more(12);
-    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
-    if (bytes.size() < 10 || std::memcmp(p, "\x93NUMPY", 6) != 0) throw NpyError("not a .npy file (bad magic)");
-    std::size_t header_end = 10 + (static_cast<std::size_t>(p[8]) | (static_cast<std::size_t>(p[9]) << 8));
-    if (p[6] >= 2 && bytes.size() >= 12)
-      header_end = 12 + (static_cast<std::size_t>(p[8]) | (static_cast<std::size_t>(p[9]) << 8) |
-                         (static_cast<std::size_t>(p[10]) << 16) | (static_cast<std::size_t>(p[11]) << 24));
+    const std::size_t header_end = detail::header_end(data(), bytes.size());
     // NumPy writes headers of a few hundred bytes (np.load refuses more than 10,000 by default).
     constexpr std::size_t kMaxHeader = std::size_t(1) << 20;
     if (header_end > kMaxHeader) throw NpyError("the .npy header is longer than 1 MiB");
     if (header_end > bytes.size()) read_more(header_end - bytes.size());
-    // The header alone tells the data size: parse() of the header with no data reports it.
-    std::size_t data_bytes = 0;
-    try {
-      parse(bytes.data(), std::min(bytes.size(), header_end));
-    } catch (const detail::TruncatedData& t) {
-      data_bytes = t.expected;
-    }
-    if (bytes.size() < header_end + data_bytes) read_more(header_end + data_bytes - bytes.size());
+    const detail::Header h = detail::parse_header(data(), bytes.size());
+    if (bytes.size() < header_end + h.data_bytes) read_more(header_end + h.data_bytes - bytes.size());
     return parse(bytes.data(), bytes.size());
   } catch (const NpyError& e) {
     throw NpyError(path + ": " + e.what());

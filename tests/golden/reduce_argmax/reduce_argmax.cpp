@@ -1134,6 +1134,15 @@ __attribute__((noinline)) inline bool bool_bytes_ok(const Tensor<T, N>& t) {
   return (bits & 0xFE) == 0;
 }
 
+/// A caller's device type as the integer it holds. DLDeviceType has no fixed underlying type, so
+/// reading a value outside its enumerators (a hostile caller's 12345) as the enum would be
+/// undefined behaviour; its bytes are read instead.
+inline int32_t device_type_of(const DLDevice& device) {
+  std::underlying_type_t<DLDeviceType> code;
+  std::memcpy(&code, &device.device_type, sizeof code);
+  return static_cast<int32_t>(code);
+}
+
 /// Binds a caller's DLTensor to a typed view, checking device, dtype, rank, static lengths,
 /// its size (NumPy's limit), the memory its strides span and its alignment; a bool input's
 /// bytes must be 0 or 1. This runs once per input per call (never in loops) and is on the path
@@ -1144,7 +1153,7 @@ template <typename T, int N>
 __attribute__((always_inline)) inline int32_t bind_input(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out,
                                                          DLDataType want, const int64_t* static_shape,
                                                          const char* name) {
-  if (t.device.device_type != kDLCPU && t.device.device_type != kDLCUDAHost)
+  if (device_type_of(t.device) != kDLCPU && device_type_of(t.device) != kDLCUDAHost)
     return fail(ctx, KILN_ERR_DEVICE, "input \"%s\" is not in CPU memory", name);
   if (t.dtype.code != want.code || t.dtype.bits != want.bits || t.dtype.lanes != 1)
     return fail(ctx, KILN_ERR_INPUT_DTYPE, "input \"%s\" must be %s, got %s", name, dtype_text(want),
@@ -1254,7 +1263,7 @@ template <typename T, int N>
 inline int32_t alloc_output(Ctx* ctx, OutputSink& sink, int k, Tensor<T, N>& t, DLDataType dt) {
   if (sink.caller_provided) {
     DLTensor& d = sink.given[k];
-    if (d.device.device_type != kDLCPU && d.device.device_type != kDLCUDAHost)
+    if (device_type_of(d.device) != kDLCPU && device_type_of(d.device) != kDLCUDAHost)
       return fail(ctx, KILN_ERR_DEVICE, "output %d is not in CPU memory", k);
     if (d.dtype.code != dt.code || d.dtype.bits != dt.bits || d.dtype.lanes != 1)
       return fail(ctx, KILN_ERR_OUTPUT, "output %d must be %s, got %s", k, dtype_text(dt), dtype_text(d.dtype));
