@@ -119,8 +119,21 @@ Json RandomVariable::props() const {
               {"dtype", std::string(dtype_name(dtype_))}};
 }
 
-std::string RandomVariable::str() const {
-  return std::string(dist_->name) + "_rv{\"" + std::string(dist_->signature) + "\"}";
+std::string DrawOp::rv_str(std::string_view name, std::string_view signature) {
+  return std::string(name) + "_rv{\"" + std::string(signature) + "\"}";
+}
+
+std::string RandomVariable::str() const { return rv_str(dist_->name, dist_->signature); }
+
+kiln_random::Pcg64 DrawOp::generator_of(const Array& rng) {
+  const Array words = astype(rng, DType::UInt64);
+  return kiln_random::Pcg64::from_words(static_cast<const std::uint64_t*>(words.data()));
+}
+
+Array DrawOp::rng_value(const kiln_random::Pcg64& g) {
+  Array next = Array::empty(DType::UInt64, {kRngStateWords});
+  g.to_words(static_cast<std::uint64_t*>(next.data()));
+  return next;
 }
 
 bool DrawOp::accepts_kind(int index, TypeKind kind) const {
@@ -264,8 +277,7 @@ void for_each_args(const RvDistribution& dist, const std::vector<Array>& convert
 }  // namespace
 
 void RandomVariable::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  const Array words = astype(inputs[0], DType::UInt64);
-  kiln_random::Pcg64 g = kiln_random::Pcg64::from_words(static_cast<const std::uint64_t*>(words.data()));
+  kiln_random::Pcg64 g = generator_of(inputs[0]);
   std::vector<Array> params(inputs.begin() + 2, inputs.end()), converted;
   std::vector<DType> dtypes;
   for (std::size_t i = 0; i < params.size(); ++i) {
@@ -304,9 +316,7 @@ void RandomVariable::perform(const Apply& node, const std::vector<Array>& inputs
     auto* out = static_cast<double*>(draws.data());
     for_each_args(*dist_, converted, dtypes, shape, [&](const rv::Args& a) { out[at++] = dist_->draw_real(g, a); });
   }
-  Array next = Array::empty(DType::UInt64, {kRngStateWords});
-  g.to_words(static_cast<std::uint64_t*>(next.data()));
-  outputs[0] = next;
+  outputs[0] = rng_value(g);
   outputs[1] = astype(draws, dtype_);
 }
 

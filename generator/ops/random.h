@@ -61,6 +61,12 @@ class DrawOp : public Op {
   bool do_constant_folding(const Apply&) const override { return false; }
 
  protected:
+  /// The generator an rng value (kiln's six uint64 words) holds.
+  static kiln_random::Pcg64 generator_of(const Array& rng);
+  /// The rng value holding `g`'s state.
+  static Array rng_value(const kiln_random::Pcg64& g);
+  /// PyTensor's str of a RandomVariable: `normal_rv{"(),()->()"}`.
+  static std::string rv_str(std::string_view name, std::string_view signature);
   /// The draws' static shape `size` gives (a length per entry, unknown where computed at run
   /// time), or nullopt when size is None; type errors for a size that is not an integer vector
   /// of static length at least `batch_ndim`, or has a negative constant entry.

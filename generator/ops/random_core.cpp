@@ -37,9 +37,7 @@ Json CoreRandomVariable::props() const {
   return p;
 }
 
-std::string CoreRandomVariable::str() const {
-  return std::string(dist_->name) + "_rv{\"" + std::string(dist_->signature) + "\"}";
-}
+std::string CoreRandomVariable::str() const { return rv_str(dist_->name, dist_->signature); }
 
 namespace {
 
@@ -125,8 +123,7 @@ bool mvnormal_cholesky(int n, double* a, bool single) {
 void CoreRandomVariable::perform(const Apply& node, const std::vector<Array>& inputs,
                                  std::vector<Array>& outputs) const {
   const core::Spec spec = dist_->spec();
-  const Array words = astype(inputs[0], DType::UInt64);
-  kiln_random::Pcg64 g = kiln_random::Pcg64::from_words(static_cast<const std::uint64_t*>(words.data()));
+  kiln_random::Pcg64 g = generator_of(inputs[0]);
   std::vector<core::Param> params;
   for (std::size_t i = 2; i < inputs.size(); ++i) params.push_back(core_param_of(inputs[i]));
   Array size;
@@ -139,9 +136,7 @@ void CoreRandomVariable::perform(const Apply& node, const std::vector<Array>& in
   if (const char* bad = core::draw(spec, g, params.data(), batch, spec.integer ? nullptr : draws.data<double>(),
                                    spec.integer ? draws.data<std::int64_t>() : nullptr, mvnormal_cholesky))
     throw RuntimeFailure(bad);
-  Array next = Array::empty(DType::UInt64, {kRngStateWords});
-  g.to_words(static_cast<std::uint64_t*>(next.data()));
-  outputs[0] = next;
+  outputs[0] = rng_value(g);
   outputs[1] = astype(draws, dtype_);
 }
 

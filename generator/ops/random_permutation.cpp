@@ -16,7 +16,7 @@ Json PermutationRandomVariable::props() const {
   return Json{{"name", "permutation"}, {"signature", signature_}, {"dtype", std::string(dtype_name(dtype_))}};
 }
 
-std::string PermutationRandomVariable::str() const { return "permutation_rv{\"" + signature_ + "\"}"; }
+std::string PermutationRandomVariable::str() const { return rv_str("permutation", signature_); }
 
 std::vector<TensorType> PermutationRandomVariable::infer_types(const VarList& inputs) const {
   if (inputs.size() != 3)
@@ -58,8 +58,7 @@ std::vector<TensorType> PermutationRandomVariable::infer_types(const VarList& in
 
 void PermutationRandomVariable::perform(const Apply& node, const std::vector<Array>& inputs,
                                         std::vector<Array>& outputs) const {
-  const Array words = astype(inputs[0], DType::UInt64);
-  kiln_random::Pcg64 g = kiln_random::Pcg64::from_words(static_cast<const std::uint64_t*>(words.data()));
+  kiln_random::Pcg64 g = generator_of(inputs[0]);
   const Array& x = inputs[2];
   Array draws;
   if (core_ndim_ == 0) {
@@ -98,9 +97,7 @@ void PermutationRandomVariable::perform(const Apply& node, const std::vector<Arr
       std::memcpy(draws.element_ptr(idx), src.element_ptr(from.data()), draws.itemsize());
     });
   }
-  Array next = Array::empty(DType::UInt64, {kRngStateWords});
-  g.to_words(static_cast<std::uint64_t*>(next.data()));
-  outputs[0] = next;
+  outputs[0] = rng_value(g);
   outputs[1] = astype(draws, dtype_);
 }
 
