@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compile/compile.h"
 #include "eval/evaluator.h"
 #include "grad/grad.h"
 #include "ir/error.h"
@@ -226,4 +227,16 @@ TEST_CASE("random variables: PermutationRV's signature, static shapes and refusa
   CHECK_NOTHROW(load_graph_text(graph({{"signature", "(x0,x1)->(x0,x1)"}, {"dtype", "float64"}}).dump(), ""));
   CHECK_NOTHROW(load_graph_text(graph({{"name", "permutation"}}).dump(), ""));
   CHECK(refusal_of(graph({{"signature", "(x0)->(x1)"}})).where == "/nodes/0/props/signature");
+}
+
+TEST_CASE("random variables: a library drawing MvNormalRV links LAPACK, one drawing Dirichlet does not need to") {
+  // (The fixture tests load libraries into a process that has LAPACK already, so they would not
+  // notice an unlinked potrf.)
+  const Var mean = make_input(TensorType(DType::Float64, {3}), "mean");
+  const Var cov = make_input(TensorType(DType::Float64, {3, 3}), "cov");
+  const Var rng = make_input(rng_type(), "rng");
+  auto [next, x] = random_variable("MvNormalRV", rng, nullptr, {mean, cov});
+  CHECK(emit(FunctionGraph({rng, mean, cov}, {next, x})).sources.needs_blas);
+  auto [next2, y] = random_variable("DirichletRV", rng, nullptr, {mean});
+  CHECK_FALSE(emit(FunctionGraph({rng, mean}, {next2, y})).sources.needs_blas);
 }
