@@ -79,6 +79,7 @@ std::string direct_mode_options(const CompileArgs& args) {
   std::string text = "name=" + o.name + "\nprogram=" + std::to_string(o.program) +
                      "\nno_rewrite=" + std::to_string(!o.rewrite);
   if (o.backend != "cpp") text += "\nbackend=" + o.backend;
+  if (o.entry_points.nutpie_logp) text += "\nnutpie=1";
   for (const auto& tag : o.rewrites.include) text += "\ninclude=" + tag;
   for (const auto& tag : o.rewrites.exclude) text += "\nexclude=" + tag;
   return text;
@@ -110,6 +111,8 @@ void add_common(CLI::App* cmd, CompileArgs& args) {
   cmd->add_option("-o,--output-dir", args.out_dir, "folder to write into")->required();
   cmd->add_option("--name", args.options.name, "symbol prefix and file name (default: the graph's name)");
   cmd->add_flag("--stats", args.options.stats, "print kernels, fused nodes and intermediates before and after rewriting");
+  cmd->add_flag("--nutpie", args.options.entry_points.nutpie_logp,
+                "also export NAME_nutpie_logp, nutpie's logp callback, for a graph x -> (logp, gradient)");
   add_backend_option(cmd, args.options);
   add_rewrite_options(cmd, args.options);
   add_verbose_option(cmd, args.verbose);

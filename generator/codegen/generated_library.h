@@ -22,6 +22,11 @@ struct GeneratedLibrary {
   bool needs_blas = false;   ///< link BLAS
 };
 
+/// Entry points a library may export beside the C ABI's.
+struct ExtraEntryPoints {
+  bool nutpie_logp = false;  ///< NAME_nutpie_logp (codegen/nutpie.h; kiln compile --nutpie)
+};
+
 /// NAME_data.S of a library (codegen/constants.h's data_assembly).
 inline std::string data_assembly(const GeneratedLibrary& lib, const std::string& data_dir) {
   return data_assembly(lib.name, lib.blobs, data_dir);

@@ -54,7 +54,7 @@ std::string type_comment(const Var& v) {
 
 }  // namespace
 
-std::string graph_header(const FunctionGraph& fg, const std::string& name) {
+std::string graph_header(const FunctionGraph& fg, const std::string& name, const std::string& extra_declarations) {
   const std::vector<std::string> in_names = input_names(fg), out_names = output_names(fg);
   TemplateData hdr;
   hdr.set("name", name);
@@ -63,6 +63,7 @@ std::string graph_header(const FunctionGraph& fg, const std::string& name) {
   std::string guard;
   for (char ch : name) guard += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   hdr.set("guard", guard);
+  hdr.set("extra_declarations", extra_declarations);
   hdr.set("abi_header", std::string(embedded_file("runtime/include/kiln/kiln.h")));
   hdr.set("abi_version", std::to_string(KILN_ABI_VERSION));
   EmbeddedText cpp_layer = split_embedded("runtime/include/kiln/kiln.hpp");

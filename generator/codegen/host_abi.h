@@ -16,7 +16,7 @@ namespace kiln {
 std::string tensor_infos(const VarList& vars, const std::vector<std::string>& names, TemplateData& list);
 
 /// NAME.h of a graph exported under `name`.
-std::string graph_header(const FunctionGraph& fg, const std::string& name);
+std::string graph_header(const FunctionGraph& fg, const std::string& name, const std::string& extra_declarations = "");
 
 /// NAME_main.cpp of a graph exported under `name`.
 std::string main_program(const FunctionGraph& fg, const std::string& name);

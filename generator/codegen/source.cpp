@@ -6,6 +6,7 @@
 #include "codegen/c_names.h"
 #include "codegen/c_types.h"
 #include "codegen/constants.h"
+#include "codegen/nutpie.h"
 #include "codegen/embedded_files.h"
 #include "codegen/host_abi.h"
 #include "codegen/lowering.h"
@@ -381,17 +382,24 @@ GeneratedLibrary generate_bundle(const Backend& backend,
   return lib;
 }
 
-GeneratedLibrary generate_library(const Backend& backend, const FunctionGraph& fg, const std::string& name_override) {
+GeneratedLibrary generate_library(const Backend& backend, const FunctionGraph& fg, const std::string& name_override,
+                                  const ExtraEntryPoints& extra) {
   GeneratedLibrary lib;
   lib.name = c_identifier(name_override.empty() ? fg.name() : name_override);
   lib.backend = backend.name;
   lib.source_file = lib.name + backend.toolchain.source_suffix;
+  if (extra.nutpie_logp) check_nutpie_graph(fg, backend);
   GraphCode code = generate_graph_code(backend, fg, lib.name);
   lib.needs_blas = code.needs_blas;
   lib.blobs = std::move(code.blobs);
   lib.source = source_file(backend, lib.source_file, "the graph " + c_string_literal(comment_text(fg.name())),
                            {lib.name + ".h"}, {code.impl}, code.kernels);
-  lib.header = graph_header(fg, lib.name);
+  std::string declarations;
+  if (extra.nutpie_logp) {
+    lib.source += nutpie_entry_point_source(backend, lib.name);
+    declarations += nutpie_entry_point_declarations(lib.name);
+  }
+  lib.header = graph_header(fg, lib.name, declarations);
   lib.main_program = main_program(fg, lib.name);
   return lib;
 }

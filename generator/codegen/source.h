@@ -16,8 +16,10 @@
 namespace kiln {
 
 /// The sources of one graph. `name` overrides the symbol prefix (sanitised either way).
-/// Throws NotImplementedError naming the first op the backend lacks.
-GeneratedLibrary generate_library(const Backend& backend, const FunctionGraph& fg, const std::string& name = "");
+/// Throws NotImplementedError naming the first op the backend lacks, UserError for an extra
+/// entry point the graph or backend cannot have.
+GeneratedLibrary generate_library(const Backend& backend, const FunctionGraph& fg, const std::string& name = "",
+                                  const ExtraEntryPoints& extra = {});
 
 /// One source implementing several graphs (each exported under its own prefix, which must be
 /// unique), sharing one copy of the runtime prologue: one compile for many graphs. `name` names

@@ -71,7 +71,7 @@ Emitted emit(FunctionGraph graph, const CompileOptions& options) {
   if (options.stats) e.stats_after = graph_stats(graph, backend);
   e.stage_times.push_back({"rewrite", clock.lap()});
   if (options.on_stage) options.on_stage("generate");
-  e.sources = generate_library(backend, graph, options.name);
+  e.sources = generate_library(backend, graph, options.name, options.entry_points);
   e.stage_times.push_back({"generate", clock.lap()});
   return e;
 }

@@ -33,6 +33,8 @@ struct CompileOptions {
   BuildOptions build;
   /// Also build NAME, the standalone program that reads and writes .npy files.
   bool program = false;
+  /// Entry points beside the C ABI's (`kiln compile --nutpie`: NAME_nutpie_logp).
+  ExtraEntryPoints entry_points;
   /// Fill Emitted::stats_before and stats_after (kiln compile --stats).
   bool stats = false;
   /// Called as each stage starts ("rewrite", "generate", "build"): the CLI's progress line.
