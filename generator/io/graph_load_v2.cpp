@@ -19,14 +19,15 @@ namespace {
 // --- what version 2 added ---------------------------------------------------------------------
 
 // Op names only version 2 has: inner graphs, the new DimShuffle spelling, the identity
-// wrappers, complex-valued Eig and the ops of the "Control flow" section. RandomVariables (every
-// class name ending in "RV") are recognised by is_random_variable. The ops of the "More ops"
+// wrappers, complex-valued Eig, the ops of the "Control flow" section and PyTensor's
+// ChoiceWithoutReplacement. The other RandomVariables (every class name ending in "RV") are
+// recognised by is_random_variable. The ops of the "More ops"
 // table (Cholesky, LU, SortOp, Repeat, ...) are accepted in version-1 files too: PyTensor 2.26
 // has them with the same class names and props, so a 2.26 graph holds them with one meaning.
 const std::set<std::string, std::less<>>& version_2_ops() {
   static const std::set<std::string, std::less<>> ops = {
       "OpFromGraph", "MatrixTranspose", "ViewOp", "DeepCopyOp", "OutputGuard", "SpecifyAssumptions",
-      "TensorFromScalar", "ScalarFromTensor", "Eig", "IfElse", "Scan"};
+      "TensorFromScalar", "ScalarFromTensor", "Eig", "IfElse", "Scan", "ChoiceWithoutReplacement"};
   return ops;
 }
 

@@ -18,6 +18,8 @@
 #include "ops/linalg/linalg.h"
 #include "ops/op_from_graph.h"
 #include "ops/random.h"
+#include "ops/random_core.h"
+#include "ops/random_permutation.h"
 #include "ops/reduce.h"
 #include "ops/reshape.h"
 #include "ops/scan.h"
@@ -43,6 +45,8 @@ namespace {
 // from the node's op name).
 std::vector<OpEntry> with_random_variables(std::vector<OpEntry> table) {
   for (const auto& d : rv_distributions()) table.push_back({d.op, random_variable_from_props});
+  for (const auto& d : rv_core_distributions()) table.push_back({d.op, core_random_variable_from_props});
+  table.push_back({"PermutationRV", permutation_from_props});
   return table;
 }
 

@@ -41,6 +41,12 @@ RvDistribution scipy_scaled(RvDistribution d, int scale, int loc) {
   return d;
 }
 
+// A ScipyRandomVariable whose `_rvs` makes one NumPy call over the whole output before another.
+RvDistribution two_pass(RvDistribution d, double (*first)(kiln_random::Pcg64&, const rv::Args&)) {
+  d.first_pass = first;
+  return d;
+}
+
 }  // namespace
 
 const std::vector<RvDistribution>& rv_distributions() {
@@ -88,6 +94,14 @@ const std::vector<RvDistribution>& rv_distributions() {
       int_rv("BernoulliRV", "bernoulli", "()->()", {{"p"}}, rv::bernoulli_check, rv::bernoulli_draw),
       int_rv("NegBinomialRV", "negative_binomial", "(),()->()", {{"n"}, {"p"}}, rv::negative_binomial_check,
              rv::negative_binomial_draw),
+      scipy_scaled(real_rv("CauchyRV", "cauchy", "(),()->()", {{"loc"}, {"scale"}}, rv::cauchy_check, rv::cauchy_draw),
+                   1, 0),
+      scipy_scaled(real_rv("GenGammaRV", "gengamma", "(),(),()->()", {{"alpha"}, {"p"}, {"lambd"}},
+                           rv::gengamma_check, rv::gengamma_draw),
+                   2, -1),
+      two_pass(int_rv("BetaBinomialRV", "beta_binomial", "(),(),()->()", {kInt("n"), {"a"}, {"b"}},
+                      rv::beta_binomial_check, rv::beta_binomial_draw),
+               rv::beta_binomial_first),
   };
   return list;
 }
@@ -105,11 +119,24 @@ Json RandomVariable::props() const {
               {"dtype", std::string(dtype_name(dtype_))}};
 }
 
-std::string RandomVariable::str() const {
-  return std::string(dist_->name) + "_rv{\"" + std::string(dist_->signature) + "\"}";
+std::string DrawOp::rv_str(std::string_view name, std::string_view signature) {
+  return std::string(name) + "_rv{\"" + std::string(signature) + "\"}";
 }
 
-bool RandomVariable::accepts_kind(int index, TypeKind kind) const {
+std::string RandomVariable::str() const { return rv_str(dist_->name, dist_->signature); }
+
+kiln_random::Pcg64 DrawOp::generator_of(const Array& rng) {
+  const Array words = astype(rng, DType::UInt64);
+  return kiln_random::Pcg64::from_words(static_cast<const std::uint64_t*>(words.data()));
+}
+
+Array DrawOp::rng_value(const kiln_random::Pcg64& g) {
+  Array next = Array::empty(DType::UInt64, {kRngStateWords});
+  g.to_words(static_cast<std::uint64_t*>(next.data()));
+  return next;
+}
+
+bool DrawOp::accepts_kind(int index, TypeKind kind) const {
   if (index == 0) return kind == TypeKind::Rng;
   if (index == 1) return kind == TypeKind::None || kind == TypeKind::Tensor;
   return kind == TypeKind::Tensor;
@@ -119,10 +146,9 @@ namespace {
 
 bool has_size(const Apply& node) { return node.input(1)->type().kind != TypeKind::None; }
 
-// The static length of a broadcast dimension from the parameters' static lengths there (a
-// parameter without the dimension counts as 1): the length any of them has other than 1, 1
-// when all have 1, unknown otherwise.
-std::int64_t static_broadcast(const std::vector<std::int64_t>& lengths, const Op& op, int dim) {
+}  // namespace
+
+std::int64_t rv_static_broadcast(const std::vector<std::int64_t>& lengths, const Op& op, int dim) {
   std::int64_t known = -2;  // none seen yet
   bool all_one = true;
   for (std::int64_t n : lengths) {
@@ -138,7 +164,25 @@ std::int64_t static_broadcast(const std::vector<std::int64_t>& lengths, const Op
   return all_one ? 1 : kUnknownLength;
 }
 
-}  // namespace
+std::optional<Shape> DrawOp::size_shape(const VarList& inputs, int batch_ndim) const {
+  if (inputs[1]->type().kind == TypeKind::None) return std::nullopt;
+  const TensorType& st = inputs[1]->type();
+  if (st.ndim() != 1 || !is_integer(st.dtype) || st.dtype == DType::Bool)
+    type_error(*this, "size must be None or an integer vector, got " + st.str());
+  if (st.shape[0] == kUnknownLength)
+    type_error(*this, "size must have a static length (PyTensor's get_vector_length), got " + st.str());
+  if (st.shape[0] < batch_ndim)
+    type_error(*this, "size length is incompatible with the batched dimensions of the parameters: len(size) = " +
+                          std::to_string(st.shape[0]) + ", batched dims = " + std::to_string(batch_ndim));
+  Shape out;
+  const auto entries = constant_entries(inputs[1]);
+  for (std::int64_t i = 0; i < st.shape[0]; ++i) {
+    const auto e = entries ? (*entries)[static_cast<std::size_t>(i)] : std::nullopt;
+    if (e && *e < 0) type_error(*this, "size has a negative entry (" + std::to_string(*e) + ")");
+    out.push_back(e ? *e : kUnknownLength);
+  }
+  return out;
+}
 
 std::vector<TensorType> RandomVariable::infer_types(const VarList& inputs) const {
   const std::size_t n_params = dist_->params.size();
@@ -148,35 +192,18 @@ std::vector<TensorType> RandomVariable::infer_types(const VarList& inputs) const
     type_error(*this, "takes " + std::to_string(2 + n_params) + " inputs (" + names + "), got " +
                           std::to_string(inputs.size()));
   }
-  std::optional<std::int64_t> size_len;
-  Shape out;
-  if (inputs[1]->type().kind != TypeKind::None) {
-    const TensorType& st = inputs[1]->type();
-    if (st.ndim() != 1 || !is_integer(st.dtype) || st.dtype == DType::Bool)
-      type_error(*this, "size must be None or an integer vector, got " + st.str());
-    if (st.shape[0] == kUnknownLength)
-      type_error(*this, "size must have a static length (PyTensor's get_vector_length), got " + st.str());
-    size_len = st.shape[0];
-    const auto entries = constant_entries(inputs[1]);
-    for (std::int64_t i = 0; i < *size_len; ++i) {
-      const auto e = entries ? (*entries)[static_cast<std::size_t>(i)] : std::nullopt;
-      if (e && *e < 0) type_error(*this, "size has a negative entry (" + std::to_string(*e) + ")");
-      out.push_back(e ? *e : kUnknownLength);
-    }
-  }
   int batch_ndim = 0;
   for (std::size_t i = 0; i < n_params; ++i) {
     const RvParam& p = dist_->params[i];
     const TensorType& t = inputs[2 + i]->type();
-    const std::string what = "parameter " + std::to_string(i) + " (" + std::string(p.name) + ")";
     if (p.integer && (!is_integer(t.dtype) || t.dtype == DType::UInt64))
-      type_error(*this, what + " must have an integer dtype NumPy casts safely to int64, got " + t.str());
-    if (size_len && t.ndim() > *size_len)
-      type_error(*this, "size length is incompatible with the batched dimensions of " + what + ": len(size) = " +
-                            std::to_string(*size_len) + ", batched dims = " + std::to_string(t.ndim()));
+      type_error(*this, "parameter " + std::to_string(i) + " (" + std::string(p.name) +
+                            ") must have an integer dtype NumPy casts safely to int64, got " + t.str());
     batch_ndim = std::max(batch_ndim, t.ndim());
   }
-  if (!size_len) {
+  const std::optional<Shape> sized = size_shape(inputs, batch_ndim);
+  Shape out = sized.value_or(Shape{});
+  if (!sized) {
     for (int d = 0; d < batch_ndim; ++d) {
       std::vector<std::int64_t> lengths;
       for (std::size_t i = 0; i < n_params; ++i) {
@@ -184,7 +211,7 @@ std::vector<TensorType> RandomVariable::infer_types(const VarList& inputs) const
         const int k = d - (batch_ndim - t.ndim());
         lengths.push_back(k < 0 ? 1 : t.shape[static_cast<std::size_t>(k)]);
       }
-      out.push_back(static_broadcast(lengths, *this, d));
+      out.push_back(rv_static_broadcast(lengths, *this, d));
     }
   }
   return {rng_type(), TensorType(dtype_, out)};
@@ -250,8 +277,7 @@ void for_each_args(const RvDistribution& dist, const std::vector<Array>& convert
 }  // namespace
 
 void RandomVariable::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
-  const Array words = astype(inputs[0], DType::UInt64);
-  kiln_random::Pcg64 g = kiln_random::Pcg64::from_words(static_cast<const std::uint64_t*>(words.data()));
+  kiln_random::Pcg64 g = generator_of(inputs[0]);
   std::vector<Array> params(inputs.begin() + 2, inputs.end()), converted;
   std::vector<DType> dtypes;
   for (std::size_t i = 0; i < params.size(); ++i) {
@@ -274,14 +300,23 @@ void RandomVariable::perform(const Apply& node, const std::vector<Array>& inputs
     });
   } else if (dist_->integer_draws) {
     auto* out = static_cast<std::int64_t*>(draws.data());
-    for_each_args(*dist_, converted, dtypes, shape, [&](const rv::Args& a) { out[at++] = dist_->draw_int(g, a); });
+    std::vector<double> first;
+    if (dist_->first_pass)
+      for_each_args(*dist_, converted, dtypes, shape, [&](const rv::Args& a) { first.push_back(dist_->first_pass(g, a)); });
+    for_each_args(*dist_, converted, dtypes, shape, [&](const rv::Args& a) {
+      if (dist_->first_pass) {
+        rv::Args b = a;
+        b.first = first[static_cast<std::size_t>(at)];
+        out[at++] = dist_->draw_int(g, b);
+      } else {
+        out[at++] = dist_->draw_int(g, a);
+      }
+    });
   } else {
     auto* out = static_cast<double*>(draws.data());
     for_each_args(*dist_, converted, dtypes, shape, [&](const rv::Args& a) { out[at++] = dist_->draw_real(g, a); });
   }
-  Array next = Array::empty(DType::UInt64, {kRngStateWords});
-  g.to_words(static_cast<std::uint64_t*>(next.data()));
-  outputs[0] = next;
+  outputs[0] = rng_value(g);
   outputs[1] = astype(draws, dtype_);
 }
 
@@ -315,17 +350,17 @@ std::vector<ShapeVars> RandomVariable::infer_shape(const Apply& node,
   return {ShapeVars{int64_constant(kRngStateWords)}, out};
 }
 
-std::vector<GradTerm> RandomVariable::pullback(const Apply& node, const VarList&) const {
+std::vector<GradTerm> DrawOp::pullback(const Apply& node, const VarList&) const {
   return std::vector<GradTerm>(static_cast<std::size_t>(node.num_inputs()),
                                GradTerm::undefined("No gradient defined for random variables (" + str() + ")"));
 }
 
-std::vector<GradTerm> RandomVariable::pushforward(const Apply& node, const VarList&) const {
+std::vector<GradTerm> DrawOp::pushforward(const Apply& node, const VarList&) const {
   return std::vector<GradTerm>(static_cast<std::size_t>(node.num_outputs()),
                                GradTerm::undefined("No tangent defined for random variables (" + str() + ")"));
 }
 
-bool is_impure(const Op& op) { return dynamic_cast<const RandomVariable*>(&op) != nullptr; }
+bool is_impure(const Op& op) { return dynamic_cast<const DrawOp*>(&op) != nullptr; }
 
 // --- building --------------------------------------------------------------------------------------
 
@@ -342,12 +377,22 @@ void check_dtype(const RvDistribution& d, DType dtype, const std::function<void(
 
 std::pair<Var, Var> random_variable(std::string_view op_name, const Var& rng, const Var& size, const VarList& params,
                                     std::optional<DType> dtype) {
+  VarList inputs = {rng, size ? size : make_constant(Array::empty(DType::Bool, {0}), {}, TypeKind::None)};
+  inputs.insert(inputs.end(), params.begin(), params.end());
+  if (const RvCoreDistribution* c = find_rv_core_distribution(op_name)) {
+    const bool integer = c->spec().integer;
+    const DType dt = dtype.value_or(integer ? DType::Int64 : DType::Float64);
+    if (integer ? (!is_integer(dt) || dt == DType::Bool) : !is_float(dt))
+      throw UserError(std::string(op_name) + (integer ? " draws integers: its dtype must be an integer dtype, not "
+                                                      : " draws floats: its dtype must be a float dtype, not ") +
+                      std::string(dtype_name(dt)));
+    ApplyPtr node = make_node(std::make_shared<CoreRandomVariable>(*c, dt), inputs);
+    return {node->output(0), node->output(1)};
+  }
   const RvDistribution* d = find_rv_distribution(op_name);
   if (!d) throw NotImplementedError(std::string(op_name) + " is not implemented in kiln");
   const DType dt = dtype.value_or(d->integer_draws ? DType::Int64 : DType::Float64);
   check_dtype(*d, dt, [](const std::string& m) { throw UserError(m); });
-  VarList inputs = {rng, size ? size : make_constant(Array::empty(DType::Bool, {0}), {}, TypeKind::None)};
-  inputs.insert(inputs.end(), params.begin(), params.end());
   ApplyPtr node = make_node(std::make_shared<RandomVariable>(*d, dt), inputs);
   return {node->output(0), node->output(1)};
 }

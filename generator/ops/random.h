@@ -39,6 +39,9 @@ struct RvDistribution {
   /// loc) and nothing is drawn. zero_scale_param -1: no such shortcut.
   int zero_scale_param = -1;
   int loc_param = -1;
+  /// Distributions SciPy draws in two passes (BetaBinomialRV): one value per output element
+  /// drawn over the whole output first, handed to `draw_*` as `Args::first`. Null otherwise.
+  double (*first_pass)(kiln_random::Pcg64&, const kiln_random::rv::Args&) = nullptr;
 };
 
 /// Every RandomVariable kiln implements.
@@ -46,11 +49,35 @@ const std::vector<RvDistribution>& rv_distributions();
 /// The distribution of a PyTensor class name, or null.
 const RvDistribution* find_rv_distribution(std::string_view op_name);
 
+/// What every RandomVariable op shares: inputs (rng, size, *params), outputs (next_rng, draws),
+/// no gradient (PyTensor defines none), never computed ahead of time.
+class DrawOp : public Op {
+ public:
+  /// PyTensor defines no gradient for draws: every input's is undefined.
+  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
+  bool accepts_kind(int index, TypeKind kind) const override;
+  /// Draws are never computed ahead of time.
+  bool do_constant_folding(const Apply&) const override { return false; }
+
+ protected:
+  /// The generator an rng value (kiln's six uint64 words) holds.
+  static kiln_random::Pcg64 generator_of(const Array& rng);
+  /// The rng value holding `g`'s state.
+  static Array rng_value(const kiln_random::Pcg64& g);
+  /// PyTensor's str of a RandomVariable: `normal_rv{"(),()->()"}`.
+  static std::string rv_str(std::string_view name, std::string_view signature);
+  /// The draws' static shape `size` gives (a length per entry, unknown where computed at run
+  /// time), or nullopt when size is None; type errors for a size that is not an integer vector
+  /// of static length at least `batch_ndim`, or has a negative constant entry.
+  std::optional<Shape> size_shape(const VarList& inputs, int batch_ndim) const;
+};
+
 /// A RandomVariable: (rng, size, *params) -> (next_rng, draws). `size` is a none or an integer
 /// vector of static length; without it the draws take the parameters' broadcast shape (NumPy
 /// broadcasting, length 1 stretching at run time), with it the parameters broadcast to `size`.
 /// The draws are NumPy's, made in C order over the output and cast to `dtype`.
-class RandomVariable : public Op {
+class RandomVariable : public DrawOp {
  public:
   RandomVariable(const RvDistribution& dist, DType dtype) : dist_(&dist), dtype_(dtype) {}
   const RvDistribution& distribution() const { return *dist_; }
@@ -63,17 +90,16 @@ class RandomVariable : public Op {
   std::vector<TensorType> infer_types(const VarList& inputs) const override;
   void perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
   std::vector<ShapeVars> infer_shape(const Apply& node, const std::vector<ShapeVars>& input_shapes) const override;
-  /// PyTensor defines no gradient for draws: every input's is undefined.
-  std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
-  std::vector<GradTerm> pushforward(const Apply& node, const VarList& input_tangents) const override;
-  bool accepts_kind(int index, TypeKind kind) const override;
-  /// Draws are never computed ahead of time.
-  bool do_constant_folding(const Apply&) const override { return false; }
 
  private:
   const RvDistribution* dist_;
   DType dtype_;
 };
+
+/// The static length of one broadcast dimension of the draws from the parameters' static
+/// lengths there (1 for a parameter without the dimension): the length any has other than 1, 1
+/// when all have 1, unknown otherwise; a type error on `op` when two differ.
+std::int64_t rv_static_broadcast(const std::vector<std::int64_t>& lengths, const Op& op, int dim);
 
 /// True for ops each application of which is an event of its own (random draws): rewrites
 /// never merge two such nodes, even with equal inputs, nor fold them into constants.

@@ -44,12 +44,12 @@ def _batched_sort(x):
 
 def test_every_offending_node_is_listed_at_once():
     A = pt.dmatrix("A")
-    draws = pt.random.normal(0, 1, size=3)
+    draws = pt.random.choice(5, size=(3,), replace=False)  # kiln lacks ChoiceWithoutReplacement
     with pytest.raises(kiln.UnsupportedGraphError) as e:
         kiln.from_pytensor([_batched_sort(A).sum() + cholesky(A).sum() + draws.sum()], [A])
     err = e.value
-    assert {"Blockwise", "NormalRV"} == err.op_names  # Cholesky is not among them: kiln has it
-    assert "Blockwise over SortOp" in str(err) and "random variables" in str(err)
+    assert {"Blockwise", "ChoiceWithoutReplacement"} == err.op_names  # Cholesky is not among them: kiln has it
+    assert "Blockwise over SortOp" in str(err) and "random variable ChoiceWithoutReplacement" in str(err)
     assert "not implemented in kiln yet" in str(err)
     assert len(err.problems) == 2
     assert isinstance(err, NotImplementedError)
@@ -277,14 +277,12 @@ def test_rng_words_round_trip_numpy_state():
     np.testing.assert_array_equal(again.normal(size=5), g.normal(size=5))
 
 
-def test_random_variables_are_refused_or_written_as_version_2():
+def test_random_variables_are_written_as_version_2():
     rng = pytensor.shared(np.random.default_rng(3), name="rng")
     mu = pt.dscalar("mu")
     next_rng, draws = pt.random.normal(mu, 1.0, size=(4,), rng=rng, return_next_rng=True) \
         if PYTENSOR_MAJOR >= 3 else pt.random.normal(mu, 1.0, size=(4,), rng=rng).owner.outputs
-    with pytest.raises(kiln.UnsupportedGraphError, match="random variables"):
-        kiln.from_pytensor([draws], [mu])
-    g = kiln.from_pytensor([draws, next_rng], [mu], allow_unimplemented=True)
+    g = kiln.from_pytensor([draws, next_rng], [mu])
     assert g.version == 2
     node = next(n for n in g.graph["nodes"] if n["op"] == "NormalRV")
     assert node["props"]["name"] == "normal" and node["props"]["dtype"] == "float64"
@@ -292,6 +290,25 @@ def test_random_variables_are_refused_or_written_as_version_2():
     assert rng_var["type"] == {"kind": "rng", "bit_generator": "PCG64"}
     state = rng.get_value().bit_generator.state
     assert rng_var["value"]["pcg64"]["state"] == str(state["state"]["state"])
+
+
+@pytest.mark.skipif(PYTENSOR_MAJOR < 3, reason="PyTensor 3's signatures and MvNormalRV's method prop")
+def test_random_variables_with_core_dimensions_are_written():
+    rng = pytensor.shared(np.random.default_rng(3), name="rng")
+    p = pt.dvector("p")
+    cov = pt.dmatrix("cov")
+    outs = [pt.random.dirichlet(p, size=(2,), rng=rng), pt.random.multinomial(10, p, rng=rng),
+            pt.random.categorical(p, size=(3,), rng=rng), pt.random.multivariate_normal(p, cov, rng=rng),
+            pt.random.permutation(cov, rng=rng)]
+    g = kiln.from_pytensor(outs, [p, cov])
+    nodes = {n["op"]: n for n in g.graph["nodes"]}
+    assert nodes["DirichletRV"]["props"]["signature"] == "(a)->(a)"
+    assert nodes["MultinomialRV"]["props"]["dtype"] == "int64"
+    assert nodes["MvNormalRV"]["props"]["method"] == "cholesky"
+    assert nodes["PermutationRV"]["props"]["signature"] == "(x0,x1)->(x0,x1)"
+    svd = pt.random.multivariate_normal(p, cov, method="svd", rng=rng)
+    with pytest.raises(kiln.UnsupportedGraphError, match="method 'svd'"):
+        kiln.from_pytensor([svd], [p, cov])
 
 
 @pytest.mark.skipif(PYTENSOR_MAJOR < 3, reason="kiln prints linear-algebra ops as PyTensor 3.x does")

@@ -12,7 +12,10 @@
 
 #include <doctest/doctest.h>
 
+#include "kiln/runtime/random/core_variables.hpp"
 #include "kiln/runtime/random/multivariate.hpp"
+#include "kiln/runtime/random/variables.hpp"
+#include "ops/random_core.h"
 
 namespace {
 
@@ -229,4 +232,85 @@ TEST_CASE("random: discrete samplers follow their distributions (chi-square, 10^
     const double p[4] = {0.1, 0.4, 0.25, 0.25};
     return kr::categorical(g, p, 4);
   }, [](std::int64_t k) { return std::array<double, 4>{0.1, 0.4, 0.25, 0.25}[k]; }, 0, 3);
+}
+
+// The RandomVariables' own formulas (variables.hpp, core_variables.hpp) on top of the samplers.
+namespace {
+
+// One core sample of `kind` with unbatched float64 parameters; returns component `j`.
+template <typename T>
+T core_component(kr::Pcg64& g, kr::core::Kind kind, const std::vector<std::vector<double>>& values,
+                 const std::vector<std::vector<std::int64_t>>& shapes, std::size_t j) {
+  const kr::core::Spec spec = kr::core::spec_of(kind);
+  std::vector<std::vector<std::int64_t>> strides(shapes.size());
+  std::vector<kr::core::Param> params;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    std::int64_t st = 1;
+    strides[i].assign(shapes[i].size(), 0);
+    for (std::size_t d = shapes[i].size(); d-- > 0;) {
+      strides[i][d] = st;
+      st *= shapes[i][d];
+    }
+    params.push_back({values[i].data(), kr::core::kF64, static_cast<int>(shapes[i].size()), shapes[i].data(),
+                      strides[i].data()});
+  }
+  std::vector<std::int64_t> batch, shape;
+  REQUIRE(kr::core::draws_shape(spec, params.data(), nullptr, 0, batch, shape) == nullptr);
+  std::vector<double> real(8);
+  std::vector<std::int64_t> ints(8);
+  REQUIRE(kr::core::draw(spec, g, params.data(), batch, real.data(), ints.data(), kiln::mvnormal_cholesky) == nullptr);
+  if constexpr (std::is_integral_v<T>)
+    return ints[j];
+  else
+    return real[j];
+}
+
+}  // namespace
+
+TEST_CASE("random: RandomVariable formulas follow their distributions (KS / chi-square, 10^5 draws)") {
+  namespace rv = kr::rv;
+  check_ks("CauchyRV", 31, [](kr::Pcg64& g) {
+    rv::Args a;
+    a.x[0] = 1, a.x[1] = 2;
+    return rv::cauchy_draw(g, a);
+  }, [](double x) { return 0.5 + std::atan((x - 1) / 2) / kPi; });
+  // gengamma(alpha=3, p=1.5, lambd=2): (x / lambd)^p ~ Gamma(alpha / p).
+  check_ks("GenGammaRV", 32, [](kr::Pcg64& g) {
+    rv::Args a;
+    a.x[0] = 3, a.x[1] = 1.5, a.x[2] = 2;
+    return rv::gengamma_draw(g, a);
+  }, [](double x) { return gamma_p(2.0, std::pow(x / 2, 1.5)); });
+  check_chi2("BetaBinomialRV", 33, [](kr::Pcg64& g) {
+    rv::Args a;
+    a.k[0] = 12, a.x[1] = 2, a.x[2] = 3;
+    a.first = rv::beta_binomial_first(g, a);
+    return rv::beta_binomial_draw(g, a);
+  }, [](std::int64_t k) {
+    auto log_beta = [](double x, double y) { return std::lgamma(x) + std::lgamma(y) - std::lgamma(x + y); };
+    return std::exp(log_choose(12, k) + log_beta(k + 2.0, 12 - k + 3.0) - log_beta(2, 3));
+  }, 0, 12);
+  using K = kr::core::Kind;
+  // Dirichlet's components are Beta(alpha_j, sum - alpha_j): the gamma path and the beta path.
+  check_ks("DirichletRV", 34, [](kr::Pcg64& g) { return core_component<double>(g, K::Dirichlet, {{0.5, 2.0, 3.5}}, {{3}}, 0); },
+           [](double x) { return beta_i(0.5, 5.5, x); });
+  // (Alphas not much below 0.1: smaller ones pile a visible mass at exactly 1.0 in double.)
+  check_ks("DirichletRV small", 35,
+           [](kr::Pcg64& g) { return core_component<double>(g, K::Dirichlet, {{0.09, 0.08, 0.07}}, {{3}}, 0); },
+           [](double x) { return beta_i(0.09, 0.15, x); });
+  check_chi2("MultinomialRV", 36, [](kr::Pcg64& g) {
+    return core_component<std::int64_t>(g, K::Multinomial, {{20.0}, {0.2, 0.5, 0.3}}, {{}, {3}}, 2);
+  }, [](std::int64_t k) { return std::exp(log_choose(20, k) + k * std::log(0.3) + (20 - k) * std::log(0.7)); }, 0, 20);
+  check_chi2("CategoricalRV", 37, [](kr::Pcg64& g) {
+    return core_component<std::int64_t>(g, K::Categorical, {{0.1, 0.4, 0.25, 0.25}}, {{4}}, 0);
+  }, [](std::int64_t k) { return std::array<double, 4>{0.1, 0.4, 0.25, 0.25}[k]; }, 0, 3);
+  // MvNormal(mean (1, -2), cov [[4, 1.2], [1.2, 1]]): x1 ~ N(-2, 1), x0 - x1 ~ N(3, 2.6).
+  const std::vector<std::vector<double>> mvn = {{1.0, -2.0}, {4.0, 1.2, 1.2, 1.0}};
+  check_ks("MvNormalRV x1", 38, [&](kr::Pcg64& g) { return core_component<double>(g, K::MvNormal, mvn, {{2}, {2, 2}}, 1); },
+           [](double x) { return normal_cdf(x + 2); });
+  check_ks("MvNormalRV x0 - x1", 39, [&](kr::Pcg64& g) {
+    kr::Pcg64 h = g;
+    const double x0 = core_component<double>(h, K::MvNormal, mvn, {{2}, {2, 2}}, 0);
+    const double x1 = core_component<double>(g, K::MvNormal, mvn, {{2}, {2, 2}}, 1);
+    return x0 - x1;
+  }, [](double x) { return normal_cdf((x - 3) / std::sqrt(2.6)); });
 }

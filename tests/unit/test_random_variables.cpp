@@ -5,12 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compile/compile.h"
 #include "eval/evaluator.h"
 #include "grad/grad.h"
 #include "ir/error.h"
 #include "ir/fgraph.h"
 #include "ops/constant.h"
 #include "ops/random.h"
+#include "ops/random_permutation.h"
 #include "ops/reduce.h"
 #include "rewrite/pipeline.h"
 #include "v2_test_util.h"
@@ -99,7 +101,7 @@ TEST_CASE("random variables: type inference refuses what NumPy cannot draw from"
   CHECK(draws->type() == TensorType(DType::Int32, {2, 3}));
   const Var col = make_input(TensorType(DType::Float64, {kUnknownLength, 1}));
   CHECK(random_variable("NormalRV", rng, nullptr, {col, xi}).second->type().shape == Shape{kUnknownLength, 3});
-  CHECK_THROWS_AS(random_variable("MvNormalRV", rng, nullptr, {x}), NotImplementedError);
+  CHECK_THROWS_AS(random_variable("ChoiceWithoutReplacement", rng, nullptr, {x}), NotImplementedError);
 }
 
 TEST_CASE("random variables: rewrites never merge, fold or drop draws") {
@@ -133,4 +135,108 @@ TEST_CASE("random variables: no gradient through a draw") {
   } catch (const UserError& e) {
     CHECK(std::string(e.what()).find("No gradient defined for random variables") != std::string::npos);
   }
+}
+
+// --- RandomVariables with core dimensions (ops/random_core.h) ------------------------------------
+
+TEST_CASE("random variables with core dimensions: static shapes, refusals, props") {
+  const Var rng = seed0_rng();
+  const Var p = make_input(TensorType(DType::Float64, {2, 3}), "p");
+  const Var n = make_input(TensorType(DType::Int64, {kUnknownLength, 1}), "n");
+  CHECK(random_variable("DirichletRV", rng, nullptr, {p}).second->type() == TensorType(DType::Float64, {2, 3}));
+  CHECK(random_variable("DirichletRV", rng, int64_vector_constant({5, 2}), {p}).second->type() ==
+        TensorType(DType::Float64, {5, 2, 3}));
+  CHECK(random_variable("MultinomialRV", rng, nullptr, {n, p}).second->type() ==
+        TensorType(DType::Int64, {kUnknownLength, 2, 3}));
+  CHECK(random_variable("CategoricalRV", rng, nullptr, {p}, DType::Int32).second->type() ==
+        TensorType(DType::Int32, {2}));
+  const Var cov = make_input(TensorType(DType::Float64, {3, 3}), "cov");
+  CHECK(random_variable("MvNormalRV", rng, int64_vector_constant({4, 2}), {p, cov}).second->type() ==
+        TensorType(DType::Float64, {4, 2, 3}));
+  CHECK_THROWS_WITH_AS(random_variable("MvNormalRV", rng, nullptr, {p, make_input(TensorType(DType::Float64, {2, 2}))}),
+                       doctest::Contains("square matrix of mean's length 3"), UserError);
+  CHECK_THROWS_WITH_AS(random_variable("DirichletRV", rng, int64_vector_constant({}), {p}),
+                       doctest::Contains("size length is incompatible"), UserError);
+  CHECK_THROWS_WITH_AS(random_variable("DirichletRV", rng, nullptr, {scalar_constant(DType::Float64, 1.0)}),
+                       doctest::Contains("core dimension"), UserError);
+  CHECK_THROWS_WITH_AS(random_variable("CategoricalRV", rng, nullptr, {p}, DType::Float64),
+                       doctest::Contains("must be an integer dtype"), UserError);
+  // MvNormalRV's svd and eigh methods are refused as not implemented, at their prop.
+  auto mvn = [](const Json& props) {
+    const Json vec = tensor_type("float64", {3}), mat = tensor_type("float64", {3, 3});
+    return graph_json(2,
+                      {var("rng", kRng), var("size", {{"kind", "none"}}), var("mean", vec), var("cov", mat),
+                       var("next", kRng), var("x", vec)},
+                      {node("MvNormalRV", {"rng", "size", "mean", "cov"}, {"next", "x"}, props)}, {"rng", "mean", "cov"},
+                      {"next", "x"});
+  };
+  CHECK_NOTHROW(load_graph_text(mvn({{"method", "cholesky"}, {"signature", "(n),(n,n)->(n)"}}).dump(), ""));
+  try {
+    load_graph_text(mvn({{"method", "svd"}}).dump(), "");
+    FAIL("loaded");
+  } catch (const NotImplementedError& e) {
+    CHECK(std::string(e.what()).find("method \"svd\"") != std::string::npos);
+  }
+  CHECK(refusal_of(mvn({{"ndims_params", {1, 1}}})).where == "/nodes/0/props/ndims_params");
+  CHECK(refusal_of(mvn({{"method", "qr"}})).where == "/nodes/0/props/method");
+}
+
+TEST_CASE("random variables with core dimensions: rewrites keep every draw, no gradient") {
+  const Var rng = seed0_rng();
+  Array pv = Array::empty(DType::Float64, {3});
+  const double pvals[3] = {0.2, 0.5, 0.3};
+  std::copy(pvals, pvals + 3, pv.data<double>());
+  const Var p = make_constant(pv, "p");
+  auto [next1, a] = random_variable("CategoricalRV", rng, int64_vector_constant({4}), {p});
+  auto [next2, b] = random_variable("CategoricalRV", rng, int64_vector_constant({4}), {p});
+  auto [next3, c] = random_variable("DirichletRV", next1, nullptr, {p});
+  FunctionGraph fg({}, {a, b, c, next3});
+  const std::vector<Array> before = evaluate(fg, {});
+  run_pipeline(fg);
+  CHECK(count_ops(fg, "CategoricalRV") == 2);
+  CHECK(count_ops(fg, "DirichletRV") == 1);
+  const std::vector<Array> after = evaluate(fg, {});
+  for (std::size_t k = 0; k < before.size(); ++k) CHECK(values_of(before[k]) == values_of(after[k]));
+  CHECK(values_of(after[0]) == values_of(after[1]));
+  const Var alpha = make_input(TensorType(DType::Float64, {3}), "alpha");
+  auto [next, x] = random_variable("DirichletRV", seed0_rng(), nullptr, {alpha});
+  CHECK_THROWS_WITH_AS(grad(sum(x), alpha), doctest::Contains("No gradient defined for random variables"), UserError);
+}
+
+TEST_CASE("random variables: PermutationRV's signature, static shapes and refusals") {
+  const Var rng = seed0_rng();
+  const Var none = make_constant(Array::empty(DType::Bool, {0}), {}, TypeKind::None);
+  const Var rows = make_input(TensorType(DType::Float32, {3, 5}), "rows");
+  auto draw = [&](int core, const std::string& sig, const Var& size, const Var& x) {
+    return make_node(std::make_shared<PermutationRandomVariable>(core, sig, x->dtype()), {rng, size, x})->output(1);
+  };
+  CHECK(draw(1, "(x0)->(x0)", none, rows)->type() == TensorType(DType::Float32, {3, 5}));
+  CHECK(draw(2, "(x0,x1)->(x0,x1)", none, rows)->type() == TensorType(DType::Float32, {3, 5}));
+  CHECK(draw(1, "(x0)->(x0)", int64_vector_constant({3}), rows)->type() == TensorType(DType::Float32, {3, 5}));
+  CHECK(draw(0, "()->(x)", none, int64_constant(4))->type() == TensorType(DType::Int64, {4}));
+  // A size longer than x's batch dimensions: PyTensor 3.0's own draws do not fit its type.
+  CHECK_THROWS_AS(draw(1, "(x0)->(x0)", int64_vector_constant({2, 3}), rows), NotImplementedError);
+  CHECK_THROWS_WITH_AS(draw(1, "(x0)->(x0)", int64_vector_constant({4}), rows), doctest::Contains("does not broadcast"),
+                       UserError);
+  CHECK_THROWS_WITH_AS(draw(0, "()->(x)", none, rows), doctest::Contains("0-d integer"), UserError);
+  auto graph = [](const Json& props) {
+    const Json mat = tensor_type("float64", {2, 2});
+    return graph_json(2, {var("rng", kRng), var("size", {{"kind", "none"}}), var("x", mat), var("next", kRng), var("y", mat)},
+                      {node("PermutationRV", {"rng", "size", "x"}, {"next", "y"}, props)}, {"rng", "x"}, {"next", "y"});
+  };
+  CHECK_NOTHROW(load_graph_text(graph({{"signature", "(x0,x1)->(x0,x1)"}, {"dtype", "float64"}}).dump(), ""));
+  CHECK_NOTHROW(load_graph_text(graph({{"name", "permutation"}}).dump(), ""));
+  CHECK(refusal_of(graph({{"signature", "(x0)->(x1)"}})).where == "/nodes/0/props/signature");
+}
+
+TEST_CASE("random variables: a library drawing MvNormalRV links LAPACK, one drawing Dirichlet does not need to") {
+  // (The fixture tests load libraries into a process that has LAPACK already, so they would not
+  // notice an unlinked potrf.)
+  const Var mean = make_input(TensorType(DType::Float64, {3}), "mean");
+  const Var cov = make_input(TensorType(DType::Float64, {3, 3}), "cov");
+  const Var rng = make_input(rng_type(), "rng");
+  auto [next, x] = random_variable("MvNormalRV", rng, nullptr, {mean, cov});
+  CHECK(emit(FunctionGraph({rng, mean, cov}, {next, x})).sources.needs_blas);
+  auto [next2, y] = random_variable("DirichletRV", rng, nullptr, {mean});
+  CHECK_FALSE(emit(FunctionGraph({rng, mean}, {next2, y})).sources.needs_blas);
 }

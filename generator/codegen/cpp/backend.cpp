@@ -6,6 +6,7 @@
 #include "codegen/cpp/special_math_select.h"
 #include "codegen/cpp/vector_math_select.h"
 #include "ops/random.h"
+#include "ops/random_core.h"
 
 namespace kiln {
 
@@ -14,6 +15,10 @@ namespace {
 // The table plus one entry per RandomVariable class (emit_random.cpp).
 std::vector<OpEmitter> with_random_variables(std::vector<OpEmitter> table) {
   for (const auto& d : rv_distributions()) table.push_back({d.op, emit_random_variable, false});
+  // MvNormalRV factors its covariance with LAPACK (OpenBLAS): the library links it.
+  for (const auto& d : rv_core_distributions())
+    table.push_back({d.op, emit_core_random_variable, false, d.kind == kiln_random::core::Kind::MvNormal});
+  table.push_back({"PermutationRV", emit_permutation, false});
   return table;
 }
 
@@ -111,7 +116,8 @@ std::shared_ptr<const Backend> make_cpp_backend() {
   b->prologue = {"runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp",
                  "templates/cpp/prologue/indexing.hpp", "templates/cpp/prologue/blas.hpp"};
   std::vector<std::string> random_pieces;  // NumPy's Generator, in its layering order
-  for (const char* part : {"pcg64", "tables", "ziggurat", "continuous", "integers", "discrete", "variables"})
+  for (const char* part :
+       {"pcg64", "tables", "ziggurat", "continuous", "integers", "discrete", "variables", "multivariate", "core_variables"})
     random_pieces.push_back("runtime/include/kiln/runtime/random/" + std::string(part) + ".hpp");
   b->optional_prologue = {
       // Only the special-function pieces (incomplete gamma, Bessel, ...) the graphs call.

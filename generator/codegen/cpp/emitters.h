@@ -94,6 +94,10 @@ std::string emit_linalg_blockwise(const NodeEmitContext& c);
 
 /// Every RandomVariable (emit_random.cpp): NumPy's draws through runtime/.../random/variables.hpp.
 std::string emit_random_variable(const NodeEmitContext& c);
+/// Every RandomVariable with core dimensions (emit_random.cpp): runtime/.../random/core_variables.hpp.
+std::string emit_core_random_variable(const NodeEmitContext& c);
+/// PermutationRV (emit_random.cpp): NumPy's shuffles, then x's rows gathered.
+std::string emit_permutation(const NodeEmitContext& c);
 /// A row-block group (codegen/row_block_fusion.h) as one step (emit_row_block.cpp);
 /// `where(node)` is the C string literal naming a member in error messages.
 std::string emit_row_block(const RowBlockGroup& group, const LoweredGraph& lg, int step,

@@ -36,8 +36,8 @@ inline void multinomial(Pcg64& g, std::int64_t n, const double* pvals, std::int6
 /// with betas when every alpha is below 0.1 (which avoids 0/0).
 inline void dirichlet(Pcg64& g, const double* alpha, std::int64_t k, double* out) {
   if (k <= 0) return;
-  double max_alpha = alpha[0];
-  for (std::int64_t j = 1; j < k; ++j) max_alpha = alpha[j] > max_alpha ? alpha[j] : max_alpha;
+  double max_alpha = alpha[0];  // NumPy's alpha.max(): a NaN anywhere makes it NaN
+  for (std::int64_t j = 1; j < k; ++j) max_alpha = (alpha[j] > max_alpha || alpha[j] != alpha[j]) ? alpha[j] : max_alpha;
   if (max_alpha < 0.1) {
     std::vector<double> tail_sum(static_cast<std::size_t>(k));
     double csum = 0.0;

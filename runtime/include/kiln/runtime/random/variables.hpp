@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <vector>  // the first pass of a two-pass draw (generated code)
 
 #include "kiln/runtime/random/continuous.hpp"
 #include "kiln/runtime/random/discrete.hpp"
@@ -23,6 +24,9 @@ struct Args {
   double x[3] = {0, 0, 0};
   std::int64_t k[3] = {0, 0, 0};
   bool single[3] = {false, false, false};
+  /// A distribution drawn in two passes (BetaBinomialRV: every beta, then every binomial):
+  /// this element's first-pass draw.
+  double first = 0;
 };
 
 /// NumPy's CONS_NON_NEGATIVE: the sign bit set on a non-NaN (so -0.0 is refused too).
@@ -199,6 +203,44 @@ inline double truncexpon_draw(Pcg64& g, const Args& a) {
   const double m = a.single[0] ? static_cast<double>(std::expm1(-static_cast<float>(a.x[0]))) : std::expm1(-a.x[0]);
   return -std::log1p(g.next_double() * m) * a.x[2] + a.x[1];
 }
+
+/// scipy.stats.cauchy(loc, scale): SciPy's `_ppf` is Boost's Cauchy quantile, which reduces U
+/// to P in (-0.5, 0.5] and returns -1 / tan(pi P) (0 at P = 0.5). NumPy's U = 0 (probability
+/// 2^-53) makes Boost raise an overflow error in SciPy; kiln gives -inf there.
+inline const char* cauchy_check(const Args& a) { return !(a.x[1] >= 0) ? kScipyDomainError : nullptr; }
+inline double cauchy_draw(Pcg64& g, const Args& a) {
+  constexpr double kPi = 3.141592653589793;
+  const double u = g.next_double();
+  const double p = u > 0.5 ? u - 1 : u;
+  const double ppf = p == 0.5 ? 0.0 : 0.0 + -1.0 / std::tan(kPi * p);
+  return ppf * a.x[1] + a.x[0];
+}
+
+/// PyTensor's GenGammaRV(alpha, p, lambd) is scipy.stats.gengamma(alpha / p, p, scale=lambd):
+/// `_argcheck(a, c)` is a > 0 and c != 0, `_rvs` is NumPy's standard_gamma(a) ** (1 / c). The
+/// quotients keep float32 where NumPy's ufuncs see float32 alone.
+inline double gengamma_shape(const Args& a) {
+  return a.single[0] && a.single[1] ? static_cast<double>(static_cast<float>(a.x[0]) / static_cast<float>(a.x[1]))
+                                    : a.x[0] / a.x[1];
+}
+inline double gengamma_power(const Args& a) {
+  return a.single[1] ? static_cast<double>(1.0f / static_cast<float>(a.x[1])) : 1.0 / a.x[1];
+}
+inline const char* gengamma_check(const Args& a) {
+  return !(gengamma_shape(a) > 0) || !(a.x[1] != 0) || !(a.x[2] >= 0) ? kScipyDomainError : nullptr;
+}
+inline double gengamma_draw(Pcg64& g, const Args& a) {
+  return std::pow(standard_gamma(g, gengamma_shape(a)), gengamma_power(a)) * a.x[2] + 0.0;
+}
+
+/// scipy.stats.betabinom(n, a, b): `_argcheck` n >= 0 (an integer: NumPy's binomial refuses a
+/// float n), a > 0, b > 0; `_rvs` draws beta(a, b) for every element first (the first pass),
+/// then binomial(n, that beta) for every element.
+inline const char* beta_binomial_check(const Args& a) {
+  return a.k[0] < 0 || !(a.x[1] > 0) || !(a.x[2] > 0) ? kScipyDomainError : nullptr;
+}
+inline double beta_binomial_first(Pcg64& g, const Args& a) { return beta(g, a.x[1], a.x[2]); }
+inline std::int64_t beta_binomial_draw(Pcg64& g, const Args& a) { return binomial(g, a.k[0], a.first); }
 
 }  // namespace rv
 }  // namespace kiln_random
