@@ -55,7 +55,7 @@ std::string nutpie_entry_point_source(const Backend& backend, const std::string&
 std::string nutpie_entry_point_declarations(const std::string& name) {
   return "/** nutpie's logp callback (kiln compile --nutpie): logp and its gradient at x, on a context of the\n"
          "    calling thread's own; user_data is not read. 0, or nutpie's codes: 3 and 4 a non-finite gradient\n"
-         "    or logp, 7/8/9/13 the graph failed here (recoverable; NAME_nutpie_last_error() says why), < 0\n"
+         "    or logp, 7/8/9/13 the graph failed here (recoverable; " + name + "_nutpie_last_error() says why), < 0\n"
          "    a wrong dim, pointer or layout. */\n"
          "KILN_EXPORT int64_t " + name + "_nutpie_logp(uint64_t dim, const double* x, double* grad, double* logp, "
          "void* user_data);\n"
