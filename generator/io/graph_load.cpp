@@ -14,6 +14,7 @@
 #include "kiln/runtime/npy.hpp"
 #include "ops/elemwise.h"
 #include "ops/op_table.h"
+#include "ops/reshape.h"
 #include "ops/scalar/composite.h"
 #include "util/suggest.h"
 
@@ -23,6 +24,16 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 namespace {
+
+// `v` behind a SpecifyShape that checks, at run time, the static lengths `declared` adds to
+// v's inferred type. The check node is located at the node that declared the output.
+Var checked_declared_shape(const Var& v, const TensorType& declared) {
+  std::vector<std::int64_t> lengths;
+  for (auto d : declared.shape) lengths.push_back(d == kUnknownLength ? -1 : d);
+  Var checked = specify_shape(v, IntList(lengths));
+  checked->owner()->set_origins(v->owner()->origins());
+  return checked;
+}
 
 const std::set<std::string> kTopKeys = {"format", "version", "name",   "variables",
                                         "nodes",  "inputs",  "outputs"};
@@ -385,7 +396,13 @@ GraphBody load_graph_object(const Json& root, const std::string& at, const LoadC
         throw UserError("variable \"" + d.id + "\" is declared " + d.type.str() + " but " + op->str() +
                             " gives " + inferred.str(),
                         ptr(p + "/outputs", k));
-      v->refine_type(d.type);  // a declared static length is trusted, and checked at run time
+      if (d.type.is_tensor() && !inferred.at_least_as_specific_as(d.type)) {
+        // The file declares a static length the op does not prove (PyTensor's inference can be
+        // stronger than kiln's). It is checked at run time, as a SpecifyShape would: generated
+        // code then trusts it, so it must never be believed unchecked.
+        v = checked_declared_shape(v, d.type);
+      }
+      v->refine_type(d.type);
       v->set_name(d.name);
       v->set_file_id(d.id);
       d.var = v;

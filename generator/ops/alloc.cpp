@@ -13,6 +13,7 @@
 #include "ops/subtensor.h"
 #include "ops/batching.h"
 #include "ops/dimshuffle.h"
+#include "ops/elemwise.h"
 #include "ops/join.h"
 #include "ops/shape.h"
 
@@ -86,7 +87,30 @@ Var IntList::as_vector() const {
   return make_vector(scalars, DType::Int64);
 }
 
+namespace {
+
+// True when the integer dtype `d` holds `v` exactly (a cast to it changes nothing).
+bool holds_exactly(DType d, std::int64_t v) {
+  if (!is_integer(d) || d == DType::Bool) return false;
+  const int bits = static_cast<int>(8 * dtype_size(d));
+  if (bits == 64) return is_signed_int(d) || v >= 0;
+  if (is_signed_int(d)) return v >= -(std::int64_t{1} << (bits - 1)) && v < (std::int64_t{1} << (bits - 1));
+  return v >= 0 && v < (std::int64_t{1} << bits);
+}
+
+}  // namespace
+
 std::optional<std::int64_t> constant_int(const Var& v) {
+  // Through an integer cast of a constant that does not change its value, as PyTensor's
+  // get_underlying_scalar_constant_value does: exporters write MakeVector(n, cast(1)) shapes.
+  if (v && v->ndim() == 0 && v->owner() && v->owner()->num_inputs() == 1) {
+    const auto* e = dynamic_cast<const Elemwise*>(&v->owner()->op());
+    if (e && e->scalar_op().id() == ScalarOpId::Cast) {
+      auto inner = constant_int(v->owner()->input(0));
+      if (inner && holds_exactly(v->dtype(), *inner)) return inner;
+      return std::nullopt;
+    }
+  }
   if (!v || !v->is_constant() || v->ndim() != 0 || is_float(v->dtype())) return std::nullopt;
   try {
     return scalar_to_int64(v->value());

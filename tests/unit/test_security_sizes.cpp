@@ -23,6 +23,7 @@
 #include "ops/constant.h"
 #include "ops/reshape.h"
 #include "rewrite/pipeline.h"
+#include "v2_test_util.h"
 
 using namespace kiln;
 using namespace kiln::testing;
@@ -348,4 +349,96 @@ TEST_CASE("security: call_into refuses an output without a shape pointer (compil
   RawCall r = call_raw(info, {x.dl}, true, {y.dl});
   CHECK(r.status == KILN_ERR_OUTPUT);
   CHECK(r.error.find("no shape") != std::string::npos);
+}
+
+namespace {
+
+// A v1 graph of one input `x` (float64 unless said) and the nodes given, whose outputs are
+// declared with the types given.
+Json declared_graph(const std::string& name, const Json& x_type, const Json& nodes, const Json& out_types) {
+  Json g = {{"format", "kiln-graph"}, {"version", 1}, {"name", name}};
+  g["variables"] = Json::array({{{"id", "x"}, {"type", x_type}}});
+  Json outs = Json::array();
+  for (const auto& [id, t] : out_types.items()) {
+    g["variables"].push_back({{"id", id}, {"type", t}});
+    outs.push_back(id);
+  }
+  g["nodes"] = nodes;
+  g["inputs"] = Json::array({"x"});
+  g["outputs"] = outs;
+  return g;
+}
+
+Json ttype(const std::string& dtype, const Json& shape) { return {{"dtype", dtype}, {"shape", shape}}; }
+
+}  // namespace
+
+TEST_CASE("security: a declared static length no op proves is checked at run time (evaluator and compiled)") {
+  std::vector<Json> files;
+  // The compile_run fuzzer's finding: Sum{axis=0} and Sum{axis=-0} are one node after merging,
+  // and the second declares length 2 where the first declares length 4. The library returned
+  // shape (1, 4) for an input (2, 1, 4); the evaluator refused it.
+  files.push_back(declared_graph(
+      "merged_sums", ttype("int32", {2, nullptr, 4}),
+      Json::array({{{"op", "Sum"}, {"props", {{"axis", 0}}}, {"inputs", {"x"}}, {"outputs", {"a"}}},
+                   {{"op", "Sum"}, {"props", {{"axis", -0}}}, {"inputs", {"x"}}, {"outputs", {"b"}}}}),
+      {{"a", ttype("int64", {nullptr, 4})}, {"b", ttype("int64", {2, nullptr})}}));
+  // A view: ExpandDims never allocates, so no allocation could check its declared length.
+  files.push_back(declared_graph(
+      "view_output", ttype("float64", {nullptr}),
+      Json::array({{{"op", "DimShuffle"}, {"props", {{"input_ndim", 1}, {"new_order", {"x", 0}}}},
+                    {"inputs", {"x"}}, {"outputs", {"y"}}}}),
+      {{"y", ttype("float64", {1, 2})}}));
+  // An allocated output.
+  files.push_back(declared_graph(
+      "elemwise_output", ttype("float64", {nullptr}),
+      Json::array({{{"op", "Elemwise"}, {"props", {{"scalar_op", "neg"}}}, {"inputs", {"x"}}, {"outputs", {"y"}}}}),
+      {{"y", ttype("float64", {2})}}));
+  std::vector<FunctionGraph> graphs;
+  for (const Json& f : files) graphs.push_back(load_graph_text(f.dump(), ""));
+  NamedGraphs named;
+  for (const auto& fg : graphs) named.emplace_back(&fg, fg.name());
+  CompileOptions options = test_compile_options();
+  options.rewrite = true;  // the merge of the two Sums is what lost the check
+  Library lib(compile_bundle(named, "declared_lengths", options).library_path);
+
+  auto f64_input = [](const Shape& shape) {
+    Array a = Array::empty(DType::Float64, shape);
+    for (std::int64_t i = 0; i < a.size(); ++i) a.data<double>()[i] = 0.25 * static_cast<double>(i);
+    return a;
+  };
+  auto int32_input = [](const Shape& shape) {
+    Array a = Array::empty(DType::Int32, shape);
+    for (std::int64_t i = 0; i < a.size(); ++i) a.data<std::int32_t>()[i] = static_cast<std::int32_t>(i);
+    return a;
+  };
+  struct Case {
+    std::size_t graph;
+    Array bad, good;
+  };
+  const std::vector<Case> cases = {
+      {0, int32_input({2, 1, 4}), int32_input({2, 2, 4})},
+      {1, f64_input({3}), f64_input({2})},
+      {2, f64_input({3}), f64_input({2})},
+  };
+  for (const Case& c : cases) {
+    const FunctionGraph& fg = graphs[c.graph];
+    CAPTURE(fg.name());
+    CHECK_THROWS_AS(evaluate(fg, {c.bad}), RuntimeFailure);
+    for (bool into : {false, true}) {
+      CAPTURE(into);
+      CallResult bad = call_compiled(lib.graph(fg.name()), {c.bad}, into);
+      CHECK(bad.status == KILN_ERR_ASSERT);
+      CHECK(bad.error.find("SpecifyShape") != std::string::npos);
+      CallResult good = call_compiled(lib.graph(fg.name()), {c.good}, into);
+      REQUIRE(good.status == KILN_OK);
+      const std::vector<Array> want = evaluate(fg, {c.good});
+      REQUIRE(good.outputs.size() == want.size());
+      for (std::size_t k = 0; k < want.size(); ++k) {
+        CHECK(good.outputs[k].shape() == want[k].shape());
+        CHECK(good.outputs[k].dtype() == want[k].dtype());
+        CHECK(values_of(good.outputs[k]) == values_of(want[k]));
+      }
+    }
+  }
 }

@@ -2160,6 +2160,18 @@ inline int32_t rank1_update(Ctx* ctx, T alpha, Mat<const T> x, Mat<const T> y, M
 namespace {
 namespace blockwise_matmul_impl {
 
+alignas(64) const int64_t krun_graph_c0[] = {
+    2LL
+};
+
+alignas(64) const int64_t krun_graph_c1[] = {
+    3LL
+};
+
+alignas(64) const int64_t krun_graph_c2[] = {
+    -1LL
+};
+
 alignas(64) const int64_t krun_shapes_c0[] = {
     2LL
 };
@@ -2176,6 +2188,10 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   kg::Tensor<double, 4> v0;
   kg::Tensor<double, 4> v1;
   kg::Tensor<double, 4> v2;
+  kg::Tensor<int64_t, 0> v3;
+  kg::Tensor<int64_t, 0> v4;
+  kg::Tensor<int64_t, 0> v5;
+  kg::Tensor<double, 4> v6;
   {
     static const int64_t static_shape[] = { -1, 1, -1, -1 };
     KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "x"));
@@ -2184,11 +2200,19 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     static const int64_t static_shape[] = { 1, -1, -1, -1 };
     KILN_TRY(kg::bind_input(ctx, inputs[1], v1, DLDataType{2, 64, 1}, static_shape, "y"));
   }
+  v3.data = const_cast<int64_t*>(krun_graph_c0);
 
+  v3.set_contiguous_strides();
+  v4.data = const_cast<int64_t*>(krun_graph_c1);
+
+  v4.set_contiguous_strides();
+  v5.data = const_cast<int64_t*>(krun_graph_c2);
+
+  v5.set_contiguous_strides();
 
   // [0] Blockwise{Dot, (m,k),(k,n)->(m,n)} -> v2
   {
-    static const char kWhere[] = "node [0] Blockwise{Dot, (m,k),(k,n)->(m,n)} -> \042v1\042 (from /nodes/0 Blockwise)";
+    static const char kWhere[] = "node [0] Blockwise{Dot, (m,k),(k,n)->(m,n)} (from /nodes/0 Blockwise)";
     {
       const int64_t lengths[] = { v0.shape[0], v1.shape[0] };
       static const bool broadcastable[] = { false, true };
@@ -2203,9 +2227,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "core dimension '%s' has length %lld in input %d but %lld in input %d (signature %s)", "k", static_cast<long long>(v0.shape[3]), 0, static_cast<long long>(v1.shape[2]), 1, "(m,k),(k,n)->(m,n)"), kWhere);
     v2.shape[2] = v0.shape[2];
     v2.shape[3] = v1.shape[3];
-    KILN_TRY_AT(kg::check_static_length(ctx, v2.shape[0], 2, 0), kWhere);
-    KILN_TRY_AT(kg::check_static_length(ctx, v2.shape[1], 3, 1), kWhere);
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v2, DLDataType{2, 64, 1}), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v2), kWhere);
     {
       // One product per batch element; static-1 batch dimensions of an input broadcast.
       int64_t strides[3][2] = {};
@@ -2230,6 +2252,47 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
+  // [1] SpecifyShape -> v6
+  {
+    static const char kWhere[] = "node [1] SpecifyShape -> \042v1\042 (from /nodes/0 Blockwise)";
+    {
+      int64_t want[4] = {};
+      bool ok = true;
+      KILN_TRY_AT(kg::read_int(ctx, v3, 0, want[0]), kWhere);
+      ok = ok && v2.shape[0] == want[0];
+      KILN_TRY_AT(kg::read_int(ctx, v4, 0, want[1]), kWhere);
+      ok = ok && v2.shape[1] == want[1];
+      if (!ok) {
+        static const bool checked[] = { true, true, false, false };  // false: a -1 (unchecked) length
+        char got[512], expected[512] = "(";
+        kg::shape_text(got, sizeof got, v2.shape, 4);
+        for (int d = 0; d < 4; ++d) {
+          char item[32];
+          if (checked[d])
+            std::snprintf(item, sizeof item, "%s%lld", d ? ", " : "", static_cast<long long>(want[d]));
+          else
+            std::snprintf(item, sizeof item, "%sNone", d ? ", " : "");
+          std::strncat(expected, item, sizeof expected - std::strlen(expected) - 1);
+        }
+        std::strncat(expected, 4 == 1 ? ",)" : ")", sizeof expected - std::strlen(expected) - 1);
+        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_ASSERT, "SpecifyShape: got shape %s, expected %s", got, expected), kWhere);
+      }
+    }
+    v6.data = v2.data;
+    for (int d = 0; d < 4; ++d) {
+      v6.shape[d] = v2.shape[d];
+      v6.strides[d] = v2.strides[d];
+    }
+
+
+  }
+  {
+    // graph output 0 is v6: copy it into the output's memory
+    kg::Tensor<double, 4> out;
+    for (int d = 0; d < 4; ++d) out.shape[d] = v6.shape[d];
+    KILN_TRY(kg::alloc_output(ctx, sink, 0, out, DLDataType{2, 64, 1}));
+    kg::copy_tensor(v6, out);
+  }
   return KILN_OK;
 }
 
@@ -2311,7 +2374,7 @@ const int32_t kOutputKinds[] = { KILN_KIND_TENSOR, 0 };
 constexpr int32_t kNumInputs = 2;
 constexpr int32_t kNumOutputs = 1;
 constexpr int32_t kNumShapeOutputs = 4;
-constexpr int32_t kNumSlots = 1;
+constexpr int32_t kNumSlots = 2;
 
 int32_t check_call(kg::Ctx* ctx, const DLTensor* inputs) {
   if (!ctx) return KILN_ERR_ARGUMENT;
