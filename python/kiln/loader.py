@@ -140,7 +140,12 @@ def as_dlpack_input(value: Any, spec: TensorSpec | None = None, *, strict: bool 
     """The NumPy array a kiln call reads for `value`: the array itself whenever DLPack can
     describe it (any element-aligned strides, native byte order), else a C-contiguous copy with a
     KilnCopyWarning (or a ValueError when `strict`). Python scalars and lists take the dtype of
-    `spec`; objects with __dlpack__ (torch, JAX on CPU) are borrowed through np.from_dlpack."""
+    `spec`; objects with __dlpack__ (torch, JAX on CPU) are borrowed through np.from_dlpack.
+    For an rng input, a NumPy Generator (PCG64) is passed as its uint64[6] state words."""
+    if isinstance(value, np.random.Generator) and spec is not None and spec.kind == "rng":
+        from .export.rng import rng_words
+
+        value = rng_words(value)
     if isinstance(value, np.ndarray):
         arr = value
     elif hasattr(value, "__dlpack__") and not isinstance(value, np.generic):

@@ -195,10 +195,29 @@ def _scans() -> list[Case]:
                                    np.float64(5.0), r.normal(size=(5, 3)), r.normal(size=(2, 3)), np.int64(4)]))]
 
 
+def _ifelses() -> list[Case]:
+    """IfElse with several outputs, a branch that does work the other does not, and the gradient
+    through it; once with each branch taken."""
+    from pytensor.ifelse import ifelse
+
+    r = rng(26)
+    x, y, c = pt.dvector("x"), pt.dvector("y"), pt.dscalar("c")
+
+    def branches():
+        a, b = ifelse(c > 0, [pt.exp(x), x.sum()], [y * 2.0, pt.log(pt.abs(y)).sum()])
+        g = pytensor.grad(ifelse(c > 0, (x ** 2).sum(), (x * y).sum()), x)
+        return [a, b, g]
+
+    values = [r.normal(size=5), r.normal(size=5)]
+    return [case("ifelse_then", lambda: ([x, y, c], branches(), [*values, np.float64(1.5)])),
+            case("ifelse_else", lambda: ([x, y, c], branches(), [*values, np.float64(-2.0)]))]
+
+
 FAMILIES_V2 = {
     "linalg": _linalg_core,
     "linalg_batched_grad": _linalg_batched_and_grad,
     "advanced_indexing": _advanced_indexing,
     "sort_extra": _sort_extra,
     "scan": _scans,
+    "ifelse": _ifelses,
 }

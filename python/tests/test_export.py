@@ -2,6 +2,7 @@
 variables, constants, names, OpFromGraph inlined or written, FunctionGraph and rewrite inputs."""
 from __future__ import annotations
 
+import copy
 import json
 
 import numpy as np
@@ -339,3 +340,57 @@ def test_dprint_spells_linalg_and_blockwise_ops_as_pytensor(tmp_path):
     assert any(s.startswith("Blockwise{") for s in want)
     missing = [s for s in sorted(want) if s not in printed]
     assert not missing, f"kiln dprint lacks PyTensor's spellings {missing}:\n{printed}"
+
+
+def test_function_updates_random_streams_like_pytensor():
+    """kiln.function carries shared generators' default updates (RandomStream's) and explicit
+    updates from call to call, as pytensor.function does: the same draws, bit for bit."""
+    from pytensor.tensor.random.utils import RandomStream
+
+    srng = RandomStream(seed=2024)
+    x = srng.normal(0, 1, size=3) + srng.gamma(2.0, 1.5, size=2).sum()
+    count = pytensor.shared(np.int64(0), name="count")
+    start = {v: copy.deepcopy(v.get_value()) for v, _ in srng.state_updates}
+
+    def reset():
+        for v, value in start.items():
+            v.set_value(copy.deepcopy(value))
+        count.set_value(np.int64(0))
+
+    reference = pytensor.function([], x, updates={count: count + 1}, mode=REFERENCE_MODE)
+    want = [reference() for _ in range(3)]
+    want_states = [v.get_value().bit_generator.state for v in start]
+    assert count.get_value() == 3
+    reset()
+    f = kiln.function([], x, updates={count: count + 1})
+    got = [f() for _ in range(3)]
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+    assert count.get_value() == 3
+    assert not np.array_equal(got[0], got[1])  # the generator moved between calls
+    assert [v.get_value().bit_generator.state for v in start] == want_states
+
+    # no_default_updates: the generators stay where they are, so every call draws the same.
+    reset()
+    frozen = kiln.function([], x, no_default_updates=True)
+    np.testing.assert_array_equal(frozen(), want[0])
+    np.testing.assert_array_equal(frozen(), want[0])
+    with pytest.raises(ValueError, match="shared=\"input\""):
+        kiln.function([], x, shared="constant")
+
+
+def test_function_takes_and_returns_generators():
+    """An rng input takes a NumPy Generator and an rng output comes back as one, in the state
+    NumPy's own Generator reaches after the same draws."""
+    from pytensor.tensor.random.type import random_generator_type
+
+    rng = random_generator_type("rng")
+    next_rng, draws = pt.random.normal(0.5, 2.0, size=(4,), rng=rng).owner.outputs
+    f = kiln.function([rng], [next_rng, draws])
+    gen = np.random.default_rng(77)
+    new_gen, got = f(gen)
+    numpy_gen = np.random.default_rng(77)
+    np.testing.assert_array_equal(got, numpy_gen.normal(0.5, 2.0, size=4))
+    assert isinstance(new_gen, np.random.Generator)
+    assert new_gen.bit_generator.state == numpy_gen.bit_generator.state
+    assert gen.bit_generator.state == np.random.default_rng(77).bit_generator.state  # not consumed

@@ -283,3 +283,16 @@ def scan_entry() -> Entry:
     from .walk import write_scan
 
     return Func(lambda w, node: write_scan(w, node))
+
+
+def _ifelse(w: Writer, node) -> None:
+    op = node.op
+    w.require_v2("an IfElse node (control flow)")
+    props = {"n_outs": int(op.n_outs), "as_view": bool(op.as_view)}
+    if getattr(op, "name", None):
+        props["name"] = str(op.name)
+    w.emit(node, "IfElse", props)
+
+
+def ifelse_entry() -> Entry:
+    return Func(_ifelse)

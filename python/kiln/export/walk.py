@@ -2,7 +2,7 @@
 cannot express are recorded and the walk goes on, so one error lists them all."""
 from __future__ import annotations
 
-from .ops import KILN_LACKS, lookup, opfromgraph_entry, scalar_apply_entry, scan_entry
+from .ops import KILN_LACKS, ifelse_entry, lookup, opfromgraph_entry, scalar_apply_entry, scan_entry
 from .random import RANDOM_VARIABLE, is_random_variable
 from .writer import Unsupported, Writer
 
@@ -24,8 +24,10 @@ def _entry_for(op):
     module = type(op).__module__
     if cls == "Scan":
         return scan_entry(), None
-    if cls in ("IfElse", "ScalarLoop"):
-        return None, "control flow (graph format v2) is not implemented in kiln yet"
+    if cls == "IfElse":
+        return ifelse_entry(), None
+    if cls == "ScalarLoop":
+        return None, "ScalarLoop (graph format v2) is not implemented in kiln yet"
     return None, f"no kiln equivalent ({module}.{cls} is not in the graph format)"
 
 
