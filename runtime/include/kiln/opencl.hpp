@@ -16,8 +16,10 @@
 #include <CL/cl.h>
 
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -56,11 +58,19 @@ class DeviceTensor {
 
 inline size_t item_bytes(const DLTensor& t) { return (static_cast<size_t>(t.dtype.bits) * t.dtype.lanes + 7) / 8; }
 
+/// The device type as the integer it holds: DLDeviceType has no fixed underlying type, so a value
+/// outside its enumerators must not be read as the enum (the generated runtime does the same).
+inline int32_t device_type_code(const DLDevice& device) {
+  std::underlying_type_t<DLDeviceType> code;
+  std::memcpy(&code, &device.device_type, sizeof code);
+  return static_cast<int32_t>(code);
+}
+
 /// Copies a CPU tensor to the device with its layout: the span of memory its strides address is
 /// uploaded, and the device tensor has the same shape, strides and relative offset (so a
 /// transposed or sliced view stays one on the device). Blocks until the copy is done.
 inline DeviceTensor to_device(cl_command_queue queue, const DLTensor& host) {
-  if (host.device.device_type != kDLCPU) throw std::invalid_argument("to_device: the tensor is not in CPU memory");
+  if (device_type_code(host.device) != kDLCPU) throw std::invalid_argument("to_device: the tensor is not in CPU memory");
   cl_context context = nullptr;
   if (clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr) != CL_SUCCESS)
     throw std::invalid_argument("to_device: not an OpenCL command queue");
@@ -98,7 +108,7 @@ inline DeviceTensor to_device(cl_command_queue queue, const DLTensor& host) {
 /// Copies a C-contiguous device tensor into `dst` (its size in bytes), after everything queued
 /// before on `queue`.
 inline void to_host(cl_command_queue queue, const DLTensor& device, void* dst) {
-  if (device.device.device_type != kDLOpenCL) throw std::invalid_argument("to_host: not an OpenCL tensor");
+  if (device_type_code(device.device) != kDLOpenCL) throw std::invalid_argument("to_host: not an OpenCL tensor");
   int64_t count = 1, stride = 1;
   for (int i = device.ndim - 1; i >= 0; --i) {
     if (device.strides && device.shape[i] != 1 && device.strides[i] != stride)
