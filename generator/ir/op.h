@@ -92,7 +92,7 @@ class Op {
   /// `batched_inputs`, which have leading batch dimensions beyond the node's inputs (at least
   /// one has some). Nothing when the op has no rule (vectorize_graph then batches an op's body,
   /// or fails naming it); an op that cannot batch these particular inputs throws
-  /// NotImplementedError (ops/batching.h's cannot_vectorize).
+  /// NotImplementedError (transform/vectorize.h's cannot_vectorize).
   virtual std::optional<VarList> vectorize(const Apply& node, const VarList& batched_inputs) const;
 
   /// The graphs this op holds (ir/inner_graph.h): the one hook through which grad, vectorize,

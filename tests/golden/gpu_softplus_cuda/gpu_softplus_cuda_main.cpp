@@ -576,12 +576,8 @@ inline Header parse_header(const unsigned char* p, std::size_t size) {
   return Header{dt, std::move(shape), fortran, end, data_bytes};
 }
 
-}  // namespace detail
-
-/// Parses .npy bytes into a C-contiguous Array.
-inline Array parse(const void* bytes, std::size_t size) {
-  const auto* p = static_cast<const unsigned char*>(bytes);
-  const detail::Header h = detail::parse_header(p, size);
+/// The array of .npy bytes `p` (`size` of them) whose header `h` is, as a C-contiguous Array.
+inline Array read_array(const Header& h, const unsigned char* p, std::size_t size) {
   if (size - h.data_offset < h.data_bytes)
     throw NpyError("truncated .npy data: expected " + std::to_string(h.data_bytes) + " bytes, found " +
                    std::to_string(size - h.data_offset));
@@ -603,6 +599,14 @@ inline Array parse(const void* bytes, std::size_t size) {
     f.copy_into(out);
   }
   return out;
+}
+
+}  // namespace detail
+
+/// Parses .npy bytes into a C-contiguous Array.
+inline Array parse(const void* bytes, std::size_t size) {
+  const auto* p = static_cast<const unsigned char*>(bytes);
+  return detail::read_array(detail::parse_header(p, size), p, size);
 }
 
 /// Reads a .npy file: its preamble, then its header, then exactly the data bytes the header
@@ -637,7 +641,7 @@ inline Array load(const std::string& path) {
     if (header_end > bytes.size()) read_more(header_end - bytes.size());
     const detail::Header h = detail::parse_header(data(), bytes.size());
     if (bytes.size() < header_end + h.data_bytes) read_more(header_end + h.data_bytes - bytes.size());
-    return parse(bytes.data(), bytes.size());
+    return detail::read_array(h, data(), bytes.size());
   } catch (const NpyError& e) {
     throw NpyError(path + ": " + e.what());
   }
