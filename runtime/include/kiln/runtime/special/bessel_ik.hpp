@@ -103,15 +103,14 @@ inline void k_steed(double mu, double x, double& k_mu, double& k_mu1) {
 /// summed backward (every term is positive) from a depth found by a forward pass.
 inline double i_ratio(double nu, double x) {
   const double tiny = 1e-300;
-  double c = 2 * (nu + 1) / x, d = 0, f = 1.0 / c;
+  double c = 2 * (nu + 1) / x, d = 0;
   int depth = 1;
   for (; depth < 1000000; ++depth) {
     const double b = 2 * (nu + depth + 1) / x;
     d = 1.0 / (b + d);
     c = b + 1.0 / c;
     if (c < tiny) c = tiny;
-    const double delta = c * d;
-    f *= delta;
+    const double delta = c * d;  // the forward pass's factor: only its convergence is used
     if (std::fabs(delta - 1.0) <= 0.5 * kEps) break;
   }
   depth += 4 + depth / 8;
