@@ -241,7 +241,7 @@ namespace {
 // Reads ScanInfo from the `info` prop, naming the JSON pointer of a bad field.
 class InfoReader {
  public:
-  InfoReader(PropReader& props) : props_(props), info_(props.raw("info")), where_(props.where("info")) {
+  explicit InfoReader(PropReader& props) : info_(props.raw("info")), where_(props.where("info")) {
     if (!info_.is_object()) props.fail("info", "must be an object with ScanInfo's fields, not " + info_.dump());
   }
 
@@ -300,7 +300,6 @@ class InfoReader {
     return info_[key];
   }
 
-  PropReader& props_;
   const Json& info_;
   std::string where_;
   std::set<std::string> read_;
