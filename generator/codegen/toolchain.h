@@ -19,6 +19,9 @@ struct Toolchain {
   bool vector_math = true;  ///< SLEEF's vector math, when kiln was built with libsleef
   bool blas = true;         ///< OpenBLAS, linked into libraries whose code calls BLAS
   std::string libraries;    ///< linked into every library of the backend ("-lOpenCL"), space-separated
+  /// Linked into libraries whose code calls BLAS, for a backend with its own ("-lclblast"),
+  /// space-separated.
+  std::string blas_libraries;
   /// Why the driver cannot build this backend's sources (empty: it can). The source can still
   /// be emitted and built by the backend's own compiler (nvcc for cuda).
   std::string no_driver_build;

@@ -359,9 +359,13 @@ std::vector<std::string> generated_code_libraries(const GeneratedLibrary& lib, c
   (void)options;
   (void)toolchain;
 #endif
-  for (std::size_t at = 0; at < toolchain.libraries.size();) {
-    const std::size_t end = std::min(toolchain.libraries.find(' ', at), toolchain.libraries.size());
-    if (end > at) link.push_back(toolchain.libraries.substr(at, end - at));
+  // The backend's own BLAS (CLBlast) for code that calls it, then the backend's libraries.
+  const std::string libraries = (lib.needs_blas && !toolchain.blas_libraries.empty())
+                                    ? toolchain.blas_libraries + " " + toolchain.libraries
+                                    : toolchain.libraries;
+  for (std::size_t at = 0; at < libraries.size();) {
+    const std::size_t end = std::min(libraries.find(' ', at), libraries.size());
+    if (end > at) link.push_back(libraries.substr(at, end - at));
     at = end + 1;
   }
   link.push_back("-lm");

@@ -128,10 +128,12 @@ TEST_CASE("cuda: the conformance graphs build with nvcc without spills") {
   std::ofstream(source) << lib.source;
   // Host code at -O1 (it is the C++ backend's, checked at -O2 elsewhere); device code at
   // ptxas's default -O3, whose register allocation is what the spill check is about.
-  const ProcessResult r = run_process({nvcc, "-std=c++17", "-O1", "-shared", "-Xcompiler", "-fPIC,-fvisibility=hidden",
-                                       "-diag-suppress", "177,186", "-I" KILN_SOURCE_DIR "/runtime/include", "-gencode",
-                                       "arch=compute_75,code=sm_75", "-Xptxas", "-v", "-o",
-                                       (dir / ("lib" + name + ".so")).string(), source.string(), "-lcudart"});
+  std::vector<std::string> command = {nvcc, "-std=c++17", "-O1", "-shared", "-Xcompiler", "-fPIC,-fvisibility=hidden",
+                                      "-diag-suppress", "177,186", "-I" KILN_SOURCE_DIR "/runtime/include", "-gencode",
+                                      "arch=compute_75,code=sm_75", "-Xptxas", "-v", "-o",
+                                      (dir / ("lib" + name + ".so")).string(), source.string(), "-lcudart"};
+  if (lib.needs_blas) command.push_back("-lcublas");  // the products' cuBLAS
+  const ProcessResult r = run_process(command);
   INFO(r.output.substr(0, 20000));
   REQUIRE_MESSAGE(r.exit_code == 0, "nvcc failed on " << source.string());
   MESSAGE(graphs.size() << " of " << cases.size() << " fixture graphs (shard " << part << "/" << parts << "; "

@@ -68,17 +68,38 @@ TemplateData out_dim(int d, const std::string& len) {
   return item;
 }
 
-/// Input i's 0-d value converted to the output's element type.
-std::string scalar_of(const NodeEmitContext& c, int i) {
-  return "kiln_scalar::convert<" + ctype(c.out_var(0).dtype()) + ">(" + c.in(i) + ".data[0])";
+/// What a GPU backend changes in the product templates: the kernel kg::product launches for
+/// what its BLAS does not take, and the copy of input 0 into the output (queued on the
+/// context's queue or stream, which may fail) ("" for the cpp backend: CBLAS and host loops).
+void set_device(const NodeEmitContext& c, TemplateData& data, const std::string& device_kernel) {
+  data.set("kernel_arg", device_kernel.empty() ? "" : device_kernel + ", ");
+  const std::string operands = c.in(0) + ", " + c.out(0);
+  data.set("copy_in0", device_kernel.empty() ? "kg::copy_tensor(" + operands + ");"
+                                             : "KILN_TRY_AT(kg::copy_tensor(ctx, " + operands + "), kWhere);");
+}
+
+/// Input i's 0-d value converted to the output's element type: read in place on the host, or
+/// (`device_kernel` set: a GPU backend) read from the device by a statement added to the
+/// template's `device_reads` (one blocking read).
+std::string scalar_of(const NodeEmitContext& c, int i, const std::string& device_kernel, TemplateData& data) {
+  const std::string t = ctype(c.out_var(0).dtype());
+  if (device_kernel.empty()) return "kiln_scalar::convert<" + t + ">(" + c.in(i) + ".data[0])";
+  const std::string name = "scalar" + str(i);
+  TemplateData read;
+  read.set("stmt", t + " " + name + ";\nKILN_TRY_AT(kg::read_scalar(ctx, " + c.in(i) + ", " + name + "), kWhere);");
+  TemplateData reads = data.get("device_reads") ? *data.get("device_reads") : new_list();
+  reads.push_back(read);
+  data.set("device_reads", reads);
+  return name;
 }
 
 }  // namespace
 
-std::string emit_dot(const NodeEmitContext& c) {
+static std::string dot_code(const NodeEmitContext& c, const std::string& device_kernel) {
   const int xr = c.in_var(0).ndim(), yr = c.in_var(1).ndim();
   const std::string t = ctype(c.out_var(0).dtype());
   TemplateData data = c.base_data();
+  set_device(c, data, device_kernel);
   data.set("ctype", t);
   data.set("x_last", str(xr - 1));
   data.set("shapes", named_shapes(c, {{"x", 0}, {"y", 1}}));
@@ -91,14 +112,15 @@ std::string emit_dot(const NodeEmitContext& c) {
   // A vector result is a column of matrix·vector or a row of vector·matrix.
   data.set("omat", out_mat(c, 0, c.out_var(0).ndim(), xr == 2 ? VecAs::Column : VecAs::Row));
   // Dot22Scalar's third input scales the product.
-  data.set("alpha", c.node().num_inputs() == 3 ? scalar_of(c, 2) : t + "(1)");
+  data.set("alpha", c.node().num_inputs() == 3 ? scalar_of(c, 2, device_kernel, data) : t + "(1)");
   return render_op_template("dot", data);
 }
 
-std::string emit_batched_dot(const NodeEmitContext& c) {
+static std::string batched_dot_code(const NodeEmitContext& c, const std::string& device_kernel) {
   const std::string t = ctype(c.out_var(0).dtype());
   const std::string x = c.in(0), y = c.in(1);
   TemplateData data = c.base_data();
+  set_device(c, data, device_kernel);
   data.set("ctype", t);
   data.set("nb", "1");
   data.set("nb_or_1", "1");
@@ -127,13 +149,12 @@ std::string emit_batched_dot(const NodeEmitContext& c) {
   return render_op_template("dot_batched", data);
 }
 
-std::string emit_blockwise(const NodeEmitContext& c) {
+static std::string blockwise_code(const NodeEmitContext& c, const std::string& device_kernel) {
   const auto& op = static_cast<const Blockwise&>(c.node().op());
-  const std::string core(op.core_op().name());
-  if (core != "Dot" && core != "Dot22") return emit_linalg_blockwise(c);
   const GufuncSignature& sig = op.signature();
   const int nb = op.batch_ndim(c.node());
   TemplateData data = c.base_data();
+  set_device(c, data, device_kernel);
   data.set("ctype", ctype(c.out_var(0).dtype()));
   data.set("nb", str(nb));
   data.set("nb_or_1", str(nb > 0 ? nb : 1));
@@ -158,12 +179,13 @@ std::string emit_blockwise(const NodeEmitContext& c) {
   return render_op_template("dot_batched", data);
 }
 
-std::string emit_gemv(const NodeEmitContext& c) {
+static std::string gemv_code(const NodeEmitContext& c, const std::string& device_kernel) {
   // Gemv(y, a, A, x, b) = b*y + a*A@x.
   const std::string y = c.in(0), A = c.in(2), x = c.in(3);
   const DType dt = c.out_var(0).dtype();
   const bool b_zero = blas_ignores_initial(c.node());
   TemplateData data = c.base_data();
+  set_device(c, data, device_kernel);
   data.set("ctype", ctype(dt));
   data.set("mismatch", A + ".shape[0] != " + y + ".shape[0] || " + A + ".shape[1] != " + x + ".shape[0]");
   data.set("what", c_string_literal("incompatible shapes for b*y + a*A@x"));
@@ -171,8 +193,8 @@ std::string emit_gemv(const NodeEmitContext& c) {
   TemplateData dims = new_list();
   dims.push_back(out_dim(0, y + ".shape[0]"));
   data.set("out_dims", dims);
-  data.set("alpha", scalar_of(c, 1));
-  data.set("beta", b_zero ? ctype(dt) + "(0)" : scalar_of(c, 4));
+  data.set("alpha", scalar_of(c, 1, device_kernel, data));
+  data.set("beta", b_zero ? ctype(dt) + "(0)" : scalar_of(c, 4, device_kernel, data));
   data.set("reads_c", !b_zero);
   data.set("c_role", "y");
   data.set("xmat", in_mat(c, 2, 0, 2, VecAs::Row));
@@ -181,12 +203,13 @@ std::string emit_gemv(const NodeEmitContext& c) {
   return render_op_template("blas_gemv_gemm", data);
 }
 
-std::string emit_gemm(const NodeEmitContext& c) {
+static std::string gemm_code(const NodeEmitContext& c, const std::string& device_kernel) {
   // Gemm(z, a, x, y, b) = b*z + a*x@y.
   const std::string z = c.in(0), x = c.in(2), y = c.in(3);
   const DType dt = c.out_var(0).dtype();
   const bool b_zero = blas_ignores_initial(c.node());
   TemplateData data = c.base_data();
+  set_device(c, data, device_kernel);
   data.set("ctype", ctype(dt));
   data.set("mismatch", z + ".shape[0] != " + x + ".shape[0] || " + z + ".shape[1] != " + y + ".shape[1] || " + x +
                            ".shape[1] != " + y + ".shape[0]");
@@ -196,8 +219,8 @@ std::string emit_gemm(const NodeEmitContext& c) {
   dims.push_back(out_dim(0, z + ".shape[0]"));
   dims.push_back(out_dim(1, z + ".shape[1]"));
   data.set("out_dims", dims);
-  data.set("alpha", scalar_of(c, 1));
-  data.set("beta", b_zero ? ctype(dt) + "(0)" : scalar_of(c, 4));
+  data.set("alpha", scalar_of(c, 1, device_kernel, data));
+  data.set("beta", b_zero ? ctype(dt) + "(0)" : scalar_of(c, 4, device_kernel, data));
   data.set("reads_c", !b_zero);
   data.set("c_role", "z");
   data.set("xmat", in_mat(c, 2, 0, 2, VecAs::Row));
@@ -206,19 +229,45 @@ std::string emit_gemm(const NodeEmitContext& c) {
   return render_op_template("blas_gemv_gemm", data);
 }
 
-std::string emit_ger(const NodeEmitContext& c) {
+static std::string ger_code(const NodeEmitContext& c, const std::string& device_kernel) {
   // Ger(A, a, x, y) = A + a*outer(x, y).
   const std::string A = c.in(0), x = c.in(2), y = c.in(3);
   TemplateData data = c.base_data();
+  set_device(c, data, device_kernel);
   data.set("ctype", ctype(c.out_var(0).dtype()));
   data.set("mismatch", A + ".shape[0] != " + x + ".shape[0] || " + A + ".shape[1] != " + y + ".shape[0]");
   data.set("what", c_string_literal("incompatible shapes for A + a*outer(x, y)"));
   data.set("shapes", named_shapes(c, {{"A", 0}, {"x", 2}, {"y", 3}}));
-  data.set("alpha", scalar_of(c, 1));
+  data.set("alpha", scalar_of(c, 1, device_kernel, data));
   data.set("xmat", in_mat(c, 2, 0, 1, VecAs::Column));
   data.set("ymat", in_mat(c, 3, 0, 1, VecAs::Row));
   data.set("omat", out_mat(c, 0, 2, VecAs::Row));
   return render_op_template("blas_ger", data);
+}
+
+static bool is_matrix_product_blockwise(const NodeEmitContext& c) {
+  const std::string core(static_cast<const Blockwise&>(c.node().op()).core_op().name());
+  return core == "Dot" || core == "Dot22";
+}
+
+std::string emit_dot(const NodeEmitContext& c) { return dot_code(c, ""); }
+std::string emit_batched_dot(const NodeEmitContext& c) { return batched_dot_code(c, ""); }
+std::string emit_blockwise(const NodeEmitContext& c) {
+  return is_matrix_product_blockwise(c) ? blockwise_code(c, "") : emit_linalg_blockwise(c);
+}
+std::string emit_gemv(const NodeEmitContext& c) { return gemv_code(c, ""); }
+std::string emit_gemm(const NodeEmitContext& c) { return gemm_code(c, ""); }
+std::string emit_ger(const NodeEmitContext& c) { return ger_code(c, ""); }
+
+std::string emit_product(const NodeEmitContext& c, const std::string& device_kernel) {
+  const std::string op(c.node().op().name());
+  if (op == "Dot" || op == "Dot22" || op == "Dot22Scalar") return dot_code(c, device_kernel);
+  if (op == "BatchedDot") return batched_dot_code(c, device_kernel);
+  if (op == "Blockwise") return blockwise_code(c, device_kernel);
+  if (op == "Gemv" || op == "CGemv") return gemv_code(c, device_kernel);
+  if (op == "Gemm") return gemm_code(c, device_kernel);
+  if (op == "Ger" || op == "CGer") return ger_code(c, device_kernel);
+  throw InternalError("emit_product: `" + op + "` is not a matrix product");
 }
 
 }  // namespace kiln

@@ -86,6 +86,10 @@ std::string emit_blockwise(const NodeEmitContext& c);
 std::string emit_gemv(const NodeEmitContext& c);
 std::string emit_gemm(const NodeEmitContext& c);
 std::string emit_ger(const NodeEmitContext& c);
+/// Any of those products (a Blockwise of Dot/Dot22) for a GPU backend: the same host code over
+/// device tensors, kg::product launching `device_kernel` (templates/gpu/matmul.mustache) for
+/// what the device's BLAS does not take, copies queued on the context.
+std::string emit_product(const NodeEmitContext& c, const std::string& device_kernel);
 
 /// Linear algebra (emit_linalg.cpp): every op of ops/linalg/, and Blockwise nodes whose core op
 /// is one (emit_blockwise hands those over).

@@ -13,7 +13,7 @@ namespace {
 
 // The op table of a GPU dialect: kernels for Elemwise, every CAReduce, the fill ops (Alloc,
 // ARange, Eye, Tri, AllocEmpty), Join, Split, Reshape, MakeVector, checks (through the device status word),
-// indexing, the softmax family, Argmax and CumOp; DimShuffle, Subtensor and SpecifyShape are views (host metadata over the same
+// indexing, the softmax family, Argmax, CumOp and the matrix products; DimShuffle, Subtensor and SpecifyShape are views (host metadata over the same
 // buffer: the cpp backend's emitters work on device tensors).
 std::vector<OpEmitter> gpu_table(const std::string& backend) {
   const GpuDialect& d = GpuDialect::get(backend);
@@ -55,6 +55,10 @@ std::vector<OpEmitter> gpu_table(const std::string& backend) {
   table.push_back({"Argmax", with_dialect(gpu_emit_argmax), false});
   // A chunked parallel scan; the chunk totals live in the node's workspace slot.
   table.push_back({"CumOp", with_dialect(gpu_emit_cumop), false, false, true});
+  // Matrix products: the device's BLAS (CLBlast, cuBLAS; linked when a graph has one) for
+  // float operands it reads in place, else a tiled kernel of the node.
+  for (const char* op : {"Dot", "Dot22", "Dot22Scalar", "BatchedDot", "Blockwise", "Gemv", "CGemv", "Gemm", "Ger", "CGer"})
+    table.push_back({op, with_dialect(gpu_emit_product), false, true});
   return table;
 }
 
@@ -103,6 +107,12 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
   b->prologue = {"runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp",
                  "templates/cpp/prologue/indexing.hpp", "templates/gpu/prologue/device_status.hpp",
                  "templates/" + name + "/prologue/device_runtime.hpp", "templates/gpu/prologue/device_reads.hpp"};
+  // The products' host side, only where a graph has one (its BLAS library is linked then).
+  b->optional_prologue = {{"kg::product<",
+                           {"templates/" + name + "/prologue/device_blas.hpp", "templates/gpu/prologue/device_blas.hpp"},
+                           nullptr,
+                           "",
+                           ""}};
   const GpuDialect& d = GpuDialect::get(name);
   b->device_prelude = d.prelude() + "\n" + gpu_copy_kernels(d);
   b->scalar_classes = [name](const std::string& op) {
@@ -131,6 +141,7 @@ std::shared_ptr<const Backend> make_opencl_backend() {
   b->templates = "templates/opencl";
   b->kernels_in_program = true;
   b->toolchain.libraries = "-lOpenCL";
+  b->toolchain.blas_libraries = "-lclblast";
   return b;
 }
 
@@ -144,6 +155,7 @@ std::shared_ptr<const Backend> make_cuda_backend() {
   b->toolchain.compiler_env = "CUDACXX";
   b->toolchain.default_compiler = "nvcc";
   b->toolchain.libraries = "-lcudart";
+  b->toolchain.blas_libraries = "-lcublas";
   b->toolchain.no_driver_build =
       "the driver builds with the C++ toolchain only; build the emitted .cu with nvcc (tests/gpu/nvcc_build.sh, "
       "docs/gpu_backends.md)";

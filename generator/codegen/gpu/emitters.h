@@ -52,6 +52,10 @@ NodeCode gpu_emit_softmax_grad(const NodeEmitContext& c, const GpuDialect& d, co
 NodeCode gpu_emit_argmax(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 /// CumOp (add, mul; any axis or flattened): a chunked parallel scan (emit_cumulative.cpp).
 NodeCode gpu_emit_cumop(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// Dot, Dot22, Dot22Scalar, BatchedDot, Blockwise of Dot/Dot22, Gemv, Gemm, Ger: the C++
+/// backend's host code over device tensors, the device's BLAS (CLBlast, cuBLAS) for float
+/// operands it can read in place, else the node's tiled kernel (emit_product.cpp).
+NodeCode gpu_emit_product(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 /// Statements reducing `a[0, gs)` of type `A` into `a[0]` with the device function `combine` in
 /// a work-group tree (local memory and barriers; CUDA ends with warp shuffles). The kernel names
 /// its work-item `tid` and the group size `gs` (a power of two).
