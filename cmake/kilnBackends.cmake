@@ -10,6 +10,7 @@ set(KILN_BACKEND_cpp_OPENMP ON)
 set(KILN_BACKEND_cpp_VECTOR_MATH ON)
 set(KILN_BACKEND_cpp_BLAS ON)
 set(KILN_BACKEND_cpp_LIBRARIES )
+set(KILN_BACKEND_cpp_BLAS_LIBRARIES )
 
 # OpenCL C kernels built at run time over the ICD loader (PoCL on the CPU here); device tensors are kDLOpenCL cl_mem buffers
 set(KILN_BACKEND_opencl_SUFFIX .cpp)
@@ -18,6 +19,7 @@ set(KILN_BACKEND_opencl_OPENMP OFF)
 set(KILN_BACKEND_opencl_VECTOR_MATH OFF)
 set(KILN_BACKEND_opencl_BLAS OFF)
 set(KILN_BACKEND_opencl_LIBRARIES -lOpenCL)
+set(KILN_BACKEND_opencl_BLAS_LIBRARIES -lclblast)
 
 # CUDA kernels in a .cu source for nvcc (the same kernel templates as opencl); device tensors are kDLCUDA pointers
 set(KILN_BACKEND_cuda_SUFFIX .cu)
@@ -26,3 +28,4 @@ set(KILN_BACKEND_cuda_OPENMP OFF)
 set(KILN_BACKEND_cuda_VECTOR_MATH OFF)
 set(KILN_BACKEND_cuda_BLAS OFF)
 set(KILN_BACKEND_cuda_LIBRARIES -lcudart)
+set(KILN_BACKEND_cuda_BLAS_LIBRARIES -lcublas)

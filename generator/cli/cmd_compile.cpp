@@ -10,6 +10,7 @@
 #include "cli/exit_codes.h"
 #include "cli/progress.h"
 #include "cli/rewrite_options.h"
+#include "codegen/backend.h"
 #include "compile/compile.h"
 #include "codegen/backend.h"
 #include "driver/direct_cache.h"
@@ -192,7 +193,10 @@ void add_emit_command(CLI::App& app, int& exit_code) {
       std::cout << "wrote " << written.front() << ", " << lib.source_file << ", " << lib.name << "_main.cpp, "
                 << lib.name << "_data.S";
       if (!lib.blobs.empty()) std::cout << " and " << lib.blobs.size() << " .bin file(s)";
-      std::cout << (lib.needs_blas ? " (link with -lopenblas)" : "") << "\n";
+      // The BLAS the code calls: OpenBLAS for cpp, the backend's own (CLBlast, cuBLAS) for a GPU.
+      const Toolchain& toolchain = find_backend(lib.backend).toolchain;
+      const std::string blas = toolchain.blas ? "-lopenblas" : toolchain.blas_libraries;
+      std::cout << (lib.needs_blas && !blas.empty() ? " (link with " + blas + ")" : "") << "\n";
       return exit_code::kOk;
     });
   });

@@ -68,8 +68,8 @@ std::vector<UnsupportedOp> gpu_unsupported(const std::vector<OpEmitter>& table) 
       {"OpFromGraph", "inlined before code generation (rewrite/inline_op_from_graph.h), so it never reaches a backend"}};
   for (const OpEmitter& e : cpp_backend_table()) {
     if (std::any_of(table.begin(), table.end(), [&](const OpEmitter& g) { return g.op_name == e.op_name; })) continue;
-    out.push_back({e.op_name, e.needs_blas ? "no GPU kernel yet: BLAS, LAPACK and linear algebra (cuBLAS, cuSOLVER, "
-                                             "CLBlast) are not wired up (docs/gpu_backends.md)"
+    out.push_back({e.op_name, e.needs_blas ? "no GPU kernel yet: LAPACK and linear algebra (cuSOLVER) are not wired up "
+                                             "(docs/gpu_backends.md)"
                                            : "no GPU kernel yet (docs/gpu_backends.md lists what the GPU backends do)"});
   }
   return out;

@@ -2,10 +2,10 @@
 // GPU backends: the C++ backend's product templates (templates/cpp/ops/dot*.mustache,
 // blas_*.mustache) call kg::product / kg::rank1_update on kg::Mat views, here of device
 // buffers. float32/float64 products whose operands the device's BLAS can read in place go to
-// it (kg::device_gemm, from this backend's device_blas.hpp ahead of this file: CLBlast or cuBLAS); the rest —
-// integer and mixed dtypes, layouts without a leading dimension (zero, negative or no unit
-// stride) — to the node's tiled kernel (templates/gpu/matmul.mustache). Embedded only in
-// sources whose graphs have a product.
+// it (kg::device_gemm, from this backend's device_blas.hpp ahead of this file: CLBlast or
+// cuBLAS); the rest (integer, bool and mixed dtypes, layouts without a leading dimension:
+// zero, negative or no unit stride) to the node's tiled kernel (templates/gpu/matmul.mustache).
+// Embedded only in sources whose graphs have a product.
 #include <algorithm>
 #include <initializer_list>
 #include <type_traits>

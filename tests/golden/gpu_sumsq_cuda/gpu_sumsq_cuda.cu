@@ -2019,6 +2019,10 @@ struct DevCtx {
   std::vector<std::pair<const void*, void*>> constants;  ///< uploaded once per context
   int32_t* status = nullptr;  ///< the device status word (templates/gpu/prologue/device_status.hpp)
   StatusLog status_log;       ///< the current call's checks
+  /// The context's BLAS handle (cuBLAS: templates/cuda/prologue/device_blas.hpp, embedded only
+  /// with products), created on first use and released with the context.
+  void* blas = nullptr;
+  void (*release_blas)(void*) = nullptr;
 };
 
 inline DevCtx* dev_of(Ctx* c) { return reinterpret_cast<DevCtx*>(c); }
@@ -2045,6 +2049,7 @@ inline void destroy_device_context(Ctx* c) {
     if (s.data) cudaFreeAsync(s.data, d->stream);
   for (auto& k : d->constants) cudaFreeAsync(k.second, d->stream);
   if (d->status) cudaFreeAsync(d->status, d->stream);
+  if (d->blas) d->release_blas(d->blas);
   for (int32_t i = 0; i < c->num_slots; ++i) std::free(c->slots[i].data);
   std::free(c->slots);
   delete d;
