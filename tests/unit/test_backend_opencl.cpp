@@ -21,6 +21,7 @@
 #include "ir/error.h"
 #include "ops/cumulative.h"
 #include "ops/dimshuffle.h"
+#include "ops/dot.h"
 #include "ops/reduce.h"
 #include "ops/softmax.h"
 #include "ops/sort.h"
@@ -275,6 +276,90 @@ TEST_CASE("opencl: long rows take several work-items, tiles, groups and chunks")
       REQUIRE_MESSAGE(got.status == KILN_OK, got.error);
       const auto diff = compare_arrays(got.outputs[0], want[0]);
       CHECK_MESSAGE(!diff, *diff);
+    }
+  }
+#endif
+}
+
+TEST_CASE("opencl: products span many tiles, in every layout, through CLBlast and the tiled kernel") {
+#ifndef KILN_TEST_OPENCL
+  MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
+#else
+  if (!have_opencl_platform()) {
+    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
+    return;
+  }
+  // The fixtures' matrices fit one 16-by-16 tile; these span several tiles with ragged edges
+  // (37-by-50 @ 50-by-29), in layouts CLBlast reads in place (contiguous, transposed, a column
+  // slice) and layouts only the tiled kernel takes (reversed rows, every other column, a
+  // broadcast row), for floats (CLBlast) and integers that wrap (the kernel), compared with
+  // the reference evaluator.
+  std::mt19937 rng(19);
+  const auto random_array = [&](DType dt, const Shape& shape) {
+    Array a = Array::empty(dt, shape);
+    std::uniform_real_distribution<double> dist(-1, 1);
+    std::uniform_int_distribution<std::int64_t> ints(-1000, 1000);
+    visit_dtype(dt, [&](auto t) {
+      using T = decltype(t);
+      for (std::int64_t i = 0; i < a.size(); ++i) {
+        if constexpr (std::is_floating_point_v<T>)
+          a.data<T>()[i] = static_cast<T>(dist(rng));
+        else
+          a.data<T>()[i] = static_cast<T>(ints(rng));
+      }
+    });
+    return a;
+  };
+  const auto layouts = [&](DType dt, std::int64_t rows, std::int64_t cols) {
+    std::vector<std::pair<std::string, Array>> out;
+    out.emplace_back("contiguous", random_array(dt, {rows, cols}));
+    Array t = random_array(dt, {cols, rows});
+    out.emplace_back("transposed", t.view({rows, cols}, {1, rows}));
+    Array wide = random_array(dt, {rows, cols + 3});
+    out.emplace_back("column slice", wide.view({rows, cols}, {cols + 3, 1}, 1));
+    Array r = random_array(dt, {rows, cols});
+    out.emplace_back("reversed rows", r.view({rows, cols}, {-cols, 1}, (rows - 1) * cols));
+    Array w = random_array(dt, {rows, 2 * cols});
+    out.emplace_back("every other column", w.view({rows, cols}, {2 * cols, 2}));
+    Array b = random_array(dt, {cols});
+    out.emplace_back("broadcast row", b.view({rows, cols}, {0, 1}));
+    return out;
+  };
+  const std::vector<std::pair<DType, DType>> dtypes = {
+      {DType::Float64, DType::Float64}, {DType::Float32, DType::Float32}, {DType::Int32, DType::Int32},
+      {DType::Int8, DType::Int8}, {DType::Int16, DType::Float64}};
+  std::vector<FunctionGraph> graphs_owned;
+  for (const auto& [xt, yt] : dtypes) {
+    GraphBuilder g(std::string("dot_") + std::string(dtype_name(xt)) + "_" + std::string(dtype_name(yt)));
+    auto x = g.input("x", xt, {-1, -1});
+    auto y = g.input("y", yt, {-1, -1});
+    g.output(dot(x, y), "z");
+    graphs_owned.push_back(g.build());
+  }
+  NamedGraphs graphs;
+  for (const FunctionGraph& fg : graphs_owned) graphs.emplace_back(&fg, std::string(fg.name()));
+  const BuildResult built = compile_bundle(graphs, "products_opencl", opencl_options());
+  Library so(built.library_path);
+  for (std::size_t k = 0; k < dtypes.size(); ++k) {
+    const FunctionGraph& fg = graphs_owned[k];
+    CAPTURE(fg.name());
+    const auto xs = layouts(dtypes[k].first, 37, 50), ys = layouts(dtypes[k].second, 50, 29);
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      // Every x layout with a contiguous y, and every y layout with a transposed x.
+      for (const auto& [xa, ya] : {std::pair{&xs[i], &ys[0]}, std::pair{&xs[1], &ys[i]}}) {
+        CAPTURE(xa->first);
+        CAPTURE(ya->first);
+        const std::vector<Array> inputs = {xa->second, ya->second};
+        const std::vector<Array> want = evaluate(fg, inputs);
+        const bool f32 = dtypes[k].first == DType::Float32;
+        for (bool into : {false, true}) {
+          const CallResult got = call_opencl(so, std::string(fg.name()), inputs, into);
+          REQUIRE_MESSAGE(got.status == KILN_OK, got.error);
+          const auto diff = compare_arrays(got.outputs[0], want[0], f32 ? std::optional<double>(1e-4) : std::nullopt,
+                                           f32 ? std::optional<double>(1e-5) : std::nullopt);
+          CHECK_MESSAGE(!diff, *diff);
+        }
+      }
     }
   }
 #endif
