@@ -168,9 +168,12 @@ function(kiln_add_graph)
   if(${backend}_BLAS)
     target_link_libraries(${arg_TARGET} PRIVATE kiln::openblas)
   endif()
-  # The backend's own libraries (-lOpenCL, -lcudart) and BLAS (CLBlast, cuBLAS), as `kiln
-  # compile` links them.
-  target_link_libraries(${arg_TARGET} PRIVATE ${${backend}_LIBRARIES} ${${backend}_BLAS_LIBRARIES})
+  # The backend's own libraries (-lOpenCL; CMake's CUDA language links the CUDA runtime itself)
+  # and BLAS (CLBlast, cuBLAS), as `kiln compile` links them.
+  if(NOT ${backend}_LANGUAGE STREQUAL "CUDA")
+    target_link_libraries(${arg_TARGET} PRIVATE ${${backend}_LIBRARIES})
+  endif()
+  target_link_libraries(${arg_TARGET} PRIVATE ${${backend}_BLAS_LIBRARIES})
   if(${backend}_VECTOR_MATH AND TARGET kiln::sleef)
     target_link_libraries(${arg_TARGET} PRIVATE kiln::sleef)
   endif()
