@@ -167,6 +167,7 @@ int main(int argc, char** argv) {
     bench::register_compile();
     bench::register_linalg();
     bench::register_gather();
+    bench::register_scan();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kiln_bench: %s\n", e.what());
     return 1;

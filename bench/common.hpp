@@ -206,5 +206,6 @@ void register_overhead();   // W6
 void register_compile();    // W7
 void register_linalg();     // W8, W9
 void register_gather();     // W10
+void register_scan();       // W11
 
 }  // namespace bench

@@ -19,6 +19,7 @@ const std::vector<NodeRewrite>& all_node_rewrites() {
     add(specialize_rules());
     add(linalg_rules());
     add(ifelse_rules());
+    add(scan_rules());
     return rules;
   }();
   return all;

@@ -23,5 +23,7 @@ std::vector<NodeRewrite> specialize_rules();
 std::vector<NodeRewrite> linalg_rules();
 /// IfElse with a constant condition or identical branches (rewrite/ifelse.cpp).
 std::vector<NodeRewrite> ifelse_rules();
+/// PyTensor's scan_save_mem for outputs read only as out[-1] (rewrite/scan_save_mem.cpp).
+std::vector<NodeRewrite> scan_rules();
 
 }  // namespace kiln

@@ -2,9 +2,15 @@
 // codegen/source.cpp) called from a loop over the steps, on rows of buffers kept in one scratch
 // area of the context (templates/cpp/ops/control_scan.mustache, templates/cpp/prologue/scan.hpp).
 // Semantics are Scan.perform's, as the reference evaluator runs them (ops/scan_perform.cpp).
+#include <algorithm>
+#include <map>
+
 #include "codegen/c_types.h"
 #include "codegen/cpp/emit_control_flow.h"
+#include "codegen/cpp/scalar_code.h"
+#include "codegen/render.h"
 #include "ir/error.h"
+#include "ops/elemwise.h"
 #include "ops/scan.h"
 
 namespace kiln {
@@ -57,6 +63,114 @@ TemplateData buffer_item(const NodeEmitContext& c, const ScanInfo& info, int k) 
     item.set("tap", list);
   }
   return item;
+}
+
+// Steps after the first as straight-line scalar code in the loop, when every value of the inner
+// graph is 0-d and every node an Elemwise (a scalar recurrence: AR filters, running sums,
+// Newton iterations). Calling the step function through DLTensors costs some 400 instructions a
+// step, tens of times the arithmetic of such a recurrence (bench/ W11). Step 0 still calls the
+// step function, which checks the rows' types. Every value is read into a local before any is
+// written, so a step that overwrites a row it reads needs no copy; non-sequences are read once,
+// and a tap of -1 is carried in a local from the step that wrote it, so the recurrence does
+// not go through memory. Empty `body` when not applicable.
+struct InlineStep {
+  std::string before;  ///< statements before the loop over steps 1..n-1
+  std::string body;    ///< one step, inside that loop
+};
+
+InlineStep inline_scalar_step(const NodeEmitContext& c, const Scan& op, const ScanInfo& info) {
+  const FunctionGraph& inner = op.inner_graph();
+  if (info.n_untraced_sit_sot > 0 || info.n_mit_mot() > 0) return {};
+  auto scalar = [](const Variable& v) { return v.ndim() == 0 && v.type().kind == TypeKind::Tensor; };
+  for (const Var& v : inner.inputs())
+    if (!scalar(*v)) return {};
+  for (const Var& v : inner.outputs())
+    if (!scalar(*v)) return {};
+  const std::vector<Apply*> nodes = inner.toposort();
+  for (const Apply* n : nodes) {
+    if (!dynamic_cast<const Elemwise*>(&n->op())) return {};
+    for (const Var& v : n->inputs())
+      if (!scalar(*v)) return {};
+    for (const Var& v : n->outputs())
+      if (!scalar(*v)) return {};
+  }
+  InlineStep step;
+  std::string& code = step.body;
+  std::map<const Variable*, std::string> expr;
+  auto input = [&](int iidx) -> const Variable& { return *inner.inputs()[static_cast<std::size_t>(iidx)]; };
+  auto read = [&](int iidx, const std::string& from) {
+    const std::string name = "step_in" + std::to_string(iidx);
+    code += "const " + ctype(input(iidx).dtype()) + " " + name + " = " + from + ";\n";
+    expr[&input(iidx)] = name;
+  };
+  for (int s = 0; s < info.n_seqs; ++s) {
+    const std::string seq = c.in(info.seqs_begin() + s);
+    read(s, seq + ".data[i * " + seq + ".strides[0]]");
+  }
+  for (int k = 0; k < info.n_tap_outs(); ++k) {
+    const std::string kk = std::to_string(k), buf = "buf" + kk;
+    for (std::size_t j = 0; j < info.taps(k).size(); ++j) {
+      const std::int64_t tap = info.taps(k)[j];
+      const int iidx = info.inner_tap_input(k, static_cast<int>(j));
+      if (tap == -1) {  // step 0 wrote it; each step then sets it (below)
+        step.before += ctype(input(iidx).dtype()) + " step_carry" + kk + " = " + buf +
+                       ".data[kg::scan::wrap_once(pos" + kk + " - 1, store" + kk + ") * " + buf + ".strides[0]];\n";
+        read(iidx, "step_carry" + kk);
+      } else {
+        read(iidx, buf + ".data[kg::scan::wrap_once(pos" + kk + " + (" + std::to_string(tap) + "), store" + kk +
+                       ") * " + buf + ".strides[0]]");
+      }
+    }
+  }
+  for (int j = 0; j < info.n_non_seqs; ++j) {
+    const int iidx = info.inner_non_seqs_begin() + j;
+    const std::string name = "step_in" + std::to_string(iidx);
+    step.before += "const " + ctype(input(iidx).dtype()) + " " + name + " = " + c.in(info.non_seqs_begin() + j) +
+                   ".data[0];\n";
+    expr[&input(iidx)] = name;
+  }
+  auto value_of = [&](const Variable& v) -> std::string {
+    if (v.is_constant()) return scalar_literal(v.value());
+    auto it = expr.find(&v);
+    if (it == expr.end()) throw InternalError("Scan inline step: a value is read before it is computed");
+    return it->second;
+  };
+  int counter = 0, value_counter = 0;
+  for (const Apply* n : nodes) {
+    std::vector<std::string> args;
+    std::vector<DType> dtypes;
+    for (const Var& v : n->inputs()) {
+      args.push_back(value_of(*v));
+      dtypes.push_back(v->dtype());
+    }
+    const ScalarCode sc =
+        emit_scalar_code(static_cast<const Elemwise&>(n->op()).scalar_op(), args, dtypes, "step_t", counter);
+    code += sc.statements;
+    if (!code.empty() && code.back() != '\n') code += '\n';
+    for (int o = 0; o < n->num_outputs(); ++o) {
+      const Variable& out = *n->outputs()[static_cast<std::size_t>(o)];
+      const std::string name = "step_v" + std::to_string(value_counter++);
+      code += "const " + ctype(out.dtype()) + " " + name + " = " + sc.results[static_cast<std::size_t>(o)] + ";\n";
+      expr[&out] = name;
+    }
+  }
+  for (int k = 0; k < info.untraced_outs_begin(); ++k) {
+    const std::string kk = std::to_string(k), buf = "buf" + kk;
+    const std::string value = value_of(*inner.outputs()[static_cast<std::size_t>(info.inner_output_of(k))]);
+    code += buf + ".data[pos" + kk + " * " + buf + ".strides[0]] = " + value + ";\n";
+    if (k < info.n_tap_outs() && std::count(info.taps(k).begin(), info.taps(k).end(), -1) > 0)
+      code += "step_carry" + kk + " = " + value + ";\n";
+  }
+  if (info.as_while) code += "go_on = " + value_of(*inner.outputs().back()) + " == 0;\n";
+  // Without their last newline: the template puts each on lines of its own.
+  auto lines = [](const std::string& text, const std::string& pad) {
+    std::string out = indent_lines(text, pad);
+    if (!out.empty()) out.pop_back();
+    return out;
+  };
+  step.before = lines(step.before, "      ");
+  step.body = lines(code, "          ");
+  return step;
 }
 
 }  // namespace
@@ -141,6 +255,14 @@ std::string emit_scan(const NodeEmitContext& c) {
     cond.push_back(item);
   }
   data.set("cond", cond);
+  TemplateData inline_step{TemplateData::type::list};
+  if (InlineStep step = inline_scalar_step(c, op, info); !step.body.empty()) {
+    TemplateData item;
+    item.set("before", step.before);
+    item.set("body", step.body);
+    inline_step.push_back(item);
+  }
+  data.set("inline_step", inline_step);
   return render_template("templates/cpp/ops/control_scan.mustache", data);
 }
 

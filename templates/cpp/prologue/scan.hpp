@@ -7,6 +7,8 @@ namespace scan {
 
 /// Python's a % b, for b > 0.
 inline int64_t wrap(int64_t a, int64_t b) { return ((a % b) + b) % b; }
+/// wrap(a, b) for -b <= a < 2b, without a division (a tap's row: pos in [0, b), tap in [-b, 0]).
+inline int64_t wrap_once(int64_t a, int64_t b) { return a < 0 ? a + b : (a >= b ? a - b : a); }
 
 /// Bytes rounded up to a multiple of 64 (each piece of the scratch area is 64-byte aligned).
 inline int64_t round64(int64_t bytes) { return (bytes + 63) / 64 * 64; }

@@ -2162,6 +2162,8 @@ namespace scan {
 
 /// Python's a % b, for b > 0.
 inline int64_t wrap(int64_t a, int64_t b) { return ((a % b) + b) % b; }
+/// wrap(a, b) for -b <= a < 2b, without a division (a tap's row: pos in [0, b), tap in [-b, 0]).
+inline int64_t wrap_once(int64_t a, int64_t b) { return a < 0 ? a + b : (a >= b ? a - b : a); }
 
 /// Bytes rounded up to a multiple of 64 (each piece of the scratch area is 64-byte aligned).
 inline int64_t round64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
@@ -2946,7 +2948,9 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           sink_in_place.caller_provided = true;
           sink_in_place.given = step_out;
           sink_in_place.count = 1;
+
           for (i = 1; i < n_steps && go_on; ++i) {
+
             bind_step(i);
             out_row0 = kg::scan::row(buf0, pos0);
             if (alias0) out_row0 = temp0;
@@ -2960,7 +2964,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
             }
 
 
-            pos0 = (pos0 + 1) % store0;
+            pos0 = pos0 + 1 == store0 ? 0 : pos0 + 1;
           }
         }
         // The outputs: each buffer rotated when it wrapped around, zeroed past the rows written
@@ -3401,7 +3405,9 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
           sink_in_place.caller_provided = true;
           sink_in_place.given = step_out;
           sink_in_place.count = 1;
+
           for (i = 1; i < n_steps && go_on; ++i) {
+
             bind_step(i);
             out_row0 = kg::scan::row(buf0, pos0);
             if (alias0) out_row0 = temp0;
@@ -3415,7 +3421,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
             }
 
 
-            pos0 = (pos0 + 1) % store0;
+            pos0 = pos0 + 1 == store0 ? 0 : pos0 + 1;
           }
         }
         // The outputs: each buffer rotated when it wrapped around, zeroed past the rows written

@@ -2163,6 +2163,8 @@ namespace scan {
 
 /// Python's a % b, for b > 0.
 inline int64_t wrap(int64_t a, int64_t b) { return ((a % b) + b) % b; }
+/// wrap(a, b) for -b <= a < 2b, without a division (a tap's row: pos in [0, b), tap in [-b, 0]).
+inline int64_t wrap_once(int64_t a, int64_t b) { return a < 0 ? a + b : (a >= b ? a - b : a); }
 
 /// Bytes rounded up to a multiple of 64 (each piece of the scratch area is 64-byte aligned).
 inline int64_t round64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
@@ -3209,7 +3211,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
                                            static_cast<long long>(store1)), kWhere);
 
         DLTensor step_in[6];
-        DLTensor step_out[2];
+
         auto bind_step = [&](int64_t i) {
           (void)i;
           seq_row0 = kg::scan::row(v19, i);
@@ -3306,30 +3308,36 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           kg::scan::release(first, 2);
           pos0 = (pos0 + 1) % store0;
           pos1 = (pos1 + 1) % store1;
-          kg::OutputSink sink_in_place;
-          sink_in_place.caller_provided = true;
-          sink_in_place.given = step_out;
-          sink_in_place.count = 2;
+
+          // The steps after the first inline: the inner graph is 0-d Elemwise nodes
+          // (codegen/cpp/emit_scan.cpp, inline_scalar_step).
+          double step_carry0 = buf0.data[kg::scan::wrap_once(pos0 - 1, store0) * buf0.strides[0]];
+          const double step_in3 = v1.data[0];
+          const double step_in4 = v2.data[0];
+          const double step_in5 = v3.data[0];
           for (i = 1; i < n_steps && go_on; ++i) {
-            bind_step(i);
-            out_row0 = kg::scan::row(buf0, pos0);
-            if (alias0) out_row0 = temp0;
-            step_out[0] = kg::scan::dl_of(out_row0, DLDataType{2, 64, 1});
-            out_row1 = kg::scan::row(buf1, pos1);
-
-            step_out[1] = kg::scan::dl_of(out_row1, DLDataType{2, 64, 1});
-
-
-            KILN_TRY_AT(run_graph_step0(ctx, step_in, sink_in_place), kWhere);
-            if (alias0) {
-              kg::Tensor<double, 0> dst = kg::scan::row(buf0, pos0);
-              kg::copy_tensor(temp0, dst);
+            {
+              const double step_in0 = v19.data[i * v19.strides[0]];
+              const double step_in1 = v20.data[i * v20.strides[0]];
+              const double step_in2 = step_carry0;
+              const double step_t0 = static_cast<double>((step_in2 * step_in5));
+              const double step_t1 = static_cast<double>((step_in0 * step_in0));
+              const double step_t2 = static_cast<double>((step_in4 * step_t1));
+              const double step_t3 = static_cast<double>(((step_in3 + step_t0) + step_t2));
+              const double step_t4 = static_cast<double>(std::log(step_t3));
+              const double step_t5 = static_cast<double>((step_in1 * step_in1));
+              const double step_t6 = static_cast<double>((step_t5 / step_t3));
+              const double step_t7 = static_cast<double>((step_t4 + step_t6));
+              const double step_t8 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * step_t7));
+              const double step_v0 = step_t3;
+              const double step_v1 = step_t8;
+              buf0.data[pos0 * buf0.strides[0]] = step_v0;
+              step_carry0 = step_v0;
+              buf1.data[pos1 * buf1.strides[0]] = step_v1;
             }
 
-
-
-            pos0 = (pos0 + 1) % store0;
-            pos1 = (pos1 + 1) % store1;
+            pos0 = pos0 + 1 == store0 ? 0 : pos0 + 1;
+            pos1 = pos1 + 1 == store1 ? 0 : pos1 + 1;
           }
         }
         // The outputs: each buffer rotated when it wrapped around, zeroed past the rows written
@@ -3751,7 +3759,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
                                            static_cast<long long>(store1)), kWhere);
 
         DLTensor step_in[6];
-        DLTensor step_out[2];
+
         auto bind_step = [&](int64_t i) {
           (void)i;
           seq_row0 = kg::scan::row(v19, i);
@@ -3848,30 +3856,36 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           kg::scan::release(first, 2);
           pos0 = (pos0 + 1) % store0;
           pos1 = (pos1 + 1) % store1;
-          kg::OutputSink sink_in_place;
-          sink_in_place.caller_provided = true;
-          sink_in_place.given = step_out;
-          sink_in_place.count = 2;
+
+          // The steps after the first inline: the inner graph is 0-d Elemwise nodes
+          // (codegen/cpp/emit_scan.cpp, inline_scalar_step).
+          double step_carry0 = buf0.data[kg::scan::wrap_once(pos0 - 1, store0) * buf0.strides[0]];
+          const double step_in3 = v1.data[0];
+          const double step_in4 = v2.data[0];
+          const double step_in5 = v3.data[0];
           for (i = 1; i < n_steps && go_on; ++i) {
-            bind_step(i);
-            out_row0 = kg::scan::row(buf0, pos0);
-            if (alias0) out_row0 = temp0;
-            step_out[0] = kg::scan::dl_of(out_row0, DLDataType{2, 64, 1});
-            out_row1 = kg::scan::row(buf1, pos1);
-
-            step_out[1] = kg::scan::dl_of(out_row1, DLDataType{2, 64, 1});
-
-
-            KILN_TRY_AT(run_graph_step1(ctx, step_in, sink_in_place), kWhere);
-            if (alias0) {
-              kg::Tensor<double, 0> dst = kg::scan::row(buf0, pos0);
-              kg::copy_tensor(temp0, dst);
+            {
+              const double step_in0 = v19.data[i * v19.strides[0]];
+              const double step_in1 = v20.data[i * v20.strides[0]];
+              const double step_in2 = step_carry0;
+              const double step_t0 = static_cast<double>((step_in2 * step_in5));
+              const double step_t1 = static_cast<double>((step_in0 * step_in0));
+              const double step_t2 = static_cast<double>((step_in4 * step_t1));
+              const double step_t3 = static_cast<double>(((step_in3 + step_t0) + step_t2));
+              const double step_t4 = static_cast<double>(std::log(step_t3));
+              const double step_t5 = static_cast<double>((step_in1 * step_in1));
+              const double step_t6 = static_cast<double>((step_t5 / step_t3));
+              const double step_t7 = static_cast<double>((step_t4 + step_t6));
+              const double step_t8 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * step_t7));
+              const double step_v0 = step_t3;
+              const double step_v1 = step_t8;
+              buf0.data[pos0 * buf0.strides[0]] = step_v0;
+              step_carry0 = step_v0;
+              buf1.data[pos1 * buf1.strides[0]] = step_v1;
             }
 
-
-
-            pos0 = (pos0 + 1) % store0;
-            pos1 = (pos1 + 1) % store1;
+            pos0 = pos0 + 1 == store0 ? 0 : pos0 + 1;
+            pos1 = pos1 + 1 == store1 ? 0 : pos1 + 1;
           }
         }
         // The outputs: each buffer rotated when it wrapped around, zeroed past the rows written
@@ -4136,7 +4150,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
                                            static_cast<long long>(store5)), kWhere);
 
         DLTensor step_in[11];
-        DLTensor step_out[6];
+
         auto bind_step = [&](int64_t i) {
           (void)i;
           seq_row0 = kg::scan::row(v28, i);
@@ -4353,59 +4367,71 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           pos3 = (pos3 + 1) % store3;
           pos4 = (pos4 + 1) % store4;
           pos5 = (pos5 + 1) % store5;
-          kg::OutputSink sink_in_place;
-          sink_in_place.caller_provided = true;
-          sink_in_place.given = step_out;
-          sink_in_place.count = 6;
+
+          // The steps after the first inline: the inner graph is 0-d Elemwise nodes
+          // (codegen/cpp/emit_scan.cpp, inline_scalar_step).
+          double step_carry0 = buf0.data[kg::scan::wrap_once(pos0 - 1, store0) * buf0.strides[0]];
+          double step_carry1 = buf1.data[kg::scan::wrap_once(pos1 - 1, store1) * buf1.strides[0]];
+          double step_carry2 = buf2.data[kg::scan::wrap_once(pos2 - 1, store2) * buf2.strides[0]];
+          double step_carry3 = buf3.data[kg::scan::wrap_once(pos3 - 1, store3) * buf3.strides[0]];
+          const double step_in8 = v1.data[0];
+          const double step_in9 = v2.data[0];
+          const double step_in10 = v3.data[0];
           for (i = 1; i < n_steps && go_on; ++i) {
-            bind_step(i);
-            out_row0 = kg::scan::row(buf0, pos0);
-            if (alias0) out_row0 = temp0;
-            step_out[0] = kg::scan::dl_of(out_row0, DLDataType{2, 64, 1});
-            out_row1 = kg::scan::row(buf1, pos1);
-            if (alias1) out_row1 = temp1;
-            step_out[1] = kg::scan::dl_of(out_row1, DLDataType{2, 64, 1});
-            out_row2 = kg::scan::row(buf2, pos2);
-            if (alias2) out_row2 = temp2;
-            step_out[2] = kg::scan::dl_of(out_row2, DLDataType{2, 64, 1});
-            out_row3 = kg::scan::row(buf3, pos3);
-            if (alias3) out_row3 = temp3;
-            step_out[3] = kg::scan::dl_of(out_row3, DLDataType{2, 64, 1});
-            out_row4 = kg::scan::row(buf4, pos4);
-
-            step_out[4] = kg::scan::dl_of(out_row4, DLDataType{2, 64, 1});
-            out_row5 = kg::scan::row(buf5, pos5);
-
-            step_out[5] = kg::scan::dl_of(out_row5, DLDataType{2, 64, 1});
-
-
-            KILN_TRY_AT(run_graph_step2(ctx, step_in, sink_in_place), kWhere);
-            if (alias0) {
-              kg::Tensor<double, 0> dst = kg::scan::row(buf0, pos0);
-              kg::copy_tensor(temp0, dst);
+            {
+              const double step_in0 = v28.data[i * v28.strides[0]];
+              const double step_in1 = v30.data[i * v30.strides[0]];
+              const double step_in2 = v41.data[i * v41.strides[0]];
+              const double step_in3 = v46.data[i * v46.strides[0]];
+              const double step_in4 = step_carry0;
+              const double step_in5 = step_carry1;
+              const double step_in6 = step_carry2;
+              const double step_in7 = step_carry3;
+              const double step_t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * step_in3));
+              const double step_t1 = static_cast<double>((step_in2 * step_in10));
+              const double step_t2 = static_cast<double>((step_in0 * step_in0));
+              const double step_t3 = static_cast<double>((step_in9 * step_t2));
+              const double step_t4 = static_cast<double>(((step_in8 + step_t1) + step_t3));
+              const double step_t5 = static_cast<double>((double(1) / step_t4));
+              const double step_t6 = static_cast<double>((step_t0 * step_t5));
+              const double step_t7 = static_cast<double>((step_in1 * step_in1));
+              const double step_t8 = static_cast<double>((step_t7 / step_t4));
+              const double step_t9 = static_cast<double>((-step_t8));
+              const double step_t10 = static_cast<double>((step_t9 / step_t4));
+              const double step_t11 = static_cast<double>((step_t0 * step_t10));
+              const double step_t12 = static_cast<double>(((step_in4 + step_t6) + step_t11));
+              const double step_t13 = static_cast<double>((step_in10 * step_t12));
+              const double step_t14 = static_cast<double>((step_in5 + step_t12));
+              const double step_t15 = static_cast<double>((step_t12 * step_t2));
+              const double step_t16 = static_cast<double>((step_in6 + step_t15));
+              const double step_t17 = static_cast<double>((step_in2 * step_t12));
+              const double step_t18 = static_cast<double>((step_in7 + step_t17));
+              const double step_t19 = static_cast<double>((((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * step_in0) * step_in9) * step_t12));
+              const double step_t20 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * step_in1) * step_t6));
+              const double step_v0 = step_t13;
+              const double step_v1 = step_t14;
+              const double step_v2 = step_t16;
+              const double step_v3 = step_t18;
+              const double step_v4 = step_t19;
+              const double step_v5 = step_t20;
+              buf0.data[pos0 * buf0.strides[0]] = step_v0;
+              step_carry0 = step_v0;
+              buf1.data[pos1 * buf1.strides[0]] = step_v1;
+              step_carry1 = step_v1;
+              buf2.data[pos2 * buf2.strides[0]] = step_v2;
+              step_carry2 = step_v2;
+              buf3.data[pos3 * buf3.strides[0]] = step_v3;
+              step_carry3 = step_v3;
+              buf4.data[pos4 * buf4.strides[0]] = step_v4;
+              buf5.data[pos5 * buf5.strides[0]] = step_v5;
             }
-            if (alias1) {
-              kg::Tensor<double, 0> dst = kg::scan::row(buf1, pos1);
-              kg::copy_tensor(temp1, dst);
-            }
-            if (alias2) {
-              kg::Tensor<double, 0> dst = kg::scan::row(buf2, pos2);
-              kg::copy_tensor(temp2, dst);
-            }
-            if (alias3) {
-              kg::Tensor<double, 0> dst = kg::scan::row(buf3, pos3);
-              kg::copy_tensor(temp3, dst);
-            }
 
-
-
-
-            pos0 = (pos0 + 1) % store0;
-            pos1 = (pos1 + 1) % store1;
-            pos2 = (pos2 + 1) % store2;
-            pos3 = (pos3 + 1) % store3;
-            pos4 = (pos4 + 1) % store4;
-            pos5 = (pos5 + 1) % store5;
+            pos0 = pos0 + 1 == store0 ? 0 : pos0 + 1;
+            pos1 = pos1 + 1 == store1 ? 0 : pos1 + 1;
+            pos2 = pos2 + 1 == store2 ? 0 : pos2 + 1;
+            pos3 = pos3 + 1 == store3 ? 0 : pos3 + 1;
+            pos4 = pos4 + 1 == store4 ? 0 : pos4 + 1;
+            pos5 = pos5 + 1 == store5 ? 0 : pos5 + 1;
           }
         }
         // The outputs: each buffer rotated when it wrapped around, zeroed past the rows written
