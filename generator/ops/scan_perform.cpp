@@ -7,6 +7,7 @@
 
 #include "ir/error.h"
 #include "ir/graph_runner.h"
+#include "ops/array_util.h"
 #include "ops/scan.h"
 
 namespace kiln {

@@ -291,5 +291,73 @@ inline void permutation_rows(Pcg64& g, std::int64_t count, std::int64_t n, std::
   for (std::int64_t b = 0; b < count; ++b) permutation_indices(g, n, rows + b * n);
 }
 
+/// NumPy's `Generator.choice(a, shape, replace=False, p=p)` (PyTensor's
+/// ChoiceWithoutReplacement calls it once per batch element): its checks in its order, then the
+/// `size` (= prod(shape)) indices into out. `pop` is a's length, or a itself when `a_is_int`;
+/// `scalar` is a shape of None (PyTensor passes None for a core shape of ()), whose "product"
+/// NumPy's emptiness check takes as nonzero. `p` (p_len doubles, float32 values when
+/// `p_single`) may be null: then the uniform sampler. Returns NumPy's error message, or null.
+inline const char* choice_indices(Pcg64& g, std::int64_t pop, bool a_is_int, bool scalar, std::int64_t size,
+                                  const double* p, std::int64_t p_len, bool p_single, std::int64_t* out) {
+  const bool takes = scalar || size != 0;
+  if (a_is_int && pop <= 0 && takes) return "a must be a positive integer unless no samples are taken";
+  if (!a_is_int && pop == 0 && takes) return "a cannot be empty unless no samples are taken";
+  if (p) {
+    if (p_len != pop) return "a and p must have same size";
+    const double sum = p_len > 0 ? detail::kahan_sum(p, p_len) : 0.0;
+    if (sum != sum) return "Probabilities contain NaN";
+    for (std::int64_t i = 0; i < p_len; ++i)
+      if (p[i] < 0) return "Probabilities are not non-negative";
+    // sqrt(eps) of float64, or of p's own float dtype when that is coarser (rounded to it).
+    const double atol = p_single ? static_cast<double>(std::sqrt(std::numeric_limits<float>::epsilon()))
+                                 : std::sqrt(std::numeric_limits<double>::epsilon());
+    if (std::fabs(sum - 1.) > atol)
+      return "Probabilities do not sum to 1. See Notes section of docstring for more information.";
+  }
+  if (size > pop) return "Cannot take a larger sample than population when replace is False";
+  if (size < 0) return "negative dimensions are not allowed";
+  if (!p) {
+    choice_without_replacement(g, pop, size, out);
+    return nullptr;
+  }
+  std::int64_t positive = 0;
+  for (std::int64_t i = 0; i < p_len; ++i) positive += p[i] > 0;
+  if (positive < size) return "Fewer non-zero entries in p than size";
+  // Rounds: as many uniforms as places left; the found entries' p zeroed; the cumulative sum
+  // scaled by its last entry; searchsorted(side="right") of each uniform; the new indices kept
+  // once each, in the order they first came.
+  std::vector<double> q(p, p + p_len), cdf(static_cast<std::size_t>(p_len)), u;
+  std::vector<char> seen(static_cast<std::size_t>(p_len));
+  std::int64_t found = 0;
+  while (found < size) {
+    u.resize(static_cast<std::size_t>(size - found));
+    for (double& x : u) x = g.next_double();
+    for (std::int64_t j = 0; j < found; ++j) q[static_cast<std::size_t>(out[j])] = 0;
+    double acc = 0;
+    for (std::size_t i = 0; i < q.size(); ++i) cdf[i] = acc = acc + q[i];
+    const double last = cdf.back();
+    for (double& c : cdf) c /= last;
+    std::fill(seen.begin(), seen.end(), 0);
+    const std::int64_t before = found;
+    for (double x : u) {
+      std::int64_t lo = 0, hi = p_len;  // the first entry above x
+      while (lo < hi) {
+        const std::int64_t mid = lo + ((hi - lo) >> 1);
+        if (cdf[static_cast<std::size_t>(mid)] <= x)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      if (lo >= p_len) return "choice: a uniform fell past the cumulative sum";  // NumPy would index out of range
+      if (!seen[static_cast<std::size_t>(lo)]) {
+        seen[static_cast<std::size_t>(lo)] = 1;
+        out[found++] = lo;
+      }
+    }
+    if (found == before) return "choice: a round found nothing";  // cannot happen with a valid p
+  }
+  return nullptr;
+}
+
 }  // namespace core
 }  // namespace kiln_random
