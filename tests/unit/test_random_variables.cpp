@@ -162,7 +162,6 @@ TEST_CASE("random variables with core dimensions: static shapes, refusals, props
                        doctest::Contains("core dimension"), UserError);
   CHECK_THROWS_WITH_AS(random_variable("CategoricalRV", rng, nullptr, {p}, DType::Float64),
                        doctest::Contains("must be an integer dtype"), UserError);
-  // MvNormalRV's svd and eigh methods are refused as not implemented, at their prop.
   auto mvn = [](const Json& props) {
     const Json vec = tensor_type("float64", {3}), mat = tensor_type("float64", {3, 3});
     return graph_json(2,
@@ -172,11 +171,10 @@ TEST_CASE("random variables with core dimensions: static shapes, refusals, props
                       {"next", "x"});
   };
   CHECK_NOTHROW(load_graph_text(mvn({{"method", "cholesky"}, {"signature", "(n),(n,n)->(n)"}}).dump(), ""));
-  try {
-    load_graph_text(mvn({{"method", "svd"}}).dump(), "");
-    FAIL("loaded");
-  } catch (const NotImplementedError& e) {
-    CHECK(std::string(e.what()).find("method \"svd\"") != std::string::npos);
+  // Methods "svd" and "eigh" load and keep their method.
+  for (const char* m : {"svd", "eigh"}) {
+    const FunctionGraph fg = load_graph_text(mvn({{"method", m}}).dump(), "");
+    CHECK(fg.outputs()[1]->owner()->op().props()["method"] == m);
   }
   CHECK(refusal_of(mvn({{"ndims_params", {1, 1}}})).where == "/nodes/0/props/ndims_params");
   CHECK(refusal_of(mvn({{"method", "qr"}})).where == "/nodes/0/props/method");

@@ -97,9 +97,19 @@ std::string emit_core_random_variable(const NodeEmitContext& c) {
   data.set("drawtype", spec.integer ? "int64_t" : "double");
   data.set("real_out", spec.integer ? "nullptr" : "draws.data()");
   data.set("int_out", spec.integer ? "draws.data()" : "nullptr");
-  TemplateData cholesky{TemplateData::type::list};
-  if (spec.kind == kiln_random::core::Kind::MvNormal) cholesky.push_back(TemplateData{});
+  TemplateData cholesky{TemplateData::type::list}, factor{TemplateData::type::list};
+  if (spec.kind == kiln_random::core::Kind::MvNormal) {
+    if (op.mv_method() == 0) {
+      cholesky.push_back(TemplateData{});
+    } else {
+      TemplateData f;
+      f.set("svd", op.mv_method() == 1 ? "true" : "false");
+      factor.push_back(f);
+    }
+  }
   data.set("cholesky", cholesky);
+  data.set("factor", factor);
+  data.set("mv_method", std::to_string(op.mv_method()));
   return render_op_template("random_core_variable", data);
 }
 

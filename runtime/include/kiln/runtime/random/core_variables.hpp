@@ -141,8 +141,9 @@ inline const char* draws_shape(const Spec& s, const Param* params, const std::in
   return nullptr;
 }
 
-/// Factors one covariance (n x n, row-major, in place) into its lower Cholesky factor, in the
-/// precision NumPy's cholesky would use (`single`: float32). False when not positive definite.
+/// Factors one covariance (n x n, row-major, in place) into A with cov = A A^T, in the precision
+/// NumPy's linalg would use (`single`: float32): the lower Cholesky factor (method 0), U sqrt(s)
+/// of the SVD (1) or V sqrt(w) of eigh (2). False when LAPACK fails.
 using CholeskyFn = bool (*)(int n, double* a, bool single);
 
 namespace detail {
@@ -178,9 +179,9 @@ inline std::int64_t searchsorted_left(const std::vector<double>& cdf, double u) 
 
 /// Draws every core sample of the batch in C order into `real_out` or `int_out` (the draws'
 /// shape, C-contiguous), as PyTensor's rng_fn does; returns NumPy's error message, or null.
-/// `cholesky` is used by MvNormalRV only.
+/// `cholesky` (the factor of `mv_method`: 0 "cholesky", 1 "svd", 2 "eigh") is used by MvNormalRV only.
 inline const char* draw(const Spec& s, Pcg64& g, const Param* params, const std::vector<std::int64_t>& batch,
-                        double* real_out, std::int64_t* int_out, CholeskyFn cholesky) {
+                        double* real_out, std::int64_t* int_out, CholeskyFn cholesky, int mv_method = 0) {
   const int bn = static_cast<int>(batch.size());
   std::int64_t count = 1;
   for (std::int64_t n : batch) count *= n;
@@ -254,7 +255,8 @@ inline const char* draw(const Spec& s, Pcg64& g, const Param* params, const std:
         break;
       }
       case Kind::MvNormal: {
-        // PyTensor: A = cholesky(cov); out = einsum("...ij,...j->...i", A, rng.normal(size)) + mean.
+        // PyTensor: A = cholesky(cov) (or U sqrt(s), V sqrt(w));
+        // out = einsum("...ij,...j->...i", A, rng.normal(size)) + mean.
         vector_of(0, a);
         const Param& c = params[1];
         const std::int64_t n = static_cast<std::int64_t>(a.size()), off = base(1);
@@ -263,13 +265,15 @@ inline const char* draw(const Spec& s, Pcg64& g, const Param* params, const std:
           for (std::int64_t j = 0; j < n; ++j)
             chol[static_cast<std::size_t>(i * n + j)] =
                 read_real(c, off + i * c.strides[c.ndim - 2] + j * c.strides[c.ndim - 1]);
-        if (!cholesky(static_cast<int>(n), chol.data(), c.type == kF32)) return "Matrix is not positive definite";
+        if (!cholesky(static_cast<int>(n), chol.data(), c.type == kF32))
+          return mv_method == 0 ? "Matrix is not positive definite"
+                                : mv_method == 1 ? "SVD did not converge" : "Eigenvalues did not converge";
         double* out = real_out + item * n;
         for (std::int64_t j = 0; j < n; ++j) out[j] = normal(g, 0.0, 1.0);
         b.assign(out, out + n);
         for (std::int64_t i = 0; i < n; ++i) {
           double acc = 0;
-          for (std::int64_t j = 0; j <= i; ++j) acc += chol[static_cast<std::size_t>(i * n + j)] * b[static_cast<std::size_t>(j)];
+          for (std::int64_t j = 0; j < (mv_method == 0 ? i + 1 : n); ++j) acc += chol[static_cast<std::size_t>(i * n + j)] * b[static_cast<std::size_t>(j)];
           out[i] = acc + a[static_cast<std::size_t>(i)];
         }
         break;
