@@ -13,7 +13,8 @@
 // state written at step t; the step's pullback adds the tap cotangents to rows t .. t+m-1,
 // which is the window shifted by one. After step 0 the window holds the adjoints of the
 // initial rows 0 .. m-1. Non-sequence gradients accumulate in sit-sot states; sequence
-// gradients are nit-sot outputs, reversed back afterwards.
+// gradients are nit-sot outputs, reversed back afterwards. truncate_gradient=k runs the
+// backward scan over the last k steps only (PyTensor's truncated back-propagation).
 //
 // It lives in grad/, not beside the op in ops/, because it differentiates the step function with
 // grad/'s Lop, and ops/ may not include grad/ (tests/layering/check_layers.cmake).
@@ -25,6 +26,7 @@
 #include "ir/error.h"
 #include "ops/alloc.h"
 #include "ops/assert.h"
+#include "ops/constant.h"
 #include "ops/grad_util.h"
 #include "ops/ifelse.h"
 #include "ops/join.h"
@@ -268,9 +270,6 @@ std::vector<GradTerm> Scan::pullback(const Apply& node, const VarList& output_gr
   if (in.n_mit_mot() > 0)
     return refuse_all(GradTerm::not_implemented(
         who + " has mit-mot outputs (it is itself a backward scan): second derivatives through Scan are not implemented"));
-  if (truncate_gradient_ != -1)
-    return refuse_all(GradTerm::not_implemented(who + " has truncate_gradient=" + std::to_string(truncate_gradient_) +
-                                                ": truncated back-propagation through Scan is not implemented"));
   const std::vector<int> untraced_floats = float_untraced(in, fwd);
   if (!untraced_floats.empty()) return pullback_traced(node, output_grads, untraced_floats);
 
@@ -402,23 +401,35 @@ std::vector<GradTerm> Scan::pullback(const Apply& node, const VarList& output_gr
     else if (in.n_tap_outs() > 0)
       n_steps = shape_i(states[0], 0) + in.min_tap(0);
   }
-  const Var n_plus_1 = n_steps + 1;
+  // truncate_gradient=k (PyTensor's grad_steps = minimum(grad_steps, k)): the backward scan
+  // goes over only the last k steps, t0 .. n_steps-1. Sequence rows before t0 get no gradient,
+  // and the windows end holding rows t0 .. t0+m-1, so an initial row gets an adjoint only when
+  // it is one of those.
+  Var n_back = n_steps, t0;
+  if (truncate_gradient_ >= 0) {
+    n_back = minimum(n_steps, int64_constant(truncate_gradient_));
+    t0 = n_steps - n_back;
+  }
+  const IndexScalar first = t0 ? IndexScalar(t0) : IndexScalar(0);
+  const Var n_plus_1 = n_back + 1;
 
   for (int s = 0; s < in.n_seqs; ++s) {
     b_seq_in.push_back(step_input(s));
-    b_seq_outer.push_back(reversed_rows(ins(in.seqs_begin() + s), 0, n_steps));
+    b_seq_outer.push_back(reversed_rows(ins(in.seqs_begin() + s), first, n_steps));
   }
   for (int k = 0; k < in.n_tap_outs(); ++k)
     for (std::size_t j = 0; j < in.taps(k).size(); ++j) {
       const std::int64_t from = in.taps(k)[j] - in.min_tap(k);  // row m + tap of step 0
       b_seq_in.push_back(step_input(in.inner_tap_input(k, static_cast<int>(j))));
-      b_seq_outer.push_back(reversed_rows(states[static_cast<std::size_t>(k)], from, n_steps + from));
+      b_seq_outer.push_back(reversed_rows(states[static_cast<std::size_t>(k)], t0 ? IndexScalar(t0 + from) : from,
+                                          n_steps + from));
     }
   for (int k = 0; k < in.n_tap_outs() + in.n_nit_sot; ++k)
     if (const Var& c = cot_row[static_cast<std::size_t>(k)]) {
       const std::int64_t from = -in.min_tap(k);
       b_seq_in.push_back(c);
-      b_seq_outer.push_back(reversed_rows(cots[static_cast<std::size_t>(k)], from, n_steps + from));
+      b_seq_outer.push_back(reversed_rows(cots[static_cast<std::size_t>(k)], t0 ? IndexScalar(t0 + from) : from,
+                                          n_steps + from));
     }
   for (int k : carried) {
     const VarList& w = window[static_cast<std::size_t>(k)];
@@ -465,10 +476,10 @@ std::vector<GradTerm> Scan::pullback(const Apply& node, const VarList& output_gr
   b_outputs.insert(b_outputs.end(), b_nit_out.begin(), b_nit_out.end());
   auto bgraph = std::make_shared<FunctionGraph>(b_inputs, b_outputs, "grad_of_" + label_);
 
-  VarList outer{n_steps};
+  VarList outer{n_back};
   outer.insert(outer.end(), b_seq_outer.begin(), b_seq_outer.end());
   outer.insert(outer.end(), b_state_init.begin(), b_state_init.end());
-  for (std::size_t j = 0; j < b_nit_out.size(); ++j) outer.push_back(n_steps);
+  for (std::size_t j = 0; j < b_nit_out.size(); ++j) outer.push_back(n_back);
   for (int j = 0; j < in.n_non_seqs; ++j) outer.push_back(ins(in.non_seqs_begin() + j));
   const VarList back =
       make_node(std::make_shared<Scan>(binfo, bgraph, -1, "grad_of_" + label_), outer)->outputs();
@@ -481,9 +492,20 @@ std::vector<GradTerm> Scan::pullback(const Apply& node, const VarList& output_gr
     const int b = in.tap_buffers_begin() + k;
     Var& g = buffer_grad[static_cast<std::size_t>(b)];
     if (!g) g = zeros_like(ins(b));
-    Var row = at(back[st], -1);
-    if (const Var& gk = cots[static_cast<std::size_t>(k)]) row = row + at(gk, i);
-    g = inc_subtensor(g, {idx(i)}, row);
+    const Var entry = at(back[st], -1);
+    if (!t0) {
+      Var row = entry;
+      if (const Var& gk = cots[static_cast<std::size_t>(k)]) row = row + at(gk, i);
+      g = inc_subtensor(g, {idx(i)}, row);
+      continue;
+    }
+    // Truncated: the window's entry i is row t0 + i, an initial row when t0 + i < m.
+    const std::int64_t m = -in.min_tap(k);
+    for (std::int64_t r = i; r < m; ++r)
+      g = inc_subtensor(g, {idx(r)}, switch_(eq(t0, r - i), entry, zeros_like(entry)));
+    if (i == 0)
+      if (const Var& gk = cots[static_cast<std::size_t>(k)])
+        for (std::int64_t r = 0; r < m; ++r) g = inc_subtensor(g, {idx(r)}, at(gk, r));
   }
   for (std::size_t i = 0; i < n_inputs; ++i)
     if (buffer_grad[i] && connected[i]) result[i] = GradTerm::of(buffer_grad[i]);
@@ -492,7 +514,7 @@ std::vector<GradTerm> Scan::pullback(const Apply& node, const VarList& output_gr
   for (std::size_t s = 0; s < seq_nit.size(); ++s) {
     const Var& seq = ins(seq_nit[s]);
     const Var rows = subtensor(back[b_state_out.size() + s], {slice(none, none, -1)});
-    result[static_cast<std::size_t>(seq_nit[s])] = GradTerm::of(inc_subtensor(zeros_like(seq), {slice(0, n_steps)}, rows));
+    result[static_cast<std::size_t>(seq_nit[s])] = GradTerm::of(inc_subtensor(zeros_like(seq), {slice(first, n_steps)}, rows));
   }
   return result;
 }

@@ -19,6 +19,7 @@
 #include "ops/op_from_graph.h"
 #include "ops/random.h"
 #include "ops/random_core.h"
+#include "ops/random_choice.h"
 #include "ops/random_permutation.h"
 #include "ops/reduce.h"
 #include "ops/reshape.h"
@@ -47,6 +48,7 @@ std::vector<OpEntry> with_random_variables(std::vector<OpEntry> table) {
   for (const auto& d : rv_distributions()) table.push_back({d.op, random_variable_from_props});
   for (const auto& d : rv_core_distributions()) table.push_back({d.op, core_random_variable_from_props});
   table.push_back({"PermutationRV", permutation_from_props});
+  table.push_back({"ChoiceWithoutReplacement", choice_without_replacement_from_props});
   return table;
 }
 

@@ -33,7 +33,8 @@ const RvCoreDistribution* find_rv_core_distribution(std::string_view op_name) {
 Json CoreRandomVariable::props() const {
   Json p{{"name", std::string(dist_->name)}, {"signature", std::string(dist_->signature)},
          {"dtype", std::string(dtype_name(dtype_))}};
-  if (dist_->kind == core::Kind::MvNormal) p["method"] = "cholesky";
+  static const char* const kMethods[] = {"cholesky", "svd", "eigh"};
+  if (dist_->kind == core::Kind::MvNormal) p["method"] = kMethods[mv_method_];
   return p;
 }
 
@@ -120,6 +121,21 @@ bool mvnormal_cholesky(int n, double* a, bool single) {
   return true;
 }
 
+namespace {
+
+bool mvnormal_factor_in(bool svd, int n, double* a, bool single) {
+  if (!single) return kiln_linalg::mvnormal_factor<double>(svd, n, a) == kiln_linalg::Status::Ok;
+  std::vector<float> f(a, a + static_cast<std::ptrdiff_t>(n) * n);
+  if (kiln_linalg::mvnormal_factor<float>(svd, n, f.data()) != kiln_linalg::Status::Ok) return false;
+  std::copy(f.begin(), f.end(), a);
+  return true;
+}
+
+}  // namespace
+
+bool mvnormal_svd(int n, double* a, bool single) { return mvnormal_factor_in(true, n, a, single); }
+bool mvnormal_eigh(int n, double* a, bool single) { return mvnormal_factor_in(false, n, a, single); }
+
 void CoreRandomVariable::perform(const Apply& node, const std::vector<Array>& inputs,
                                  std::vector<Array>& outputs) const {
   const core::Spec spec = dist_->spec();
@@ -134,7 +150,9 @@ void CoreRandomVariable::perform(const Apply& node, const std::vector<Array>& in
     throw RuntimeFailure(bad);
   Array draws = Array::empty(spec.integer ? DType::Int64 : DType::Float64, Shape(shape.begin(), shape.end()));
   if (const char* bad = core::draw(spec, g, params.data(), batch, spec.integer ? nullptr : draws.data<double>(),
-                                   spec.integer ? draws.data<std::int64_t>() : nullptr, mvnormal_cholesky))
+                                   spec.integer ? draws.data<std::int64_t>() : nullptr,
+                                   mv_method_ == 1 ? mvnormal_svd : mv_method_ == 2 ? mvnormal_eigh : mvnormal_cholesky,
+                                   mv_method_))
     throw RuntimeFailure(bad);
   outputs[0] = rng_value(g);
   outputs[1] = astype(draws, dtype_);
@@ -192,13 +210,11 @@ OpPtr core_random_variable_from_props(PropReader& props, const std::vector<Tenso
     if (!ok) props.fail("ndims_params", std::string(d->op) + "'s ndims_params do not match its signature " +
                                             std::string(d->signature));
   }
+  int mv_method = 0;
   if (spec.kind == core::Kind::MvNormal && props.has("method")) {
     const std::string method = props.get_string("method");
-    if (method == "svd" || method == "eigh")
-      throw NotImplementedError("MvNormalRV with method \"" + method +
-                                "\" is not implemented in kiln (only \"cholesky\": NumPy's SVD and eigh factors "
-                                "come from LAPACK drivers kiln does not reproduce) at " + props.where("method"));
-    if (method != "cholesky")
+    mv_method = method == "svd" ? 1 : method == "eigh" ? 2 : 0;
+    if (method != "cholesky" && mv_method == 0)
       props.fail("method", "MvNormalRV's method must be \"cholesky\", \"svd\" or \"eigh\", not \"" + method + "\"");
   }
   props.get_bool("inplace", false);  // kiln never updates an rng in place: ignored
@@ -210,7 +226,7 @@ OpPtr core_random_variable_from_props(PropReader& props, const std::vector<Tenso
     props.fail("dtype", std::string(d->op) + " draws floats: its dtype must be a float dtype, not " +
                             std::string(dtype_name(dtype)));
   props.finish();
-  return std::make_shared<CoreRandomVariable>(*d, dtype);
+  return std::make_shared<CoreRandomVariable>(*d, dtype, mv_method);
 }
 
 }  // namespace kiln

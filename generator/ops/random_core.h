@@ -1,6 +1,6 @@
 // PyTensor's RandomVariables with core dimensions (pytensor/tensor/random/basic.py):
 // DirichletRV "(a)->(a)", MultinomialRV "(),(p)->(p)", CategoricalRV "(p)->()" and MvNormalRV
-// "(n),(n,n)->(n)" (method "cholesky"). Inputs (rng, size, *params), outputs (next_rng, draws);
+// "(n),(n,n)->(n)" (methods "cholesky", "svd", "eigh"). Inputs (rng, size, *params), outputs (next_rng, draws);
 // the batch dimensions of the parameters broadcast (or broadcast to `size`), and each batch
 // element is one NumPy call, in C order, as PyTensor's rng_fn loops. Checks and draws live in
 // runtime/include/kiln/runtime/random/core_variables.hpp, which perform and the generated code
@@ -37,7 +37,10 @@ const RvCoreDistribution* find_rv_core_distribution(std::string_view op_name);
 /// shape batch + core, made in C order over the batch, cast to `dtype`.
 class CoreRandomVariable : public DrawOp {
  public:
-  CoreRandomVariable(const RvCoreDistribution& dist, DType dtype) : dist_(&dist), dtype_(dtype) {}
+  /// `mv_method`: MvNormalRV's method, 0 "cholesky", 1 "svd", 2 "eigh".
+  CoreRandomVariable(const RvCoreDistribution& dist, DType dtype, int mv_method = 0)
+      : dist_(&dist), dtype_(dtype), mv_method_(mv_method) {}
+  int mv_method() const { return mv_method_; }
   const RvCoreDistribution& distribution() const { return *dist_; }
   DType dtype() const { return dtype_; }
 
@@ -52,6 +55,7 @@ class CoreRandomVariable : public DrawOp {
  private:
   const RvCoreDistribution* dist_;
   DType dtype_;
+  int mv_method_;
 };
 
 /// The factory of every class name in rv_core_distributions().
@@ -63,5 +67,8 @@ kiln_random::core::Param core_param_of(const Array& a);
 /// Cholesky through kiln's linear algebra (LAPACK's potrf, float32 when `single`), lower
 /// factor in place: the factorization NumPy's cholesky makes for MvNormalRV.
 bool mvnormal_cholesky(int n, double* a, bool single);
+/// MvNormalRV's "svd" and "eigh" factors (NumPy's gesdd and syevd through kiln's LAPACK).
+bool mvnormal_svd(int n, double* a, bool single);
+bool mvnormal_eigh(int n, double* a, bool single);
 
 }  // namespace kiln

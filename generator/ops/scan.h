@@ -110,8 +110,9 @@ class Scan : public Op {
   /// The step function (not the node's body: its outputs are not the node's outputs).
   std::vector<InnerGraphUse> inner_graphs() const override;
   /// PyTensor's backward scan, built as another Scan over the reversed steps whose tap-buffer
-  /// adjoints are sit-sot windows (grad/scan_grad.cpp). mit-mot, truncate_gradient != -1 and a
-  /// step gradient through untraced states are refused naming the node.
+  /// adjoints are sit-sot windows (grad/scan_grad.cpp); truncate_gradient=k goes back over the
+  /// last k steps, as PyTensor. mit-mot and a step gradient through untraced states are refused
+  /// naming the node.
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
 
  private:

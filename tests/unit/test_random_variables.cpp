@@ -12,6 +12,7 @@
 #include "ir/fgraph.h"
 #include "ops/constant.h"
 #include "ops/random.h"
+#include "ops/random_choice.h"
 #include "ops/random_permutation.h"
 #include "ops/reduce.h"
 #include "rewrite/pipeline.h"
@@ -161,7 +162,6 @@ TEST_CASE("random variables with core dimensions: static shapes, refusals, props
                        doctest::Contains("core dimension"), UserError);
   CHECK_THROWS_WITH_AS(random_variable("CategoricalRV", rng, nullptr, {p}, DType::Float64),
                        doctest::Contains("must be an integer dtype"), UserError);
-  // MvNormalRV's svd and eigh methods are refused as not implemented, at their prop.
   auto mvn = [](const Json& props) {
     const Json vec = tensor_type("float64", {3}), mat = tensor_type("float64", {3, 3});
     return graph_json(2,
@@ -171,11 +171,10 @@ TEST_CASE("random variables with core dimensions: static shapes, refusals, props
                       {"next", "x"});
   };
   CHECK_NOTHROW(load_graph_text(mvn({{"method", "cholesky"}, {"signature", "(n),(n,n)->(n)"}}).dump(), ""));
-  try {
-    load_graph_text(mvn({{"method", "svd"}}).dump(), "");
-    FAIL("loaded");
-  } catch (const NotImplementedError& e) {
-    CHECK(std::string(e.what()).find("method \"svd\"") != std::string::npos);
+  // Methods "svd" and "eigh" load and keep their method.
+  for (const char* m : {"svd", "eigh"}) {
+    const FunctionGraph fg = load_graph_text(mvn({{"method", m}}).dump(), "");
+    CHECK(fg.outputs()[1]->owner()->op().props()["method"] == m);
   }
   CHECK(refusal_of(mvn({{"ndims_params", {1, 1}}})).where == "/nodes/0/props/ndims_params");
   CHECK(refusal_of(mvn({{"method", "qr"}})).where == "/nodes/0/props/method");
@@ -227,6 +226,45 @@ TEST_CASE("random variables: PermutationRV's signature, static shapes and refusa
   CHECK_NOTHROW(load_graph_text(graph({{"signature", "(x0,x1)->(x0,x1)"}, {"dtype", "float64"}}).dump(), ""));
   CHECK_NOTHROW(load_graph_text(graph({{"name", "permutation"}}).dump(), ""));
   CHECK(refusal_of(graph({{"signature", "(x0)->(x1)"}})).where == "/nodes/0/props/signature");
+}
+
+TEST_CASE("random variables: ChoiceWithoutReplacement's signature, static shapes and refusals") {
+  const Var rng = seed0_rng();
+  const Var none = make_constant(Array::empty(DType::Bool, {0}), {}, TypeKind::None);
+  const Var mat = make_input(TensorType(DType::Int16, {8, 3}), "a");
+  const Var p = make_input(TensorType(DType::Float64, {8}), "p");
+  auto draw = [&](const std::string& sig, int a_core, bool has_p, int len, VarList in) {
+    in.insert(in.begin(), {rng, none});
+    return make_node(std::make_shared<ChoiceWithoutReplacement>(sig, a_core, has_p, len, in[2]->dtype()), in)->output(1);
+  };
+  // A constant core shape gives static lengths; a's other dimensions follow.
+  CHECK(draw("(a0,a1),(2)->(s0,s1,a1)", 2, false, 2, {mat, int64_vector_constant({2, 2})})->type() ==
+        TensorType(DType::Int16, {2, 2, 3}));
+  CHECK(draw("(a0,a1),(a0),(1)->(s0,a1)", 2, true, 1, {mat, p, make_input(TensorType(DType::Int64, {1}))})->type() ==
+        TensorType(DType::Int16, {kUnknownLength, 3}));
+  CHECK(draw("(),(0)->()", 0, false, 0, {int64_constant(5), int64_vector_constant({})})->type() ==
+        TensorType(DType::Int64, {}));
+  // Batched a or p: not implemented; a 0-d float a, a core shape of the wrong length: refused.
+  const Var mats = make_input(TensorType(DType::Int16, {2, 8, 3}), "as");
+  CHECK_THROWS_AS(draw("(a0,a1),(1)->(s0,a1)", 2, false, 1, {mats, int64_vector_constant({2})}), NotImplementedError);
+  CHECK_THROWS_AS(draw("(a0),(a0),(1)->(s0)", 1, true, 1,
+                       {make_input(TensorType(DType::Float64, {8})), make_input(TensorType(DType::Float64, {2, 8})),
+                        int64_vector_constant({2})}),
+                  NotImplementedError);
+  CHECK_THROWS_WITH_AS(draw("(),(1)->(s0)", 0, false, 1, {make_input(TensorType(DType::Float64, {})), int64_vector_constant({2})}),
+                       doctest::Contains("population size"), UserError);
+  CHECK_THROWS_WITH_AS(draw("(a0,a1),(1)->(s0,a1)", 2, false, 1, {mat, int64_vector_constant({2, 2})}),
+                       doctest::Contains("length 1"), UserError);
+  auto graph = [](const Json& props) {
+    const Json vec = tensor_type("float64", {5});
+    return graph_json(2, {var("rng", kRng), var("size", {{"kind", "none"}}), var("x", vec), var("k", tensor_type("int64", {1})),
+                          var("next", kRng), var("y", tensor_type("float64", Json::array({nullptr})))},
+                      {node("ChoiceWithoutReplacement", {"rng", "size", "x", "k"}, {"next", "y"}, props)}, {"rng", "x", "k"},
+                      {"next", "y"});
+  };
+  CHECK_NOTHROW(load_graph_text(graph({{"signature", "(a0),(1)->(s0)"}, {"dtype", "float64"}}).dump(), ""));
+  CHECK(refusal_of(graph({{"name", "choice_without_replacement"}})).where == "/nodes/0/props/signature");
+  CHECK(refusal_of(graph({{"signature", "(a0)->(s0)"}})).where == "/nodes/0/props/signature");
 }
 
 TEST_CASE("random variables: a library drawing MvNormalRV links LAPACK, one drawing Dirichlet does not need to") {

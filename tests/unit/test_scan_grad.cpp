@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -231,9 +232,24 @@ TEST_CASE("Scan gradients: disconnected, integer and refused inputs") {
   // An integer sequence has no gradient.
   CHECK_THROWS_WITH_AS(grad(cost, VarList{k}), doctest::Contains("int64"), UserError);
 
-  // truncate_gradient != -1 is refused naming the node.
-  Var tout = scan(info_of(0, {}, 1, 0, 1), {xm1, ia}, {ia * xm1}, {n, buffer_from(x0, n + 1), a}, 2)[0];
-  CHECK_THROWS_WITH_AS(grad(sum(tout), VarList{a}), doctest::Contains("truncate_gradient=2"), NotImplementedError);
+}
+
+TEST_CASE("Scan gradients: truncate_gradient goes back over the last k steps only") {
+  // x_t = a x_{t-1}, x = [2, 1, .5, .25], cost = sum(x). With k = 2 the backward pass covers
+  // steps 2 and 1: d/da = 1 * x_2 + (1 + a) * x_1 = 2, and x0 gets only its own cotangent 1;
+  // k >= 3 is the whole gradient (1.875, 5.5).
+  Var x0 = make_input(kF64Scalar, "x0"), a = make_input(kF64Scalar, "a");
+  Var xm1 = make_input(kF64Scalar, "x_tm1"), ia = make_input(kF64Scalar, "a");
+  Var n = make_constant(i64(3));
+  for (const auto& [k, dx0, da] : std::vector<std::tuple<std::int64_t, double, double>>{
+           {0, 1.0, 0.0}, {1, 1.0, 0.5}, {2, 1.0, 2.0}, {3, 1.875, 5.5}, {5, 1.875, 5.5}}) {
+    CAPTURE(k);
+    Var tout = scan(info_of(0, {}, 1, 0, 1), {xm1, ia}, {ia * xm1}, {n, buffer_from(x0, n + 1), a}, k)[0];
+    FunctionGraph fg({x0, a}, grad(sum(tout), VarList{x0, a}));
+    std::vector<Array> v = evaluate(fg, {f64_array({}, {2}), f64_array({}, {0.5})});
+    CHECK(values_of(v[0])[0] == doctest::Approx(dx0));
+    CHECK(values_of(v[1])[0] == doctest::Approx(da));
+  }
 }
 
 TEST_CASE("Scan gradients: circular buffers (PyTensor's scan_save_mem) are run again on whole buffers") {

@@ -19,6 +19,7 @@ std::vector<OpEmitter> with_random_variables(std::vector<OpEmitter> table) {
   for (const auto& d : rv_core_distributions())
     table.push_back({d.op, emit_core_random_variable, false, d.kind == kiln_random::core::Kind::MvNormal});
   table.push_back({"PermutationRV", emit_permutation, false});
+  table.push_back({"ChoiceWithoutReplacement", emit_choice_without_replacement, false});
   return table;
 }
 

@@ -8,6 +8,7 @@
 #include "codegen/render.h"
 #include "ops/random.h"
 #include "ops/random_core.h"
+#include "ops/random_choice.h"
 #include "ops/random_permutation.h"
 
 namespace kiln {
@@ -96,9 +97,19 @@ std::string emit_core_random_variable(const NodeEmitContext& c) {
   data.set("drawtype", spec.integer ? "int64_t" : "double");
   data.set("real_out", spec.integer ? "nullptr" : "draws.data()");
   data.set("int_out", spec.integer ? "draws.data()" : "nullptr");
-  TemplateData cholesky{TemplateData::type::list};
-  if (spec.kind == kiln_random::core::Kind::MvNormal) cholesky.push_back(TemplateData{});
+  TemplateData cholesky{TemplateData::type::list}, factor{TemplateData::type::list};
+  if (spec.kind == kiln_random::core::Kind::MvNormal) {
+    if (op.mv_method() == 0) {
+      cholesky.push_back(TemplateData{});
+    } else {
+      TemplateData f;
+      f.set("svd", op.mv_method() == 1 ? "true" : "false");
+      factor.push_back(f);
+    }
+  }
   data.set("cholesky", cholesky);
+  data.set("factor", factor);
+  data.set("mv_method", std::to_string(op.mv_method()));
   return render_op_template("random_core_variable", data);
 }
 
@@ -127,6 +138,36 @@ std::string emit_permutation(const NodeEmitContext& c) {
   }
   data.set("size", size);
   return render_op_template("random_permutation", data);
+}
+
+std::string emit_choice_without_replacement(const NodeEmitContext& c) {
+  const auto& op = static_cast<const ChoiceWithoutReplacement&>(c.node().op());
+  TemplateData data = c.base_data();
+  data.set("op_comment", comment_text(op.str()));
+  data.set("rng", c.in(0));
+  data.set("a", c.in(2));
+  data.set("shape", c.in(op.shape_input()));
+  const int len = op.shape_len();
+  data.set("len", std::to_string(len));
+  data.set("len_or_1", std::to_string(len > 0 ? len : 1));
+  data.set("orank", std::to_string(c.out_var(1).ndim()));
+  data.set("octype", ctype(c.out_var(1).dtype()));
+  const bool a_is_int = op.a_core_ndim() == 0;
+  data.set("a_is_int", a_is_int ? "true" : "false");
+  data.set("scalar", len == 0 ? "true" : "false");
+  TemplateData arange{TemplateData::type::list}, rows{TemplateData::type::list}, p{TemplateData::type::list};
+  (a_is_int ? arange : rows).push_back(TemplateData{});
+  data.set("arange", arange);
+  data.set("rows", rows);
+  if (op.has_p()) {
+    TemplateData item;
+    item.set("p", c.in(3));
+    p.push_back(item);
+  }
+  data.set("p", p);
+  data.set("p_data", op.has_p() ? "pv.data()" : "nullptr");
+  data.set("p_single", op.has_p() && c.in_var(3).dtype() == DType::Float32 ? "true" : "false");
+  return render_op_template("random_choice", data);
 }
 
 }  // namespace kiln

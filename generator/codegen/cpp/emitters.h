@@ -102,6 +102,8 @@ std::string emit_random_variable(const NodeEmitContext& c);
 std::string emit_core_random_variable(const NodeEmitContext& c);
 /// PermutationRV (emit_random.cpp): NumPy's shuffles, then x's rows gathered.
 std::string emit_permutation(const NodeEmitContext& c);
+/// ChoiceWithoutReplacement (emit_random.cpp): NumPy's choice without replacement, then a's rows gathered.
+std::string emit_choice_without_replacement(const NodeEmitContext& c);
 /// A row-block group (codegen/row_block_fusion.h) as one step (emit_row_block.cpp);
 /// `where(node)` is the C string literal naming a member in error messages.
 std::string emit_row_block(const RowBlockGroup& group, const LoweredGraph& lg, int step,

@@ -58,6 +58,10 @@ void ssygvd_(const int* itype, const char* jobz, const char* uplo, const int* n,
 void dsygvd_(const int* itype, const char* jobz, const char* uplo, const int* n, double* a, const int* lda,
              double* b, const int* ldb, double* w, double* work, const int* lwork, int* iwork, const int* liwork,
              int* info, std::size_t, std::size_t);
+void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const int* lda, float* w, float* work,
+             const int* lwork, int* iwork, const int* liwork, int* info, std::size_t, std::size_t);
+void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
+             const int* lwork, int* iwork, const int* liwork, int* info, std::size_t, std::size_t);
 void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* lda, float* s, float* u,
              const int* ldu, float* vt, const int* ldvt, float* work, const int* lwork, int* iwork, int* info,
              std::size_t);
@@ -202,6 +206,21 @@ inline int syevr(char jobz, char uplo, int n, double* a, int lda, double* w, dou
   int m = 0, info = 0;
   dsyevr_(&jobz, &range, &uplo, &n, a, &lda, &vl, &vu, &il, &iu, &abstol, &m, w, z, &ldz, isuppz, work, &lwork,
           iwork, &liwork, &info, 1, 1, 1);
+  return info;
+}
+
+/// All eigenvalues (and with jobz 'V' eigenvectors) of a symmetric matrix by divide and conquer
+/// (NumPy's eigh driver).
+inline int syevd(char jobz, char uplo, int n, float* a, int lda, float* w, float* work, int lwork, int* iwork,
+                 int liwork) {
+  int info = 0;
+  ssyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, &info, 1, 1);
+  return info;
+}
+inline int syevd(char jobz, char uplo, int n, double* a, int lda, double* w, double* work, int lwork, int* iwork,
+                 int liwork) {
+  int info = 0;
+  dsyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, &info, 1, 1);
   return info;
 }
 

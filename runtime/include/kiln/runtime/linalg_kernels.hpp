@@ -22,6 +22,7 @@
 #include <initializer_list>
 #include <limits>
 #include <utility>
+#include <vector>
 
 #include <cblas.h>
 
@@ -146,6 +147,43 @@ inline Status cholesky(int n, T* a, int lda, bool lower) {
   for (int i = 0; i < n; ++i)  // OpenBLAS's potrf lets a NaN pivot through
     if (!(a[i * static_cast<std::int64_t>(lda) + i] > T(0))) return Status::NotPositiveDefinite;
   zero_other_triangle(a, n, lda, lower);
+  return Status::Ok;
+}
+
+/// PyTensor's MvNormalRV factor of a covariance for method "svd" (NumPy's svd, gesdd: A = U
+/// sqrt(s)) or "eigh" (NumPy's eigh, syevd on the lower triangle: A = V sqrt(w), NaN columns for
+/// negative eigenvalues, as NumPy's sqrt gives), computed in T as NumPy does for its dtype.
+/// `a` is n x n row-major, overwritten by A (row-major). NoConvergence when LAPACK fails.
+template <typename T>
+inline Status mvnormal_factor(bool svd, int n, T* a) {
+  if (n == 0) return Status::Ok;
+  const std::size_t nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+  std::vector<T> col(nn), s(static_cast<std::size_t>(n)), u(svd ? nn : 0), vt(svd ? nn : 0);
+  for (int i = 0; i < n; ++i)  // the matrix itself, column-major
+    for (int j = 0; j < n; ++j) col[static_cast<std::size_t>(j) * n + i] = a[static_cast<std::size_t>(i) * n + j];
+  T wq = 0;
+  int info = 0;
+  if (svd) {
+    std::vector<int> iwork(8 * static_cast<std::size_t>(n));
+    kiln_lapack::gesdd('A', n, n, col.data(), n, s.data(), u.data(), n, vt.data(), n, &wq, -1, iwork.data());
+    std::vector<T> work(queried(wq));
+    info = kiln_lapack::gesdd('A', n, n, col.data(), n, s.data(), u.data(), n, vt.data(), n, work.data(),
+                              static_cast<int>(work.size()), iwork.data());
+  } else {
+    int iq = 0;
+    kiln_lapack::syevd('V', 'L', n, col.data(), n, s.data(), &wq, -1, &iq, -1);
+    std::vector<T> work(queried(wq));
+    std::vector<int> iwork(static_cast<std::size_t>(std::max(iq, 1)));
+    info = kiln_lapack::syevd('V', 'L', n, col.data(), n, s.data(), work.data(), static_cast<int>(work.size()),
+                              iwork.data(), static_cast<int>(iwork.size()));
+  }
+  if (info < 0) return Status::Internal;
+  if (info > 0) return Status::NoConvergence;
+  const T* vec = svd ? u.data() : col.data();
+  for (int j = 0; j < n; ++j) {
+    const T r = std::sqrt(s[static_cast<std::size_t>(j)]);
+    for (int i = 0; i < n; ++i) a[static_cast<std::size_t>(i) * n + j] = vec[static_cast<std::size_t>(j) * n + i] * r;
+  }
   return Status::Ok;
 }
 

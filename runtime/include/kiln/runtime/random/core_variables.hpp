@@ -141,8 +141,9 @@ inline const char* draws_shape(const Spec& s, const Param* params, const std::in
   return nullptr;
 }
 
-/// Factors one covariance (n x n, row-major, in place) into its lower Cholesky factor, in the
-/// precision NumPy's cholesky would use (`single`: float32). False when not positive definite.
+/// Factors one covariance (n x n, row-major, in place) into A with cov = A A^T, in the precision
+/// NumPy's linalg would use (`single`: float32): the lower Cholesky factor (method 0), U sqrt(s)
+/// of the SVD (1) or V sqrt(w) of eigh (2). False when LAPACK fails.
 using CholeskyFn = bool (*)(int n, double* a, bool single);
 
 namespace detail {
@@ -178,9 +179,9 @@ inline std::int64_t searchsorted_left(const std::vector<double>& cdf, double u) 
 
 /// Draws every core sample of the batch in C order into `real_out` or `int_out` (the draws'
 /// shape, C-contiguous), as PyTensor's rng_fn does; returns NumPy's error message, or null.
-/// `cholesky` is used by MvNormalRV only.
+/// `cholesky` (the factor of `mv_method`: 0 "cholesky", 1 "svd", 2 "eigh") is used by MvNormalRV only.
 inline const char* draw(const Spec& s, Pcg64& g, const Param* params, const std::vector<std::int64_t>& batch,
-                        double* real_out, std::int64_t* int_out, CholeskyFn cholesky) {
+                        double* real_out, std::int64_t* int_out, CholeskyFn cholesky, int mv_method = 0) {
   const int bn = static_cast<int>(batch.size());
   std::int64_t count = 1;
   for (std::int64_t n : batch) count *= n;
@@ -254,7 +255,8 @@ inline const char* draw(const Spec& s, Pcg64& g, const Param* params, const std:
         break;
       }
       case Kind::MvNormal: {
-        // PyTensor: A = cholesky(cov); out = einsum("...ij,...j->...i", A, rng.normal(size)) + mean.
+        // PyTensor: A = cholesky(cov) (or U sqrt(s), V sqrt(w));
+        // out = einsum("...ij,...j->...i", A, rng.normal(size)) + mean.
         vector_of(0, a);
         const Param& c = params[1];
         const std::int64_t n = static_cast<std::int64_t>(a.size()), off = base(1);
@@ -263,13 +265,15 @@ inline const char* draw(const Spec& s, Pcg64& g, const Param* params, const std:
           for (std::int64_t j = 0; j < n; ++j)
             chol[static_cast<std::size_t>(i * n + j)] =
                 read_real(c, off + i * c.strides[c.ndim - 2] + j * c.strides[c.ndim - 1]);
-        if (!cholesky(static_cast<int>(n), chol.data(), c.type == kF32)) return "Matrix is not positive definite";
+        if (!cholesky(static_cast<int>(n), chol.data(), c.type == kF32))
+          return mv_method == 0 ? "Matrix is not positive definite"
+                                : mv_method == 1 ? "SVD did not converge" : "Eigenvalues did not converge";
         double* out = real_out + item * n;
         for (std::int64_t j = 0; j < n; ++j) out[j] = normal(g, 0.0, 1.0);
         b.assign(out, out + n);
         for (std::int64_t i = 0; i < n; ++i) {
           double acc = 0;
-          for (std::int64_t j = 0; j <= i; ++j) acc += chol[static_cast<std::size_t>(i * n + j)] * b[static_cast<std::size_t>(j)];
+          for (std::int64_t j = 0; j < (mv_method == 0 ? i + 1 : n); ++j) acc += chol[static_cast<std::size_t>(i * n + j)] * b[static_cast<std::size_t>(j)];
           out[i] = acc + a[static_cast<std::size_t>(i)];
         }
         break;
@@ -289,6 +293,74 @@ inline const char* draw(const Spec& s, Pcg64& g, const Param* params, const std:
 /// row of x that lands at row i.
 inline void permutation_rows(Pcg64& g, std::int64_t count, std::int64_t n, std::int64_t* rows) {
   for (std::int64_t b = 0; b < count; ++b) permutation_indices(g, n, rows + b * n);
+}
+
+/// NumPy's `Generator.choice(a, shape, replace=False, p=p)` (PyTensor's
+/// ChoiceWithoutReplacement calls it once per batch element): its checks in its order, then the
+/// `size` (= prod(shape)) indices into out. `pop` is a's length, or a itself when `a_is_int`;
+/// `scalar` is a shape of None (PyTensor passes None for a core shape of ()), whose "product"
+/// NumPy's emptiness check takes as nonzero. `p` (p_len doubles, float32 values when
+/// `p_single`) may be null: then the uniform sampler. Returns NumPy's error message, or null.
+inline const char* choice_indices(Pcg64& g, std::int64_t pop, bool a_is_int, bool scalar, std::int64_t size,
+                                  const double* p, std::int64_t p_len, bool p_single, std::int64_t* out) {
+  const bool takes = scalar || size != 0;
+  if (a_is_int && pop <= 0 && takes) return "a must be a positive integer unless no samples are taken";
+  if (!a_is_int && pop == 0 && takes) return "a cannot be empty unless no samples are taken";
+  if (p) {
+    if (p_len != pop) return "a and p must have same size";
+    const double sum = p_len > 0 ? detail::kahan_sum(p, p_len) : 0.0;
+    if (sum != sum) return "Probabilities contain NaN";
+    for (std::int64_t i = 0; i < p_len; ++i)
+      if (p[i] < 0) return "Probabilities are not non-negative";
+    // sqrt(eps) of float64, or of p's own float dtype when that is coarser (rounded to it).
+    const double atol = p_single ? static_cast<double>(std::sqrt(std::numeric_limits<float>::epsilon()))
+                                 : std::sqrt(std::numeric_limits<double>::epsilon());
+    if (std::fabs(sum - 1.) > atol)
+      return "Probabilities do not sum to 1. See Notes section of docstring for more information.";
+  }
+  if (size > pop) return "Cannot take a larger sample than population when replace is False";
+  if (size < 0) return "negative dimensions are not allowed";
+  if (!p) {
+    choice_without_replacement(g, pop, size, out);
+    return nullptr;
+  }
+  std::int64_t positive = 0;
+  for (std::int64_t i = 0; i < p_len; ++i) positive += p[i] > 0;
+  if (positive < size) return "Fewer non-zero entries in p than size";
+  // Rounds: as many uniforms as places left; the found entries' p zeroed; the cumulative sum
+  // scaled by its last entry; searchsorted(side="right") of each uniform; the new indices kept
+  // once each, in the order they first came.
+  std::vector<double> q(p, p + p_len), cdf(static_cast<std::size_t>(p_len)), u;
+  std::vector<char> seen(static_cast<std::size_t>(p_len));
+  std::int64_t found = 0;
+  while (found < size) {
+    u.resize(static_cast<std::size_t>(size - found));
+    for (double& x : u) x = g.next_double();
+    for (std::int64_t j = 0; j < found; ++j) q[static_cast<std::size_t>(out[j])] = 0;
+    double acc = 0;
+    for (std::size_t i = 0; i < q.size(); ++i) cdf[i] = acc = acc + q[i];
+    const double last = cdf.back();
+    for (double& c : cdf) c /= last;
+    std::fill(seen.begin(), seen.end(), 0);
+    const std::int64_t before = found;
+    for (double x : u) {
+      std::int64_t lo = 0, hi = p_len;  // the first entry above x
+      while (lo < hi) {
+        const std::int64_t mid = lo + ((hi - lo) >> 1);
+        if (cdf[static_cast<std::size_t>(mid)] <= x)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      if (lo >= p_len) return "choice: a uniform fell past the cumulative sum";  // NumPy would index out of range
+      if (!seen[static_cast<std::size_t>(lo)]) {
+        seen[static_cast<std::size_t>(lo)] = 1;
+        out[found++] = lo;
+      }
+    }
+    if (found == before) return "choice: a round found nothing";  // cannot happen with a valid p
+  }
+  return nullptr;
 }
 
 }  // namespace core
