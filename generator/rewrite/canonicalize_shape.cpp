@@ -1,14 +1,18 @@
 // canonicalize, shapes and views: DimShuffle chains merged and lifted through Elemwise, shape
 // queries answered from static lengths or from the producing op's infer_shape, Alloc that
 // changes nothing removed (alone, or feeding an Elemwise that broadcasts anyway), Subtensor
-// lifted through Elemwise (log(1+x)[0] -> log(1+x[0])), reductions of reductions merged.
+// lifted through Elemwise (log(1+x)[0] -> log(1+x[0])), Subtensor of Subtensor merged
+// (x[a:b:c][i] -> x[j]), reductions of reductions merged.
 #include <algorithm>
 
 #include "ops/alloc.h"
 #include "ops/array_util.h"
+#include "ops/assert.h"
 #include "ops/constant.h"
 #include "ops/dimshuffle.h"
+#include "ops/math.h"
 #include "ops/reduce.h"
+#include "ops/scan.h"
 #include "ops/shape.h"
 #include "ops/subtensor.h"
 #include "rewrite/database.h"
@@ -191,6 +195,204 @@ std::optional<VarList> lift_subtensor(const FunctionGraph& fg, const Apply& node
   return VarList{elemwise1(ew->scalar_op(), args)};
 }
 
+// --- Subtensor(Subtensor(x, idx1), idx2) -> Subtensor(x, idx): PyTensor's local_subtensor_merge
+// (its merge_two_slices). scan() returns an output as buffer[taps:] and the user reads [-1];
+// merged, that is buffer[-1], the form scan_save_mem recognises. The merged index is exact: an
+// integer past the end of the first slice still fails, lengths of empty and negative-step
+// slices are kept.
+
+using SliceParts = std::array<Var, 3>;  // start, stop, step; null when omitted
+
+// One idx_list entry of a Subtensor node with its integer inputs.
+struct IndexOf {
+  bool is_slice = false;
+  Var index;         // integer entries
+  SliceParts parts;  // slices
+  IndexItem item() const {
+    return is_slice ? slice(IndexScalar(parts[0]), IndexScalar(parts[1]), IndexScalar(parts[2]))
+                    : idx(IndexScalar(index));
+  }
+  bool whole() const { return is_slice && !parts[0] && !parts[1] && !parts[2]; }
+};
+
+std::vector<IndexOf> index_of(const Apply& node) {
+  std::vector<IndexOf> out;
+  std::size_t next = 1;
+  for (const IndexEntry& e : static_cast<const Subtensor&>(node.op()).index().entries()) {
+    IndexOf x;
+    x.is_slice = e.is_slice;
+    if (!e.is_slice) {
+      x.index = node.input(next++);
+    } else {
+      const bool has[3] = {e.has_start, e.has_stop, e.has_step};
+      for (std::size_t k = 0; k < 3; ++k)
+        if (has[k]) x.parts[k] = node.input(next++);
+    }
+    out.push_back(x);
+  }
+  return out;
+}
+
+Var to_i64(const Var& v) { return cast(v, DType::Int64); }
+
+// slice.indices(n) of constant parts of a constant length; nothing when any is symbolic (or the
+// step is 0, which the Subtensor fails on).
+std::optional<SliceRange> constant_range(const std::optional<std::int64_t>& n, const SliceParts& p) {
+  if (!n) return std::nullopt;
+  std::optional<std::int64_t> v[3];
+  for (std::size_t k = 0; k < 3; ++k)
+    if (p[k]) {
+      v[k] = constant_int(p[k]);
+      if (!v[k]) return std::nullopt;
+    }
+  if (v[2] == std::optional<std::int64_t>(0)) return std::nullopt;
+  return resolve_slice(v[0], v[1], v[2], *n);
+}
+
+// A slice of a length n as a graph: element k (0 <= k < len) is at start + k * step.
+struct Resolved {
+  Var start, step, len;
+};
+
+Resolved resolve(const Var& n, const SliceParts& p) {
+  Var step = p[2] ? to_i64(p[2]) : int64_constant(1);
+  const std::optional<std::int64_t> cstep = constant_int(step);
+  // A zero step fails in the Subtensor that has it; 1 in its place keeps this arithmetic
+  // defined while the merged step, a product with the 0, fails the same way.
+  Var safe = cstep ? step : switch_(eq(step, 0), int64_constant(1), step);
+  Var len = slice_length(n, {p[0], p[1], p[2] ? safe : Var()});
+  auto first = [&](bool positive) -> Var {
+    if (!p[0]) return positive ? int64_constant(0) : n - int64_constant(1);
+    Var w = to_i64(p[0]);
+    Var wrapped = switch_(lt(w, 0), w + n, w);
+    return positive ? clip(wrapped, int64_constant(0), n) : clip(wrapped, int64_constant(-1), n - int64_constant(1));
+  };
+  Var start = cstep ? first(*cstep > 0) : switch_(gt(safe, 0), first(true), first(false));
+  return {start, step, len};
+}
+
+// A run-time check the merged Subtensor's result passes through, for a failure the merged index
+// alone would not raise (or would raise with another message).
+struct Check {
+  Var cond;
+  const char* exc_type;
+  const char* msg;
+  bool on_input;  // checked before indexing x (whose own index error would come first)
+};
+
+// x[p1][i] as x[j] (the dimension of length n). The integer may add a check to `checks`.
+std::optional<IndexItem> merge_slice_index(const Var& n, const SliceParts& p1, const Var& i,
+                                           std::vector<Check>& checks) {
+  const std::optional<std::int64_t> cn = constant_int(n), ci = constant_int(i);
+  if (auto r = constant_range(cn, p1); r && ci) {
+    const std::int64_t j = *ci < 0 ? *ci + r->count : *ci;
+    if (j < 0 || j >= r->count) return std::nullopt;  // fails as it stands
+    // Counted from the end when i is (x[1:][-1] is x[-1], the form scan_save_mem reads).
+    const std::int64_t at = r->start + j * r->step;
+    return idx(IndexScalar(*ci < 0 ? at - *cn : at));
+  }
+  const std::optional<std::int64_t> cstep = p1[2] ? constant_int(p1[2]) : std::optional<std::int64_t>(1);
+  if (!p1[1] && cstep == std::optional<std::int64_t>(1) && ci && *ci < 0) {
+    // x[s:][i] with i < 0 is x[i] while the slice has -i elements; the index stays a constant
+    // (scan_save_mem reads it) and the length is checked beside it.
+    if (p1[0]) {
+      Var w = to_i64(p1[0]);
+      Var first = clip(switch_(lt(w, 0), w + n, w), int64_constant(0), n);
+      checks.push_back({ge(n + int64_constant(*ci), first), "IndexError",
+                        "index out of bounds: x[start:][i] with i past the slice's end", false});
+    }
+    return idx(IndexScalar(*ci));
+  }
+  // In general j = start + i' * step where i' is i counted from the slice's end when negative;
+  // an i outside the slice becomes n, which fails as out of bounds (PyTensor's way).
+  Resolved r = resolve(n, p1);
+  Var i64 = to_i64(i);
+  Var k = switch_(lt(i64, 0), i64 + r.len, i64);
+  Var ok = bitwise_and(ge(k, 0), lt(k, r.len));
+  if (!cstep) checks.push_back({neq(r.step, 0), "ValueError", "slice step cannot be zero", true});
+  return idx(IndexScalar(switch_(ok, r.start + k * r.step, n)));
+}
+
+// x[p1][p2] as x[p] (the dimension of length n).
+IndexItem merge_slices(const Var& n, const SliceParts& p1, const SliceParts& p2) {
+  const std::optional<std::int64_t> cn = constant_int(n);
+  if (auto r1 = constant_range(cn, p1)) {
+    if (auto r2 = constant_range(r1->count, p2)) {
+      const std::int64_t step = r1->step * r2->step;
+      if (r2->count == 0) return slice(IndexScalar(0), IndexScalar(0), IndexScalar(step));
+      const std::int64_t start = r1->start + r2->start * r1->step, stop = start + r2->count * step;
+      // A negative stop would count from the end: omitted, a negative step runs to element 0.
+      return slice(IndexScalar(start), stop < 0 ? IndexScalar(none) : IndexScalar(stop), IndexScalar(step));
+    }
+  }
+  Resolved r1 = resolve(n, p1);
+  Resolved r2 = resolve(r1.len, p2);
+  Var start = r1.start + r2.start * r1.step;
+  Var step = r1.step * r2.step;
+  Var stop = start + r2.len * step;
+  // Below 0 (a negative step past element 0): -n - 1, which slice.indices clips to -1.
+  stop = switch_(lt(stop, 0), int64_constant(-1) - n, stop);
+  Var nonempty = gt(r2.len, 0);
+  Var zero = int64_constant(0);
+  return slice(IndexScalar(switch_(nonempty, start, zero)), IndexScalar(switch_(nonempty, stop, zero)),
+               IndexScalar(step));
+}
+
+// The length of dimension d of x as a graph. A Scan's mit-sot or sit-sot output is its final
+// buffer (Scan.perform), so its length is the buffer input's, which canonicalize traces back to
+// scan()'s AllocEmpty(taps + n_steps): a Shape_i of the output itself would be one more reader
+// of it and keep scan_save_mem away.
+Var dim_length(const Var& x, int d) {
+  const std::int64_t fixed = x->shape()[static_cast<std::size_t>(d)];
+  if (fixed != kUnknownLength) return int64_constant(fixed);
+  if (const Apply* p = x->owner(); p && p->op().name() == "Scan") {
+    const ScanInfo& info = static_cast<const Scan&>(p->op()).info();
+    const int k = x->index();
+    if (k >= info.n_mit_mot() && k < info.n_tap_outs())
+      return shape_i(p->input(static_cast<std::size_t>(info.tap_buffers_begin() + k)), d);
+  }
+  return shape_i(x, d);
+}
+
+std::optional<VarList> merge_subtensors(const FunctionGraph&, const Apply& node) {
+  const Var& mid = node.input(0);
+  const Apply* inner = mid->owner();
+  if (!inner || inner->op().name() != "Subtensor") return std::nullopt;
+  const Var& x = inner->input(0);
+  const std::vector<IndexOf> first = index_of(*inner), second = index_of(node);
+  std::vector<IndexItem> items;
+  std::vector<Check> checks;
+  std::size_t o = 0;  // the next entry of `second`: it indexes the dimensions `first` keeps
+  for (std::size_t d = 0; d < first.size(); ++d) {
+    const IndexOf& a = first[d];
+    if (!a.is_slice || o >= second.size()) {
+      items.push_back(a.item());
+      continue;
+    }
+    const IndexOf& b = second[o++];
+    if (a.whole() || b.whole()) {
+      items.push_back(a.whole() ? b.item() : a.item());
+      continue;
+    }
+    Var n = dim_length(x, static_cast<int>(d));
+    if (b.is_slice) {
+      items.push_back(merge_slices(n, a.parts, b.parts));
+    } else if (auto item = merge_slice_index(n, a.parts, b.index, checks)) {
+      items.push_back(*item);
+    } else {
+      return std::nullopt;
+    }
+  }
+  for (; o < second.size(); ++o) items.push_back(second[o].item());
+  Var source = x;
+  for (const Check& c : checks)
+    if (c.on_input) source = check_and_raise(source, {c.cond}, c.msg, c.exc_type);
+  Var out = subtensor(source, items);
+  for (const Check& c : checks)
+    if (!c.on_input) out = check_and_raise(out, {c.cond}, c.msg, c.exc_type);
+  return VarList{out};
+}
+
 // A reduction of a reduction of the same kind is one reduction over both sets of axes.
 std::optional<VarList> merge_reductions(const FunctionGraph& fg, const Apply& node) {
   const auto& outer = static_cast<const CAReduce&>(node.op());
@@ -235,6 +437,7 @@ std::vector<NodeRewrite> canonicalize_shape_rules() {
   rules.push_back(node_rule("alloc_unneeded", "Alloc", alloc_unneeded));
   rules.push_back(node_rule("elemwise_alloc", "Elemwise", elemwise_alloc));
   rules.push_back(node_rule("subtensor_lift", "Subtensor", lift_subtensor));
+  rules.push_back(node_rule("subtensor_merge", "Subtensor", merge_subtensors));
   for (const char* kind : {"Sum", "Prod", "Max", "Min", "All", "Any"})
     rules.push_back(node_rule(std::string("reduce_of_reduce_") + kind, kind, merge_reductions));
   return rules;

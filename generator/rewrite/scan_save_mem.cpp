@@ -30,8 +30,10 @@ bool only_last_row_read(const FunctionGraph& fg, const Variable* out) {
   return true;
 }
 
-// `v` is need + n_steps (an Add of the two, either order).
+// `v` is need + n_steps (an Add of the two, either order, or their sum folded to a constant).
 bool is_taps_plus_steps(const Var& v, std::int64_t need, const Var& n_steps) {
+  const std::optional<std::int64_t> steps = constant_int(n_steps);
+  if (steps && constant_int(v) == std::optional<std::int64_t>(need + *steps)) return true;
   const Apply* add = v->owner();
   const auto* e = add ? dynamic_cast<const Elemwise*>(&add->op()) : nullptr;
   if (!e || e->scalar_op().id() != ScalarOpId::Add || add->num_inputs() != 2) return false;

@@ -10,6 +10,7 @@
 #include "api/graph_builder.h"
 #include "eval/evaluator.h"
 #include "fixtures.h"
+#include "ir/error.h"
 #include "ops/dimshuffle.h"
 #include "ops/reduce.h"
 #include "ops/shape.h"
@@ -17,6 +18,7 @@
 #include "ops/subtensor.h"
 #include "print/dprint.h"
 #include "rewrite/pipeline.h"
+#include "v2_test_util.h"
 
 using namespace kiln;
 using namespace kiln::testing;
@@ -199,6 +201,65 @@ TEST_CASE("canonicalize: DimShuffles merge, shapes become constants, reductions 
   REQUIRE(s);
   CHECK(s->op().str() == "Sum{axes=[0, 2]}");
   CHECK(fg.outputs()[2]->is_constant());
+}
+
+namespace {
+
+int count_ops(const FunctionGraph& fg, const std::string& name) {
+  int n = 0;
+  for (Apply* a : fg.toposort()) n += a->op().name() == name;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("canonicalize: a Subtensor of a Subtensor is one Subtensor (subtensor_merge)") {
+  GraphBuilder g("merge");
+  auto x = g.input("x", f64, {-1});
+  auto m = g.input("m", f64, {-1, 6});
+  g.output(at(subtensor(x, {slice(2)}), -1), "last");  // scan()'s out[taps:][-1]
+  g.output(subtensor(subtensor(x, {slice(1, 7, 2)}), {slice(none, none, -1)}), "rev");
+  g.output(subtensor(subtensor(m, {slice(none, none, -1), slice(1)}), {idx(0), slice(none, none, 2)}), "rows");
+  FunctionGraph fg = rewritten(g.build(), {"canonicalize"});
+  CHECK(count_ops(fg, "Subtensor") == 3);
+  // x[2:][-1] is x[-1], checked to be inside the slice (x of 2 rows has no x[2:][-1]).
+  Apply* check = fg.outputs()[0]->owner();
+  REQUIRE(check);
+  CHECK(check->op().name() == "CheckAndRaise");
+  Apply* last = check->input(0)->owner();
+  REQUIRE(last);
+  CHECK(last->op().str() == "Subtensor{i}");
+  CHECK(last->input(0) == fg.inputs()[0]);
+  CHECK(last->input(1)->is_constant());
+  CHECK(values_of(evaluate(fg, {f64_array({3}, {1, 2, 3}), f64_array({1, 6}, {0, 0, 0, 0, 0, 0})})[0]) == std::vector<double>{3});
+  CHECK_THROWS_AS(evaluate(fg, {f64_array({2}, {1, 2}), f64_array({1, 6}, {0, 0, 0, 0, 0, 0})}), RuntimeFailure);
+}
+
+TEST_CASE("canonicalize: subtensor_merge on the NumPy fixtures of x[idx1][idx2] keeps NumPy's values and errors") {
+  const auto cases = list_fixture_cases("subtensor_merge/");
+  CHECK(cases.size() >= 40);
+  int merged = 0;
+  for (const auto& dir : cases) {
+    CAPTURE(dir);
+    FixtureCase c = load_fixture_case(dir);
+    FunctionGraph fg = c.graph.clone();
+    rewrite_graph(fg, {"canonicalize"});
+    merged += count_ops(fg, "Subtensor") == 1;
+    if (!c.error.empty()) {
+      try {
+        evaluate(fg, c.inputs);
+        FAIL_CHECK("expected a run-time failure containing \"" << c.error << "\"");
+      } catch (const RuntimeFailure& e) {
+        CHECK_MESSAGE(std::string(e.what()).find(c.error) != std::string::npos, e.what());
+      }
+      continue;
+    }
+    std::vector<Array> out = evaluate(fg, c.inputs);
+    REQUIRE(out.size() == c.expected.size());
+    auto diff = compare_arrays(out[0], c.expected[0], c.rtol, c.atol);
+    CHECK_MESSAGE(!diff, diff.value_or("") << "\n" << dprint(fg));
+  }
+  CHECK(merged == static_cast<int>(cases.size()));
 }
 
 TEST_CASE("rewrites refuse to change dtypes") {

@@ -295,3 +295,41 @@ TEST_CASE("Scan: an output read only as out[-1] keeps only its taps' rows (scan_
   }
   CHECK(fired >= 1);
 }
+
+TEST_CASE("Scan: PyTensor's graph as built reads out[taps:][-1]; merged (subtensor_merge), scan_save_mem keeps the taps' rows") {
+  // pytensor.scan returns the buffer's [taps:] and the user reads [-1]: canonicalize merges the
+  // two Subtensors into the Scan output's [-1] (checked to lie in [taps:]), which scan_save_mem
+  // then reads. Exported from PyTensor 3.0 without its rewrites; values are pytensor.function's.
+  const std::vector<std::pair<std::string, std::int64_t>> cases = {{"scan/sit_sot_last_of_slice", 1},
+                                                                   {"scan/mit_sot_last_of_slice", 2}};
+  std::vector<FixtureCase> fixtures;
+  for (const auto& [name, taps] : cases) {
+    CAPTURE(name);
+    fixtures.push_back(load_fixture_case(list_fixture_cases(name).at(0)));
+    const FixtureCase& c = fixtures.back();
+    FunctionGraph fg = c.graph.clone();
+    CHECK(save_mem_count(run_pipeline(fg)) == 1);
+    const Apply* scan = nullptr;
+    for (Apply* n : fg.toposort())
+      if (n->op().name() == "Scan") scan = n;
+    REQUIRE(scan);
+    const ScanInfo& info = static_cast<const Scan&>(scan->op()).info();
+    CHECK(scan->input(static_cast<std::size_t>(info.tap_buffers_begin()))->shape()[0] == taps);
+    std::vector<Array> out = evaluate(fg, c.inputs);
+    auto diff = compare_arrays(out.at(0), c.expected.at(0), c.rtol, c.atol);
+    CHECK_MESSAGE(!diff, diff.value_or(""));
+    // No steps: [taps:] is empty and [-1] fails, before and after the rewrites.
+    std::vector<Array> none = c.inputs;
+    none[0] = f64_array({0}, {});
+    CHECK(failure_of(c.graph, none).find("out of bounds") != std::string::npos);
+    CHECK(failure_of(fg, none).find("out of bounds") != std::string::npos);
+  }
+  BuildResult built = build_bundle({{&fixtures[0].graph, "sit"}, {&fixtures[1].graph, "mit"}}, "scan_last_of_slice");
+  Library so(built.library_path);
+  for (std::size_t k = 0; k < fixtures.size(); ++k) {
+    CallResult r = call_compiled(so.graph(k == 0 ? "sit" : "mit"), fixtures[k].inputs);
+    REQUIRE_MESSAGE(r.status == KILN_OK, r.error);
+    auto diff = compare_arrays(r.outputs.at(0), fixtures[k].expected.at(0), fixtures[k].rtol, fixtures[k].atol);
+    CHECK_MESSAGE(!diff, diff.value_or(""));
+  }
+}
