@@ -2287,10 +2287,14 @@ alignas(64) const int64_t krun_graph_c0[] = {
 };
 
 alignas(64) const int64_t krun_graph_c1[] = {
-    2LL
+    1LL
 };
 
 alignas(64) const int64_t krun_graph_c2[] = {
+    2LL
+};
+
+alignas(64) const int64_t krun_graph_c3[] = {
     -1LL
 };
 
@@ -2299,26 +2303,30 @@ alignas(64) const int64_t krun_shapes_c0[] = {
 };
 
 alignas(64) const int64_t krun_shapes_c1[] = {
+    1LL
+};
+
+alignas(64) const int64_t krun_shapes_c2[] = {
     2LL
 };
 
-alignas(64) const int8_t krun_shapes_c2[] = {
-    0LL
-};
-
-alignas(64) const int64_t krun_shapes_c3[] = {
+alignas(64) const int8_t krun_shapes_c3[] = {
     0LL
 };
 
 alignas(64) const int64_t krun_shapes_c4[] = {
+    0LL
+};
+
+alignas(64) const int64_t krun_shapes_c5[] = {
     1LL
 };
 
-alignas(64) const int8_t krun_shapes_c5[] = {
+alignas(64) const int8_t krun_shapes_c6[] = {
     1LL
 };
 
-alignas(64) const int64_t krun_shapes_c6[] = {
+alignas(64) const int64_t krun_shapes_c7[] = {
     0LL
 };
 
@@ -2604,18 +2612,26 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   kg::Tensor<double, 1> v4;
   kg::Tensor<int64_t, 1> v5;
   kg::Tensor<int64_t, 0> v6;
-  kg::Tensor<double, 1> v7;
+  kg::Tensor<int64_t, 0> v7;
   kg::Tensor<int64_t, 0> v8;
-  kg::Tensor<double, 1> v9;
-  kg::Tensor<int64_t, 1> v10;
-  kg::Tensor<int64_t, 0> v11;
+  kg::Tensor<int64_t, 0> v9;
+  kg::Tensor<int64_t, 0> v10;
+  kg::Tensor<double, 1> v11;
   kg::Tensor<int64_t, 0> v12;
   kg::Tensor<double, 1> v13;
-  kg::Tensor<double, 1> v14;
-  kg::Tensor<double, 1> v15;
-  kg::Tensor<double, 1> v16;
-  kg::Tensor<int64_t, 0> v17;
-  kg::Tensor<double, 0> v18;
+  kg::Tensor<int64_t, 1> v14;
+  kg::Tensor<int64_t, 0> v15;
+  kg::Tensor<int64_t, 0> v16;
+  kg::Tensor<bool, 0> v17;
+  kg::Tensor<double, 1> v18;
+  kg::Tensor<double, 1> v19;
+  kg::Tensor<double, 1> v20;
+  kg::Tensor<double, 1> v21;
+  kg::Tensor<int64_t, 0> v22;
+  kg::Tensor<double, 0> v23;
+  kg::Tensor<int64_t, 0> v24;
+  kg::Tensor<bool, 0> v25;
+  kg::Tensor<double, 0> v26;
   {
     static const int64_t static_shape[] = { -1 };
     KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "eps"));
@@ -2631,12 +2647,15 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   v3.data = const_cast<int64_t*>(krun_graph_c0);
 
   v3.set_contiguous_strides();
-  v8.data = const_cast<int64_t*>(krun_graph_c1);
+  v10.data = const_cast<int64_t*>(krun_graph_c1);
 
-  v8.set_contiguous_strides();
-  v17.data = const_cast<int64_t*>(krun_graph_c2);
+  v10.set_contiguous_strides();
+  v12.data = const_cast<int64_t*>(krun_graph_c2);
 
-  v17.set_contiguous_strides();
+  v12.set_contiguous_strides();
+  v22.data = const_cast<int64_t*>(krun_graph_c3);
+
+  v22.set_contiguous_strides();
 
   // [0] Subtensor{start:} -> v4
   {
@@ -2672,99 +2691,105 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [3] Subtensor{:stop} -> v7
+  // [3] Shape_i{0} -> v7
   {
-    static const char kWhere[] = "node [3] Subtensor{:stop} -> \042v18\042 (from /nodes/11 Subtensor)";
-    int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v6, ix0), kWhere);
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v4.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
-    v7.shape[0] = sl0.count;
-    v7.strides[0] = v4.strides[0];
-    v7.data = v4.data;
+    static const char kWhere[] = "node [3] Shape_i{0} (from /nodes/11 Subtensor)";
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v7), kWhere);
+
+    v7.data[0] = v0.shape[0];
 
   }
 
-  // [4] Subtensor{:stop} -> v9
+  // [4] Composite{...} -> v8, v9
   {
-    static const char kWhere[] = "node [4] Subtensor{:stop} -> \042v4\042 (from /nodes/0 Subtensor)";
-    const int64_t ix0 = 2;
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v1.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
-    v9.shape[0] = sl0.count;
-    v9.strides[0] = v1.strides[0];
-    v9.data = v1.data;
-
-  }
-
-  // [5] Shape -> v10
-  {
-    static const char kWhere[] = "node [5] Shape -> \042v5\042 (from /nodes/1 Shape)";
-    v10.shape[0] = 1;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v10), kWhere);
-    v10.data[0] = v9.shape[0];
-
-
-  }
-
-  // [6] Subtensor{i} -> v11
-  {
-    static const char kWhere[] = "node [6] Subtensor{i} -> \042v7\042 (from /nodes/2 Subtensor)";
-    const int64_t ix0 = 0;
-    int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v10.shape[0], 0, at0), kWhere);
-    v11.data = v10.data;
-    if (v11.size() > 0) v11.data += at0 * v10.strides[0];
-
-  }
-
-  // [7] Add -> v12
-  {
-    static const char kWhere[] = "node [7] Add -> \042v14\042 (from /nodes/7 Elemwise)";
+    static const char kWhere[] = "node [4] Composite{...} (from /nodes/11 Subtensor)";
 
 
 
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v12), kWhere);
+    for (int d = 0; d < 0; ++d) v9.shape[d] = v8.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v8), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v9), kWhere);
     {
-      const int64_t n = v12.size();
+      const int64_t n = v8.size();
       if (true) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v6.data;
-          const int64_t* __restrict p1 = v11.data;
+          const int64_t* p1 = v7.data;
 
-          int64_t* __restrict q0 = v12.data;
-
+          int64_t* q0 = v8.data;
+          int64_t* __restrict q1 = v9.data;
+    #pragma omp simd
           for (int64_t e = begin; e < end; ++e) {
             const int64_t i0 = p0[0];
             const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+          const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t1 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i1));
+          const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_sub(i1, t1));
+          const int64_t t3 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t2));
+          const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t3, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t5 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t4));
+          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(t5, i0));
+          const int64_t t7 = static_cast<int64_t>((t0 ? t6 : i0));
+          const int64_t t8 = static_cast<int64_t>(kiln_scalar::clip(t7, static_cast<int64_t>(0LL), t5));
+          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t8));
+          const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_sub(t9, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t11 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t10));
+          const bool t12 = static_cast<bool>((t11 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t13 = static_cast<int64_t>((t12 ? t1 : static_cast<int64_t>(0LL)));
+          const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_add(t1, t11));
+          const bool t15 = static_cast<bool>((t14 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t16 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i1));
+          const int64_t t17 = static_cast<int64_t>((t15 ? t16 : t14));
+          const int64_t t18 = static_cast<int64_t>((t12 ? t17 : static_cast<int64_t>(0LL)));
 
-            q0[e] = t0;
+            q0[e] = t13;
+            q1[e] = t18;
           }
 
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v6.data;
-        const int64_t* __restrict p1 = v11.data;
+        const int64_t* p1 = v7.data;
 
-        int64_t* __restrict q0 = v12.data;
-        int64_t strides[3][1] = {};
+        int64_t* q0 = v8.data;
+        int64_t* __restrict q1 = v9.data;
+        int64_t strides[4][1] = {};
         for (int d = 0; d < 0; ++d) {
           strides[0][d] = v6.strides[d];
-          strides[1][d] = v11.strides[d];
-          strides[2][d] = v12.strides[d];
+          strides[1][d] = v7.strides[d];
+          strides[2][d] = v8.strides[d];
+          strides[3][d] = v9.strides[d];
         }
 
-        kg::for_each_strided<0, 3>(v12.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 4>(v8.shape, strides, [&](const int64_t* off) {
           const int64_t i0 = p0[off[0]];
           const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+          const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t1 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i1));
+          const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_sub(i1, t1));
+          const int64_t t3 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t2));
+          const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t3, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t5 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t4));
+          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(t5, i0));
+          const int64_t t7 = static_cast<int64_t>((t0 ? t6 : i0));
+          const int64_t t8 = static_cast<int64_t>(kiln_scalar::clip(t7, static_cast<int64_t>(0LL), t5));
+          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t8));
+          const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_sub(t9, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t11 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t10));
+          const bool t12 = static_cast<bool>((t11 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t13 = static_cast<int64_t>((t12 ? t1 : static_cast<int64_t>(0LL)));
+          const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_add(t1, t11));
+          const bool t15 = static_cast<bool>((t14 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t16 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i1));
+          const int64_t t17 = static_cast<int64_t>((t15 ? t16 : t14));
+          const int64_t t18 = static_cast<int64_t>((t12 ? t17 : static_cast<int64_t>(0LL)));
 
-          q0[off[2]] = t0;
+          q0[off[2]] = t13;
+          q1[off[3]] = t18;
         });
 
       }
@@ -2773,35 +2798,148 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [8] AllocEmpty{dtype='float64'} -> v13
+  // [5] Subtensor{start:stop:step} -> v11
   {
-    static const char kWhere[] = "node [8] AllocEmpty{dtype='float64'} -> \042v15\042 (from /nodes/8 AllocEmpty)";
-    KILN_TRY_AT(kg::read_length(ctx, v12, "length input 0", v13.shape[0]), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v13), kWhere);
-    // Zero-filled, as the reference evaluator does (PyTensor leaves it uninitialised).
-    if (v13.size() > 0) std::memset(v13.data, 0, static_cast<size_t>(v13.size()) * sizeof(double));
+    static const char kWhere[] = "node [5] Subtensor{start:stop:step} (from /nodes/11 Subtensor)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v8, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v9, ix1), kWhere);
+    const int64_t ix2 = 1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v11.shape[0] = sl0.count;
+    v11.strides[0] = v0.strides[0] * sl0.step;
+    v11.data = v0.data;
+    if (v11.size() > 0) v11.data += sl0.start * v0.strides[0];
 
   }
 
-  // [9] SetSubtensor{:stop} -> v14
+  // [6] Subtensor{:stop} -> v13
   {
-    static const char kWhere[] = "node [9] SetSubtensor{:stop} -> \042v16\042 (from /nodes/9 IncSubtensor)";
-    int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v11, ix0), kWhere);
+    static const char kWhere[] = "node [6] Subtensor{:stop} -> \042v4\042 (from /nodes/0 Subtensor)";
+    const int64_t ix0 = 2;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v13.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
+    KILN_TRY_AT(kg::resolve_slice(ctx, v1.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
+    v13.shape[0] = sl0.count;
+    v13.strides[0] = v1.strides[0];
+    v13.data = v1.data;
+
+  }
+
+  // [7] Shape -> v14
+  {
+    static const char kWhere[] = "node [7] Shape -> \042v5\042 (from /nodes/1 Shape)";
+    v14.shape[0] = 1;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v14), kWhere);
+    v14.data[0] = v13.shape[0];
+
+
+  }
+
+  // [8] Subtensor{i} -> v15
+  {
+    static const char kWhere[] = "node [8] Subtensor{i} -> \042v7\042 (from /nodes/2 Subtensor)";
+    const int64_t ix0 = 0;
+    int64_t at0;
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v14.shape[0], 0, at0), kWhere);
+    v15.data = v14.data;
+    if (v15.size() > 0) v15.data += at0 * v14.strides[0];
+
+  }
+
+  // [9] Composite{...} -> v16, v17
+  {
+    static const char kWhere[] = "node [9] Composite{...} (from /nodes/7 Elemwise, /nodes/14 Subtensor)";
+
+
+
+    for (int d = 0; d < 0; ++d) v17.shape[d] = v16.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v16), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v17), kWhere);
+    {
+      const int64_t n = v16.size();
+      if (true) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+          const int64_t* __restrict p0 = v6.data;
+          const int64_t* __restrict p1 = v15.data;
+
+          int64_t* __restrict q0 = v16.data;
+          bool* __restrict q1 = v17.data;
+
+          for (int64_t e = begin; e < end; ++e) {
+            const int64_t i0 = p0[0];
+            const int64_t i1 = p1[0];
+          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+          const bool t1 = static_cast<bool>((t0 >= static_cast<int64_t>(0LL)));
+
+            q0[e] = t0;
+            q1[e] = t1;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const int64_t* __restrict p0 = v6.data;
+        const int64_t* __restrict p1 = v15.data;
+
+        int64_t* __restrict q0 = v16.data;
+        bool* __restrict q1 = v17.data;
+        int64_t strides[4][1] = {};
+        for (int d = 0; d < 0; ++d) {
+          strides[0][d] = v6.strides[d];
+          strides[1][d] = v15.strides[d];
+          strides[2][d] = v16.strides[d];
+          strides[3][d] = v17.strides[d];
+        }
+
+        kg::for_each_strided<0, 4>(v16.shape, strides, [&](const int64_t* off) {
+          const int64_t i0 = p0[off[0]];
+          const int64_t i1 = p1[off[1]];
+          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+          const bool t1 = static_cast<bool>((t0 >= static_cast<int64_t>(0LL)));
+
+          q0[off[2]] = t0;
+          q1[off[3]] = t1;
+        });
+
+      }
+    }
+
+
+  }
+
+  // [10] AllocEmpty{dtype='float64'} -> v18
+  {
+    static const char kWhere[] = "node [10] AllocEmpty{dtype='float64'} -> \042v15\042 (from /nodes/8 AllocEmpty)";
+    KILN_TRY_AT(kg::read_length(ctx, v16, "length input 0", v18.shape[0]), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v18), kWhere);
+    // Zero-filled, as the reference evaluator does (PyTensor leaves it uninitialised).
+    if (v18.size() > 0) std::memset(v18.data, 0, static_cast<size_t>(v18.size()) * sizeof(double));
+
+  }
+
+  // [11] SetSubtensor{:stop} -> v19
+  {
+    static const char kWhere[] = "node [11] SetSubtensor{:stop} -> \042v16\042 (from /nodes/9 IncSubtensor)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v15, ix0), kWhere);
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v18.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
     kg::Tensor<double, 1> region;
     region.shape[0] = sl0.count;
     int64_t ystrides[1];
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v9.shape, v9.strides, 1, region.shape, 1, ystrides), kWhere);
-    for (int d = 0; d < 1; ++d) v14.shape[d] = v13.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v14), kWhere);
-    kg::copy_tensor(v13, v14);
-    region.strides[0] = v14.strides[0];
-    region.data = v14.data;
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v13.shape, v13.strides, 1, region.shape, 1, ystrides), kWhere);
+    for (int d = 0; d < 1; ++d) v19.shape[d] = v18.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v19), kWhere);
+    kg::copy_tensor(v18, v19);
+    region.strides[0] = v19.strides[0];
+    region.data = v19.data;
     {
       double* __restrict q = region.data;
-      const double* __restrict p = v9.data;
+      const double* __restrict p = v13.data;
       const int64_t n = region.size();
       kg::Tensor<const double, 1> value;  // y broadcast to the region
       for (int d = 0; d < 1; ++d) {
@@ -2816,7 +2954,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
             q[e] = b;
           }
         });
-      } else if (region.is_contiguous() && v9.size() == 1) {
+      } else if (region.is_contiguous() && v13.size() == 1) {
         const double b = p[0];
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           for (int64_t e = begin; e < end; ++e) {
@@ -2846,18 +2984,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [10] Scan{scan_fn, while_loop=False, inplace=none} -> v15
+  // [12] Scan{scan_fn, while_loop=False, inplace=none} -> v20
   {
-    static const char kWhere[] = "node [10] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/12 Scan)";
+    static const char kWhere[] = "node [12] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/12 Scan)";
         // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
         // rows' shapes), then the buffers get one scratch area and every later step writes in place.
         const int64_t n_steps = static_cast<int64_t>(v6.data[0]);
         if (n_steps < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: was asked to run for a negative number of steps (%lld)",
                                            static_cast<long long>(n_steps)), kWhere);
-        if (v7.shape[0] < n_steps)
+        if (v11.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 0 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v7.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v11.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row0;
         kg::Tensor<double, 1> buf0;
         int64_t store0 = 0, pos0 = 0;
@@ -2872,7 +3010,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         DLTensor step_out[1];
         auto bind_step = [&](int64_t i) {
           (void)i;
-          seq_row0 = kg::scan::row(v7, i);
+          seq_row0 = kg::scan::row(v11, i);
           step_in[0] = kg::scan::dl_of(seq_row0, DLDataType{2, 64, 1});
           tap0_0 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-2), store0));
           step_in[1] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
@@ -2883,7 +3021,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         };
         int64_t i = 0;
         if (n_steps > 0) {
-          buf0 = v14;
+          buf0 = v19;
           store0 = buf0.shape[0];
           if (store0 < 2)
             return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 2) has %lld rows but must hold at least 2 (its oldest tap is -2)",
@@ -2916,7 +3054,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           }
           kg::Tensor<unsigned char, 1> scratch;
           scratch.shape[0] = total;
-          const int32_t scratch_status = kg::alloc_workspace(ctx, 4, scratch);
+          const int32_t scratch_status = kg::alloc_workspace(ctx, 6, scratch);
           if (scratch_status != KILN_OK) {
             kg::scan::release(first, 1);
             return kg::at_node(ctx, scratch_status, kWhere);
@@ -2974,54 +3112,160 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           const bool rotate = n_steps > 0 && store0 < filled;
           int64_t len = store0;
           if (n_steps > 0 && store0 > filled && i < n_steps) len = std::max<int64_t>(0, store0 - (n_steps - i));
-          if (n_steps == 0) len = v14.shape[0];
-          for (int d = 1; d < 1; ++d) v15.shape[d] = v14.shape[d];
+          if (n_steps == 0) len = v19.shape[0];
+          for (int d = 1; d < 1; ++d) v20.shape[d] = v19.shape[d];
 
-          v15.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v15), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf0, v15, pos0, rotate, filled);
-          else kg::copy_tensor(v14, v15);
+          v20.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v20), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf0, v20, pos0, rotate, filled);
+          else kg::copy_tensor(v19, v20);
         }
 
 
   }
 
-  // [11] Subtensor{start:} -> v16
+  // [13] Subtensor{start:} -> v21
   {
-    static const char kWhere[] = "node [11] Subtensor{start:} -> \042v21\042 (from /nodes/13 Subtensor)";
+    static const char kWhere[] = "node [13] Subtensor{start:} -> \042v21\042 (from /nodes/13 Subtensor)";
     const int64_t ix0 = 2;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v15.shape[0], true, ix0, false, 0, false, 0, sl0), kWhere);
-    v16.shape[0] = sl0.count;
-    v16.strides[0] = v15.strides[0];
-    v16.data = v15.data;
-    if (v16.size() > 0) v16.data += sl0.start * v15.strides[0];
+    KILN_TRY_AT(kg::resolve_slice(ctx, v20.shape[0], true, ix0, false, 0, false, 0, sl0), kWhere);
+    v21.shape[0] = sl0.count;
+    v21.strides[0] = v20.strides[0];
+    v21.data = v20.data;
+    if (v21.size() > 0) v21.data += sl0.start * v20.strides[0];
 
   }
 
-  // [12] Subtensor{i} -> v18
+  // [14] Subtensor{i} -> v23
   {
-    static const char kWhere[] = "node [12] Subtensor{i} -> \042v23\042 (from /nodes/14 Subtensor)";
+    static const char kWhere[] = "node [14] Subtensor{i} (from /nodes/14 Subtensor)";
     const int64_t ix0 = -1;
     int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v16.shape[0], 0, at0), kWhere);
-    v18.data = v16.data;
-    if (v18.size() > 0) v18.data += at0 * v16.strides[0];
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v20.shape[0], 0, at0), kWhere);
+    v23.data = v20.data;
+    if (v23.size() > 0) v23.data += at0 * v20.strides[0];
+
+  }
+
+  // [15] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} -> v24
+  {
+    static const char kWhere[] = "node [15] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} (from /nodes/14 Subtensor)";
+    {
+      // Every element of condition 1 must be nonzero (NaN counts as true).
+      const bool* c = v17.data;
+      bool ok = true;
+      if (v17.is_contiguous()) {
+        const int64_t n = v17.size();
+        for (int64_t e = 0; e < n; ++e) ok = ok && c[e] != bool(0);
+      } else {
+        int64_t strides[1][1] = {};
+        for (int d = 0; d < 0; ++d) strides[0][d] = v17.strides[d];
+        kg::for_each_strided<0, 1>(v17.shape, strides, [&](const int64_t* off) { ok = ok && c[off[0]] != bool(0); });
+      }
+      if (!ok) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_ASSERT, "%s", "ValueError: length input 0 is negative"), kWhere);
+    }
+    v24.data = v16.data;
+    for (int d = 0; d < 0; ++d) {
+      v24.shape[d] = v16.shape[d];
+      v24.strides[d] = v16.strides[d];
+    }
+
+
+  }
+
+  // [16] Composite{ge((-1 + i0), clip(2, 0, i0))} -> v25
+  {
+    static const char kWhere[] = "node [16] Composite{ge((-1 + i0), clip(2, 0, i0))} (from /nodes/14 Subtensor)";
+
+
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v25), kWhere);
+    {
+      const int64_t n = v25.size();
+      if (true) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+          const int64_t* __restrict p0 = v24.data;
+
+          bool* __restrict q0 = v25.data;
+
+          for (int64_t e = begin; e < end; ++e) {
+            const int64_t i0 = p0[0];
+          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(-1LL), i0));
+          const int64_t t1 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(2LL), static_cast<int64_t>(0LL), i0));
+          const bool t2 = static_cast<bool>((t0 >= t1));
+
+            q0[e] = t2;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const int64_t* __restrict p0 = v24.data;
+
+        bool* __restrict q0 = v25.data;
+        int64_t strides[2][1] = {};
+        for (int d = 0; d < 0; ++d) {
+          strides[0][d] = v24.strides[d];
+          strides[1][d] = v25.strides[d];
+        }
+
+        kg::for_each_strided<0, 2>(v25.shape, strides, [&](const int64_t* off) {
+          const int64_t i0 = p0[off[0]];
+          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(-1LL), i0));
+          const int64_t t1 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(2LL), static_cast<int64_t>(0LL), i0));
+          const bool t2 = static_cast<bool>((t0 >= t1));
+
+          q0[off[1]] = t2;
+        });
+
+      }
+    }
+
+
+  }
+
+  // [17] CheckAndRaise{raises=IndexError, msg='index out of bounds: x[star...'} -> v26
+  {
+    static const char kWhere[] = "node [17] CheckAndRaise{raises=IndexError, msg='index out of bounds: x[star...'} -> \042v23\042 (from /nodes/14 Subtensor)";
+    {
+      // Every element of condition 1 must be nonzero (NaN counts as true).
+      const bool* c = v25.data;
+      bool ok = true;
+      if (v25.is_contiguous()) {
+        const int64_t n = v25.size();
+        for (int64_t e = 0; e < n; ++e) ok = ok && c[e] != bool(0);
+      } else {
+        int64_t strides[1][1] = {};
+        for (int d = 0; d < 0; ++d) strides[0][d] = v25.strides[d];
+        kg::for_each_strided<0, 1>(v25.shape, strides, [&](const int64_t* off) { ok = ok && c[off[0]] != bool(0); });
+      }
+      if (!ok) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_ASSERT, "%s", "IndexError: index out of bounds: x[start:][i] with i past the slice's end"), kWhere);
+    }
+    v26.data = v23.data;
+    for (int d = 0; d < 0; ++d) {
+      v26.shape[d] = v23.shape[d];
+      v26.strides[d] = v23.strides[d];
+    }
+
 
   }
   {
-    // graph output 0 is v16: copy it into the output's memory
+    // graph output 0 is v21: copy it into the output's memory
     kg::Tensor<double, 1> out;
-    for (int d = 0; d < 1; ++d) out.shape[d] = v16.shape[d];
+    for (int d = 0; d < 1; ++d) out.shape[d] = v21.shape[d];
     KILN_TRY(kg::alloc_output(ctx, sink, 0, out, DLDataType{2, 64, 1}));
-    kg::copy_tensor(v16, out);
+    kg::copy_tensor(v21, out);
   }
   {
-    // graph output 1 is v18: copy it into the output's memory
+    // graph output 1 is v26: copy it into the output's memory
     kg::Tensor<double, 0> out;
-    for (int d = 0; d < 0; ++d) out.shape[d] = v18.shape[d];
+    for (int d = 0; d < 0; ++d) out.shape[d] = v26.shape[d];
     KILN_TRY(kg::alloc_output(ctx, sink, 1, out, DLDataType{2, 64, 1}));
-    kg::copy_tensor(v18, out);
+    kg::copy_tensor(v26, out);
   }
   return KILN_OK;
 }
@@ -3037,30 +3281,35 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
   kg::Tensor<double, 1> v4;
   kg::Tensor<int64_t, 1> v5;
   kg::Tensor<int64_t, 0> v6;
-  kg::Tensor<double, 1> v7;
+  kg::Tensor<int64_t, 0> v7;
   kg::Tensor<int64_t, 0> v8;
-  kg::Tensor<double, 1> v9;
-  kg::Tensor<int64_t, 1> v10;
-  kg::Tensor<int64_t, 0> v11;
+  kg::Tensor<int64_t, 0> v9;
+  kg::Tensor<int64_t, 0> v10;
+  kg::Tensor<double, 1> v11;
   kg::Tensor<int64_t, 0> v12;
   kg::Tensor<double, 1> v13;
-  kg::Tensor<double, 1> v14;
-  kg::Tensor<double, 1> v15;
+  kg::Tensor<int64_t, 1> v14;
+  kg::Tensor<int64_t, 0> v15;
   kg::Tensor<int64_t, 0> v16;
-  kg::Tensor<int8_t, 0> v17;
-  kg::Tensor<bool, 0> v18;
-  kg::Tensor<int64_t, 0> v19;
-  kg::Tensor<int64_t, 0> v20;
+  kg::Tensor<bool, 0> v17;
+  kg::Tensor<double, 1> v18;
+  kg::Tensor<double, 1> v19;
+  kg::Tensor<double, 1> v20;
   kg::Tensor<int64_t, 0> v21;
-  kg::Tensor<int64_t, 0> v22;
-  kg::Tensor<int64_t, 0> v23;
+  kg::Tensor<int8_t, 0> v22;
+  kg::Tensor<bool, 0> v23;
   kg::Tensor<int64_t, 0> v24;
   kg::Tensor<int64_t, 0> v25;
-  kg::Tensor<int8_t, 0> v26;
+  kg::Tensor<int64_t, 0> v26;
   kg::Tensor<int64_t, 0> v27;
   kg::Tensor<int64_t, 0> v28;
   kg::Tensor<int64_t, 0> v29;
   kg::Tensor<int64_t, 0> v30;
+  kg::Tensor<int8_t, 0> v31;
+  kg::Tensor<int64_t, 0> v32;
+  kg::Tensor<int64_t, 0> v33;
+  kg::Tensor<int64_t, 0> v34;
+  kg::Tensor<int64_t, 0> v35;
   {
     static const int64_t static_shape[] = { -1 };
     KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "eps"));
@@ -3076,24 +3325,27 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
   v3.data = const_cast<int64_t*>(krun_shapes_c0);
 
   v3.set_contiguous_strides();
-  v8.data = const_cast<int64_t*>(krun_shapes_c1);
+  v10.data = const_cast<int64_t*>(krun_shapes_c1);
 
-  v8.set_contiguous_strides();
-  v17.data = const_cast<int8_t*>(krun_shapes_c2);
+  v10.set_contiguous_strides();
+  v12.data = const_cast<int64_t*>(krun_shapes_c2);
 
-  v17.set_contiguous_strides();
-  v21.data = const_cast<int64_t*>(krun_shapes_c3);
+  v12.set_contiguous_strides();
+  v22.data = const_cast<int8_t*>(krun_shapes_c3);
 
-  v21.set_contiguous_strides();
-  v24.data = const_cast<int64_t*>(krun_shapes_c4);
-
-  v24.set_contiguous_strides();
-  v26.data = const_cast<int8_t*>(krun_shapes_c5);
+  v22.set_contiguous_strides();
+  v26.data = const_cast<int64_t*>(krun_shapes_c4);
 
   v26.set_contiguous_strides();
-  v29.data = const_cast<int64_t*>(krun_shapes_c6);
+  v29.data = const_cast<int64_t*>(krun_shapes_c5);
 
   v29.set_contiguous_strides();
+  v31.data = const_cast<int8_t*>(krun_shapes_c6);
+
+  v31.set_contiguous_strides();
+  v34.data = const_cast<int64_t*>(krun_shapes_c7);
+
+  v34.set_contiguous_strides();
 
   // [0] Subtensor{start:} -> v4
   {
@@ -3112,7 +3364,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
   {
     static const char kWhere[] = "node [1] Shape -> \042v11\042 (from /nodes/5 Shape)";
     v5.shape[0] = 1;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v5), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v5), kWhere);
     v5.data[0] = v4.shape[0];
 
 
@@ -3129,99 +3381,105 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   }
 
-  // [3] Subtensor{:stop} -> v7
+  // [3] Shape_i{0} -> v7
   {
-    static const char kWhere[] = "node [3] Subtensor{:stop} -> \042v18\042 (from /nodes/11 Subtensor)";
-    int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v6, ix0), kWhere);
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v4.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
-    v7.shape[0] = sl0.count;
-    v7.strides[0] = v4.strides[0];
-    v7.data = v4.data;
+    static const char kWhere[] = "node [3] Shape_i{0} (from /nodes/11 Subtensor)";
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v7), kWhere);
+
+    v7.data[0] = v0.shape[0];
 
   }
 
-  // [4] Subtensor{:stop} -> v9
+  // [4] Composite{...} -> v8, v9
   {
-    static const char kWhere[] = "node [4] Subtensor{:stop} -> \042v4\042 (from /nodes/0 Subtensor)";
-    const int64_t ix0 = 2;
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v1.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
-    v9.shape[0] = sl0.count;
-    v9.strides[0] = v1.strides[0];
-    v9.data = v1.data;
-
-  }
-
-  // [5] Shape -> v10
-  {
-    static const char kWhere[] = "node [5] Shape -> \042v5\042 (from /nodes/1 Shape)";
-    v10.shape[0] = 1;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v10), kWhere);
-    v10.data[0] = v9.shape[0];
-
-
-  }
-
-  // [6] Subtensor{i} -> v11
-  {
-    static const char kWhere[] = "node [6] Subtensor{i} -> \042v7\042 (from /nodes/2 Subtensor)";
-    const int64_t ix0 = 0;
-    int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v10.shape[0], 0, at0), kWhere);
-    v11.data = v10.data;
-    if (v11.size() > 0) v11.data += at0 * v10.strides[0];
-
-  }
-
-  // [7] Add -> v12
-  {
-    static const char kWhere[] = "node [7] Add -> \042v14\042 (from /nodes/7 Elemwise)";
+    static const char kWhere[] = "node [4] Composite{...} (from /nodes/11 Subtensor)";
 
 
 
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v12), kWhere);
+    for (int d = 0; d < 0; ++d) v9.shape[d] = v8.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v8), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v9), kWhere);
     {
-      const int64_t n = v12.size();
+      const int64_t n = v8.size();
       if (true) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v6.data;
-          const int64_t* __restrict p1 = v11.data;
+          const int64_t* p1 = v7.data;
 
-          int64_t* __restrict q0 = v12.data;
-
+          int64_t* q0 = v8.data;
+          int64_t* __restrict q1 = v9.data;
+    #pragma omp simd
           for (int64_t e = begin; e < end; ++e) {
             const int64_t i0 = p0[0];
             const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+          const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t1 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i1));
+          const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_sub(i1, t1));
+          const int64_t t3 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t2));
+          const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t3, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t5 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t4));
+          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(t5, i0));
+          const int64_t t7 = static_cast<int64_t>((t0 ? t6 : i0));
+          const int64_t t8 = static_cast<int64_t>(kiln_scalar::clip(t7, static_cast<int64_t>(0LL), t5));
+          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t8));
+          const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_sub(t9, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t11 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t10));
+          const bool t12 = static_cast<bool>((t11 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t13 = static_cast<int64_t>((t12 ? t1 : static_cast<int64_t>(0LL)));
+          const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_add(t1, t11));
+          const bool t15 = static_cast<bool>((t14 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t16 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i1));
+          const int64_t t17 = static_cast<int64_t>((t15 ? t16 : t14));
+          const int64_t t18 = static_cast<int64_t>((t12 ? t17 : static_cast<int64_t>(0LL)));
 
-            q0[e] = t0;
+            q0[e] = t13;
+            q1[e] = t18;
           }
 
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v6.data;
-        const int64_t* __restrict p1 = v11.data;
+        const int64_t* p1 = v7.data;
 
-        int64_t* __restrict q0 = v12.data;
-        int64_t strides[3][1] = {};
+        int64_t* q0 = v8.data;
+        int64_t* __restrict q1 = v9.data;
+        int64_t strides[4][1] = {};
         for (int d = 0; d < 0; ++d) {
           strides[0][d] = v6.strides[d];
-          strides[1][d] = v11.strides[d];
-          strides[2][d] = v12.strides[d];
+          strides[1][d] = v7.strides[d];
+          strides[2][d] = v8.strides[d];
+          strides[3][d] = v9.strides[d];
         }
 
-        kg::for_each_strided<0, 3>(v12.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 4>(v8.shape, strides, [&](const int64_t* off) {
           const int64_t i0 = p0[off[0]];
           const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+          const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t1 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i1));
+          const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_sub(i1, t1));
+          const int64_t t3 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t2));
+          const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t3, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t5 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t4));
+          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(t5, i0));
+          const int64_t t7 = static_cast<int64_t>((t0 ? t6 : i0));
+          const int64_t t8 = static_cast<int64_t>(kiln_scalar::clip(t7, static_cast<int64_t>(0LL), t5));
+          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t8));
+          const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_sub(t9, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t11 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t10));
+          const bool t12 = static_cast<bool>((t11 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t13 = static_cast<int64_t>((t12 ? t1 : static_cast<int64_t>(0LL)));
+          const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_add(t1, t11));
+          const bool t15 = static_cast<bool>((t14 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t16 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i1));
+          const int64_t t17 = static_cast<int64_t>((t15 ? t16 : t14));
+          const int64_t t18 = static_cast<int64_t>((t12 ? t17 : static_cast<int64_t>(0LL)));
 
-          q0[off[2]] = t0;
+          q0[off[2]] = t13;
+          q1[off[3]] = t18;
         });
 
       }
@@ -3230,35 +3488,148 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   }
 
-  // [8] AllocEmpty{dtype='float64'} -> v13
+  // [5] Subtensor{start:stop:step} -> v11
   {
-    static const char kWhere[] = "node [8] AllocEmpty{dtype='float64'} -> \042v15\042 (from /nodes/8 AllocEmpty)";
-    KILN_TRY_AT(kg::read_length(ctx, v12, "length input 0", v13.shape[0]), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v13), kWhere);
-    // Zero-filled, as the reference evaluator does (PyTensor leaves it uninitialised).
-    if (v13.size() > 0) std::memset(v13.data, 0, static_cast<size_t>(v13.size()) * sizeof(double));
+    static const char kWhere[] = "node [5] Subtensor{start:stop:step} (from /nodes/11 Subtensor)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v8, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v9, ix1), kWhere);
+    const int64_t ix2 = 1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v11.shape[0] = sl0.count;
+    v11.strides[0] = v0.strides[0] * sl0.step;
+    v11.data = v0.data;
+    if (v11.size() > 0) v11.data += sl0.start * v0.strides[0];
 
   }
 
-  // [9] SetSubtensor{:stop} -> v14
+  // [6] Subtensor{:stop} -> v13
   {
-    static const char kWhere[] = "node [9] SetSubtensor{:stop} -> \042v16\042 (from /nodes/9 IncSubtensor)";
-    int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v11, ix0), kWhere);
+    static const char kWhere[] = "node [6] Subtensor{:stop} -> \042v4\042 (from /nodes/0 Subtensor)";
+    const int64_t ix0 = 2;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v13.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
+    KILN_TRY_AT(kg::resolve_slice(ctx, v1.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
+    v13.shape[0] = sl0.count;
+    v13.strides[0] = v1.strides[0];
+    v13.data = v1.data;
+
+  }
+
+  // [7] Shape -> v14
+  {
+    static const char kWhere[] = "node [7] Shape -> \042v5\042 (from /nodes/1 Shape)";
+    v14.shape[0] = 1;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v14), kWhere);
+    v14.data[0] = v13.shape[0];
+
+
+  }
+
+  // [8] Subtensor{i} -> v15
+  {
+    static const char kWhere[] = "node [8] Subtensor{i} -> \042v7\042 (from /nodes/2 Subtensor)";
+    const int64_t ix0 = 0;
+    int64_t at0;
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v14.shape[0], 0, at0), kWhere);
+    v15.data = v14.data;
+    if (v15.size() > 0) v15.data += at0 * v14.strides[0];
+
+  }
+
+  // [9] Composite{...} -> v16, v17
+  {
+    static const char kWhere[] = "node [9] Composite{...} (from /nodes/7 Elemwise, /nodes/14 Subtensor)";
+
+
+
+    for (int d = 0; d < 0; ++d) v17.shape[d] = v16.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v16), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v17), kWhere);
+    {
+      const int64_t n = v16.size();
+      if (true) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+          const int64_t* __restrict p0 = v6.data;
+          const int64_t* __restrict p1 = v15.data;
+
+          int64_t* __restrict q0 = v16.data;
+          bool* __restrict q1 = v17.data;
+
+          for (int64_t e = begin; e < end; ++e) {
+            const int64_t i0 = p0[0];
+            const int64_t i1 = p1[0];
+          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+          const bool t1 = static_cast<bool>((t0 >= static_cast<int64_t>(0LL)));
+
+            q0[e] = t0;
+            q1[e] = t1;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const int64_t* __restrict p0 = v6.data;
+        const int64_t* __restrict p1 = v15.data;
+
+        int64_t* __restrict q0 = v16.data;
+        bool* __restrict q1 = v17.data;
+        int64_t strides[4][1] = {};
+        for (int d = 0; d < 0; ++d) {
+          strides[0][d] = v6.strides[d];
+          strides[1][d] = v15.strides[d];
+          strides[2][d] = v16.strides[d];
+          strides[3][d] = v17.strides[d];
+        }
+
+        kg::for_each_strided<0, 4>(v16.shape, strides, [&](const int64_t* off) {
+          const int64_t i0 = p0[off[0]];
+          const int64_t i1 = p1[off[1]];
+          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+          const bool t1 = static_cast<bool>((t0 >= static_cast<int64_t>(0LL)));
+
+          q0[off[2]] = t0;
+          q1[off[3]] = t1;
+        });
+
+      }
+    }
+
+
+  }
+
+  // [10] AllocEmpty{dtype='float64'} -> v18
+  {
+    static const char kWhere[] = "node [10] AllocEmpty{dtype='float64'} -> \042v15\042 (from /nodes/8 AllocEmpty)";
+    KILN_TRY_AT(kg::read_length(ctx, v16, "length input 0", v18.shape[0]), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v18), kWhere);
+    // Zero-filled, as the reference evaluator does (PyTensor leaves it uninitialised).
+    if (v18.size() > 0) std::memset(v18.data, 0, static_cast<size_t>(v18.size()) * sizeof(double));
+
+  }
+
+  // [11] SetSubtensor{:stop} -> v19
+  {
+    static const char kWhere[] = "node [11] SetSubtensor{:stop} -> \042v16\042 (from /nodes/9 IncSubtensor)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v15, ix0), kWhere);
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v18.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
     kg::Tensor<double, 1> region;
     region.shape[0] = sl0.count;
     int64_t ystrides[1];
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v9.shape, v9.strides, 1, region.shape, 1, ystrides), kWhere);
-    for (int d = 0; d < 1; ++d) v14.shape[d] = v13.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v14), kWhere);
-    kg::copy_tensor(v13, v14);
-    region.strides[0] = v14.strides[0];
-    region.data = v14.data;
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v13.shape, v13.strides, 1, region.shape, 1, ystrides), kWhere);
+    for (int d = 0; d < 1; ++d) v19.shape[d] = v18.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v19), kWhere);
+    kg::copy_tensor(v18, v19);
+    region.strides[0] = v19.strides[0];
+    region.data = v19.data;
     {
       double* __restrict q = region.data;
-      const double* __restrict p = v9.data;
+      const double* __restrict p = v13.data;
       const int64_t n = region.size();
       kg::Tensor<const double, 1> value;  // y broadcast to the region
       for (int d = 0; d < 1; ++d) {
@@ -3273,7 +3644,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
             q[e] = b;
           }
         });
-      } else if (region.is_contiguous() && v9.size() == 1) {
+      } else if (region.is_contiguous() && v13.size() == 1) {
         const double b = p[0];
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           for (int64_t e = begin; e < end; ++e) {
@@ -3303,18 +3674,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   }
 
-  // [10] Scan{scan_fn, while_loop=False, inplace=none} -> v15
+  // [12] Scan{scan_fn, while_loop=False, inplace=none} -> v20
   {
-    static const char kWhere[] = "node [10] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/12 Scan)";
+    static const char kWhere[] = "node [12] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/12 Scan)";
         // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
         // rows' shapes), then the buffers get one scratch area and every later step writes in place.
         const int64_t n_steps = static_cast<int64_t>(v6.data[0]);
         if (n_steps < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: was asked to run for a negative number of steps (%lld)",
                                            static_cast<long long>(n_steps)), kWhere);
-        if (v7.shape[0] < n_steps)
+        if (v11.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 0 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v7.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v11.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row0;
         kg::Tensor<double, 1> buf0;
         int64_t store0 = 0, pos0 = 0;
@@ -3329,7 +3700,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         DLTensor step_out[1];
         auto bind_step = [&](int64_t i) {
           (void)i;
-          seq_row0 = kg::scan::row(v7, i);
+          seq_row0 = kg::scan::row(v11, i);
           step_in[0] = kg::scan::dl_of(seq_row0, DLDataType{2, 64, 1});
           tap0_0 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-2), store0));
           step_in[1] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
@@ -3340,7 +3711,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         };
         int64_t i = 0;
         if (n_steps > 0) {
-          buf0 = v14;
+          buf0 = v19;
           store0 = buf0.shape[0];
           if (store0 < 2)
             return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 2) has %lld rows but must hold at least 2 (its oldest tap is -2)",
@@ -3373,7 +3744,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
           }
           kg::Tensor<unsigned char, 1> scratch;
           scratch.shape[0] = total;
-          const int32_t scratch_status = kg::alloc_workspace(ctx, 9, scratch);
+          const int32_t scratch_status = kg::alloc_workspace(ctx, 11, scratch);
           if (scratch_status != KILN_OK) {
             kg::scan::release(first, 1);
             return kg::at_node(ctx, scratch_status, kWhere);
@@ -3431,46 +3802,46 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
           const bool rotate = n_steps > 0 && store0 < filled;
           int64_t len = store0;
           if (n_steps > 0 && store0 > filled && i < n_steps) len = std::max<int64_t>(0, store0 - (n_steps - i));
-          if (n_steps == 0) len = v14.shape[0];
-          for (int d = 1; d < 1; ++d) v15.shape[d] = v14.shape[d];
+          if (n_steps == 0) len = v19.shape[0];
+          for (int d = 1; d < 1; ++d) v20.shape[d] = v19.shape[d];
 
-          v15.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v15), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf0, v15, pos0, rotate, filled);
-          else kg::copy_tensor(v14, v15);
+          v20.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v20), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf0, v20, pos0, rotate, filled);
+          else kg::copy_tensor(v19, v20);
         }
 
 
   }
 
-  // [11] Shape_i{0} -> v16
+  // [13] Shape_i{0} -> v21
   {
-    static const char kWhere[] = "node [11] Shape_i{0}";
+    static const char kWhere[] = "node [13] Shape_i{0}";
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v16), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v21), kWhere);
 
-    v16.data[0] = v15.shape[0];
+    v21.data[0] = v20.shape[0];
 
   }
 
-  // [12] Lt -> v18
+  // [14] Lt -> v23
   {
-    static const char kWhere[] = "node [12] Lt";
+    static const char kWhere[] = "node [14] Lt";
 
 
 
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v18), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v23), kWhere);
     {
-      const int64_t n = v18.size();
+      const int64_t n = v23.size();
       if (true) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v8.data;
-          const int8_t* __restrict p1 = v17.data;
+          const int64_t* __restrict p0 = v12.data;
+          const int8_t* __restrict p1 = v22.data;
 
-          bool* __restrict q0 = v18.data;
+          bool* __restrict q0 = v23.data;
 
           for (int64_t e = begin; e < end; ++e) {
             const int64_t i0 = p0[0];
@@ -3483,18 +3854,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v8.data;
-        const int8_t* __restrict p1 = v17.data;
+        const int64_t* __restrict p0 = v12.data;
+        const int8_t* __restrict p1 = v22.data;
 
-        bool* __restrict q0 = v18.data;
+        bool* __restrict q0 = v23.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v8.strides[d];
-          strides[1][d] = v17.strides[d];
-          strides[2][d] = v18.strides[d];
+          strides[0][d] = v12.strides[d];
+          strides[1][d] = v22.strides[d];
+          strides[2][d] = v23.strides[d];
         }
 
-        kg::for_each_strided<0, 3>(v18.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 3>(v23.shape, strides, [&](const int64_t* off) {
           const int64_t i0 = p0[off[0]];
           const int8_t i1 = p1[off[1]];
           const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(i1)));
@@ -3508,24 +3879,24 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   }
 
-  // [13] Add -> v19
+  // [15] Add -> v24
   {
-    static const char kWhere[] = "node [13] Add";
+    static const char kWhere[] = "node [15] Add";
 
 
 
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v19), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v24), kWhere);
     {
-      const int64_t n = v19.size();
+      const int64_t n = v24.size();
       if (true) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v8.data;
-          const int64_t* __restrict p1 = v16.data;
+          const int64_t* __restrict p0 = v12.data;
+          const int64_t* __restrict p1 = v21.data;
 
-          int64_t* __restrict q0 = v19.data;
+          int64_t* __restrict q0 = v24.data;
 
           for (int64_t e = begin; e < end; ++e) {
             const int64_t i0 = p0[0];
@@ -3538,18 +3909,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v8.data;
-        const int64_t* __restrict p1 = v16.data;
+        const int64_t* __restrict p0 = v12.data;
+        const int64_t* __restrict p1 = v21.data;
 
-        int64_t* __restrict q0 = v19.data;
+        int64_t* __restrict q0 = v24.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v8.strides[d];
-          strides[1][d] = v16.strides[d];
-          strides[2][d] = v19.strides[d];
+          strides[0][d] = v12.strides[d];
+          strides[1][d] = v21.strides[d];
+          strides[2][d] = v24.strides[d];
         }
 
-        kg::for_each_strided<0, 3>(v19.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 3>(v24.shape, strides, [&](const int64_t* off) {
           const int64_t i0 = p0[off[0]];
           const int64_t i1 = p1[off[1]];
           const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
@@ -3563,25 +3934,25 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   }
 
-  // [14] Switch -> v20
+  // [16] Switch -> v25
   {
-    static const char kWhere[] = "node [14] Switch";
+    static const char kWhere[] = "node [16] Switch";
 
 
 
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v20), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v25), kWhere);
     {
-      const int64_t n = v20.size();
+      const int64_t n = v25.size();
       if (true) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const bool* __restrict p0 = v18.data;
-          const int64_t* __restrict p1 = v19.data;
-          const int64_t* __restrict p2 = v8.data;
+          const bool* __restrict p0 = v23.data;
+          const int64_t* __restrict p1 = v24.data;
+          const int64_t* __restrict p2 = v12.data;
 
-          int64_t* __restrict q0 = v20.data;
+          int64_t* __restrict q0 = v25.data;
 
           for (int64_t e = begin; e < end; ++e) {
             const bool i0 = p0[0];
@@ -3595,20 +3966,20 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
-        const bool* __restrict p0 = v18.data;
-        const int64_t* __restrict p1 = v19.data;
-        const int64_t* __restrict p2 = v8.data;
+        const bool* __restrict p0 = v23.data;
+        const int64_t* __restrict p1 = v24.data;
+        const int64_t* __restrict p2 = v12.data;
 
-        int64_t* __restrict q0 = v20.data;
+        int64_t* __restrict q0 = v25.data;
         int64_t strides[4][1] = {};
         for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v18.strides[d];
-          strides[1][d] = v19.strides[d];
-          strides[2][d] = v8.strides[d];
-          strides[3][d] = v20.strides[d];
+          strides[0][d] = v23.strides[d];
+          strides[1][d] = v24.strides[d];
+          strides[2][d] = v12.strides[d];
+          strides[3][d] = v25.strides[d];
         }
 
-        kg::for_each_strided<0, 4>(v20.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 4>(v25.shape, strides, [&](const int64_t* off) {
           const bool i0 = p0[off[0]];
           const int64_t i1 = p1[off[1]];
           const int64_t i2 = p2[off[2]];
@@ -3623,25 +3994,25 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   }
 
-  // [15] Clip -> v22
+  // [17] Clip -> v27
   {
-    static const char kWhere[] = "node [15] Clip";
+    static const char kWhere[] = "node [17] Clip";
 
 
 
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v22), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v27), kWhere);
     {
-      const int64_t n = v22.size();
+      const int64_t n = v27.size();
       if (true) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v20.data;
-          const int64_t* __restrict p1 = v21.data;
-          const int64_t* __restrict p2 = v16.data;
+          const int64_t* __restrict p0 = v25.data;
+          const int64_t* __restrict p1 = v26.data;
+          const int64_t* __restrict p2 = v21.data;
 
-          int64_t* __restrict q0 = v22.data;
+          int64_t* __restrict q0 = v27.data;
 
           for (int64_t e = begin; e < end; ++e) {
             const int64_t i0 = p0[0];
@@ -3655,20 +4026,20 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v20.data;
-        const int64_t* __restrict p1 = v21.data;
-        const int64_t* __restrict p2 = v16.data;
+        const int64_t* __restrict p0 = v25.data;
+        const int64_t* __restrict p1 = v26.data;
+        const int64_t* __restrict p2 = v21.data;
 
-        int64_t* __restrict q0 = v22.data;
+        int64_t* __restrict q0 = v27.data;
         int64_t strides[4][1] = {};
         for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v20.strides[d];
-          strides[1][d] = v21.strides[d];
-          strides[2][d] = v16.strides[d];
-          strides[3][d] = v22.strides[d];
+          strides[0][d] = v25.strides[d];
+          strides[1][d] = v26.strides[d];
+          strides[2][d] = v21.strides[d];
+          strides[3][d] = v27.strides[d];
         }
 
-        kg::for_each_strided<0, 4>(v22.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 4>(v27.shape, strides, [&](const int64_t* off) {
           const int64_t i0 = p0[off[0]];
           const int64_t i1 = p1[off[1]];
           const int64_t i2 = p2[off[2]];
@@ -3683,134 +4054,134 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   }
 
-  // [16] Sub -> v23
-  {
-    static const char kWhere[] = "node [16] Sub";
-
-
-
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v23), kWhere);
-    {
-      const int64_t n = v23.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v16.data;
-          const int64_t* __restrict p1 = v22.data;
-
-          int64_t* __restrict q0 = v23.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v16.data;
-        const int64_t* __restrict p1 = v22.data;
-
-        int64_t* __restrict q0 = v23.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v16.strides[d];
-          strides[1][d] = v22.strides[d];
-          strides[2][d] = v23.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v23.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
-    }
-
-
-  }
-
-  // [17] Add -> v25
-  {
-    static const char kWhere[] = "node [17] Add";
-
-
-
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v25), kWhere);
-    {
-      const int64_t n = v25.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v23.data;
-          const int64_t* __restrict p1 = v24.data;
-
-          int64_t* __restrict q0 = v25.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v23.data;
-        const int64_t* __restrict p1 = v24.data;
-
-        int64_t* __restrict q0 = v25.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v23.strides[d];
-          strides[1][d] = v24.strides[d];
-          strides[2][d] = v25.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v25.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
-    }
-
-
-  }
-
-  // [18] Sub -> v27
+  // [18] Sub -> v28
   {
     static const char kWhere[] = "node [18] Sub";
 
 
 
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v27), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v28), kWhere);
     {
-      const int64_t n = v27.size();
+      const int64_t n = v28.size();
       if (true) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v25.data;
-          const int8_t* __restrict p1 = v26.data;
+          const int64_t* __restrict p0 = v21.data;
+          const int64_t* __restrict p1 = v27.data;
 
-          int64_t* __restrict q0 = v27.data;
+          int64_t* __restrict q0 = v28.data;
+
+          for (int64_t e = begin; e < end; ++e) {
+            const int64_t i0 = p0[0];
+            const int64_t i1 = p1[0];
+          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
+
+            q0[e] = t0;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const int64_t* __restrict p0 = v21.data;
+        const int64_t* __restrict p1 = v27.data;
+
+        int64_t* __restrict q0 = v28.data;
+        int64_t strides[3][1] = {};
+        for (int d = 0; d < 0; ++d) {
+          strides[0][d] = v21.strides[d];
+          strides[1][d] = v27.strides[d];
+          strides[2][d] = v28.strides[d];
+        }
+
+        kg::for_each_strided<0, 3>(v28.shape, strides, [&](const int64_t* off) {
+          const int64_t i0 = p0[off[0]];
+          const int64_t i1 = p1[off[1]];
+          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
+
+          q0[off[2]] = t0;
+        });
+
+      }
+    }
+
+
+  }
+
+  // [19] Add -> v30
+  {
+    static const char kWhere[] = "node [19] Add";
+
+
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v30), kWhere);
+    {
+      const int64_t n = v30.size();
+      if (true) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+          const int64_t* __restrict p0 = v28.data;
+          const int64_t* __restrict p1 = v29.data;
+
+          int64_t* __restrict q0 = v30.data;
+
+          for (int64_t e = begin; e < end; ++e) {
+            const int64_t i0 = p0[0];
+            const int64_t i1 = p1[0];
+          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+
+            q0[e] = t0;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const int64_t* __restrict p0 = v28.data;
+        const int64_t* __restrict p1 = v29.data;
+
+        int64_t* __restrict q0 = v30.data;
+        int64_t strides[3][1] = {};
+        for (int d = 0; d < 0; ++d) {
+          strides[0][d] = v28.strides[d];
+          strides[1][d] = v29.strides[d];
+          strides[2][d] = v30.strides[d];
+        }
+
+        kg::for_each_strided<0, 3>(v30.shape, strides, [&](const int64_t* off) {
+          const int64_t i0 = p0[off[0]];
+          const int64_t i1 = p1[off[1]];
+          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+
+          q0[off[2]] = t0;
+        });
+
+      }
+    }
+
+
+  }
+
+  // [20] Sub -> v32
+  {
+    static const char kWhere[] = "node [20] Sub";
+
+
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v32), kWhere);
+    {
+      const int64_t n = v32.size();
+      if (true) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+          const int64_t* __restrict p0 = v30.data;
+          const int8_t* __restrict p1 = v31.data;
+
+          int64_t* __restrict q0 = v32.data;
 
           for (int64_t e = begin; e < end; ++e) {
             const int64_t i0 = p0[0];
@@ -3823,18 +4194,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v25.data;
-        const int8_t* __restrict p1 = v26.data;
+        const int64_t* __restrict p0 = v30.data;
+        const int8_t* __restrict p1 = v31.data;
 
-        int64_t* __restrict q0 = v27.data;
+        int64_t* __restrict q0 = v32.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v25.strides[d];
-          strides[1][d] = v26.strides[d];
-          strides[2][d] = v27.strides[d];
+          strides[0][d] = v30.strides[d];
+          strides[1][d] = v31.strides[d];
+          strides[2][d] = v32.strides[d];
         }
 
-        kg::for_each_strided<0, 3>(v27.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 3>(v32.shape, strides, [&](const int64_t* off) {
           const int64_t i0 = p0[off[0]];
           const int8_t i1 = p1[off[1]];
           const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, kiln_scalar::convert<int64_t>(i1)));
@@ -3848,24 +4219,24 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   }
 
-  // [19] Int_div -> v28
+  // [21] Int_div -> v33
   {
-    static const char kWhere[] = "node [19] Int_div";
+    static const char kWhere[] = "node [21] Int_div";
 
 
 
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v28), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v33), kWhere);
     {
-      const int64_t n = v28.size();
+      const int64_t n = v33.size();
       if (true) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v27.data;
-          const int64_t* __restrict p1 = v24.data;
+          const int64_t* __restrict p0 = v32.data;
+          const int64_t* __restrict p1 = v29.data;
 
-          int64_t* __restrict q0 = v28.data;
+          int64_t* __restrict q0 = v33.data;
 
           for (int64_t e = begin; e < end; ++e) {
             const int64_t i0 = p0[0];
@@ -3878,18 +4249,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v27.data;
-        const int64_t* __restrict p1 = v24.data;
+        const int64_t* __restrict p0 = v32.data;
+        const int64_t* __restrict p1 = v29.data;
 
-        int64_t* __restrict q0 = v28.data;
+        int64_t* __restrict q0 = v33.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v27.strides[d];
-          strides[1][d] = v24.strides[d];
-          strides[2][d] = v28.strides[d];
+          strides[0][d] = v32.strides[d];
+          strides[1][d] = v29.strides[d];
+          strides[2][d] = v33.strides[d];
         }
 
-        kg::for_each_strided<0, 3>(v28.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 3>(v33.shape, strides, [&](const int64_t* off) {
           const int64_t i0 = p0[off[0]];
           const int64_t i1 = p1[off[1]];
           const int64_t t0 = static_cast<int64_t>(kiln_scalar::int_div(i0, i1));
@@ -3903,24 +4274,24 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   }
 
-  // [20] Maximum -> v30
+  // [22] Maximum -> v35
   {
-    static const char kWhere[] = "node [20] Maximum";
+    static const char kWhere[] = "node [22] Maximum";
 
 
 
 
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v30, DLDataType{0, 64, 1}), kWhere);
+    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v35, DLDataType{0, 64, 1}), kWhere);
     {
-      const int64_t n = v30.size();
+      const int64_t n = v35.size();
       if (true) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v29.data;
-          const int64_t* __restrict p1 = v28.data;
+          const int64_t* __restrict p0 = v34.data;
+          const int64_t* __restrict p1 = v33.data;
 
-          int64_t* __restrict q0 = v30.data;
+          int64_t* __restrict q0 = v35.data;
 
           for (int64_t e = begin; e < end; ++e) {
             const int64_t i0 = p0[0];
@@ -3933,18 +4304,18 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v29.data;
-        const int64_t* __restrict p1 = v28.data;
+        const int64_t* __restrict p0 = v34.data;
+        const int64_t* __restrict p1 = v33.data;
 
-        int64_t* __restrict q0 = v30.data;
+        int64_t* __restrict q0 = v35.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v29.strides[d];
-          strides[1][d] = v28.strides[d];
-          strides[2][d] = v30.strides[d];
+          strides[0][d] = v34.strides[d];
+          strides[1][d] = v33.strides[d];
+          strides[2][d] = v35.strides[d];
         }
 
-        kg::for_each_strided<0, 3>(v30.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 3>(v35.shape, strides, [&](const int64_t* off) {
           const int64_t i0 = p0[off[0]];
           const int64_t i1 = p1[off[1]];
           const int64_t t0 = static_cast<int64_t>(kiln_scalar::maximum(i0, i1));
@@ -3980,7 +4351,7 @@ const int32_t kOutputKinds[] = { KILN_KIND_TENSOR, KILN_KIND_TENSOR, 0 };
 constexpr int32_t kNumInputs = 3;
 constexpr int32_t kNumOutputs = 2;
 constexpr int32_t kNumShapeOutputs = 1;
-constexpr int32_t kNumSlots = 10;
+constexpr int32_t kNumSlots = 12;
 
 int32_t check_call(kg::Ctx* ctx, const DLTensor* inputs) {
   if (!ctx) return KILN_ERR_ARGUMENT;

@@ -2831,49 +2831,71 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   kg::Tensor<bool, 0> v16;
   kg::Tensor<int64_t, 0> v17;
   kg::Tensor<int64_t, 0> v18;
-  kg::Tensor<double, 1> v19;
-  kg::Tensor<double, 1> v20;
-  kg::Tensor<double, 1> v21;
-  kg::Tensor<double, 1> v22;
-  kg::Tensor<double, 1> v23;
-  kg::Tensor<double, 1> v24;
-  kg::Tensor<double, 1> v25;
-  kg::Tensor<double, 0> v26;
-  kg::Tensor<double, 1> v27;
-  kg::Tensor<double, 1> v28;
-  kg::Tensor<double, 1> v29;
-  kg::Tensor<double, 1> v30;
+  kg::Tensor<int64_t, 0> v19;
+  kg::Tensor<int64_t, 0> v20;
+  kg::Tensor<int64_t, 0> v21;
+  kg::Tensor<int64_t, 0> v22;
+  kg::Tensor<int64_t, 0> v23;
+  kg::Tensor<bool, 0> v24;
+  kg::Tensor<int64_t, 0> v25;
+  kg::Tensor<int64_t, 0> v26;
+  kg::Tensor<int64_t, 0> v27;
+  kg::Tensor<bool, 0> v28;
+  kg::Tensor<int64_t, 0> v29;
+  kg::Tensor<bool, 0> v30;
   kg::Tensor<int64_t, 0> v31;
-  kg::Tensor<bool, 0> v32;
+  kg::Tensor<int64_t, 0> v32;
   kg::Tensor<double, 1> v33;
-  kg::Tensor<double, 0> v34;
+  kg::Tensor<double, 1> v34;
   kg::Tensor<double, 1> v35;
   kg::Tensor<double, 1> v36;
   kg::Tensor<double, 1> v37;
   kg::Tensor<double, 1> v38;
   kg::Tensor<double, 1> v39;
-  kg::Tensor<double, 1> v40;
-  kg::Tensor<double, 1> v41;
-  kg::Tensor<int64_t, 0> v42;
-  kg::Tensor<double, 1> v43;
-  kg::Tensor<double, 1> v44;
+  kg::Tensor<double, 0> v40;
+  kg::Tensor<int64_t, 0> v41;
+  kg::Tensor<double, 1> v42;
+  kg::Tensor<int64_t, 0> v43;
+  kg::Tensor<int64_t, 0> v44;
   kg::Tensor<double, 1> v45;
-  kg::Tensor<double, 1> v46;
-  kg::Tensor<double, 1> v47;
+  kg::Tensor<int64_t, 0> v46;
+  kg::Tensor<bool, 0> v47;
   kg::Tensor<double, 1> v48;
-  kg::Tensor<double, 1> v49;
+  kg::Tensor<double, 0> v49;
   kg::Tensor<double, 1> v50;
   kg::Tensor<double, 1> v51;
   kg::Tensor<double, 1> v52;
   kg::Tensor<double, 1> v53;
-  kg::Tensor<double, 0> v54;
-  kg::Tensor<double, 0> v55;
-  kg::Tensor<double, 0> v56;
-  kg::Tensor<double, 1> v57;
-  kg::Tensor<double, 0> v58;
-  kg::Tensor<double, 1> v59;
+  kg::Tensor<double, 1> v54;
+  kg::Tensor<int64_t, 0> v55;
+  kg::Tensor<int64_t, 0> v56;
+  kg::Tensor<int64_t, 0> v57;
+  kg::Tensor<int64_t, 0> v58;
+  kg::Tensor<int64_t, 0> v59;
   kg::Tensor<double, 1> v60;
-  kg::Tensor<double, 0> v61;
+  kg::Tensor<int64_t, 0> v61;
+  kg::Tensor<double, 1> v62;
+  kg::Tensor<double, 1> v63;
+  kg::Tensor<bool, 0> v64;
+  kg::Tensor<int64_t, 0> v65;
+  kg::Tensor<int64_t, 0> v66;
+  kg::Tensor<int64_t, 0> v67;
+  kg::Tensor<double, 1> v68;
+  kg::Tensor<double, 1> v69;
+  kg::Tensor<double, 1> v70;
+  kg::Tensor<double, 1> v71;
+  kg::Tensor<double, 1> v72;
+  kg::Tensor<double, 1> v73;
+  kg::Tensor<double, 1> v74;
+  kg::Tensor<double, 1> v75;
+  kg::Tensor<double, 0> v76;
+  kg::Tensor<double, 0> v77;
+  kg::Tensor<double, 0> v78;
+  kg::Tensor<double, 1> v79;
+  kg::Tensor<double, 0> v80;
+  kg::Tensor<double, 1> v81;
+  kg::Tensor<double, 1> v82;
+  kg::Tensor<double, 0> v83;
   {
     static const int64_t static_shape[] = { -1 };
     KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "ret"));
@@ -2903,12 +2925,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   v10.data = const_cast<int64_t*>(krun_graph_c2);
 
   v10.set_contiguous_strides();
-  v34.data = const_cast<double*>(krun_graph_c3);
+  v49.data = const_cast<double*>(krun_graph_c3);
 
-  v34.set_contiguous_strides();
-  v43.data = const_cast<double*>(krun_graph_c4);
-  v43.shape[0] = 1;
-  v43.set_contiguous_strides();
+  v49.set_contiguous_strides();
+  v62.data = const_cast<double*>(krun_graph_c4);
+  v62.shape[0] = 1;
+  v62.set_contiguous_strides();
 
   // [0] Subtensor{start:stop} -> v7
   {
@@ -2979,50 +3001,237 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [6] Composite{...} -> v14, v15, v16, v17, v18
+  // [6] Shape_i{0} -> v14
   {
-    static const char kWhere[] = "node [6] Composite{...} (from /nodes/6 Elemwise, /nodes/11 Elemwise, /nodes/18 Scan)";
+    static const char kWhere[] = "node [6] Shape_i{0} (from /nodes/15 Subtensor, /nodes/17 Subtensor, /nodes/18 Scan)";
 
-
-
-    for (int d = 0; d < 0; ++d) v15.shape[d] = v14.shape[d];
-    for (int d = 0; d < 0; ++d) v16.shape[d] = v14.shape[d];
-    for (int d = 0; d < 0; ++d) v17.shape[d] = v14.shape[d];
-    for (int d = 0; d < 0; ++d) v18.shape[d] = v14.shape[d];
     KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v14), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v15), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v16), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v17), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v18), kWhere);
+
+    v14.data[0] = v0.shape[0];
+
+  }
+
+  // [7] Composite{...} -> v15, v16, v17, v18, v19, v20, v21, v22, v23, v24, v25, v26, v27, v28, v29, v30, v31, v32
+  {
+    static const char kWhere[] = "node [7] Composite{...} (from /nodes/6 Elemwise, /nodes/11 Elemwise, /nodes/15 Subtensor, /nodes/17 Subtensor, /nodes/18 Scan)";
+
+
+
+    for (int d = 0; d < 0; ++d) v16.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v17.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v18.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v19.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v20.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v21.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v22.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v23.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v24.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v25.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v26.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v27.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v28.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v29.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v30.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v31.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v32.shape[d] = v15.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v15), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v16), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v17), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v18), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v19), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v20), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v21), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v22), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v23), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 11, v24), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 12, v25), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 13, v26), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 14, v27), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 15, v28), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 16, v29), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 17, v30), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 18, v31), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 19, v32), kWhere);
     {
-      const int64_t n = v14.size();
+      const int64_t n = v15.size();
       if (true) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           const int64_t* __restrict p0 = v9.data;
           const int64_t* __restrict p1 = v13.data;
+          const int64_t* p2 = v14.data;
 
-          int64_t* __restrict q0 = v14.data;
-          int64_t* __restrict q1 = v15.data;
-          bool* __restrict q2 = v16.data;
-          int64_t* __restrict q3 = v17.data;
-          int64_t* __restrict q4 = v18.data;
-
+          int64_t* q0 = v15.data;
+          bool* __restrict q1 = v16.data;
+          int64_t* __restrict q2 = v17.data;
+          int64_t* __restrict q3 = v18.data;
+          int64_t* __restrict q4 = v19.data;
+          int64_t* __restrict q5 = v20.data;
+          int64_t* __restrict q6 = v21.data;
+          int64_t* __restrict q7 = v22.data;
+          int64_t* __restrict q8 = v23.data;
+          bool* __restrict q9 = v24.data;
+          int64_t* __restrict q10 = v25.data;
+          int64_t* __restrict q11 = v26.data;
+          int64_t* __restrict q12 = v27.data;
+          bool* __restrict q13 = v28.data;
+          int64_t* __restrict q14 = v29.data;
+          bool* __restrict q15 = v30.data;
+          int64_t* __restrict q16 = v31.data;
+          int64_t* __restrict q17 = v32.data;
+    #pragma omp simd
           for (int64_t e = begin; e < end; ++e) {
             const int64_t i0 = p0[0];
             const int64_t i1 = p1[0];
+            const int64_t i2 = p2[0];
           const int64_t t0 = static_cast<int64_t>(kiln_scalar::minimum(i0, i1));
-          const int64_t t1 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t0));
-          const bool t2 = static_cast<bool>((t1 >= static_cast<int64_t>(0LL)));
-          const int64_t t3 = static_cast<int64_t>(kiln_scalar::wrap_sub(t0, kiln_scalar::convert<int64_t>(static_cast<int8_t>(-1LL))));
-          const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_add(kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL)), t0));
+          const bool t1 = static_cast<bool>((t0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(-1LL), i2));
+          const int64_t t3 = static_cast<int64_t>(kiln_scalar::clip(t2, static_cast<int64_t>(0LL), i2));
+          const int64_t t4 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i2));
+          const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_sub(t3, t4));
+          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t5));
+          const int64_t t7 = static_cast<int64_t>(kiln_scalar::wrap_sub(t6, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t8 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t7));
+          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(t8, t0));
+          const int64_t t10 = static_cast<int64_t>((t1 ? t9 : t0));
+          const int64_t t11 = static_cast<int64_t>(kiln_scalar::clip(t10, static_cast<int64_t>(0LL), t8));
+          const int64_t t12 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t11));
+          const int64_t t13 = static_cast<int64_t>(kiln_scalar::wrap_sub(t12, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t14 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t13));
+          const bool t15 = static_cast<bool>((t14 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t16 = static_cast<int64_t>((t15 ? t4 : static_cast<int64_t>(0LL)));
+          const int64_t t17 = static_cast<int64_t>(kiln_scalar::wrap_add(t4, t14));
+          const bool t18 = static_cast<bool>((t17 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t19 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i2));
+          const int64_t t20 = static_cast<int64_t>((t18 ? t19 : t17));
+          const int64_t t21 = static_cast<int64_t>((t15 ? t20 : static_cast<int64_t>(0LL)));
+          const int64_t t22 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(1LL), static_cast<int64_t>(0LL), i2));
+          const int64_t t23 = static_cast<int64_t>(kiln_scalar::wrap_sub(i2, t22));
+          const int64_t t24 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t23));
+          const int64_t t25 = static_cast<int64_t>(kiln_scalar::wrap_sub(t24, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t26 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t25));
+          const int64_t t27 = static_cast<int64_t>(kiln_scalar::wrap_add(t26, t0));
+          const int64_t t28 = static_cast<int64_t>((t1 ? t27 : t0));
+          const int64_t t29 = static_cast<int64_t>(kiln_scalar::clip(t28, static_cast<int64_t>(0LL), t26));
+          const int64_t t30 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t29));
+          const int64_t t31 = static_cast<int64_t>(kiln_scalar::wrap_sub(t30, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t32 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t31));
+          const bool t33 = static_cast<bool>((t32 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t34 = static_cast<int64_t>((t33 ? t22 : static_cast<int64_t>(0LL)));
+          const int64_t t35 = static_cast<int64_t>(kiln_scalar::wrap_add(t22, t32));
+          const bool t36 = static_cast<bool>((t35 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t37 = static_cast<int64_t>((t36 ? t19 : t35));
+          const int64_t t38 = static_cast<int64_t>((t33 ? t37 : static_cast<int64_t>(0LL)));
+          const int64_t t39 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t0));
+          const bool t40 = static_cast<bool>((t21 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t41 = static_cast<int64_t>(kiln_scalar::wrap_add(t21, i2));
+          const int64_t t42 = static_cast<int64_t>((t40 ? t41 : t21));
+          const int64_t t43 = static_cast<int64_t>(kiln_scalar::clip(t42, static_cast<int64_t>(0LL), i2));
+          const bool t44 = static_cast<bool>((t16 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t45 = static_cast<int64_t>(kiln_scalar::wrap_add(t16, i2));
+          const int64_t t46 = static_cast<int64_t>((t44 ? t45 : t16));
+          const int64_t t47 = static_cast<int64_t>(kiln_scalar::clip(t46, static_cast<int64_t>(0LL), i2));
+          const int64_t t48 = static_cast<int64_t>(kiln_scalar::wrap_sub(t43, t47));
+          const int64_t t49 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t48));
+          const int64_t t50 = static_cast<int64_t>(kiln_scalar::wrap_sub(t49, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t51 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t50));
+          const int64_t t52 = static_cast<int64_t>(kiln_scalar::wrap_add(t51, t0));
+          const int64_t t53 = static_cast<int64_t>((t1 ? t52 : t0));
+          const int64_t t54 = static_cast<int64_t>(kiln_scalar::clip(t53, static_cast<int64_t>(0LL), t51));
+          const int64_t t55 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), t51));
+          const int64_t t56 = static_cast<int64_t>(kiln_scalar::wrap_sub(t54, t55));
+          const int64_t t57 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t56));
+          const int64_t t58 = static_cast<int64_t>(kiln_scalar::wrap_sub(t57, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t59 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t58));
+          const bool t60 = static_cast<bool>((t59 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t61 = static_cast<int64_t>(kiln_scalar::wrap_add(t55, t47));
+          const int64_t t62 = static_cast<int64_t>(kiln_scalar::wrap_add(t61, t59));
+          const bool t63 = static_cast<bool>((t62 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t64 = static_cast<int64_t>((t63 ? t19 : t62));
+          const int64_t t65 = static_cast<int64_t>((t60 ? t64 : static_cast<int64_t>(0LL)));
+          const bool t66 = static_cast<bool>((t65 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t67 = static_cast<int64_t>(kiln_scalar::wrap_add(t65, i2));
+          const int64_t t68 = static_cast<int64_t>((t66 ? t67 : t65));
+          const int64_t t69 = static_cast<int64_t>(kiln_scalar::clip(t68, static_cast<int64_t>(0LL), i2));
+          const int64_t t70 = static_cast<int64_t>((t60 ? t61 : static_cast<int64_t>(0LL)));
+          const bool t71 = static_cast<bool>((t70 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t72 = static_cast<int64_t>(kiln_scalar::wrap_add(t70, i2));
+          const int64_t t73 = static_cast<int64_t>((t71 ? t72 : t70));
+          const int64_t t74 = static_cast<int64_t>(kiln_scalar::clip(t73, static_cast<int64_t>(0LL), i2));
+          const int64_t t75 = static_cast<int64_t>(kiln_scalar::wrap_sub(t69, t74));
+          const int64_t t76 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t75));
+          const int64_t t77 = static_cast<int64_t>(kiln_scalar::wrap_sub(t76, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t78 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t77));
+          const bool t79 = static_cast<bool>((t78 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t80 = static_cast<int64_t>(kiln_scalar::wrap_sub(t78, static_cast<int64_t>(1LL)));
+          const int64_t t81 = static_cast<int64_t>(kiln_scalar::wrap_add(t74, t80));
+          const int64_t t82 = static_cast<int64_t>((t79 ? t81 : static_cast<int64_t>(0LL)));
+          const bool t83 = static_cast<bool>((t38 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t84 = static_cast<int64_t>(kiln_scalar::wrap_add(t38, i2));
+          const int64_t t85 = static_cast<int64_t>((t83 ? t84 : t38));
+          const int64_t t86 = static_cast<int64_t>(kiln_scalar::clip(t85, static_cast<int64_t>(0LL), i2));
+          const bool t87 = static_cast<bool>((t34 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t88 = static_cast<int64_t>(kiln_scalar::wrap_add(t34, i2));
+          const int64_t t89 = static_cast<int64_t>((t87 ? t88 : t34));
+          const int64_t t90 = static_cast<int64_t>(kiln_scalar::clip(t89, static_cast<int64_t>(0LL), i2));
+          const int64_t t91 = static_cast<int64_t>(kiln_scalar::wrap_sub(t86, t90));
+          const int64_t t92 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t91));
+          const int64_t t93 = static_cast<int64_t>(kiln_scalar::wrap_sub(t92, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t94 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t93));
+          const int64_t t95 = static_cast<int64_t>(kiln_scalar::wrap_add(t94, t0));
+          const int64_t t96 = static_cast<int64_t>((t1 ? t95 : t0));
+          const int64_t t97 = static_cast<int64_t>(kiln_scalar::clip(t96, static_cast<int64_t>(0LL), t94));
+          const int64_t t98 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), t94));
+          const int64_t t99 = static_cast<int64_t>(kiln_scalar::wrap_sub(t97, t98));
+          const int64_t t100 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t99));
+          const int64_t t101 = static_cast<int64_t>(kiln_scalar::wrap_sub(t100, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t102 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t101));
+          const bool t103 = static_cast<bool>((t102 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t104 = static_cast<int64_t>(kiln_scalar::wrap_add(t98, t90));
+          const int64_t t105 = static_cast<int64_t>(kiln_scalar::wrap_add(t104, t102));
+          const bool t106 = static_cast<bool>((t105 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t107 = static_cast<int64_t>((t106 ? t19 : t105));
+          const int64_t t108 = static_cast<int64_t>((t103 ? t107 : static_cast<int64_t>(0LL)));
+          const bool t109 = static_cast<bool>((t108 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t110 = static_cast<int64_t>(kiln_scalar::wrap_add(t108, i2));
+          const int64_t t111 = static_cast<int64_t>((t109 ? t110 : t108));
+          const int64_t t112 = static_cast<int64_t>(kiln_scalar::clip(t111, static_cast<int64_t>(0LL), i2));
+          const int64_t t113 = static_cast<int64_t>((t103 ? t104 : static_cast<int64_t>(0LL)));
+          const bool t114 = static_cast<bool>((t113 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t115 = static_cast<int64_t>(kiln_scalar::wrap_add(t113, i2));
+          const int64_t t116 = static_cast<int64_t>((t114 ? t115 : t113));
+          const int64_t t117 = static_cast<int64_t>(kiln_scalar::clip(t116, static_cast<int64_t>(0LL), i2));
+          const int64_t t118 = static_cast<int64_t>(kiln_scalar::wrap_sub(t112, t117));
+          const int64_t t119 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t118));
+          const int64_t t120 = static_cast<int64_t>(kiln_scalar::wrap_sub(t119, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t121 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t120));
+          const bool t122 = static_cast<bool>((t121 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t123 = static_cast<int64_t>(kiln_scalar::wrap_sub(t121, static_cast<int64_t>(1LL)));
+          const int64_t t124 = static_cast<int64_t>(kiln_scalar::wrap_add(t117, t123));
+          const bool t125 = static_cast<bool>((t39 >= static_cast<int64_t>(0LL)));
+          const int64_t t126 = static_cast<int64_t>(kiln_scalar::wrap_sub(t0, kiln_scalar::convert<int64_t>(static_cast<int8_t>(-1LL))));
+          const int64_t t127 = static_cast<int64_t>(kiln_scalar::wrap_add(kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL)), t0));
 
             q0[e] = t0;
             q1[e] = t1;
-            q2[e] = t2;
-            q3[e] = t3;
-            q4[e] = t4;
+            q2[e] = t16;
+            q3[e] = t19;
+            q4[e] = t21;
+            q5[e] = t34;
+            q6[e] = t38;
+            q7[e] = t39;
+            q8[e] = t78;
+            q9[e] = t79;
+            q10[e] = t81;
+            q11[e] = t82;
+            q12[e] = t121;
+            q13[e] = t122;
+            q14[e] = t124;
+            q15[e] = t125;
+            q16[e] = t126;
+            q17[e] = t127;
           }
 
         });
@@ -3030,13 +3239,27 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         // General strided loop (transposed, sliced or broadcast operands).
         const int64_t* __restrict p0 = v9.data;
         const int64_t* __restrict p1 = v13.data;
+        const int64_t* p2 = v14.data;
 
-        int64_t* __restrict q0 = v14.data;
-        int64_t* __restrict q1 = v15.data;
-        bool* __restrict q2 = v16.data;
-        int64_t* __restrict q3 = v17.data;
-        int64_t* __restrict q4 = v18.data;
-        int64_t strides[7][1] = {};
+        int64_t* q0 = v15.data;
+        bool* __restrict q1 = v16.data;
+        int64_t* __restrict q2 = v17.data;
+        int64_t* __restrict q3 = v18.data;
+        int64_t* __restrict q4 = v19.data;
+        int64_t* __restrict q5 = v20.data;
+        int64_t* __restrict q6 = v21.data;
+        int64_t* __restrict q7 = v22.data;
+        int64_t* __restrict q8 = v23.data;
+        bool* __restrict q9 = v24.data;
+        int64_t* __restrict q10 = v25.data;
+        int64_t* __restrict q11 = v26.data;
+        int64_t* __restrict q12 = v27.data;
+        bool* __restrict q13 = v28.data;
+        int64_t* __restrict q14 = v29.data;
+        bool* __restrict q15 = v30.data;
+        int64_t* __restrict q16 = v31.data;
+        int64_t* __restrict q17 = v32.data;
+        int64_t strides[21][1] = {};
         for (int d = 0; d < 0; ++d) {
           strides[0][d] = v9.strides[d];
           strides[1][d] = v13.strides[d];
@@ -3045,22 +3268,173 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           strides[4][d] = v16.strides[d];
           strides[5][d] = v17.strides[d];
           strides[6][d] = v18.strides[d];
+          strides[7][d] = v19.strides[d];
+          strides[8][d] = v20.strides[d];
+          strides[9][d] = v21.strides[d];
+          strides[10][d] = v22.strides[d];
+          strides[11][d] = v23.strides[d];
+          strides[12][d] = v24.strides[d];
+          strides[13][d] = v25.strides[d];
+          strides[14][d] = v26.strides[d];
+          strides[15][d] = v27.strides[d];
+          strides[16][d] = v28.strides[d];
+          strides[17][d] = v29.strides[d];
+          strides[18][d] = v30.strides[d];
+          strides[19][d] = v31.strides[d];
+          strides[20][d] = v32.strides[d];
         }
 
-        kg::for_each_strided<0, 7>(v14.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 21>(v15.shape, strides, [&](const int64_t* off) {
           const int64_t i0 = p0[off[0]];
           const int64_t i1 = p1[off[1]];
+          const int64_t i2 = p2[off[2]];
           const int64_t t0 = static_cast<int64_t>(kiln_scalar::minimum(i0, i1));
-          const int64_t t1 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t0));
-          const bool t2 = static_cast<bool>((t1 >= static_cast<int64_t>(0LL)));
-          const int64_t t3 = static_cast<int64_t>(kiln_scalar::wrap_sub(t0, kiln_scalar::convert<int64_t>(static_cast<int8_t>(-1LL))));
-          const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_add(kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL)), t0));
+          const bool t1 = static_cast<bool>((t0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(-1LL), i2));
+          const int64_t t3 = static_cast<int64_t>(kiln_scalar::clip(t2, static_cast<int64_t>(0LL), i2));
+          const int64_t t4 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i2));
+          const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_sub(t3, t4));
+          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t5));
+          const int64_t t7 = static_cast<int64_t>(kiln_scalar::wrap_sub(t6, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t8 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t7));
+          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(t8, t0));
+          const int64_t t10 = static_cast<int64_t>((t1 ? t9 : t0));
+          const int64_t t11 = static_cast<int64_t>(kiln_scalar::clip(t10, static_cast<int64_t>(0LL), t8));
+          const int64_t t12 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t11));
+          const int64_t t13 = static_cast<int64_t>(kiln_scalar::wrap_sub(t12, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t14 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t13));
+          const bool t15 = static_cast<bool>((t14 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t16 = static_cast<int64_t>((t15 ? t4 : static_cast<int64_t>(0LL)));
+          const int64_t t17 = static_cast<int64_t>(kiln_scalar::wrap_add(t4, t14));
+          const bool t18 = static_cast<bool>((t17 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t19 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i2));
+          const int64_t t20 = static_cast<int64_t>((t18 ? t19 : t17));
+          const int64_t t21 = static_cast<int64_t>((t15 ? t20 : static_cast<int64_t>(0LL)));
+          const int64_t t22 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(1LL), static_cast<int64_t>(0LL), i2));
+          const int64_t t23 = static_cast<int64_t>(kiln_scalar::wrap_sub(i2, t22));
+          const int64_t t24 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t23));
+          const int64_t t25 = static_cast<int64_t>(kiln_scalar::wrap_sub(t24, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t26 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t25));
+          const int64_t t27 = static_cast<int64_t>(kiln_scalar::wrap_add(t26, t0));
+          const int64_t t28 = static_cast<int64_t>((t1 ? t27 : t0));
+          const int64_t t29 = static_cast<int64_t>(kiln_scalar::clip(t28, static_cast<int64_t>(0LL), t26));
+          const int64_t t30 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t29));
+          const int64_t t31 = static_cast<int64_t>(kiln_scalar::wrap_sub(t30, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t32 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t31));
+          const bool t33 = static_cast<bool>((t32 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t34 = static_cast<int64_t>((t33 ? t22 : static_cast<int64_t>(0LL)));
+          const int64_t t35 = static_cast<int64_t>(kiln_scalar::wrap_add(t22, t32));
+          const bool t36 = static_cast<bool>((t35 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t37 = static_cast<int64_t>((t36 ? t19 : t35));
+          const int64_t t38 = static_cast<int64_t>((t33 ? t37 : static_cast<int64_t>(0LL)));
+          const int64_t t39 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t0));
+          const bool t40 = static_cast<bool>((t21 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t41 = static_cast<int64_t>(kiln_scalar::wrap_add(t21, i2));
+          const int64_t t42 = static_cast<int64_t>((t40 ? t41 : t21));
+          const int64_t t43 = static_cast<int64_t>(kiln_scalar::clip(t42, static_cast<int64_t>(0LL), i2));
+          const bool t44 = static_cast<bool>((t16 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t45 = static_cast<int64_t>(kiln_scalar::wrap_add(t16, i2));
+          const int64_t t46 = static_cast<int64_t>((t44 ? t45 : t16));
+          const int64_t t47 = static_cast<int64_t>(kiln_scalar::clip(t46, static_cast<int64_t>(0LL), i2));
+          const int64_t t48 = static_cast<int64_t>(kiln_scalar::wrap_sub(t43, t47));
+          const int64_t t49 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t48));
+          const int64_t t50 = static_cast<int64_t>(kiln_scalar::wrap_sub(t49, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t51 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t50));
+          const int64_t t52 = static_cast<int64_t>(kiln_scalar::wrap_add(t51, t0));
+          const int64_t t53 = static_cast<int64_t>((t1 ? t52 : t0));
+          const int64_t t54 = static_cast<int64_t>(kiln_scalar::clip(t53, static_cast<int64_t>(0LL), t51));
+          const int64_t t55 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), t51));
+          const int64_t t56 = static_cast<int64_t>(kiln_scalar::wrap_sub(t54, t55));
+          const int64_t t57 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t56));
+          const int64_t t58 = static_cast<int64_t>(kiln_scalar::wrap_sub(t57, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t59 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t58));
+          const bool t60 = static_cast<bool>((t59 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t61 = static_cast<int64_t>(kiln_scalar::wrap_add(t55, t47));
+          const int64_t t62 = static_cast<int64_t>(kiln_scalar::wrap_add(t61, t59));
+          const bool t63 = static_cast<bool>((t62 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t64 = static_cast<int64_t>((t63 ? t19 : t62));
+          const int64_t t65 = static_cast<int64_t>((t60 ? t64 : static_cast<int64_t>(0LL)));
+          const bool t66 = static_cast<bool>((t65 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t67 = static_cast<int64_t>(kiln_scalar::wrap_add(t65, i2));
+          const int64_t t68 = static_cast<int64_t>((t66 ? t67 : t65));
+          const int64_t t69 = static_cast<int64_t>(kiln_scalar::clip(t68, static_cast<int64_t>(0LL), i2));
+          const int64_t t70 = static_cast<int64_t>((t60 ? t61 : static_cast<int64_t>(0LL)));
+          const bool t71 = static_cast<bool>((t70 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t72 = static_cast<int64_t>(kiln_scalar::wrap_add(t70, i2));
+          const int64_t t73 = static_cast<int64_t>((t71 ? t72 : t70));
+          const int64_t t74 = static_cast<int64_t>(kiln_scalar::clip(t73, static_cast<int64_t>(0LL), i2));
+          const int64_t t75 = static_cast<int64_t>(kiln_scalar::wrap_sub(t69, t74));
+          const int64_t t76 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t75));
+          const int64_t t77 = static_cast<int64_t>(kiln_scalar::wrap_sub(t76, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t78 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t77));
+          const bool t79 = static_cast<bool>((t78 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t80 = static_cast<int64_t>(kiln_scalar::wrap_sub(t78, static_cast<int64_t>(1LL)));
+          const int64_t t81 = static_cast<int64_t>(kiln_scalar::wrap_add(t74, t80));
+          const int64_t t82 = static_cast<int64_t>((t79 ? t81 : static_cast<int64_t>(0LL)));
+          const bool t83 = static_cast<bool>((t38 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t84 = static_cast<int64_t>(kiln_scalar::wrap_add(t38, i2));
+          const int64_t t85 = static_cast<int64_t>((t83 ? t84 : t38));
+          const int64_t t86 = static_cast<int64_t>(kiln_scalar::clip(t85, static_cast<int64_t>(0LL), i2));
+          const bool t87 = static_cast<bool>((t34 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t88 = static_cast<int64_t>(kiln_scalar::wrap_add(t34, i2));
+          const int64_t t89 = static_cast<int64_t>((t87 ? t88 : t34));
+          const int64_t t90 = static_cast<int64_t>(kiln_scalar::clip(t89, static_cast<int64_t>(0LL), i2));
+          const int64_t t91 = static_cast<int64_t>(kiln_scalar::wrap_sub(t86, t90));
+          const int64_t t92 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t91));
+          const int64_t t93 = static_cast<int64_t>(kiln_scalar::wrap_sub(t92, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t94 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t93));
+          const int64_t t95 = static_cast<int64_t>(kiln_scalar::wrap_add(t94, t0));
+          const int64_t t96 = static_cast<int64_t>((t1 ? t95 : t0));
+          const int64_t t97 = static_cast<int64_t>(kiln_scalar::clip(t96, static_cast<int64_t>(0LL), t94));
+          const int64_t t98 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), t94));
+          const int64_t t99 = static_cast<int64_t>(kiln_scalar::wrap_sub(t97, t98));
+          const int64_t t100 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t99));
+          const int64_t t101 = static_cast<int64_t>(kiln_scalar::wrap_sub(t100, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t102 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t101));
+          const bool t103 = static_cast<bool>((t102 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t104 = static_cast<int64_t>(kiln_scalar::wrap_add(t98, t90));
+          const int64_t t105 = static_cast<int64_t>(kiln_scalar::wrap_add(t104, t102));
+          const bool t106 = static_cast<bool>((t105 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t107 = static_cast<int64_t>((t106 ? t19 : t105));
+          const int64_t t108 = static_cast<int64_t>((t103 ? t107 : static_cast<int64_t>(0LL)));
+          const bool t109 = static_cast<bool>((t108 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t110 = static_cast<int64_t>(kiln_scalar::wrap_add(t108, i2));
+          const int64_t t111 = static_cast<int64_t>((t109 ? t110 : t108));
+          const int64_t t112 = static_cast<int64_t>(kiln_scalar::clip(t111, static_cast<int64_t>(0LL), i2));
+          const int64_t t113 = static_cast<int64_t>((t103 ? t104 : static_cast<int64_t>(0LL)));
+          const bool t114 = static_cast<bool>((t113 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t115 = static_cast<int64_t>(kiln_scalar::wrap_add(t113, i2));
+          const int64_t t116 = static_cast<int64_t>((t114 ? t115 : t113));
+          const int64_t t117 = static_cast<int64_t>(kiln_scalar::clip(t116, static_cast<int64_t>(0LL), i2));
+          const int64_t t118 = static_cast<int64_t>(kiln_scalar::wrap_sub(t112, t117));
+          const int64_t t119 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t118));
+          const int64_t t120 = static_cast<int64_t>(kiln_scalar::wrap_sub(t119, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t121 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t120));
+          const bool t122 = static_cast<bool>((t121 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t123 = static_cast<int64_t>(kiln_scalar::wrap_sub(t121, static_cast<int64_t>(1LL)));
+          const int64_t t124 = static_cast<int64_t>(kiln_scalar::wrap_add(t117, t123));
+          const bool t125 = static_cast<bool>((t39 >= static_cast<int64_t>(0LL)));
+          const int64_t t126 = static_cast<int64_t>(kiln_scalar::wrap_sub(t0, kiln_scalar::convert<int64_t>(static_cast<int8_t>(-1LL))));
+          const int64_t t127 = static_cast<int64_t>(kiln_scalar::wrap_add(kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL)), t0));
 
-          q0[off[2]] = t0;
-          q1[off[3]] = t1;
-          q2[off[4]] = t2;
-          q3[off[5]] = t3;
-          q4[off[6]] = t4;
+          q0[off[3]] = t0;
+          q1[off[4]] = t1;
+          q2[off[5]] = t16;
+          q3[off[6]] = t19;
+          q4[off[7]] = t21;
+          q5[off[8]] = t34;
+          q6[off[9]] = t38;
+          q7[off[10]] = t39;
+          q8[off[11]] = t78;
+          q9[off[12]] = t79;
+          q10[off[13]] = t81;
+          q11[off[14]] = t82;
+          q12[off[15]] = t121;
+          q13[off[16]] = t122;
+          q14[off[17]] = t124;
+          q15[off[18]] = t125;
+          q16[off[19]] = t126;
+          q17[off[20]] = t127;
         });
 
       }
@@ -3069,70 +3443,78 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [7] Subtensor{:stop} -> v19
+  // [8] Subtensor{start:stop:step} -> v33
   {
-    static const char kWhere[] = "node [7] Subtensor{:stop} -> \042v28\042 (from /nodes/17 Subtensor)";
+    static const char kWhere[] = "node [8] Subtensor{start:stop:step} (from /nodes/17 Subtensor)";
     int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v14, ix0), kWhere);
+    KILN_TRY_AT(kg::read_index(ctx, v17, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v19, ix1), kWhere);
+    const int64_t ix2 = 1;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v7.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
-    v19.shape[0] = sl0.count;
-    v19.strides[0] = v7.strides[0];
-    v19.data = v7.data;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v33.shape[0] = sl0.count;
+    v33.strides[0] = v0.strides[0] * sl0.step;
+    v33.data = v0.data;
+    if (v33.size() > 0) v33.data += sl0.start * v0.strides[0];
 
   }
 
-  // [8] Subtensor{:stop} -> v20
+  // [9] Subtensor{start:stop:step} -> v34
   {
-    static const char kWhere[] = "node [8] Subtensor{:stop} -> \042v26\042 (from /nodes/15 Subtensor)";
+    static const char kWhere[] = "node [9] Subtensor{start:stop:step} (from /nodes/15 Subtensor)";
     int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v14, ix0), kWhere);
+    KILN_TRY_AT(kg::read_index(ctx, v20, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v21, ix1), kWhere);
+    const int64_t ix2 = 1;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v11.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
-    v20.shape[0] = sl0.count;
-    v20.strides[0] = v11.strides[0];
-    v20.data = v11.data;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v34.shape[0] = sl0.count;
+    v34.strides[0] = v0.strides[0] * sl0.step;
+    v34.data = v0.data;
+    if (v34.size() > 0) v34.data += sl0.start * v0.strides[0];
 
   }
 
-  // [9] AllocEmpty{dtype='float64'} -> v21
+  // [10] AllocEmpty{dtype='float64'} -> v35
   {
-    static const char kWhere[] = "node [9] AllocEmpty{dtype='float64'} -> \042v23\042 (from /nodes/12 AllocEmpty)";
-    KILN_TRY_AT(kg::read_length(ctx, v15, "length input 0", v21.shape[0]), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v21), kWhere);
+    static const char kWhere[] = "node [10] AllocEmpty{dtype='float64'} -> \042v23\042 (from /nodes/12 AllocEmpty)";
+    KILN_TRY_AT(kg::read_length(ctx, v22, "length input 0", v35.shape[0]), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v35), kWhere);
     // Zero-filled, as the reference evaluator does (PyTensor leaves it uninitialised).
-    if (v21.size() > 0) std::memset(v21.data, 0, static_cast<size_t>(v21.size()) * sizeof(double));
+    if (v35.size() > 0) std::memset(v35.data, 0, static_cast<size_t>(v35.size()) * sizeof(double));
 
   }
 
-  // [10] ExpandDims{axis=0} -> v22
+  // [11] ExpandDims{axis=0} -> v36
   {
-    static const char kWhere[] = "node [10] ExpandDims{axis=0} -> \042v17\042 (from /nodes/7 DimShuffle)";
+    static const char kWhere[] = "node [11] ExpandDims{axis=0} -> \042v17\042 (from /nodes/7 DimShuffle)";
 
-    v22.data = v4.data;
-    v22.shape[0] = 1;
-    v22.strides[0] = 0;
+    v36.data = v4.data;
+    v36.shape[0] = 1;
+    v36.strides[0] = 0;
 
   }
 
-  // [11] SetSubtensor{:stop} -> v23
+  // [12] SetSubtensor{:stop} -> v37
   {
-    static const char kWhere[] = "node [11] SetSubtensor{:stop} -> \042v24\042 (from /nodes/13 IncSubtensor)";
+    static const char kWhere[] = "node [12] SetSubtensor{:stop} -> \042v24\042 (from /nodes/13 IncSubtensor)";
     const int64_t ix0 = 1;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v21.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
+    KILN_TRY_AT(kg::resolve_slice(ctx, v35.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
     kg::Tensor<double, 1> region;
     region.shape[0] = sl0.count;
     int64_t ystrides[1];
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v22.shape, v22.strides, 1, region.shape, 1, ystrides), kWhere);
-    for (int d = 0; d < 1; ++d) v23.shape[d] = v21.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v23), kWhere);
-    kg::copy_tensor(v21, v23);
-    region.strides[0] = v23.strides[0];
-    region.data = v23.data;
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v36.shape, v36.strides, 1, region.shape, 1, ystrides), kWhere);
+    for (int d = 0; d < 1; ++d) v37.shape[d] = v35.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v37), kWhere);
+    kg::copy_tensor(v35, v37);
+    region.strides[0] = v37.strides[0];
+    region.data = v37.data;
     {
       double* __restrict q = region.data;
-      const double* __restrict p = v22.data;
+      const double* __restrict p = v36.data;
       const int64_t n = region.size();
       kg::Tensor<const double, 1> value;  // y broadcast to the region
       for (int d = 0; d < 1; ++d) {
@@ -3147,7 +3529,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
             q[e] = b;
           }
         });
-      } else if (region.is_contiguous() && v22.size() == 1) {
+      } else if (region.is_contiguous() && v36.size() == 1) {
         const double b = p[0];
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           for (int64_t e = begin; e < end; ++e) {
@@ -3177,22 +3559,22 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [12] Scan{scan_fn, while_loop=False, inplace=none} -> v24, v25
+  // [13] Scan{scan_fn, while_loop=False, inplace=none} -> v38, v39
   {
-    static const char kWhere[] = "node [12] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [13] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
         // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
         // rows' shapes), then the buffers get one scratch area and every later step writes in place.
-        const int64_t n_steps = static_cast<int64_t>(v14.data[0]);
+        const int64_t n_steps = static_cast<int64_t>(v15.data[0]);
         if (n_steps < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: was asked to run for a negative number of steps (%lld)",
                                            static_cast<long long>(n_steps)), kWhere);
-        if (v19.shape[0] < n_steps)
+        if (v33.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 0 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v19.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v33.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row0;
-        if (v20.shape[0] < n_steps)
+        if (v34.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 1 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v20.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v34.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row1;
         kg::Tensor<double, 1> buf0;
         int64_t store0 = 0, pos0 = 0;
@@ -3205,7 +3587,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         int64_t store1 = 0, pos1 = 0;
         kg::Tensor<double, 0> out_row1;
 
-        store1 = static_cast<int64_t>(v14.data[0]);
+        store1 = static_cast<int64_t>(v15.data[0]);
         if (store1 < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 was given a negative length (%lld)",
                                            static_cast<long long>(store1)), kWhere);
@@ -3214,9 +3596,9 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
         auto bind_step = [&](int64_t i) {
           (void)i;
-          seq_row0 = kg::scan::row(v19, i);
+          seq_row0 = kg::scan::row(v33, i);
           step_in[0] = kg::scan::dl_of(seq_row0, DLDataType{2, 64, 1});
-          seq_row1 = kg::scan::row(v20, i);
+          seq_row1 = kg::scan::row(v34, i);
           step_in[1] = kg::scan::dl_of(seq_row1, DLDataType{2, 64, 1});
           tap0_0 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-1), store0));
           step_in[2] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
@@ -3228,7 +3610,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         };
         int64_t i = 0;
         if (n_steps > 0) {
-          buf0 = v23;
+          buf0 = v37;
           store0 = buf0.shape[0];
           if (store0 < 1)
             return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 3) has %lld rows but must hold at least 1 (its oldest tap is -1)",
@@ -3268,7 +3650,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           }
           kg::Tensor<unsigned char, 1> scratch;
           scratch.shape[0] = total;
-          const int32_t scratch_status = kg::alloc_workspace(ctx, 11, scratch);
+          const int32_t scratch_status = kg::alloc_workspace(ctx, 20, scratch);
           if (scratch_status != KILN_OK) {
             kg::scan::release(first, 2);
             return kg::at_node(ctx, scratch_status, kWhere);
@@ -3317,8 +3699,8 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           const double step_in5 = v3.data[0];
           for (i = 1; i < n_steps && go_on; ++i) {
             {
-              const double step_in0 = v19.data[i * v19.strides[0]];
-              const double step_in1 = v20.data[i * v20.strides[0]];
+              const double step_in0 = v33.data[i * v33.strides[0]];
+              const double step_in1 = v34.data[i * v34.strides[0]];
               const double step_in2 = step_carry0;
               const double step_t0 = static_cast<double>((step_in2 * step_in5));
               const double step_t1 = static_cast<double>((step_in0 * step_in0));
@@ -3347,13 +3729,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           const bool rotate = n_steps > 0 && store0 < filled;
           int64_t len = store0;
           if (n_steps > 0 && store0 > filled && i < n_steps) len = std::max<int64_t>(0, store0 - (n_steps - i));
-          if (n_steps == 0) len = v23.shape[0];
-          for (int d = 1; d < 1; ++d) v24.shape[d] = v23.shape[d];
+          if (n_steps == 0) len = v37.shape[0];
+          for (int d = 1; d < 1; ++d) v38.shape[d] = v37.shape[d];
 
-          v24.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v24), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf0, v24, pos0, rotate, filled);
-          else kg::copy_tensor(v23, v24);
+          v38.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v38), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf0, v38, pos0, rotate, filled);
+          else kg::copy_tensor(v37, v38);
         }
         {
           const int64_t filled = i + (0);
@@ -3361,24 +3743,24 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           int64_t len = store1;
           if (n_steps > 0 && store1 > filled && i < n_steps) len = std::max<int64_t>(0, store1 - (n_steps - i));
 
-          for (int d = 1; d < 1; ++d) v25.shape[d] = buf1.shape[d];
+          for (int d = 1; d < 1; ++d) v39.shape[d] = buf1.shape[d];
           if (n_steps == 0) len = 0;
-          v25.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v25), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf1, v25, pos1, rotate, filled);
+          v39.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v39), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf1, v39, pos1, rotate, filled);
 
         }
 
 
   }
 
-  // [13] Sum{axes=None} -> v26
+  // [14] Sum{axes=None} -> v40
   {
-    static const char kWhere[] = "node [13] Sum{axes=None} -> \042v31\042 (from /nodes/19 Sum)";
+    static const char kWhere[] = "node [14] Sum{axes=None} -> \042v31\042 (from /nodes/19 Sum)";
     // Output shape: the dimensions that are not reduced.
 
 
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v26, DLDataType{2, 64, 1}), kWhere);
+    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v40, DLDataType{2, 64, 1}), kWhere);
     {
       using T = double;  // input element
       using A = double;  // accumulator
@@ -3396,10 +3778,10 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         return t0;
       };
       static const int axes[] = { 0 };
-      const kg::Rows<1, 1> rows(v25, axes);  // one row per output element
+      const kg::Rows<1, 1> rows(v39, axes);  // one row per output element
       const int64_t len = rows.len;
-      const T* __restrict px = v25.data;
-      O* __restrict py = v26.data;
+      const T* __restrict px = v39.data;
+      O* __restrict py = v40.data;
       // Calls f(i) for i in [0, count): on ctx->num_threads threads when `work` elements are
       // worth it, else serially without entering an OpenMP region (GOMP_parallel costs
       // microseconds even when its `if` clause is false).
@@ -3484,106 +3866,286 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [14] Subtensor{start:stop} -> v27
+  // [15] Composite{switch(i3, switch(lt((i0 - i1), 0), i2, (i0 - i1)), 0)} -> v41
   {
-    static const char kWhere[] = "node [14] Subtensor{start:stop} (from /nodes/18 Scan)";
-    const int64_t ix0 = 0;
-    int64_t ix1;
-    KILN_TRY_AT(kg::read_index(ctx, v14, ix1), kWhere);
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v19.shape[0], true, ix0, true, ix1, false, 0, sl0), kWhere);
-    v27.shape[0] = sl0.count;
-    v27.strides[0] = v19.strides[0];
-    v27.data = v19.data;
-    if (v27.size() > 0) v27.data += sl0.start * v19.strides[0];
+    static const char kWhere[] = "node [15] Composite{switch(i3, switch(lt((i0 - i1), 0), i2, (i0 - i1)), 0)} (from /nodes/18 Scan)";
 
-  }
 
-  // [15] Subtensor{::step} -> v28
-  {
-    static const char kWhere[] = "node [15] Subtensor{::step} (from /nodes/18 Scan)";
-    const int64_t ix0 = -1;
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v27.shape[0], false, 0, false, 0, true, ix0, sl0), kWhere);
-    v28.shape[0] = sl0.count;
-    v28.strides[0] = v27.strides[0] * sl0.step;
-    v28.data = v27.data;
-    if (v28.size() > 0) v28.data += sl0.start * v27.strides[0];
 
-  }
 
-  // [16] Subtensor{start:stop} -> v29
-  {
-    static const char kWhere[] = "node [16] Subtensor{start:stop} (from /nodes/18 Scan)";
-    const int64_t ix0 = 0;
-    int64_t ix1;
-    KILN_TRY_AT(kg::read_index(ctx, v14, ix1), kWhere);
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v20.shape[0], true, ix0, true, ix1, false, 0, sl0), kWhere);
-    v29.shape[0] = sl0.count;
-    v29.strides[0] = v20.strides[0];
-    v29.data = v20.data;
-    if (v29.size() > 0) v29.data += sl0.start * v20.strides[0];
-
-  }
-
-  // [17] Subtensor{::step} -> v30
-  {
-    static const char kWhere[] = "node [17] Subtensor{::step} (from /nodes/18 Scan)";
-    const int64_t ix0 = -1;
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v29.shape[0], false, 0, false, 0, true, ix0, sl0), kWhere);
-    v30.shape[0] = sl0.count;
-    v30.strides[0] = v29.strides[0] * sl0.step;
-    v30.data = v29.data;
-    if (v30.size() > 0) v30.data += sl0.start * v29.strides[0];
-
-  }
-
-  // [18] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} -> v31
-  {
-    static const char kWhere[] = "node [18] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} (from /nodes/18 Scan)";
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 12, v41), kWhere);
     {
-      // Every element of condition 1 must be nonzero (NaN counts as true).
-      const bool* c = v16.data;
-      bool ok = true;
-      if (v16.is_contiguous()) {
-        const int64_t n = v16.size();
-        for (int64_t e = 0; e < n; ++e) ok = ok && c[e] != bool(0);
-      } else {
-        int64_t strides[1][1] = {};
-        for (int d = 0; d < 0; ++d) strides[0][d] = v16.strides[d];
-        kg::for_each_strided<0, 1>(v16.shape, strides, [&](const int64_t* off) { ok = ok && c[off[0]] != bool(0); });
-      }
-      if (!ok) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_ASSERT, "%s", "ValueError: length input 0 is negative"), kWhere);
-    }
-    v31.data = v15.data;
-    for (int d = 0; d < 0; ++d) {
-      v31.shape[d] = v15.shape[d];
-      v31.strides[d] = v15.strides[d];
-    }
-
-
-  }
-
-  // [19] Ge -> v32
-  {
-    static const char kWhere[] = "node [19] Ge (from /nodes/18 Scan)";
-
-
-
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v32), kWhere);
-    {
-      const int64_t n = v32.size();
+      const int64_t n = v41.size();
       if (true) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v31.data;
-          const int64_t* __restrict p1 = v17.data;
+          const int64_t* p0 = v25.data;
+          const int64_t* __restrict p1 = v23.data;
+          const int64_t* __restrict p2 = v18.data;
+          const bool* __restrict p3 = v24.data;
 
-          bool* __restrict q0 = v32.data;
+          int64_t* q0 = v41.data;
+    #pragma omp simd
+          for (int64_t e = begin; e < end; ++e) {
+            const int64_t i0 = p0[0];
+            const int64_t i1 = p1[0];
+            const int64_t i2 = p2[0];
+            const bool i3 = p3[0];
+          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
+          const bool t1 = static_cast<bool>((t0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t2 = static_cast<int64_t>((t1 ? i2 : t0));
+          const int64_t t3 = static_cast<int64_t>((i3 ? t2 : static_cast<int64_t>(0LL)));
+
+            q0[e] = t3;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const int64_t* p0 = v25.data;
+        const int64_t* __restrict p1 = v23.data;
+        const int64_t* __restrict p2 = v18.data;
+        const bool* __restrict p3 = v24.data;
+
+        int64_t* q0 = v41.data;
+        int64_t strides[5][1] = {};
+        for (int d = 0; d < 0; ++d) {
+          strides[0][d] = v25.strides[d];
+          strides[1][d] = v23.strides[d];
+          strides[2][d] = v18.strides[d];
+          strides[3][d] = v24.strides[d];
+          strides[4][d] = v41.strides[d];
+        }
+
+        kg::for_each_strided<0, 5>(v41.shape, strides, [&](const int64_t* off) {
+          const int64_t i0 = p0[off[0]];
+          const int64_t i1 = p1[off[1]];
+          const int64_t i2 = p2[off[2]];
+          const bool i3 = p3[off[3]];
+          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
+          const bool t1 = static_cast<bool>((t0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t2 = static_cast<int64_t>((t1 ? i2 : t0));
+          const int64_t t3 = static_cast<int64_t>((i3 ? t2 : static_cast<int64_t>(0LL)));
+
+          q0[off[4]] = t3;
+        });
+
+      }
+    }
+
+
+  }
+
+  // [16] Subtensor{start:stop:step} -> v42
+  {
+    static const char kWhere[] = "node [16] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v26, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v41, ix1), kWhere);
+    const int64_t ix2 = -1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v42.shape[0] = sl0.count;
+    v42.strides[0] = v0.strides[0] * sl0.step;
+    v42.data = v0.data;
+    if (v42.size() > 0) v42.data += sl0.start * v0.strides[0];
+
+  }
+
+  // [17] Switch -> v43
+  {
+    static const char kWhere[] = "node [17] Switch (from /nodes/18 Scan)";
+
+
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v43), kWhere);
+    {
+      const int64_t n = v43.size();
+      if (true) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+          const bool* __restrict p0 = v28.data;
+          const int64_t* __restrict p1 = v29.data;
+          const int64_t* __restrict p2 = v5.data;
+
+          int64_t* __restrict q0 = v43.data;
+
+          for (int64_t e = begin; e < end; ++e) {
+            const bool i0 = p0[0];
+            const int64_t i1 = p1[0];
+            const int64_t i2 = p2[0];
+          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
+
+            q0[e] = t0;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const bool* __restrict p0 = v28.data;
+        const int64_t* __restrict p1 = v29.data;
+        const int64_t* __restrict p2 = v5.data;
+
+        int64_t* __restrict q0 = v43.data;
+        int64_t strides[4][1] = {};
+        for (int d = 0; d < 0; ++d) {
+          strides[0][d] = v28.strides[d];
+          strides[1][d] = v29.strides[d];
+          strides[2][d] = v5.strides[d];
+          strides[3][d] = v43.strides[d];
+        }
+
+        kg::for_each_strided<0, 4>(v43.shape, strides, [&](const int64_t* off) {
+          const bool i0 = p0[off[0]];
+          const int64_t i1 = p1[off[1]];
+          const int64_t i2 = p2[off[2]];
+          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
+
+          q0[off[3]] = t0;
+        });
+
+      }
+    }
+
+
+  }
+
+  // [18] Composite{switch(i3, switch(lt((i0 - i1), 0), i2, (i0 - i1)), 0)} -> v44
+  {
+    static const char kWhere[] = "node [18] Composite{switch(i3, switch(lt((i0 - i1), 0), i2, (i0 - i1)), 0)} (from /nodes/18 Scan)";
+
+
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 14, v44), kWhere);
+    {
+      const int64_t n = v44.size();
+      if (true) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+          const int64_t* __restrict p0 = v29.data;
+          const int64_t* p1 = v27.data;
+          const int64_t* __restrict p2 = v18.data;
+          const bool* __restrict p3 = v28.data;
+
+          int64_t* q0 = v44.data;
+    #pragma omp simd
+          for (int64_t e = begin; e < end; ++e) {
+            const int64_t i0 = p0[0];
+            const int64_t i1 = p1[0];
+            const int64_t i2 = p2[0];
+            const bool i3 = p3[0];
+          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
+          const bool t1 = static_cast<bool>((t0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t2 = static_cast<int64_t>((t1 ? i2 : t0));
+          const int64_t t3 = static_cast<int64_t>((i3 ? t2 : static_cast<int64_t>(0LL)));
+
+            q0[e] = t3;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const int64_t* __restrict p0 = v29.data;
+        const int64_t* p1 = v27.data;
+        const int64_t* __restrict p2 = v18.data;
+        const bool* __restrict p3 = v28.data;
+
+        int64_t* q0 = v44.data;
+        int64_t strides[5][1] = {};
+        for (int d = 0; d < 0; ++d) {
+          strides[0][d] = v29.strides[d];
+          strides[1][d] = v27.strides[d];
+          strides[2][d] = v18.strides[d];
+          strides[3][d] = v28.strides[d];
+          strides[4][d] = v44.strides[d];
+        }
+
+        kg::for_each_strided<0, 5>(v44.shape, strides, [&](const int64_t* off) {
+          const int64_t i0 = p0[off[0]];
+          const int64_t i1 = p1[off[1]];
+          const int64_t i2 = p2[off[2]];
+          const bool i3 = p3[off[3]];
+          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
+          const bool t1 = static_cast<bool>((t0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t2 = static_cast<int64_t>((t1 ? i2 : t0));
+          const int64_t t3 = static_cast<int64_t>((i3 ? t2 : static_cast<int64_t>(0LL)));
+
+          q0[off[4]] = t3;
+        });
+
+      }
+    }
+
+
+  }
+
+  // [19] Subtensor{start:stop:step} -> v45
+  {
+    static const char kWhere[] = "node [19] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v43, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v44, ix1), kWhere);
+    const int64_t ix2 = -1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v45.shape[0] = sl0.count;
+    v45.strides[0] = v0.strides[0] * sl0.step;
+    v45.data = v0.data;
+    if (v45.size() > 0) v45.data += sl0.start * v0.strides[0];
+
+  }
+
+  // [20] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} -> v46
+  {
+    static const char kWhere[] = "node [20] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} (from /nodes/18 Scan)";
+    {
+      // Every element of condition 1 must be nonzero (NaN counts as true).
+      const bool* c = v30.data;
+      bool ok = true;
+      if (v30.is_contiguous()) {
+        const int64_t n = v30.size();
+        for (int64_t e = 0; e < n; ++e) ok = ok && c[e] != bool(0);
+      } else {
+        int64_t strides[1][1] = {};
+        for (int d = 0; d < 0; ++d) strides[0][d] = v30.strides[d];
+        kg::for_each_strided<0, 1>(v30.shape, strides, [&](const int64_t* off) { ok = ok && c[off[0]] != bool(0); });
+      }
+      if (!ok) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_ASSERT, "%s", "ValueError: length input 0 is negative"), kWhere);
+    }
+    v46.data = v22.data;
+    for (int d = 0; d < 0; ++d) {
+      v46.shape[d] = v22.shape[d];
+      v46.strides[d] = v22.strides[d];
+    }
+
+
+  }
+
+  // [21] Ge -> v47
+  {
+    static const char kWhere[] = "node [21] Ge (from /nodes/18 Scan)";
+
+
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v47), kWhere);
+    {
+      const int64_t n = v47.size();
+      if (true) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+          const int64_t* __restrict p0 = v46.data;
+          const int64_t* __restrict p1 = v31.data;
+
+          bool* __restrict q0 = v47.data;
 
           for (int64_t e = begin; e < end; ++e) {
             const int64_t i0 = p0[0];
@@ -3596,18 +4158,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v31.data;
-        const int64_t* __restrict p1 = v17.data;
+        const int64_t* __restrict p0 = v46.data;
+        const int64_t* __restrict p1 = v31.data;
 
-        bool* __restrict q0 = v32.data;
+        bool* __restrict q0 = v47.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v31.strides[d];
-          strides[1][d] = v17.strides[d];
-          strides[2][d] = v32.strides[d];
+          strides[0][d] = v46.strides[d];
+          strides[1][d] = v31.strides[d];
+          strides[2][d] = v47.strides[d];
         }
 
-        kg::for_each_strided<0, 3>(v32.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 3>(v47.shape, strides, [&](const int64_t* off) {
           const int64_t i0 = p0[off[0]];
           const int64_t i1 = p1[off[1]];
           const bool t0 = static_cast<bool>((i0 >= i1));
@@ -3621,45 +4183,44 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  if (!(v32.data[0] != 0)) {  // branch 1
-  // [20] Subtensor{start:stop} -> v33
+  // [22] Subtensor{start:stop} -> v48
   {
-    static const char kWhere[] = "node [20] Subtensor{start:stop} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [22] Subtensor{start:stop} (from /nodes/18 Scan)";
     const int64_t ix0 = 0;
     const int64_t ix1 = 1;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v23.shape[0], true, ix0, true, ix1, false, 0, sl0), kWhere);
-    v33.shape[0] = sl0.count;
-    v33.strides[0] = v23.strides[0];
-    v33.data = v23.data;
-    if (v33.size() > 0) v33.data += sl0.start * v23.strides[0];
+    KILN_TRY_AT(kg::resolve_slice(ctx, v37.shape[0], true, ix0, true, ix1, false, 0, sl0), kWhere);
+    v48.shape[0] = sl0.count;
+    v48.strides[0] = v37.strides[0];
+    v48.data = v37.data;
+    if (v48.size() > 0) v48.data += sl0.start * v37.strides[0];
 
   }
 
-  // [21] Alloc -> v35
+  // [23] Alloc -> v50
   {
-    static const char kWhere[] = "node [21] Alloc (from /nodes/18 Scan)";
-    KILN_TRY_AT(kg::read_length(ctx, v14, "length input 1", v35.shape[0]), kWhere);
+    static const char kWhere[] = "node [23] Alloc (from /nodes/18 Scan)";
+    KILN_TRY_AT(kg::read_length(ctx, v15, "length input 1", v50.shape[0]), kWhere);
 
     int64_t vstrides[1] = {};  // the value broadcast to the output's shape
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v34.shape, v34.strides, 0, v35.shape, 1, vstrides), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v35), kWhere);
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v49.shape, v49.strides, 0, v50.shape, 1, vstrides), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v50), kWhere);
     {
-      const double* __restrict p = v34.data;
-      double* __restrict q = v35.data;
-      const int64_t n = v35.size();
-      if (n > 0 && v34.size() == 1) {
+      const double* __restrict p = v49.data;
+      double* __restrict q = v50.data;
+      const int64_t n = v50.size();
+      if (n > 0 && v49.size() == 1) {
         const double value = p[0];
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           for (int64_t e = begin; e < end; ++e) q[e] = value;
         });
       } else if (n > 0) {
         // Row by row (the last dimension), the outer dimensions by offsets into the value.
-        const int64_t len = v35.shape[0], vs = vstrides[0];
+        const int64_t len = v50.shape[0], vs = vstrides[0];
         int64_t strides[1][1] = {};
         for (int d = 0; d < 0; ++d) strides[0][d] = vstrides[d];
         int64_t row = 0;
-        kg::for_each_strided<0, 1>(v35.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 1>(v50.shape, strides, [&](const int64_t* off) {
           const double* src = p + off[0];
           double* dst = q + row * len;
           ++row;
@@ -3674,73 +4235,73 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [22] Join{axis=0} -> v36
+  // [24] Join{axis=0} -> v51
   {
-    static const char kWhere[] = "node [22] Join{axis=0} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [24] Join{axis=0} (from /nodes/18 Scan)";
     const int axis = 0;
 
-    for (int d = 0; d < 1; ++d) v36.shape[d] = v33.shape[d];
-    v36.shape[axis] = 0;
+    for (int d = 0; d < 1; ++d) v51.shape[d] = v48.shape[d];
+    v51.shape[axis] = 0;
     for (int d = 0; d < 1; ++d) {
-      if (d != axis && v33.shape[d] != v36.shape[d])
-        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 0 has length %lld", d, static_cast<long long>(v36.shape[d]), static_cast<long long>(v33.shape[d])), kWhere);
+      if (d != axis && v48.shape[d] != v51.shape[d])
+        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 0 has length %lld", d, static_cast<long long>(v51.shape[d]), static_cast<long long>(v48.shape[d])), kWhere);
     }
-    if (__builtin_add_overflow(v36.shape[axis], v33.shape[axis], &v36.shape[axis]))
+    if (__builtin_add_overflow(v51.shape[axis], v48.shape[axis], &v51.shape[axis]))
       return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Join: array is too big (the lengths along axis %d overflow)", axis), kWhere);
     for (int d = 0; d < 1; ++d) {
-      if (d != axis && v35.shape[d] != v36.shape[d])
-        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 1 has length %lld", d, static_cast<long long>(v36.shape[d]), static_cast<long long>(v35.shape[d])), kWhere);
+      if (d != axis && v50.shape[d] != v51.shape[d])
+        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 1 has length %lld", d, static_cast<long long>(v51.shape[d]), static_cast<long long>(v50.shape[d])), kWhere);
     }
-    if (__builtin_add_overflow(v36.shape[axis], v35.shape[axis], &v36.shape[axis]))
+    if (__builtin_add_overflow(v51.shape[axis], v50.shape[axis], &v51.shape[axis]))
       return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Join: array is too big (the lengths along axis %d overflow)", axis), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v36), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v51), kWhere);
     {
       // Each input into its region of the output (the output's strides, offset along the axis).
       int64_t offset = 0;
       {
         kg::Tensor<double, 1> region;
         for (int d = 0; d < 1; ++d) {
-          region.shape[d] = v33.shape[d];
-          region.strides[d] = v36.strides[d];
+          region.shape[d] = v48.shape[d];
+          region.strides[d] = v51.strides[d];
         }
-        region.data = v36.data;
-        if (region.size() > 0) region.data += offset * v36.strides[axis];
-        kg::copy_tensor(v33, region);
+        region.data = v51.data;
+        if (region.size() > 0) region.data += offset * v51.strides[axis];
+        kg::copy_tensor(v48, region);
 
-        offset += v33.shape[axis];
+        offset += v48.shape[axis];
       }
       {
         kg::Tensor<double, 1> region;
         for (int d = 0; d < 1; ++d) {
-          region.shape[d] = v35.shape[d];
-          region.strides[d] = v36.strides[d];
+          region.shape[d] = v50.shape[d];
+          region.strides[d] = v51.strides[d];
         }
-        region.data = v36.data;
-        if (region.size() > 0) region.data += offset * v36.strides[axis];
-        kg::copy_tensor(v35, region);
+        region.data = v51.data;
+        if (region.size() > 0) region.data += offset * v51.strides[axis];
+        kg::copy_tensor(v50, region);
 
-        offset += v35.shape[axis];
+        offset += v50.shape[axis];
       }
     }
 
   }
 
-  // [23] Scan{scan_fn, while_loop=False, inplace=none} -> v37, v38
+  // [25] Scan{scan_fn, while_loop=False, inplace=none} -> v52, v53
   {
-    static const char kWhere[] = "node [23] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [25] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
         // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
         // rows' shapes), then the buffers get one scratch area and every later step writes in place.
-        const int64_t n_steps = static_cast<int64_t>(v14.data[0]);
+        const int64_t n_steps = static_cast<int64_t>(v15.data[0]);
         if (n_steps < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: was asked to run for a negative number of steps (%lld)",
                                            static_cast<long long>(n_steps)), kWhere);
-        if (v19.shape[0] < n_steps)
+        if (v33.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 0 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v19.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v33.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row0;
-        if (v20.shape[0] < n_steps)
+        if (v34.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 1 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v20.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v34.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row1;
         kg::Tensor<double, 1> buf0;
         int64_t store0 = 0, pos0 = 0;
@@ -3753,7 +4314,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         int64_t store1 = 0, pos1 = 0;
         kg::Tensor<double, 0> out_row1;
 
-        store1 = static_cast<int64_t>(v14.data[0]);
+        store1 = static_cast<int64_t>(v15.data[0]);
         if (store1 < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 was given a negative length (%lld)",
                                            static_cast<long long>(store1)), kWhere);
@@ -3762,9 +4323,9 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
         auto bind_step = [&](int64_t i) {
           (void)i;
-          seq_row0 = kg::scan::row(v19, i);
+          seq_row0 = kg::scan::row(v33, i);
           step_in[0] = kg::scan::dl_of(seq_row0, DLDataType{2, 64, 1});
-          seq_row1 = kg::scan::row(v20, i);
+          seq_row1 = kg::scan::row(v34, i);
           step_in[1] = kg::scan::dl_of(seq_row1, DLDataType{2, 64, 1});
           tap0_0 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-1), store0));
           step_in[2] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
@@ -3776,7 +4337,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         };
         int64_t i = 0;
         if (n_steps > 0) {
-          buf0 = v36;
+          buf0 = v51;
           store0 = buf0.shape[0];
           if (store0 < 1)
             return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 3) has %lld rows but must hold at least 1 (its oldest tap is -1)",
@@ -3816,7 +4377,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           }
           kg::Tensor<unsigned char, 1> scratch;
           scratch.shape[0] = total;
-          const int32_t scratch_status = kg::alloc_workspace(ctx, 12, scratch);
+          const int32_t scratch_status = kg::alloc_workspace(ctx, 21, scratch);
           if (scratch_status != KILN_OK) {
             kg::scan::release(first, 2);
             return kg::at_node(ctx, scratch_status, kWhere);
@@ -3865,8 +4426,8 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           const double step_in5 = v3.data[0];
           for (i = 1; i < n_steps && go_on; ++i) {
             {
-              const double step_in0 = v19.data[i * v19.strides[0]];
-              const double step_in1 = v20.data[i * v20.strides[0]];
+              const double step_in0 = v33.data[i * v33.strides[0]];
+              const double step_in1 = v34.data[i * v34.strides[0]];
               const double step_in2 = step_carry0;
               const double step_t0 = static_cast<double>((step_in2 * step_in5));
               const double step_t1 = static_cast<double>((step_in0 * step_in0));
@@ -3895,13 +4456,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           const bool rotate = n_steps > 0 && store0 < filled;
           int64_t len = store0;
           if (n_steps > 0 && store0 > filled && i < n_steps) len = std::max<int64_t>(0, store0 - (n_steps - i));
-          if (n_steps == 0) len = v36.shape[0];
-          for (int d = 1; d < 1; ++d) v37.shape[d] = v36.shape[d];
+          if (n_steps == 0) len = v51.shape[0];
+          for (int d = 1; d < 1; ++d) v52.shape[d] = v51.shape[d];
 
-          v37.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v37), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf0, v37, pos0, rotate, filled);
-          else kg::copy_tensor(v36, v37);
+          v52.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v52), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf0, v52, pos0, rotate, filled);
+          else kg::copy_tensor(v51, v52);
         }
         {
           const int64_t filled = i + (0);
@@ -3909,96 +4470,222 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           int64_t len = store1;
           if (n_steps > 0 && store1 > filled && i < n_steps) len = std::max<int64_t>(0, store1 - (n_steps - i));
 
-          for (int d = 1; d < 1; ++d) v38.shape[d] = buf1.shape[d];
+          for (int d = 1; d < 1; ++d) v53.shape[d] = buf1.shape[d];
           if (n_steps == 0) len = 0;
-          v38.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v38), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf1, v38, pos1, rotate, filled);
+          v53.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v53), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf1, v53, pos1, rotate, filled);
 
         }
 
 
   }
 
-  }  // branch 1
-  // [24] if{Scan scan_fn states} -> v39
+  // [26] if{Scan scan_fn states} -> v54
   {
-    static const char kWhere[] = "node [24] if{Scan scan_fn states} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [26] if{Scan scan_fn states} (from /nodes/18 Scan)";
     // IfElse: only the branch taken has been computed; its values are copied to the outputs.
-    if (v32.data[0] != 0) {
-      for (int d = 0; d < 1; ++d) v39.shape[d] = v24.shape[d];
-      KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v39), kWhere);
-      kg::copy_tensor(v24, v39);
+    if (v47.data[0] != 0) {
+      for (int d = 0; d < 1; ++d) v54.shape[d] = v38.shape[d];
+      KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v54), kWhere);
+      kg::copy_tensor(v38, v54);
     } else {
-      for (int d = 0; d < 1; ++d) v39.shape[d] = v37.shape[d];
-      KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v39), kWhere);
-      kg::copy_tensor(v37, v39);
+      for (int d = 0; d < 1; ++d) v54.shape[d] = v52.shape[d];
+      KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v54), kWhere);
+      kg::copy_tensor(v52, v54);
     }
 
   }
 
-  // [25] Subtensor{start:stop} -> v40
+  if (v47.data[0] != 0) {  // branch 0
+  // [27] Shape_i{0} -> v55
   {
-    static const char kWhere[] = "node [25] Subtensor{start:stop} (from /nodes/18 Scan)";
-    const int64_t ix0 = 0;
+    static const char kWhere[] = "node [27] Shape_i{0} (from /nodes/18 Scan)";
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v55), kWhere);
+
+    v55.data[0] = v38.shape[0];
+
+  }
+
+  }  // branch 0
+  if (!(v47.data[0] != 0)) {  // branch 1
+  // [28] Shape_i{0} -> v56
+  {
+    static const char kWhere[] = "node [28] Shape_i{0} (from /nodes/18 Scan)";
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v56), kWhere);
+
+    v56.data[0] = v52.shape[0];
+
+  }
+
+  }  // branch 1
+  // [29] if{shape_Scan scan_fn states} -> v57
+  {
+    static const char kWhere[] = "node [29] if{shape_Scan scan_fn states} (from /nodes/18 Scan)";
+    // IfElse: only the branch taken has been computed; its values are copied to the outputs.
+    if (v47.data[0] != 0) {
+      for (int d = 0; d < 0; ++d) v57.shape[d] = v55.shape[d];
+      KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v57), kWhere);
+      kg::copy_tensor(v55, v57);
+    } else {
+      for (int d = 0; d < 0; ++d) v57.shape[d] = v56.shape[d];
+      KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v57), kWhere);
+      kg::copy_tensor(v56, v57);
+    }
+
+  }
+
+  // [30] Composite{...} -> v58, v59
+  {
+    static const char kWhere[] = "node [30] Composite{...} (from /nodes/18 Scan)";
+
+
+
+    for (int d = 0; d < 0; ++d) v59.shape[d] = v58.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v58), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v59), kWhere);
+    {
+      const int64_t n = v58.size();
+      if (true) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+          const int64_t* __restrict p0 = v15.data;
+          const int64_t* p1 = v57.data;
+          const bool* __restrict p2 = v16.data;
+
+          int64_t* q0 = v58.data;
+          int64_t* __restrict q1 = v59.data;
+    #pragma omp simd
+          for (int64_t e = begin; e < end; ++e) {
+            const int64_t i0 = p0[0];
+            const int64_t i1 = p1[0];
+            const bool i2 = p2[0];
+          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+          const int64_t t1 = static_cast<int64_t>((i2 ? t0 : i0));
+          const int64_t t2 = static_cast<int64_t>(kiln_scalar::clip(t1, static_cast<int64_t>(0LL), i1));
+          const int64_t t3 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i1));
+          const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t2, t3));
+          const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t4));
+          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_sub(t5, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t7 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t6));
+          const bool t8 = static_cast<bool>((t7 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_sub(t7, static_cast<int64_t>(1LL)));
+          const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_add(t3, t9));
+          const int64_t t11 = static_cast<int64_t>((t8 ? t10 : static_cast<int64_t>(0LL)));
+          const int64_t t12 = static_cast<int64_t>(kiln_scalar::wrap_sub(t10, t7));
+          const bool t13 = static_cast<bool>((t12 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i1));
+          const int64_t t15 = static_cast<int64_t>((t13 ? t14 : t12));
+          const int64_t t16 = static_cast<int64_t>((t8 ? t15 : static_cast<int64_t>(0LL)));
+
+            q0[e] = t11;
+            q1[e] = t16;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const int64_t* __restrict p0 = v15.data;
+        const int64_t* p1 = v57.data;
+        const bool* __restrict p2 = v16.data;
+
+        int64_t* q0 = v58.data;
+        int64_t* __restrict q1 = v59.data;
+        int64_t strides[5][1] = {};
+        for (int d = 0; d < 0; ++d) {
+          strides[0][d] = v15.strides[d];
+          strides[1][d] = v57.strides[d];
+          strides[2][d] = v16.strides[d];
+          strides[3][d] = v58.strides[d];
+          strides[4][d] = v59.strides[d];
+        }
+
+        kg::for_each_strided<0, 5>(v58.shape, strides, [&](const int64_t* off) {
+          const int64_t i0 = p0[off[0]];
+          const int64_t i1 = p1[off[1]];
+          const bool i2 = p2[off[2]];
+          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+          const int64_t t1 = static_cast<int64_t>((i2 ? t0 : i0));
+          const int64_t t2 = static_cast<int64_t>(kiln_scalar::clip(t1, static_cast<int64_t>(0LL), i1));
+          const int64_t t3 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i1));
+          const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t2, t3));
+          const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t4));
+          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_sub(t5, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t7 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t6));
+          const bool t8 = static_cast<bool>((t7 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_sub(t7, static_cast<int64_t>(1LL)));
+          const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_add(t3, t9));
+          const int64_t t11 = static_cast<int64_t>((t8 ? t10 : static_cast<int64_t>(0LL)));
+          const int64_t t12 = static_cast<int64_t>(kiln_scalar::wrap_sub(t10, t7));
+          const bool t13 = static_cast<bool>((t12 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i1));
+          const int64_t t15 = static_cast<int64_t>((t13 ? t14 : t12));
+          const int64_t t16 = static_cast<int64_t>((t8 ? t15 : static_cast<int64_t>(0LL)));
+
+          q0[off[3]] = t11;
+          q1[off[4]] = t16;
+        });
+
+      }
+    }
+
+
+  }
+
+  // [31] Subtensor{start:stop:step} -> v60
+  {
+    static const char kWhere[] = "node [31] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v58, ix0), kWhere);
     int64_t ix1;
-    KILN_TRY_AT(kg::read_index(ctx, v14, ix1), kWhere);
+    KILN_TRY_AT(kg::read_index(ctx, v59, ix1), kWhere);
+    const int64_t ix2 = -1;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v39.shape[0], true, ix0, true, ix1, false, 0, sl0), kWhere);
-    v40.shape[0] = sl0.count;
-    v40.strides[0] = v39.strides[0];
-    v40.data = v39.data;
-    if (v40.size() > 0) v40.data += sl0.start * v39.strides[0];
+    KILN_TRY_AT(kg::resolve_slice(ctx, v54.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v60.shape[0] = sl0.count;
+    v60.strides[0] = v54.strides[0] * sl0.step;
+    v60.data = v54.data;
+    if (v60.size() > 0) v60.data += sl0.start * v54.strides[0];
 
   }
 
-  // [26] Subtensor{::step} -> v41
+  // [32] Shape_i{0} -> v61
   {
-    static const char kWhere[] = "node [26] Subtensor{::step} (from /nodes/18 Scan)";
-    const int64_t ix0 = -1;
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v40.shape[0], false, 0, false, 0, true, ix0, sl0), kWhere);
-    v41.shape[0] = sl0.count;
-    v41.strides[0] = v40.strides[0] * sl0.step;
-    v41.data = v40.data;
-    if (v41.size() > 0) v41.data += sl0.start * v40.strides[0];
+    static const char kWhere[] = "node [32] Shape_i{0} (from /nodes/19 Sum)";
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v61), kWhere);
+
+    v61.data[0] = v39.shape[0];
 
   }
 
-  // [27] Shape_i{0} -> v42
+  // [33] Alloc -> v63
   {
-    static const char kWhere[] = "node [27] Shape_i{0} (from /nodes/19 Sum)";
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v42), kWhere);
-
-    v42.data[0] = v25.shape[0];
-
-  }
-
-  // [28] Alloc -> v44
-  {
-    static const char kWhere[] = "node [28] Alloc (from /nodes/19 Sum)";
-    KILN_TRY_AT(kg::read_length(ctx, v42, "length input 1", v44.shape[0]), kWhere);
+    static const char kWhere[] = "node [33] Alloc (from /nodes/19 Sum)";
+    KILN_TRY_AT(kg::read_length(ctx, v61, "length input 1", v63.shape[0]), kWhere);
 
     int64_t vstrides[1] = {};  // the value broadcast to the output's shape
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v43.shape, v43.strides, 1, v44.shape, 1, vstrides), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v44), kWhere);
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v62.shape, v62.strides, 1, v63.shape, 1, vstrides), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v63), kWhere);
     {
-      const double* __restrict p = v43.data;
-      double* __restrict q = v44.data;
-      const int64_t n = v44.size();
-      if (n > 0 && v43.size() == 1) {
+      const double* __restrict p = v62.data;
+      double* __restrict q = v63.data;
+      const int64_t n = v63.size();
+      if (n > 0 && v62.size() == 1) {
         const double value = p[0];
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           for (int64_t e = begin; e < end; ++e) q[e] = value;
         });
       } else if (n > 0) {
         // Row by row (the last dimension), the outer dimensions by offsets into the value.
-        const int64_t len = v44.shape[0], vs = vstrides[0];
+        const int64_t len = v63.shape[0], vs = vstrides[0];
         int64_t strides[1][1] = {};
         for (int d = 0; d < 0; ++d) strides[0][d] = vstrides[d];
         int64_t row = 0;
-        kg::for_each_strided<0, 1>(v44.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 1>(v63.shape, strides, [&](const int64_t* off) {
           const double* src = p + off[0];
           double* dst = q + row * len;
           ++row;
@@ -4013,58 +4700,226 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [29] Subtensor{start:stop} -> v45
+  // [34] Ge -> v64
   {
-    static const char kWhere[] = "node [29] Subtensor{start:stop} (from /nodes/18 Scan)";
-    const int64_t ix0 = 0;
+    static const char kWhere[] = "node [34] Ge (from /nodes/18 Scan)";
+
+
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v64), kWhere);
+    {
+      const int64_t n = v64.size();
+      if (true) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+          const int64_t* __restrict p0 = v61.data;
+          const int64_t* __restrict p1 = v5.data;
+
+          bool* __restrict q0 = v64.data;
+
+          for (int64_t e = begin; e < end; ++e) {
+            const int64_t i0 = p0[0];
+            const int64_t i1 = p1[0];
+          const bool t0 = static_cast<bool>((i0 >= i1));
+
+            q0[e] = t0;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const int64_t* __restrict p0 = v61.data;
+        const int64_t* __restrict p1 = v5.data;
+
+        bool* __restrict q0 = v64.data;
+        int64_t strides[3][1] = {};
+        for (int d = 0; d < 0; ++d) {
+          strides[0][d] = v61.strides[d];
+          strides[1][d] = v5.strides[d];
+          strides[2][d] = v64.strides[d];
+        }
+
+        kg::for_each_strided<0, 3>(v64.shape, strides, [&](const int64_t* off) {
+          const int64_t i0 = p0[off[0]];
+          const int64_t i1 = p1[off[1]];
+          const bool t0 = static_cast<bool>((i0 >= i1));
+
+          q0[off[2]] = t0;
+        });
+
+      }
+    }
+
+
+  }
+
+  // [35] CheckAndRaise{raises=ValueError, msg='length input 1 is negative'} -> v65
+  {
+    static const char kWhere[] = "node [35] CheckAndRaise{raises=ValueError, msg='length input 1 is negative'} (from /nodes/18 Scan)";
+    {
+      // Every element of condition 1 must be nonzero (NaN counts as true).
+      const bool* c = v64.data;
+      bool ok = true;
+      if (v64.is_contiguous()) {
+        const int64_t n = v64.size();
+        for (int64_t e = 0; e < n; ++e) ok = ok && c[e] != bool(0);
+      } else {
+        int64_t strides[1][1] = {};
+        for (int d = 0; d < 0; ++d) strides[0][d] = v64.strides[d];
+        kg::for_each_strided<0, 1>(v64.shape, strides, [&](const int64_t* off) { ok = ok && c[off[0]] != bool(0); });
+      }
+      if (!ok) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_ASSERT, "%s", "ValueError: length input 1 is negative"), kWhere);
+    }
+    v65.data = v61.data;
+    for (int d = 0; d < 0; ++d) {
+      v65.shape[d] = v61.shape[d];
+      v65.strides[d] = v61.strides[d];
+    }
+
+
+  }
+
+  // [36] Composite{...} -> v66, v67
+  {
+    static const char kWhere[] = "node [36] Composite{...} (from /nodes/18 Scan)";
+
+
+
+    for (int d = 0; d < 0; ++d) v67.shape[d] = v66.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v66), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v67), kWhere);
+    {
+      const int64_t n = v66.size();
+      if (true) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+          const int64_t* __restrict p0 = v65.data;
+          const int64_t* __restrict p1 = v15.data;
+          const bool* __restrict p2 = v16.data;
+
+          int64_t* __restrict q0 = v66.data;
+          int64_t* __restrict q1 = v67.data;
+
+          for (int64_t e = begin; e < end; ++e) {
+            const int64_t i0 = p0[0];
+            const int64_t i1 = p1[0];
+            const bool i2 = p2[0];
+          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+          const int64_t t1 = static_cast<int64_t>((i2 ? t0 : i1));
+          const int64_t t2 = static_cast<int64_t>(kiln_scalar::clip(t1, static_cast<int64_t>(0LL), i0));
+          const int64_t t3 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i0));
+          const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t2, t3));
+          const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t4));
+          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_sub(t5, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t7 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t6));
+          const bool t8 = static_cast<bool>((t7 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_sub(t7, static_cast<int64_t>(1LL)));
+          const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_add(t3, t9));
+          const int64_t t11 = static_cast<int64_t>((t8 ? t10 : static_cast<int64_t>(0LL)));
+          const int64_t t12 = static_cast<int64_t>(kiln_scalar::wrap_sub(t10, t7));
+          const bool t13 = static_cast<bool>((t12 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i0));
+          const int64_t t15 = static_cast<int64_t>((t13 ? t14 : t12));
+          const int64_t t16 = static_cast<int64_t>((t8 ? t15 : static_cast<int64_t>(0LL)));
+
+            q0[e] = t11;
+            q1[e] = t16;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const int64_t* __restrict p0 = v65.data;
+        const int64_t* __restrict p1 = v15.data;
+        const bool* __restrict p2 = v16.data;
+
+        int64_t* __restrict q0 = v66.data;
+        int64_t* __restrict q1 = v67.data;
+        int64_t strides[5][1] = {};
+        for (int d = 0; d < 0; ++d) {
+          strides[0][d] = v65.strides[d];
+          strides[1][d] = v15.strides[d];
+          strides[2][d] = v16.strides[d];
+          strides[3][d] = v66.strides[d];
+          strides[4][d] = v67.strides[d];
+        }
+
+        kg::for_each_strided<0, 5>(v66.shape, strides, [&](const int64_t* off) {
+          const int64_t i0 = p0[off[0]];
+          const int64_t i1 = p1[off[1]];
+          const bool i2 = p2[off[2]];
+          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+          const int64_t t1 = static_cast<int64_t>((i2 ? t0 : i1));
+          const int64_t t2 = static_cast<int64_t>(kiln_scalar::clip(t1, static_cast<int64_t>(0LL), i0));
+          const int64_t t3 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i0));
+          const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t2, t3));
+          const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t4));
+          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_sub(t5, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+          const int64_t t7 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t6));
+          const bool t8 = static_cast<bool>((t7 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_sub(t7, static_cast<int64_t>(1LL)));
+          const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_add(t3, t9));
+          const int64_t t11 = static_cast<int64_t>((t8 ? t10 : static_cast<int64_t>(0LL)));
+          const int64_t t12 = static_cast<int64_t>(kiln_scalar::wrap_sub(t10, t7));
+          const bool t13 = static_cast<bool>((t12 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+          const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i0));
+          const int64_t t15 = static_cast<int64_t>((t13 ? t14 : t12));
+          const int64_t t16 = static_cast<int64_t>((t8 ? t15 : static_cast<int64_t>(0LL)));
+
+          q0[off[3]] = t11;
+          q1[off[4]] = t16;
+        });
+
+      }
+    }
+
+
+  }
+
+  // [37] Subtensor{start:stop:step} -> v68
+  {
+    static const char kWhere[] = "node [37] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v66, ix0), kWhere);
     int64_t ix1;
-    KILN_TRY_AT(kg::read_index(ctx, v14, ix1), kWhere);
+    KILN_TRY_AT(kg::read_index(ctx, v67, ix1), kWhere);
+    const int64_t ix2 = -1;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v44.shape[0], true, ix0, true, ix1, false, 0, sl0), kWhere);
-    v45.shape[0] = sl0.count;
-    v45.strides[0] = v44.strides[0];
-    v45.data = v44.data;
-    if (v45.size() > 0) v45.data += sl0.start * v44.strides[0];
+    KILN_TRY_AT(kg::resolve_slice(ctx, v63.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v68.shape[0] = sl0.count;
+    v68.strides[0] = v63.strides[0] * sl0.step;
+    v68.data = v63.data;
+    if (v68.size() > 0) v68.data += sl0.start * v63.strides[0];
 
   }
 
-  // [30] Subtensor{::step} -> v46
+  // [38] Alloc -> v69
   {
-    static const char kWhere[] = "node [30] Subtensor{::step} (from /nodes/18 Scan)";
-    const int64_t ix0 = -1;
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v45.shape[0], false, 0, false, 0, true, ix0, sl0), kWhere);
-    v46.shape[0] = sl0.count;
-    v46.strides[0] = v45.strides[0] * sl0.step;
-    v46.data = v45.data;
-    if (v46.size() > 0) v46.data += sl0.start * v45.strides[0];
-
-  }
-
-  // [31] Alloc -> v47
-  {
-    static const char kWhere[] = "node [31] Alloc (from /nodes/18 Scan)";
-    KILN_TRY_AT(kg::read_length(ctx, v18, "length input 1", v47.shape[0]), kWhere);
+    static const char kWhere[] = "node [38] Alloc (from /nodes/18 Scan)";
+    KILN_TRY_AT(kg::read_length(ctx, v32, "length input 1", v69.shape[0]), kWhere);
 
     int64_t vstrides[1] = {};  // the value broadcast to the output's shape
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v34.shape, v34.strides, 0, v47.shape, 1, vstrides), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v47), kWhere);
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v49.shape, v49.strides, 0, v69.shape, 1, vstrides), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v69), kWhere);
     {
-      const double* __restrict p = v34.data;
-      double* __restrict q = v47.data;
-      const int64_t n = v47.size();
-      if (n > 0 && v34.size() == 1) {
+      const double* __restrict p = v49.data;
+      double* __restrict q = v69.data;
+      const int64_t n = v69.size();
+      if (n > 0 && v49.size() == 1) {
         const double value = p[0];
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           for (int64_t e = begin; e < end; ++e) q[e] = value;
         });
       } else if (n > 0) {
         // Row by row (the last dimension), the outer dimensions by offsets into the value.
-        const int64_t len = v47.shape[0], vs = vstrides[0];
+        const int64_t len = v69.shape[0], vs = vstrides[0];
         int64_t strides[1][1] = {};
         for (int d = 0; d < 0; ++d) strides[0][d] = vstrides[d];
         int64_t row = 0;
-        kg::for_each_strided<0, 1>(v47.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 1>(v69.shape, strides, [&](const int64_t* off) {
           const double* src = p + off[0];
           double* dst = q + row * len;
           ++row;
@@ -4079,30 +4934,30 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [32] Scan{grad_of_scan_fn, while_loop=False, inplace=none} -> v48, v49, v50, v51, v52, v53
+  // [39] Scan{grad_of_scan_fn, while_loop=False, inplace=none} -> v70, v71, v72, v73, v74, v75
   {
-    static const char kWhere[] = "node [32] Scan{grad_of_scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [39] Scan{grad_of_scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
         // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
         // rows' shapes), then the buffers get one scratch area and every later step writes in place.
-        const int64_t n_steps = static_cast<int64_t>(v14.data[0]);
+        const int64_t n_steps = static_cast<int64_t>(v15.data[0]);
         if (n_steps < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: was asked to run for a negative number of steps (%lld)",
                                            static_cast<long long>(n_steps)), kWhere);
-        if (v28.shape[0] < n_steps)
+        if (v42.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 0 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v28.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v42.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row0;
-        if (v30.shape[0] < n_steps)
+        if (v45.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 1 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v30.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v45.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row1;
-        if (v41.shape[0] < n_steps)
+        if (v60.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 2 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v41.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v60.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row2;
-        if (v46.shape[0] < n_steps)
+        if (v68.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 3 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v46.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v68.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row3;
         kg::Tensor<double, 1> buf0;
         int64_t store0 = 0, pos0 = 0;
@@ -4136,7 +4991,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         int64_t store4 = 0, pos4 = 0;
         kg::Tensor<double, 0> out_row4;
 
-        store4 = static_cast<int64_t>(v14.data[0]);
+        store4 = static_cast<int64_t>(v15.data[0]);
         if (store4 < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 was given a negative length (%lld)",
                                            static_cast<long long>(store4)), kWhere);
@@ -4144,7 +4999,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         int64_t store5 = 0, pos5 = 0;
         kg::Tensor<double, 0> out_row5;
 
-        store5 = static_cast<int64_t>(v14.data[0]);
+        store5 = static_cast<int64_t>(v15.data[0]);
         if (store5 < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 1 was given a negative length (%lld)",
                                            static_cast<long long>(store5)), kWhere);
@@ -4153,13 +5008,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
         auto bind_step = [&](int64_t i) {
           (void)i;
-          seq_row0 = kg::scan::row(v28, i);
+          seq_row0 = kg::scan::row(v42, i);
           step_in[0] = kg::scan::dl_of(seq_row0, DLDataType{2, 64, 1});
-          seq_row1 = kg::scan::row(v30, i);
+          seq_row1 = kg::scan::row(v45, i);
           step_in[1] = kg::scan::dl_of(seq_row1, DLDataType{2, 64, 1});
-          seq_row2 = kg::scan::row(v41, i);
+          seq_row2 = kg::scan::row(v60, i);
           step_in[2] = kg::scan::dl_of(seq_row2, DLDataType{2, 64, 1});
-          seq_row3 = kg::scan::row(v46, i);
+          seq_row3 = kg::scan::row(v68, i);
           step_in[3] = kg::scan::dl_of(seq_row3, DLDataType{2, 64, 1});
           tap0_0 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-1), store0));
           step_in[4] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
@@ -4178,7 +5033,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         };
         int64_t i = 0;
         if (n_steps > 0) {
-          buf0 = v47;
+          buf0 = v69;
           store0 = buf0.shape[0];
           if (store0 < 1)
             return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 5) has %lld rows but must hold at least 1 (its oldest tap is -1)",
@@ -4186,7 +5041,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           pos0 = kg::scan::wrap(1, store0);
           alias0 = kg::scan::wrap(-1, store0) == 0;  // a tap reads the row this step writes: write a copy first
 
-          buf1 = v47;
+          buf1 = v69;
           store1 = buf1.shape[0];
           if (store1 < 1)
             return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 1 (input 6) has %lld rows but must hold at least 1 (its oldest tap is -1)",
@@ -4194,7 +5049,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           pos1 = kg::scan::wrap(1, store1);
           alias1 = kg::scan::wrap(-1, store1) == 0;  // a tap reads the row this step writes: write a copy first
 
-          buf2 = v47;
+          buf2 = v69;
           store2 = buf2.shape[0];
           if (store2 < 1)
             return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 2 (input 7) has %lld rows but must hold at least 1 (its oldest tap is -1)",
@@ -4202,7 +5057,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           pos2 = kg::scan::wrap(1, store2);
           alias2 = kg::scan::wrap(-1, store2) == 0;  // a tap reads the row this step writes: write a copy first
 
-          buf3 = v47;
+          buf3 = v69;
           store3 = buf3.shape[0];
           if (store3 < 1)
             return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 3 (input 8) has %lld rows but must hold at least 1 (its oldest tap is -1)",
@@ -4261,7 +5116,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           }
           kg::Tensor<unsigned char, 1> scratch;
           scratch.shape[0] = total;
-          const int32_t scratch_status = kg::alloc_workspace(ctx, 13, scratch);
+          const int32_t scratch_status = kg::alloc_workspace(ctx, 22, scratch);
           if (scratch_status != KILN_OK) {
             kg::scan::release(first, 6);
             return kg::at_node(ctx, scratch_status, kWhere);
@@ -4379,10 +5234,10 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           const double step_in10 = v3.data[0];
           for (i = 1; i < n_steps && go_on; ++i) {
             {
-              const double step_in0 = v28.data[i * v28.strides[0]];
-              const double step_in1 = v30.data[i * v30.strides[0]];
-              const double step_in2 = v41.data[i * v41.strides[0]];
-              const double step_in3 = v46.data[i * v46.strides[0]];
+              const double step_in0 = v42.data[i * v42.strides[0]];
+              const double step_in1 = v45.data[i * v45.strides[0]];
+              const double step_in2 = v60.data[i * v60.strides[0]];
+              const double step_in3 = v68.data[i * v68.strides[0]];
               const double step_in4 = step_carry0;
               const double step_in5 = step_carry1;
               const double step_in6 = step_carry2;
@@ -4441,52 +5296,52 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           const bool rotate = n_steps > 0 && store0 < filled;
           int64_t len = store0;
           if (n_steps > 0 && store0 > filled && i < n_steps) len = std::max<int64_t>(0, store0 - (n_steps - i));
-          if (n_steps == 0) len = v47.shape[0];
-          for (int d = 1; d < 1; ++d) v48.shape[d] = v47.shape[d];
+          if (n_steps == 0) len = v69.shape[0];
+          for (int d = 1; d < 1; ++d) v70.shape[d] = v69.shape[d];
 
-          v48.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v48), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf0, v48, pos0, rotate, filled);
-          else kg::copy_tensor(v47, v48);
+          v70.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v70), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf0, v70, pos0, rotate, filled);
+          else kg::copy_tensor(v69, v70);
         }
         {
           const int64_t filled = i + (1);
           const bool rotate = n_steps > 0 && store1 < filled;
           int64_t len = store1;
           if (n_steps > 0 && store1 > filled && i < n_steps) len = std::max<int64_t>(0, store1 - (n_steps - i));
-          if (n_steps == 0) len = v47.shape[0];
-          for (int d = 1; d < 1; ++d) v49.shape[d] = v47.shape[d];
+          if (n_steps == 0) len = v69.shape[0];
+          for (int d = 1; d < 1; ++d) v71.shape[d] = v69.shape[d];
 
-          v49.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v49), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf1, v49, pos1, rotate, filled);
-          else kg::copy_tensor(v47, v49);
+          v71.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v71), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf1, v71, pos1, rotate, filled);
+          else kg::copy_tensor(v69, v71);
         }
         {
           const int64_t filled = i + (1);
           const bool rotate = n_steps > 0 && store2 < filled;
           int64_t len = store2;
           if (n_steps > 0 && store2 > filled && i < n_steps) len = std::max<int64_t>(0, store2 - (n_steps - i));
-          if (n_steps == 0) len = v47.shape[0];
-          for (int d = 1; d < 1; ++d) v50.shape[d] = v47.shape[d];
+          if (n_steps == 0) len = v69.shape[0];
+          for (int d = 1; d < 1; ++d) v72.shape[d] = v69.shape[d];
 
-          v50.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v50), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf2, v50, pos2, rotate, filled);
-          else kg::copy_tensor(v47, v50);
+          v72.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v72), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf2, v72, pos2, rotate, filled);
+          else kg::copy_tensor(v69, v72);
         }
         {
           const int64_t filled = i + (1);
           const bool rotate = n_steps > 0 && store3 < filled;
           int64_t len = store3;
           if (n_steps > 0 && store3 > filled && i < n_steps) len = std::max<int64_t>(0, store3 - (n_steps - i));
-          if (n_steps == 0) len = v47.shape[0];
-          for (int d = 1; d < 1; ++d) v51.shape[d] = v47.shape[d];
+          if (n_steps == 0) len = v69.shape[0];
+          for (int d = 1; d < 1; ++d) v73.shape[d] = v69.shape[d];
 
-          v51.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v51), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf3, v51, pos3, rotate, filled);
-          else kg::copy_tensor(v47, v51);
+          v73.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v73), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf3, v73, pos3, rotate, filled);
+          else kg::copy_tensor(v69, v73);
         }
         {
           const int64_t filled = i + (0);
@@ -4494,11 +5349,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           int64_t len = store4;
           if (n_steps > 0 && store4 > filled && i < n_steps) len = std::max<int64_t>(0, store4 - (n_steps - i));
 
-          for (int d = 1; d < 1; ++d) v52.shape[d] = buf4.shape[d];
+          for (int d = 1; d < 1; ++d) v74.shape[d] = buf4.shape[d];
           if (n_steps == 0) len = 0;
-          v52.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v52), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf4, v52, pos4, rotate, filled);
+          v74.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v74), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf4, v74, pos4, rotate, filled);
 
         }
         {
@@ -4507,74 +5362,74 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           int64_t len = store5;
           if (n_steps > 0 && store5 > filled && i < n_steps) len = std::max<int64_t>(0, store5 - (n_steps - i));
 
-          for (int d = 1; d < 1; ++d) v53.shape[d] = buf5.shape[d];
+          for (int d = 1; d < 1; ++d) v75.shape[d] = buf5.shape[d];
           if (n_steps == 0) len = 0;
-          v53.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v53), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf5, v53, pos5, rotate, filled);
+          v75.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v75), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf5, v75, pos5, rotate, filled);
 
         }
 
 
   }
 
-  // [33] Subtensor{i} -> v54
+  // [40] Subtensor{i} -> v76
   {
-    static const char kWhere[] = "node [33] Subtensor{i} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [40] Subtensor{i} (from /nodes/18 Scan)";
     const int64_t ix0 = -1;
     int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v49.shape[0], 0, at0), kWhere);
-    v54.data = v49.data;
-    if (v54.size() > 0) v54.data += at0 * v49.strides[0];
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v71.shape[0], 0, at0), kWhere);
+    v76.data = v71.data;
+    if (v76.size() > 0) v76.data += at0 * v71.strides[0];
 
   }
 
-  // [34] Subtensor{i} -> v55
+  // [41] Subtensor{i} -> v77
   {
-    static const char kWhere[] = "node [34] Subtensor{i} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [41] Subtensor{i} (from /nodes/18 Scan)";
     const int64_t ix0 = -1;
     int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v50.shape[0], 0, at0), kWhere);
-    v55.data = v50.data;
-    if (v55.size() > 0) v55.data += at0 * v50.strides[0];
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v72.shape[0], 0, at0), kWhere);
+    v77.data = v72.data;
+    if (v77.size() > 0) v77.data += at0 * v72.strides[0];
 
   }
 
-  // [35] Subtensor{i} -> v56
+  // [42] Subtensor{i} -> v78
   {
-    static const char kWhere[] = "node [35] Subtensor{i} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [42] Subtensor{i} (from /nodes/18 Scan)";
     const int64_t ix0 = -1;
     int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v51.shape[0], 0, at0), kWhere);
-    v56.data = v51.data;
-    if (v56.size() > 0) v56.data += at0 * v51.strides[0];
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v73.shape[0], 0, at0), kWhere);
+    v78.data = v73.data;
+    if (v78.size() > 0) v78.data += at0 * v73.strides[0];
 
   }
 
-  // [36] Alloc -> v57
+  // [43] Alloc -> v79
   {
-    static const char kWhere[] = "node [36] Alloc (from /nodes/18 Scan)";
-    KILN_TRY_AT(kg::read_length(ctx, v31, "length input 1", v57.shape[0]), kWhere);
+    static const char kWhere[] = "node [43] Alloc (from /nodes/18 Scan)";
+    KILN_TRY_AT(kg::read_length(ctx, v46, "length input 1", v79.shape[0]), kWhere);
 
     int64_t vstrides[1] = {};  // the value broadcast to the output's shape
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v34.shape, v34.strides, 0, v57.shape, 1, vstrides), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v57), kWhere);
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v49.shape, v49.strides, 0, v79.shape, 1, vstrides), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v79), kWhere);
     {
-      const double* __restrict p = v34.data;
-      double* __restrict q = v57.data;
-      const int64_t n = v57.size();
-      if (n > 0 && v34.size() == 1) {
+      const double* __restrict p = v49.data;
+      double* __restrict q = v79.data;
+      const int64_t n = v79.size();
+      if (n > 0 && v49.size() == 1) {
         const double value = p[0];
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           for (int64_t e = begin; e < end; ++e) q[e] = value;
         });
       } else if (n > 0) {
         // Row by row (the last dimension), the outer dimensions by offsets into the value.
-        const int64_t len = v57.shape[0], vs = vstrides[0];
+        const int64_t len = v79.shape[0], vs = vstrides[0];
         int64_t strides[1][1] = {};
         for (int d = 0; d < 0; ++d) strides[0][d] = vstrides[d];
         int64_t row = 0;
-        kg::for_each_strided<0, 1>(v57.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 1>(v79.shape, strides, [&](const int64_t* off) {
           const double* src = p + off[0];
           double* dst = q + row * len;
           ++row;
@@ -4589,59 +5444,59 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [37] Subtensor{i} -> v58
+  // [44] Subtensor{i} -> v80
   {
-    static const char kWhere[] = "node [37] Subtensor{i} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [44] Subtensor{i} (from /nodes/18 Scan)";
     const int64_t ix0 = -1;
     int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v48.shape[0], 0, at0), kWhere);
-    v58.data = v48.data;
-    if (v58.size() > 0) v58.data += at0 * v48.strides[0];
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v70.shape[0], 0, at0), kWhere);
+    v80.data = v70.data;
+    if (v80.size() > 0) v80.data += at0 * v70.strides[0];
 
   }
 
-  // [38] IncSubtensor{i} -> v59
+  // [45] IncSubtensor{i} -> v81
   {
-    static const char kWhere[] = "node [38] IncSubtensor{i} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [45] IncSubtensor{i} (from /nodes/18 Scan)";
     const int64_t ix0 = 0;
     int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v57.shape[0], 0, at0), kWhere);
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v79.shape[0], 0, at0), kWhere);
     kg::Tensor<double, 0> region;
     int64_t ystrides[1];
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v58.shape, v58.strides, 0, region.shape, 0, ystrides), kWhere);
-    for (int d = 0; d < 1; ++d) v59.shape[d] = v57.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v59), kWhere);
-    kg::copy_tensor(v57, v59);
-    region.data = v59.data;
-    if (region.size() > 0) region.data += at0 * v59.strides[0];
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v80.shape, v80.strides, 0, region.shape, 0, ystrides), kWhere);
+    for (int d = 0; d < 1; ++d) v81.shape[d] = v79.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v81), kWhere);
+    kg::copy_tensor(v79, v81);
+    region.data = v81.data;
+    if (region.size() > 0) region.data += at0 * v81.strides[0];
     {
       // A single element (integer indices only).
       double& a = region.data[0];
-      const double b = v58.data[0];
+      const double b = v80.data[0];
       a = a + b;
     }
 
   }
 
-  // [39] Subtensor{:stop} -> v60
+  // [46] Subtensor{:stop} -> v82
   {
-    static const char kWhere[] = "node [39] Subtensor{:stop} (from /nodes/13 IncSubtensor)";
+    static const char kWhere[] = "node [46] Subtensor{:stop} (from /nodes/13 IncSubtensor)";
     const int64_t ix0 = 1;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v59.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
-    v60.shape[0] = sl0.count;
-    v60.strides[0] = v59.strides[0];
-    v60.data = v59.data;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v81.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
+    v82.shape[0] = sl0.count;
+    v82.strides[0] = v81.strides[0];
+    v82.data = v81.data;
 
   }
 
-  // [40] Sum{axis=0} -> v61
+  // [47] Sum{axis=0} -> v83
   {
-    static const char kWhere[] = "node [40] Sum{axis=0} -> \042grad_s0\042 (from /nodes/13 IncSubtensor)";
+    static const char kWhere[] = "node [47] Sum{axis=0} -> \042grad_s0\042 (from /nodes/13 IncSubtensor)";
     // Output shape: the dimensions that are not reduced.
 
 
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 4, v61, DLDataType{2, 64, 1}), kWhere);
+    KILN_TRY_AT(kg::alloc_output(ctx, sink, 4, v83, DLDataType{2, 64, 1}), kWhere);
     {
       using T = double;  // input element
       using A = double;  // accumulator
@@ -4659,10 +5514,10 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         return t0;
       };
       static const int axes[] = { 0 };
-      const kg::Rows<1, 1> rows(v60, axes);  // one row per output element
+      const kg::Rows<1, 1> rows(v82, axes);  // one row per output element
       const int64_t len = rows.len;
-      const T* __restrict px = v60.data;
-      O* __restrict py = v61.data;
+      const T* __restrict px = v82.data;
+      O* __restrict py = v83.data;
       // Calls f(i) for i in [0, count): on ctx->num_threads threads when `work` elements are
       // worth it, else serially without entering an OpenMP region (GOMP_parallel costs
       // microseconds even when its `if` clause is false).
@@ -4747,25 +5602,25 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
   {
-    // graph output 1 is v54: copy it into the output's memory
+    // graph output 1 is v76: copy it into the output's memory
     kg::Tensor<double, 0> out;
-    for (int d = 0; d < 0; ++d) out.shape[d] = v54.shape[d];
+    for (int d = 0; d < 0; ++d) out.shape[d] = v76.shape[d];
     KILN_TRY(kg::alloc_output(ctx, sink, 1, out, DLDataType{2, 64, 1}));
-    kg::copy_tensor(v54, out);
+    kg::copy_tensor(v76, out);
   }
   {
-    // graph output 2 is v55: copy it into the output's memory
+    // graph output 2 is v77: copy it into the output's memory
     kg::Tensor<double, 0> out;
-    for (int d = 0; d < 0; ++d) out.shape[d] = v55.shape[d];
+    for (int d = 0; d < 0; ++d) out.shape[d] = v77.shape[d];
     KILN_TRY(kg::alloc_output(ctx, sink, 2, out, DLDataType{2, 64, 1}));
-    kg::copy_tensor(v55, out);
+    kg::copy_tensor(v77, out);
   }
   {
-    // graph output 3 is v56: copy it into the output's memory
+    // graph output 3 is v78: copy it into the output's memory
     kg::Tensor<double, 0> out;
-    for (int d = 0; d < 0; ++d) out.shape[d] = v56.shape[d];
+    for (int d = 0; d < 0; ++d) out.shape[d] = v78.shape[d];
     KILN_TRY(kg::alloc_output(ctx, sink, 3, out, DLDataType{2, 64, 1}));
-    kg::copy_tensor(v56, out);
+    kg::copy_tensor(v78, out);
   }
   return KILN_OK;
 }
@@ -4829,7 +5684,7 @@ const int32_t kOutputKinds[] = { KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_T
 constexpr int32_t kNumInputs = 5;
 constexpr int32_t kNumOutputs = 5;
 constexpr int32_t kNumShapeOutputs = 0;
-constexpr int32_t kNumSlots = 14;
+constexpr int32_t kNumSlots = 23;
 
 int32_t check_call(kg::Ctx* ctx, const DLTensor* inputs) {
   if (!ctx) return KILN_ERR_ARGUMENT;
