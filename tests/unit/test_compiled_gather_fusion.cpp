@@ -90,7 +90,9 @@ TEST_CASE("gather fusion: which gathers are read inline") {
 
 TEST_CASE("compiled gather fusion: values, layouts, threads and index errors") {
   const std::vector<std::pair<DType, DType>> kinds = {
-      {DType::Float64, DType::Int64}, {DType::Float32, DType::UInt8}, {DType::Float64, DType::Int16}};
+      {DType::Float64, DType::Int64}, {DType::Float32, DType::UInt8}, {DType::Float64, DType::Int16},
+      // float32 values by int64 indices: the flat loop is `omp simd` with AVX2 gathers.
+      {DType::Float32, DType::Int64}};
   std::vector<FunctionGraph> graphs;
   for (std::size_t k = 0; k < kinds.size(); ++k)
     graphs.push_back(gather_add(kinds[k].first, kinds[k].second, k == 1, "g" + std::to_string(k)));

@@ -2206,7 +2206,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v4, DLDataType{2, 64, 1}), kWhere);
     {
       const int64_t n = v4.size();
-      if (true && v3.is_contiguous() && v2.is_contiguous()) {
+      if (true && v0.is_contiguous() && v1.is_contiguous() && v3.is_contiguous() && v2.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
@@ -2216,7 +2216,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           double* __restrict q0 = v4.data;
 
           for (int64_t e = begin; e < end; ++e) {
-            const double i0 = p0[kg::gather_index(p0i[(e) * p0is], p0n, bad) * p0xs];
+            const double i0 = p0[kg::gather_index(p0i[e], p0n, bad)];
             const double i1 = p1[e];
           const double t0 = static_cast<double>(std::exp(i0));
           const double t1 = static_cast<double>((i1 * t0));
