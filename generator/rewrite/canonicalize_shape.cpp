@@ -316,10 +316,13 @@ std::optional<IndexItem> merge_slice_index(const Var& n, const SliceParts& p1, c
 // x[p1][p2] as x[p] (the dimension of length n).
 IndexItem merge_slices(const Var& n, const SliceParts& p1, const SliceParts& p2) {
   const std::optional<std::int64_t> cn = constant_int(n);
+  // The merged step matters only for two or more elements, and then it is the distance between
+  // two of x's elements, less than n: with fewer it is 1, so that two huge steps never multiply
+  // past int64 (x[::2**40][::2**40]).
   if (auto r1 = constant_range(cn, p1)) {
     if (auto r2 = constant_range(r1->count, p2)) {
-      const std::int64_t step = r1->step * r2->step;
-      if (r2->count == 0) return slice(IndexScalar(0), IndexScalar(0), IndexScalar(step));
+      if (r2->count == 0) return slice(IndexScalar(0), IndexScalar(0), IndexScalar(1));
+      const std::int64_t step = r2->count > 1 ? r1->step * r2->step : 1;
       const std::int64_t start = r1->start + r2->start * r1->step, stop = start + r2->count * step;
       // A negative stop would count from the end: omitted, a negative step runs to element 0.
       return slice(IndexScalar(start), stop < 0 ? IndexScalar(none) : IndexScalar(stop), IndexScalar(step));
@@ -328,7 +331,18 @@ IndexItem merge_slices(const Var& n, const SliceParts& p1, const SliceParts& p2)
   Resolved r1 = resolve(n, p1);
   Resolved r2 = resolve(r1.len, p2);
   Var start = r1.start + r2.start * r1.step;
-  Var step = r1.step * r2.step;
+  // Constant steps whose product is small (the usual case) stay a constant; otherwise as above,
+  // with a zero step kept 0 so that the merged Subtensor fails as the original did.
+  Var step;
+  const std::optional<std::int64_t> c1 = constant_int(r1.step), c2 = constant_int(r2.step);
+  std::int64_t product = 0;
+  if (c1 && c2 && !__builtin_mul_overflow(*c1, *c2, &product) && product <= (std::int64_t{1} << 62) &&
+      product >= -(std::int64_t{1} << 62)) {
+    step = int64_constant(product);
+  } else {
+    Var zero_step = bitwise_or(eq(r1.step, 0), eq(r2.step, 0));
+    step = switch_(zero_step, int64_constant(0), switch_(gt(r2.len, 1), r1.step * r2.step, int64_constant(1)));
+  }
   Var stop = start + r2.len * step;
   // Below 0 (a negative step past element 0): -n - 1, which slice.indices clips to -1.
   stop = switch_(lt(stop, 0), int64_constant(-1) - n, stop);
@@ -341,14 +355,15 @@ IndexItem merge_slices(const Var& n, const SliceParts& p1, const SliceParts& p2)
 // The length of dimension d of x as a graph. A Scan's mit-sot or sit-sot output is its final
 // buffer (Scan.perform), so its length is the buffer input's, which canonicalize traces back to
 // scan()'s AllocEmpty(taps + n_steps): a Shape_i of the output itself would be one more reader
-// of it and keep scan_save_mem away.
+// of it and keep scan_save_mem away. Not for a while loop, whose output is shorter when it
+// stops early.
 Var dim_length(const Var& x, int d) {
   const std::int64_t fixed = x->shape()[static_cast<std::size_t>(d)];
   if (fixed != kUnknownLength) return int64_constant(fixed);
   if (const Apply* p = x->owner(); p && p->op().name() == "Scan") {
     const ScanInfo& info = static_cast<const Scan&>(p->op()).info();
     const int k = x->index();
-    if (k >= info.n_mit_mot() && k < info.n_tap_outs())
+    if (!info.as_while && k >= info.n_mit_mot() && k < info.n_tap_outs())
       return shape_i(p->input(static_cast<std::size_t>(info.tap_buffers_begin() + k)), d);
   }
   return shape_i(x, d);
