@@ -136,10 +136,13 @@ SliceRange resolve_slice(std::optional<std::int64_t> start, std::optional<std::i
   };
   std::int64_t b = clamp_bound(start, st < 0 ? length - 1 : 0);
   std::int64_t e = clamp_bound(stop, st < 0 ? -1 : length);
+  // Written as (span - 1) / |step| + 1 so a huge step (even INT64_MIN) cannot overflow.
   std::int64_t count = 0;
-  if (st > 0 && e > b) count = (e - b + st - 1) / st;
-  if (st < 0 && b > e) count = (b - e + (-st) - 1) / (-st);
-  return SliceRange{b, st, count};
+  if (st > 0 && e > b) count = (e - b - 1) / st + 1;
+  if (st < 0 && b > e) count = (b - e - 1) / (st == INT64_MIN ? INT64_MAX : -st) + 1;
+  // With at most one element the step is never taken: 1 keeps stride * step from overflowing
+  // (the generated runtime's kiln_resolve_slice does the same).
+  return SliceRange{b, count > 1 ? st : 1, count};
 }
 
 int normalize_axis(std::int64_t axis, int ndim) {
