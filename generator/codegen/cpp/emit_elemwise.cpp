@@ -122,6 +122,11 @@ std::string emit_elemwise(const NodeEmitContext& c) {
   int counter = 0;
   ScalarCode code = emit_scalar_code(op.scalar_op(), args, arg_dtypes, "t", counter);
   data.set("body", indent_lines(code.statements, "      "));
+  // A 0-d result is one element (every input is 0-d too): a plain block, not the two loops. The
+  // shape arithmetic of most graphs and a PyMC model's scalar parameters are such nodes; the
+  // loops' code costs compile time for nothing there.
+  data.set("scalar", nd == 0);
+  data.set("scalar_body", indent_lines(code.statements, "  "));
 
   TemplateData outputs{TemplateData::type::list}, extra{TemplateData::type::list};
   for (int k = 0; k < node.num_outputs(); ++k) {

@@ -2204,6 +2204,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v4, DLDataType{2, 64, 1}), kWhere);
+
     {
       const int64_t n = v4.size();
       if (true && v0.is_contiguous() && v1.is_contiguous() && v3.is_contiguous() && v2.is_contiguous()) {

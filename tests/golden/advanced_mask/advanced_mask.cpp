@@ -2317,7 +2317,17 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         // thread count; a chunk folds into kLanes independent accumulators the compiler vectorises.
         static constexpr int kLanes = 32;  // static: clang -fopenmp cannot use a local in the lambdas below
         static constexpr int64_t kChunk = 16384, kMaxChunks = 64;
-        const auto fold = [&](const T* p, int64_t n) -> A {
+        // Not inlined: the vectorised fold is then compiled once per node, not once per call site
+        // (four, with the paths below and OpenMP's copies: a fifth of a PyMC model's object code),
+        // and every row goes through the same instructions whatever the thread count.
+        const auto fold = [&](const T* p, int64_t n) __attribute__((noinline)) -> A {
+          if (n < kLanes) {
+            // A short run in order: the lanes below would all stay `init`, which combine leaves
+            // unchanged, so this is the same value without their cost.
+            A r = init;
+            for (int64_t k = 0; k < n; ++k) r = step(r, p[k]);
+            return r;
+          }
           A acc[kLanes];
           for (int j = 0; j < kLanes; ++j) acc[j] = init;
           int64_t k = 0;
@@ -2390,48 +2400,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v5), kWhere);
     {
-      const int64_t n = v5.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v3.data;
-          const int8_t* __restrict p1 = v4.data;
+      const int64_t i0 = v3.data[0];
+      const int8_t i1 = v4.data[0];
+      const bool t0 = static_cast<bool>((i0 == kiln_scalar::convert<int64_t>(i1)));
 
-          bool* __restrict q0 = v5.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int8_t i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 == kiln_scalar::convert<int64_t>(i1)));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v3.data;
-        const int8_t* __restrict p1 = v4.data;
-
-        bool* __restrict q0 = v5.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v3.strides[d];
-          strides[1][d] = v4.strides[d];
-          strides[2][d] = v5.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v5.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int8_t i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 == kiln_scalar::convert<int64_t>(i1)));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v5.data[0] = t0;
     }
+
 
 
   }
@@ -2455,53 +2430,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v7, DLDataType{0, 64, 1}), kWhere);
     {
-      const int64_t n = v7.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const bool* __restrict p0 = v5.data;
-          const int64_t* __restrict p1 = v6.data;
-          const int64_t* __restrict p2 = v3.data;
+      const bool i0 = v5.data[0];
+      const int64_t i1 = v6.data[0];
+      const int64_t i2 = v3.data[0];
+      const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
 
-          int64_t* __restrict q0 = v7.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const bool i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const int64_t i2 = p2[0];
-          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const bool* __restrict p0 = v5.data;
-        const int64_t* __restrict p1 = v6.data;
-        const int64_t* __restrict p2 = v3.data;
-
-        int64_t* __restrict q0 = v7.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v5.strides[d];
-          strides[1][d] = v6.strides[d];
-          strides[2][d] = v3.strides[d];
-          strides[3][d] = v7.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v7.shape, strides, [&](const int64_t* off) {
-          const bool i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t i2 = p2[off[2]];
-          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-          q0[off[3]] = t0;
-        });
-
-      }
+      v7.data[0] = t0;
     }
+
 
 
   }

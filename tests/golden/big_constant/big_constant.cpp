@@ -2195,6 +2195,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v2, DLDataType{2, 64, 1}), kWhere);
+
     {
       const int64_t n = v2.size();
       if (true && v1.is_contiguous() && v0.is_contiguous()) {

@@ -2430,48 +2430,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v3, DLDataType{0, 64, 1}), kWhere);
     {
-      const int64_t n = v3.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v1.data;
-          const int64_t* __restrict p1 = v2.data;
+      const int64_t i0 = v1.data[0];
+      const int64_t i1 = v2.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_mul(i0, i1));
 
-          int64_t* __restrict q0 = v3.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_mul(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v1.data;
-        const int64_t* __restrict p1 = v2.data;
-
-        int64_t* __restrict q0 = v3.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v1.strides[d];
-          strides[1][d] = v2.strides[d];
-          strides[2][d] = v3.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v3.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_mul(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v3.data[0] = t0;
     }
+
 
 
   }

@@ -2209,6 +2209,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 1, v4, DLDataType{2, 64, 1}), kWhere);
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 2, v5, DLDataType{6, 8, 1}), kWhere);
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 3, v6, DLDataType{0, 64, 1}), kWhere);
+
     {
       const int64_t n = v3.size();
       if (true && v0.is_contiguous() && v1.is_contiguous() && v2.is_contiguous()) {

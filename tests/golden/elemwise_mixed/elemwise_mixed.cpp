@@ -2208,6 +2208,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v2, DLDataType{2, 32, 1}), kWhere);
+
     {
       const int64_t n = v2.size();
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
@@ -2267,6 +2268,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 1, v3, DLDataType{2, 32, 1}), kWhere);
+
     {
       const int64_t n = v3.size();
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
@@ -2326,6 +2328,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 2, v4, DLDataType{2, 32, 1}), kWhere);
+
     {
       const int64_t n = v4.size();
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
@@ -2385,6 +2388,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 3, v5, DLDataType{2, 32, 1}), kWhere);
+
     {
       const int64_t n = v5.size();
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
@@ -2444,6 +2448,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 4, v6, DLDataType{2, 32, 1}), kWhere);
+
     {
       const int64_t n = v6.size();
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
@@ -2503,6 +2508,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 5, v7, DLDataType{2, 32, 1}), kWhere);
+
     {
       const int64_t n = v7.size();
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
@@ -2562,6 +2568,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 6, v8, DLDataType{2, 32, 1}), kWhere);
+
     {
       const int64_t n = v8.size();
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
@@ -2621,6 +2628,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 7, v9, DLDataType{2, 32, 1}), kWhere);
+
     {
       const int64_t n = v9.size();
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
@@ -2680,6 +2688,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 8, v10, DLDataType{2, 32, 1}), kWhere);
+
     {
       const int64_t n = v10.size();
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
@@ -2739,6 +2748,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 9, v11, DLDataType{2, 32, 1}), kWhere);
+
     {
       const int64_t n = v11.size();
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
@@ -2798,6 +2808,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 10, v12, DLDataType{6, 8, 1}), kWhere);
+
     {
       const int64_t n = v12.size();
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
@@ -2857,6 +2868,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 11, v13, DLDataType{6, 8, 1}), kWhere);
+
     {
       const int64_t n = v13.size();
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
@@ -2916,6 +2928,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 12, v14, DLDataType{6, 8, 1}), kWhere);
+
     {
       const int64_t n = v14.size();
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
@@ -2975,6 +2988,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 13, v15, DLDataType{6, 8, 1}), kWhere);
+
     {
       const int64_t n = v15.size();
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
@@ -3034,6 +3048,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 14, v16, DLDataType{6, 8, 1}), kWhere);
+
     {
       const int64_t n = v16.size();
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
@@ -3093,6 +3108,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 15, v17, DLDataType{6, 8, 1}), kWhere);
+
     {
       const int64_t n = v17.size();
       if (true && v0.is_contiguous() && v1.is_contiguous()) {

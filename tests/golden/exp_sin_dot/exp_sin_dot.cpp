@@ -2225,6 +2225,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v3), kWhere);
+
     {
       const int64_t n = v3.size();
       if (true && v0.is_contiguous()) {
@@ -2316,43 +2317,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v9, DLDataType{2, 64, 1}), kWhere);
     {
-      const int64_t n = v9.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const double* __restrict p0 = v8.data;
+      const double i0 = v8.data[0];
+      const double t0 = static_cast<double>(std::cos(i0));
 
-          double* __restrict q0 = v9.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const double i0 = p0[0];
-          const double t0 = static_cast<double>(std::cos(i0));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v8.data;
-
-        double* __restrict q0 = v9.data;
-        int64_t strides[2][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v8.strides[d];
-          strides[1][d] = v9.strides[d];
-        }
-
-        kg::for_each_strided<0, 2>(v9.shape, strides, [&](const int64_t* off) {
-          const double i0 = p0[off[0]];
-          const double t0 = static_cast<double>(std::cos(i0));
-
-          q0[off[1]] = t0;
-        });
-
-      }
+      v9.data[0] = t0;
     }
+
 
 
   }

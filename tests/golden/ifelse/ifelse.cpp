@@ -2210,48 +2210,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v3), kWhere);
     {
-      const int64_t n = v3.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const double* __restrict p0 = v0.data;
-          const double* __restrict p1 = v2.data;
+      const double i0 = v0.data[0];
+      const double i1 = v2.data[0];
+      const bool t0 = static_cast<bool>((i0 < i1));
 
-          bool* __restrict q0 = v3.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const double i0 = p0[0];
-            const double i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 < i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v0.data;
-        const double* __restrict p1 = v2.data;
-
-        bool* __restrict q0 = v3.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v0.strides[d];
-          strides[1][d] = v2.strides[d];
-          strides[2][d] = v3.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v3.shape, strides, [&](const int64_t* off) {
-          const double i0 = p0[off[0]];
-          const double i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 < i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v3.data[0] = t0;
     }
+
 
 
   }
@@ -2269,6 +2234,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v4), kWhere);
+
     {
       const int64_t n = v4.size();
       if (true && v1.is_contiguous()) {
@@ -2390,48 +2356,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v3), kWhere);
     {
-      const int64_t n = v3.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const double* __restrict p0 = v0.data;
-          const double* __restrict p1 = v2.data;
+      const double i0 = v0.data[0];
+      const double i1 = v2.data[0];
+      const bool t0 = static_cast<bool>((i0 < i1));
 
-          bool* __restrict q0 = v3.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const double i0 = p0[0];
-            const double i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 < i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v0.data;
-        const double* __restrict p1 = v2.data;
-
-        bool* __restrict q0 = v3.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v0.strides[d];
-          strides[1][d] = v2.strides[d];
-          strides[2][d] = v3.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v3.shape, strides, [&](const int64_t* off) {
-          const double i0 = p0[off[0]];
-          const double i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 < i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v3.data[0] = t0;
     }
+
 
 
   }

@@ -2211,6 +2211,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v1, DLDataType{2, 64, 1}), kWhere);
+
     {
       const int64_t n = v1.size();
       if (true && v0.is_contiguous()) {
@@ -2265,6 +2266,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v2), kWhere);
+
     {
       const int64_t n = v2.size();
       if (true && v0.is_contiguous()) {
@@ -2336,6 +2338,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v4), kWhere);
+
     {
       const int64_t n = v4.size();
       if (true && v3.is_contiguous() && v4.shape[0] == 1) {
@@ -2438,7 +2441,17 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         // thread count; a chunk folds into kLanes independent accumulators the compiler vectorises.
         static constexpr int kLanes = 32;  // static: clang -fopenmp cannot use a local in the lambdas below
         static constexpr int64_t kChunk = 16384, kMaxChunks = 64;
-        const auto fold = [&](const T* p, int64_t n) -> A {
+        // Not inlined: the vectorised fold is then compiled once per node, not once per call site
+        // (four, with the paths below and OpenMP's copies: a fifth of a PyMC model's object code),
+        // and every row goes through the same instructions whatever the thread count.
+        const auto fold = [&](const T* p, int64_t n) __attribute__((noinline)) -> A {
+          if (n < kLanes) {
+            // A short run in order: the lanes below would all stay `init`, which combine leaves
+            // unchanged, so this is the same value without their cost.
+            A r = init;
+            for (int64_t k = 0; k < n; ++k) r = step(r, p[k]);
+            return r;
+          }
           A acc[kLanes];
           for (int j = 0; j < kLanes; ++j) acc[j] = init;
           int64_t k = 0;
@@ -2654,6 +2667,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v12), kWhere);
+
     {
       const int64_t n = v12.size();
       if (true && v3.is_contiguous() && v12.shape[0] == 1 && v4.is_contiguous() && v12.shape[0] == 1 && v11.is_contiguous()) {
@@ -2875,6 +2889,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
     }
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v2), kWhere);
+
     {
       const int64_t n = v2.size();
       if (true && v0.is_contiguous()) {
@@ -2946,6 +2961,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
     }
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v4), kWhere);
+
     {
       const int64_t n = v4.size();
       if (true && v3.is_contiguous() && v4.shape[0] == 1) {
@@ -3002,6 +3018,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
     }
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v5), kWhere);
+
     {
       const int64_t n = v5.size();
       if (true && v0.is_contiguous()) {
@@ -3102,7 +3119,17 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         // thread count; a chunk folds into kLanes independent accumulators the compiler vectorises.
         static constexpr int kLanes = 32;  // static: clang -fopenmp cannot use a local in the lambdas below
         static constexpr int64_t kChunk = 16384, kMaxChunks = 64;
-        const auto fold = [&](const T* p, int64_t n) -> A {
+        // Not inlined: the vectorised fold is then compiled once per node, not once per call site
+        // (four, with the paths below and OpenMP's copies: a fifth of a PyMC model's object code),
+        // and every row goes through the same instructions whatever the thread count.
+        const auto fold = [&](const T* p, int64_t n) __attribute__((noinline)) -> A {
+          if (n < kLanes) {
+            // A short run in order: the lanes below would all stay `init`, which combine leaves
+            // unchanged, so this is the same value without their cost.
+            A r = init;
+            for (int64_t k = 0; k < n; ++k) r = step(r, p[k]);
+            return r;
+          }
           A acc[kLanes];
           for (int j = 0; j < kLanes; ++j) acc[j] = init;
           int64_t k = 0;
@@ -3318,6 +3345,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
     }
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v13), kWhere);
+
     {
       const int64_t n = v13.size();
       if (true && v3.is_contiguous() && v13.shape[0] == 1 && v4.is_contiguous() && v13.shape[0] == 1 && v12.is_contiguous()) {

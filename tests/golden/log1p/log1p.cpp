@@ -2187,6 +2187,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v1, DLDataType{2, 64, 1}), kWhere);
+
     {
       const int64_t n = v1.size();
       if (true && v0.is_contiguous()) {

@@ -2266,7 +2266,17 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         // thread count; a chunk folds into kLanes independent accumulators the compiler vectorises.
         static constexpr int kLanes = 32;  // static: clang -fopenmp cannot use a local in the lambdas below
         static constexpr int64_t kChunk = 16384, kMaxChunks = 64;
-        const auto fold = [&](const T* p, int64_t n) -> A {
+        // Not inlined: the vectorised fold is then compiled once per node, not once per call site
+        // (four, with the paths below and OpenMP's copies: a fifth of a PyMC model's object code),
+        // and every row goes through the same instructions whatever the thread count.
+        const auto fold = [&](const T* p, int64_t n) __attribute__((noinline)) -> A {
+          if (n < kLanes) {
+            // A short run in order: the lanes below would all stay `init`, which combine leaves
+            // unchanged, so this is the same value without their cost.
+            A r = init;
+            for (int64_t k = 0; k < n; ++k) r = step(r, p[k]);
+            return r;
+          }
           A acc[kLanes];
           for (int j = 0; j < kLanes; ++j) acc[j] = init;
           int64_t k = 0;
@@ -2399,6 +2409,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     for (int d = 0; d < 1; ++d) v13.shape[d] = v12.shape[d];
     KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v12), kWhere);
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 1, v13, DLDataType{2, 64, 1}), kWhere);
+
     {
       const int64_t n = v12.size();
       if (true && v11.is_contiguous() && v1.is_contiguous()) {
@@ -2520,7 +2531,17 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         // thread count; a chunk folds into kLanes independent accumulators the compiler vectorises.
         static constexpr int kLanes = 32;  // static: clang -fopenmp cannot use a local in the lambdas below
         static constexpr int64_t kChunk = 16384, kMaxChunks = 64;
-        const auto fold = [&](const T* p, int64_t n) -> A {
+        // Not inlined: the vectorised fold is then compiled once per node, not once per call site
+        // (four, with the paths below and OpenMP's copies: a fifth of a PyMC model's object code),
+        // and every row goes through the same instructions whatever the thread count.
+        const auto fold = [&](const T* p, int64_t n) __attribute__((noinline)) -> A {
+          if (n < kLanes) {
+            // A short run in order: the lanes below would all stay `init`, which combine leaves
+            // unchanged, so this is the same value without their cost.
+            A r = init;
+            for (int64_t k = 0; k < n; ++k) r = step(r, p[k]);
+            return r;
+          }
           A acc[kLanes];
           for (int j = 0; j < kLanes; ++j) acc[j] = init;
           int64_t k = 0;
@@ -2593,59 +2614,17 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v15, DLDataType{2, 64, 1}), kWhere);
     {
-      const int64_t n = v15.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const double* __restrict p0 = v4.data;
-          const int64_t* __restrict p1 = v5.data;
-          const double* __restrict p2 = v14.data;
+      const double i0 = v4.data[0];
+      const int64_t i1 = v5.data[0];
+      const double i2 = v14.data[0];
+      const double t0 = static_cast<double>((0x1.47ae147ae147bp-7 * i0));
+      const double t1 = static_cast<double>(kiln_scalar::convert<double>(i1));
+      const double t2 = static_cast<double>((i2 / t1));
+      const double t3 = static_cast<double>((t0 + t2));
 
-          double* __restrict q0 = v15.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const double i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const double i2 = p2[0];
-          const double t0 = static_cast<double>((0x1.47ae147ae147bp-7 * i0));
-          const double t1 = static_cast<double>(kiln_scalar::convert<double>(i1));
-          const double t2 = static_cast<double>((i2 / t1));
-          const double t3 = static_cast<double>((t0 + t2));
-
-            q0[e] = t3;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v4.data;
-        const int64_t* __restrict p1 = v5.data;
-        const double* __restrict p2 = v14.data;
-
-        double* __restrict q0 = v15.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v4.strides[d];
-          strides[1][d] = v5.strides[d];
-          strides[2][d] = v14.strides[d];
-          strides[3][d] = v15.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v15.shape, strides, [&](const int64_t* off) {
-          const double i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const double i2 = p2[off[2]];
-          const double t0 = static_cast<double>((0x1.47ae147ae147bp-7 * i0));
-          const double t1 = static_cast<double>(kiln_scalar::convert<double>(i1));
-          const double t2 = static_cast<double>((i2 / t1));
-          const double t3 = static_cast<double>((t0 + t2));
-
-          q0[off[3]] = t3;
-        });
-
-      }
+      v15.data[0] = t3;
     }
+
 
 
   }
@@ -2704,48 +2683,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v6), kWhere);
     {
-      const int64_t n = v6.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v4.data;
-          const int64_t* __restrict p1 = v5.data;
+      const int64_t i0 = v4.data[0];
+      const int64_t i1 = v5.data[0];
+      const bool t0 = static_cast<bool>((i0 >= i1));
 
-          bool* __restrict q0 = v6.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 >= i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v4.data;
-        const int64_t* __restrict p1 = v5.data;
-
-        bool* __restrict q0 = v6.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v4.strides[d];
-          strides[1][d] = v5.strides[d];
-          strides[2][d] = v6.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v6.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 >= i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v6.data[0] = t0;
     }
+
 
 
   }

@@ -2267,6 +2267,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     for (int d = 0; d < 1; ++d) v10.shape[d] = v9.shape[d];
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v9, DLDataType{2, 64, 1}), kWhere);
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 1, v10, DLDataType{6, 8, 1}), kWhere);
+
     {
       const int64_t n = v9.size();
       if (true && v8.is_contiguous()) {
@@ -2372,48 +2373,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v5), kWhere);
     {
-      const int64_t n = v5.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v3.data;
-          const int64_t* __restrict p1 = v4.data;
+      const int64_t i0 = v3.data[0];
+      const int64_t i1 = v4.data[0];
+      const bool t0 = static_cast<bool>((i0 >= i1));
 
-          bool* __restrict q0 = v5.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 >= i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v3.data;
-        const int64_t* __restrict p1 = v4.data;
-
-        bool* __restrict q0 = v5.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v3.strides[d];
-          strides[1][d] = v4.strides[d];
-          strides[2][d] = v5.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v5.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 >= i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v5.data[0] = t0;
     }
+
 
 
   }

@@ -2201,6 +2201,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v2, DLDataType{2, 64, 1}), kWhere);
+
     {
       const int64_t n = v2.size();
       if (true && v1.is_contiguous() && v0.is_contiguous()) {
@@ -2266,6 +2267,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 1, v3, DLDataType{2, 64, 1}), kWhere);
+
     {
       const int64_t n = v3.size();
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
@@ -2364,7 +2366,17 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         // thread count; a chunk folds into kLanes independent accumulators the compiler vectorises.
         static constexpr int kLanes = 32;  // static: clang -fopenmp cannot use a local in the lambdas below
         static constexpr int64_t kChunk = 16384, kMaxChunks = 64;
-        const auto fold = [&](const T* p, int64_t n) -> A {
+        // Not inlined: the vectorised fold is then compiled once per node, not once per call site
+        // (four, with the paths below and OpenMP's copies: a fifth of a PyMC model's object code),
+        // and every row goes through the same instructions whatever the thread count.
+        const auto fold = [&](const T* p, int64_t n) __attribute__((noinline)) -> A {
+          if (n < kLanes) {
+            // A short run in order: the lanes below would all stay `init`, which combine leaves
+            // unchanged, so this is the same value without their cost.
+            A r = init;
+            for (int64_t k = 0; k < n; ++k) r = step(r, p[k]);
+            return r;
+          }
           A acc[kLanes];
           for (int j = 0; j < kLanes; ++j) acc[j] = init;
           int64_t k = 0;
@@ -2437,48 +2449,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 2, v6, DLDataType{2, 64, 1}), kWhere);
     {
-      const int64_t n = v6.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const float* __restrict p0 = v5.data;
-          const double* __restrict p1 = v4.data;
+      const float i0 = v5.data[0];
+      const double i1 = v4.data[0];
+      const double t0 = static_cast<double>((kiln_scalar::convert<double>(i0) + i1));
 
-          double* __restrict q0 = v6.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const float i0 = p0[0];
-            const double i1 = p1[0];
-          const double t0 = static_cast<double>((kiln_scalar::convert<double>(i0) + i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const float* __restrict p0 = v5.data;
-        const double* __restrict p1 = v4.data;
-
-        double* __restrict q0 = v6.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v5.strides[d];
-          strides[1][d] = v4.strides[d];
-          strides[2][d] = v6.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v6.shape, strides, [&](const int64_t* off) {
-          const float i0 = p0[off[0]];
-          const double i1 = p1[off[1]];
-          const double t0 = static_cast<double>((kiln_scalar::convert<double>(i0) + i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v6.data[0] = t0;
     }
+
 
 
   }

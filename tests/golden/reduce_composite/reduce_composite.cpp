@@ -2222,7 +2222,17 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         // thread count; a chunk folds into kLanes independent accumulators the compiler vectorises.
         static constexpr int kLanes = 32;  // static: clang -fopenmp cannot use a local in the lambdas below
         static constexpr int64_t kChunk = 16384, kMaxChunks = 64;
-        const auto fold = [&](const T* p, int64_t n) -> A {
+        // Not inlined: the vectorised fold is then compiled once per node, not once per call site
+        // (four, with the paths below and OpenMP's copies: a fifth of a PyMC model's object code),
+        // and every row goes through the same instructions whatever the thread count.
+        const auto fold = [&](const T* p, int64_t n) __attribute__((noinline)) -> A {
+          if (n < kLanes) {
+            // A short run in order: the lanes below would all stay `init`, which combine leaves
+            // unchanged, so this is the same value without their cost.
+            A r = init;
+            for (int64_t k = 0; k < n; ++k) r = step(r, p[k]);
+            return r;
+          }
           A acc[kLanes];
           for (int j = 0; j < kLanes; ++j) acc[j] = init;
           int64_t k = 0;

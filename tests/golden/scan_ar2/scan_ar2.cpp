@@ -2398,67 +2398,18 @@ static int32_t run_graph_step0(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v8, DLDataType{2, 64, 1}), kWhere);
     {
-      const int64_t n = v8.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const double* __restrict p0 = v1.data;
-          const double* __restrict p1 = v5.data;
-          const double* __restrict p2 = v2.data;
-          const double* __restrict p3 = v7.data;
-          const double* __restrict p4 = v0.data;
+      const double i0 = v1.data[0];
+      const double i1 = v5.data[0];
+      const double i2 = v2.data[0];
+      const double i3 = v7.data[0];
+      const double i4 = v0.data[0];
+      const double t0 = static_cast<double>((i0 * i1));
+      const double t1 = static_cast<double>((i2 * i3));
+      const double t2 = static_cast<double>(((i4 + t0) + t1));
 
-          double* __restrict q0 = v8.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const double i0 = p0[0];
-            const double i1 = p1[0];
-            const double i2 = p2[0];
-            const double i3 = p3[0];
-            const double i4 = p4[0];
-          const double t0 = static_cast<double>((i0 * i1));
-          const double t1 = static_cast<double>((i2 * i3));
-          const double t2 = static_cast<double>(((i4 + t0) + t1));
-
-            q0[e] = t2;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v1.data;
-        const double* __restrict p1 = v5.data;
-        const double* __restrict p2 = v2.data;
-        const double* __restrict p3 = v7.data;
-        const double* __restrict p4 = v0.data;
-
-        double* __restrict q0 = v8.data;
-        int64_t strides[6][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v1.strides[d];
-          strides[1][d] = v5.strides[d];
-          strides[2][d] = v2.strides[d];
-          strides[3][d] = v7.strides[d];
-          strides[4][d] = v0.strides[d];
-          strides[5][d] = v8.strides[d];
-        }
-
-        kg::for_each_strided<0, 6>(v8.shape, strides, [&](const int64_t* off) {
-          const double i0 = p0[off[0]];
-          const double i1 = p1[off[1]];
-          const double i2 = p2[off[2]];
-          const double i3 = p3[off[3]];
-          const double i4 = p4[off[4]];
-          const double t0 = static_cast<double>((i0 * i1));
-          const double t1 = static_cast<double>((i2 * i3));
-          const double t2 = static_cast<double>(((i4 + t0) + t1));
-
-          q0[off[5]] = t2;
-        });
-
-      }
+      v8.data[0] = t2;
     }
+
 
 
   }
@@ -2533,67 +2484,18 @@ static int32_t run_shapes_step0(kg::Ctx* ctx, const DLTensor* inputs, kg::Output
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v8, DLDataType{2, 64, 1}), kWhere);
     {
-      const int64_t n = v8.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const double* __restrict p0 = v1.data;
-          const double* __restrict p1 = v5.data;
-          const double* __restrict p2 = v2.data;
-          const double* __restrict p3 = v7.data;
-          const double* __restrict p4 = v0.data;
+      const double i0 = v1.data[0];
+      const double i1 = v5.data[0];
+      const double i2 = v2.data[0];
+      const double i3 = v7.data[0];
+      const double i4 = v0.data[0];
+      const double t0 = static_cast<double>((i0 * i1));
+      const double t1 = static_cast<double>((i2 * i3));
+      const double t2 = static_cast<double>(((i4 + t0) + t1));
 
-          double* __restrict q0 = v8.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const double i0 = p0[0];
-            const double i1 = p1[0];
-            const double i2 = p2[0];
-            const double i3 = p3[0];
-            const double i4 = p4[0];
-          const double t0 = static_cast<double>((i0 * i1));
-          const double t1 = static_cast<double>((i2 * i3));
-          const double t2 = static_cast<double>(((i4 + t0) + t1));
-
-            q0[e] = t2;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v1.data;
-        const double* __restrict p1 = v5.data;
-        const double* __restrict p2 = v2.data;
-        const double* __restrict p3 = v7.data;
-        const double* __restrict p4 = v0.data;
-
-        double* __restrict q0 = v8.data;
-        int64_t strides[6][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v1.strides[d];
-          strides[1][d] = v5.strides[d];
-          strides[2][d] = v2.strides[d];
-          strides[3][d] = v7.strides[d];
-          strides[4][d] = v0.strides[d];
-          strides[5][d] = v8.strides[d];
-        }
-
-        kg::for_each_strided<0, 6>(v8.shape, strides, [&](const int64_t* off) {
-          const double i0 = p0[off[0]];
-          const double i1 = p1[off[1]];
-          const double i2 = p2[off[2]];
-          const double i3 = p3[off[3]];
-          const double i4 = p4[off[4]];
-          const double t0 = static_cast<double>((i0 * i1));
-          const double t1 = static_cast<double>((i2 * i3));
-          const double t2 = static_cast<double>(((i4 + t0) + t1));
-
-          q0[off[5]] = t2;
-        });
-
-      }
+      v8.data[0] = t2;
     }
+
 
 
   }
@@ -2711,89 +2613,32 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v8), kWhere);
     KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v9), kWhere);
     {
-      const int64_t n = v8.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v6.data;
-          const int64_t* p1 = v7.data;
+      const int64_t i0 = v6.data[0];
+      const int64_t i1 = v7.data[0];
+      const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t1 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i1));
+      const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_sub(i1, t1));
+      const int64_t t3 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t2));
+      const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t3, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t5 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t4));
+      const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(t5, i0));
+      const int64_t t7 = static_cast<int64_t>((t0 ? t6 : i0));
+      const int64_t t8 = static_cast<int64_t>(kiln_scalar::clip(t7, static_cast<int64_t>(0LL), t5));
+      const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t8));
+      const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_sub(t9, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t11 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t10));
+      const bool t12 = static_cast<bool>((t11 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t13 = static_cast<int64_t>((t12 ? t1 : static_cast<int64_t>(0LL)));
+      const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_add(t1, t11));
+      const bool t15 = static_cast<bool>((t14 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t16 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i1));
+      const int64_t t17 = static_cast<int64_t>((t15 ? t16 : t14));
+      const int64_t t18 = static_cast<int64_t>((t12 ? t17 : static_cast<int64_t>(0LL)));
 
-          int64_t* q0 = v8.data;
-          int64_t* __restrict q1 = v9.data;
-    #pragma omp simd
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t1 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i1));
-          const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_sub(i1, t1));
-          const int64_t t3 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t2));
-          const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t3, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t5 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t4));
-          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(t5, i0));
-          const int64_t t7 = static_cast<int64_t>((t0 ? t6 : i0));
-          const int64_t t8 = static_cast<int64_t>(kiln_scalar::clip(t7, static_cast<int64_t>(0LL), t5));
-          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t8));
-          const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_sub(t9, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t11 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t10));
-          const bool t12 = static_cast<bool>((t11 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t13 = static_cast<int64_t>((t12 ? t1 : static_cast<int64_t>(0LL)));
-          const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_add(t1, t11));
-          const bool t15 = static_cast<bool>((t14 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t16 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i1));
-          const int64_t t17 = static_cast<int64_t>((t15 ? t16 : t14));
-          const int64_t t18 = static_cast<int64_t>((t12 ? t17 : static_cast<int64_t>(0LL)));
-
-            q0[e] = t13;
-            q1[e] = t18;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v6.data;
-        const int64_t* p1 = v7.data;
-
-        int64_t* q0 = v8.data;
-        int64_t* __restrict q1 = v9.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v6.strides[d];
-          strides[1][d] = v7.strides[d];
-          strides[2][d] = v8.strides[d];
-          strides[3][d] = v9.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v8.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t1 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i1));
-          const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_sub(i1, t1));
-          const int64_t t3 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t2));
-          const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t3, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t5 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t4));
-          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(t5, i0));
-          const int64_t t7 = static_cast<int64_t>((t0 ? t6 : i0));
-          const int64_t t8 = static_cast<int64_t>(kiln_scalar::clip(t7, static_cast<int64_t>(0LL), t5));
-          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t8));
-          const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_sub(t9, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t11 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t10));
-          const bool t12 = static_cast<bool>((t11 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t13 = static_cast<int64_t>((t12 ? t1 : static_cast<int64_t>(0LL)));
-          const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_add(t1, t11));
-          const bool t15 = static_cast<bool>((t14 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t16 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i1));
-          const int64_t t17 = static_cast<int64_t>((t15 ? t16 : t14));
-          const int64_t t18 = static_cast<int64_t>((t12 ? t17 : static_cast<int64_t>(0LL)));
-
-          q0[off[2]] = t13;
-          q1[off[3]] = t18;
-        });
-
-      }
+      v8.data[0] = t13;
+      v9.data[0] = t18;
     }
+
 
 
   }
@@ -2858,55 +2703,15 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v16), kWhere);
     KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v17), kWhere);
     {
-      const int64_t n = v16.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v6.data;
-          const int64_t* __restrict p1 = v15.data;
+      const int64_t i0 = v6.data[0];
+      const int64_t i1 = v15.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+      const bool t1 = static_cast<bool>((t0 >= static_cast<int64_t>(0LL)));
 
-          int64_t* __restrict q0 = v16.data;
-          bool* __restrict q1 = v17.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-          const bool t1 = static_cast<bool>((t0 >= static_cast<int64_t>(0LL)));
-
-            q0[e] = t0;
-            q1[e] = t1;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v6.data;
-        const int64_t* __restrict p1 = v15.data;
-
-        int64_t* __restrict q0 = v16.data;
-        bool* __restrict q1 = v17.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v6.strides[d];
-          strides[1][d] = v15.strides[d];
-          strides[2][d] = v16.strides[d];
-          strides[3][d] = v17.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v16.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-          const bool t1 = static_cast<bool>((t0 >= static_cast<int64_t>(0LL)));
-
-          q0[off[2]] = t0;
-          q1[off[3]] = t1;
-        });
-
-      }
+      v16.data[0] = t0;
+      v17.data[0] = t1;
     }
+
 
 
   }
@@ -3183,47 +2988,14 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v25), kWhere);
     {
-      const int64_t n = v25.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v24.data;
+      const int64_t i0 = v24.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(-1LL), i0));
+      const int64_t t1 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(2LL), static_cast<int64_t>(0LL), i0));
+      const bool t2 = static_cast<bool>((t0 >= t1));
 
-          bool* __restrict q0 = v25.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(-1LL), i0));
-          const int64_t t1 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(2LL), static_cast<int64_t>(0LL), i0));
-          const bool t2 = static_cast<bool>((t0 >= t1));
-
-            q0[e] = t2;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v24.data;
-
-        bool* __restrict q0 = v25.data;
-        int64_t strides[2][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v24.strides[d];
-          strides[1][d] = v25.strides[d];
-        }
-
-        kg::for_each_strided<0, 2>(v25.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(-1LL), i0));
-          const int64_t t1 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(2LL), static_cast<int64_t>(0LL), i0));
-          const bool t2 = static_cast<bool>((t0 >= t1));
-
-          q0[off[1]] = t2;
-        });
-
-      }
+      v25.data[0] = t2;
     }
+
 
 
   }
@@ -3401,89 +3173,32 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v8), kWhere);
     KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v9), kWhere);
     {
-      const int64_t n = v8.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v6.data;
-          const int64_t* p1 = v7.data;
+      const int64_t i0 = v6.data[0];
+      const int64_t i1 = v7.data[0];
+      const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t1 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i1));
+      const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_sub(i1, t1));
+      const int64_t t3 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t2));
+      const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t3, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t5 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t4));
+      const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(t5, i0));
+      const int64_t t7 = static_cast<int64_t>((t0 ? t6 : i0));
+      const int64_t t8 = static_cast<int64_t>(kiln_scalar::clip(t7, static_cast<int64_t>(0LL), t5));
+      const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t8));
+      const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_sub(t9, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t11 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t10));
+      const bool t12 = static_cast<bool>((t11 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t13 = static_cast<int64_t>((t12 ? t1 : static_cast<int64_t>(0LL)));
+      const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_add(t1, t11));
+      const bool t15 = static_cast<bool>((t14 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t16 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i1));
+      const int64_t t17 = static_cast<int64_t>((t15 ? t16 : t14));
+      const int64_t t18 = static_cast<int64_t>((t12 ? t17 : static_cast<int64_t>(0LL)));
 
-          int64_t* q0 = v8.data;
-          int64_t* __restrict q1 = v9.data;
-    #pragma omp simd
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t1 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i1));
-          const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_sub(i1, t1));
-          const int64_t t3 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t2));
-          const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t3, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t5 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t4));
-          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(t5, i0));
-          const int64_t t7 = static_cast<int64_t>((t0 ? t6 : i0));
-          const int64_t t8 = static_cast<int64_t>(kiln_scalar::clip(t7, static_cast<int64_t>(0LL), t5));
-          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t8));
-          const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_sub(t9, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t11 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t10));
-          const bool t12 = static_cast<bool>((t11 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t13 = static_cast<int64_t>((t12 ? t1 : static_cast<int64_t>(0LL)));
-          const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_add(t1, t11));
-          const bool t15 = static_cast<bool>((t14 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t16 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i1));
-          const int64_t t17 = static_cast<int64_t>((t15 ? t16 : t14));
-          const int64_t t18 = static_cast<int64_t>((t12 ? t17 : static_cast<int64_t>(0LL)));
-
-            q0[e] = t13;
-            q1[e] = t18;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v6.data;
-        const int64_t* p1 = v7.data;
-
-        int64_t* q0 = v8.data;
-        int64_t* __restrict q1 = v9.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v6.strides[d];
-          strides[1][d] = v7.strides[d];
-          strides[2][d] = v8.strides[d];
-          strides[3][d] = v9.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v8.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t1 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i1));
-          const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_sub(i1, t1));
-          const int64_t t3 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t2));
-          const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t3, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t5 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t4));
-          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(t5, i0));
-          const int64_t t7 = static_cast<int64_t>((t0 ? t6 : i0));
-          const int64_t t8 = static_cast<int64_t>(kiln_scalar::clip(t7, static_cast<int64_t>(0LL), t5));
-          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t8));
-          const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_sub(t9, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t11 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t10));
-          const bool t12 = static_cast<bool>((t11 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t13 = static_cast<int64_t>((t12 ? t1 : static_cast<int64_t>(0LL)));
-          const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_add(t1, t11));
-          const bool t15 = static_cast<bool>((t14 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t16 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i1));
-          const int64_t t17 = static_cast<int64_t>((t15 ? t16 : t14));
-          const int64_t t18 = static_cast<int64_t>((t12 ? t17 : static_cast<int64_t>(0LL)));
-
-          q0[off[2]] = t13;
-          q1[off[3]] = t18;
-        });
-
-      }
+      v8.data[0] = t13;
+      v9.data[0] = t18;
     }
+
 
 
   }
@@ -3548,55 +3263,15 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v16), kWhere);
     KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v17), kWhere);
     {
-      const int64_t n = v16.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v6.data;
-          const int64_t* __restrict p1 = v15.data;
+      const int64_t i0 = v6.data[0];
+      const int64_t i1 = v15.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+      const bool t1 = static_cast<bool>((t0 >= static_cast<int64_t>(0LL)));
 
-          int64_t* __restrict q0 = v16.data;
-          bool* __restrict q1 = v17.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-          const bool t1 = static_cast<bool>((t0 >= static_cast<int64_t>(0LL)));
-
-            q0[e] = t0;
-            q1[e] = t1;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v6.data;
-        const int64_t* __restrict p1 = v15.data;
-
-        int64_t* __restrict q0 = v16.data;
-        bool* __restrict q1 = v17.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v6.strides[d];
-          strides[1][d] = v15.strides[d];
-          strides[2][d] = v16.strides[d];
-          strides[3][d] = v17.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v16.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-          const bool t1 = static_cast<bool>((t0 >= static_cast<int64_t>(0LL)));
-
-          q0[off[2]] = t0;
-          q1[off[3]] = t1;
-        });
-
-      }
+      v16.data[0] = t0;
+      v17.data[0] = t1;
     }
+
 
 
   }
@@ -3833,48 +3508,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v23), kWhere);
     {
-      const int64_t n = v23.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v12.data;
-          const int8_t* __restrict p1 = v22.data;
+      const int64_t i0 = v12.data[0];
+      const int8_t i1 = v22.data[0];
+      const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(i1)));
 
-          bool* __restrict q0 = v23.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int8_t i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(i1)));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v12.data;
-        const int8_t* __restrict p1 = v22.data;
-
-        bool* __restrict q0 = v23.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v12.strides[d];
-          strides[1][d] = v22.strides[d];
-          strides[2][d] = v23.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v23.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int8_t i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(i1)));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v23.data[0] = t0;
     }
+
 
 
   }
@@ -3888,48 +3528,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v24), kWhere);
     {
-      const int64_t n = v24.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v12.data;
-          const int64_t* __restrict p1 = v21.data;
+      const int64_t i0 = v12.data[0];
+      const int64_t i1 = v21.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
 
-          int64_t* __restrict q0 = v24.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v12.data;
-        const int64_t* __restrict p1 = v21.data;
-
-        int64_t* __restrict q0 = v24.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v12.strides[d];
-          strides[1][d] = v21.strides[d];
-          strides[2][d] = v24.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v24.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v24.data[0] = t0;
     }
+
 
 
   }
@@ -3943,53 +3548,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v25), kWhere);
     {
-      const int64_t n = v25.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const bool* __restrict p0 = v23.data;
-          const int64_t* __restrict p1 = v24.data;
-          const int64_t* __restrict p2 = v12.data;
+      const bool i0 = v23.data[0];
+      const int64_t i1 = v24.data[0];
+      const int64_t i2 = v12.data[0];
+      const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
 
-          int64_t* __restrict q0 = v25.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const bool i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const int64_t i2 = p2[0];
-          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const bool* __restrict p0 = v23.data;
-        const int64_t* __restrict p1 = v24.data;
-        const int64_t* __restrict p2 = v12.data;
-
-        int64_t* __restrict q0 = v25.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v23.strides[d];
-          strides[1][d] = v24.strides[d];
-          strides[2][d] = v12.strides[d];
-          strides[3][d] = v25.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v25.shape, strides, [&](const int64_t* off) {
-          const bool i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t i2 = p2[off[2]];
-          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-          q0[off[3]] = t0;
-        });
-
-      }
+      v25.data[0] = t0;
     }
+
 
 
   }
@@ -4003,53 +3569,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v27), kWhere);
     {
-      const int64_t n = v27.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v25.data;
-          const int64_t* __restrict p1 = v26.data;
-          const int64_t* __restrict p2 = v21.data;
+      const int64_t i0 = v25.data[0];
+      const int64_t i1 = v26.data[0];
+      const int64_t i2 = v21.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::clip(i0, i1, i2));
 
-          int64_t* __restrict q0 = v27.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const int64_t i2 = p2[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::clip(i0, i1, i2));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v25.data;
-        const int64_t* __restrict p1 = v26.data;
-        const int64_t* __restrict p2 = v21.data;
-
-        int64_t* __restrict q0 = v27.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v25.strides[d];
-          strides[1][d] = v26.strides[d];
-          strides[2][d] = v21.strides[d];
-          strides[3][d] = v27.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v27.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t i2 = p2[off[2]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::clip(i0, i1, i2));
-
-          q0[off[3]] = t0;
-        });
-
-      }
+      v27.data[0] = t0;
     }
+
 
 
   }
@@ -4063,48 +3590,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v28), kWhere);
     {
-      const int64_t n = v28.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v21.data;
-          const int64_t* __restrict p1 = v27.data;
+      const int64_t i0 = v21.data[0];
+      const int64_t i1 = v27.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
 
-          int64_t* __restrict q0 = v28.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v21.data;
-        const int64_t* __restrict p1 = v27.data;
-
-        int64_t* __restrict q0 = v28.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v21.strides[d];
-          strides[1][d] = v27.strides[d];
-          strides[2][d] = v28.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v28.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v28.data[0] = t0;
     }
+
 
 
   }
@@ -4118,48 +3610,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v30), kWhere);
     {
-      const int64_t n = v30.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v28.data;
-          const int64_t* __restrict p1 = v29.data;
+      const int64_t i0 = v28.data[0];
+      const int64_t i1 = v29.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
 
-          int64_t* __restrict q0 = v30.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v28.data;
-        const int64_t* __restrict p1 = v29.data;
-
-        int64_t* __restrict q0 = v30.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v28.strides[d];
-          strides[1][d] = v29.strides[d];
-          strides[2][d] = v30.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v30.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v30.data[0] = t0;
     }
+
 
 
   }
@@ -4173,48 +3630,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v32), kWhere);
     {
-      const int64_t n = v32.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v30.data;
-          const int8_t* __restrict p1 = v31.data;
+      const int64_t i0 = v30.data[0];
+      const int8_t i1 = v31.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, kiln_scalar::convert<int64_t>(i1)));
 
-          int64_t* __restrict q0 = v32.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int8_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, kiln_scalar::convert<int64_t>(i1)));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v30.data;
-        const int8_t* __restrict p1 = v31.data;
-
-        int64_t* __restrict q0 = v32.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v30.strides[d];
-          strides[1][d] = v31.strides[d];
-          strides[2][d] = v32.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v32.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int8_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, kiln_scalar::convert<int64_t>(i1)));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v32.data[0] = t0;
     }
+
 
 
   }
@@ -4228,48 +3650,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v33), kWhere);
     {
-      const int64_t n = v33.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v32.data;
-          const int64_t* __restrict p1 = v29.data;
+      const int64_t i0 = v32.data[0];
+      const int64_t i1 = v29.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::int_div(i0, i1));
 
-          int64_t* __restrict q0 = v33.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::int_div(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v32.data;
-        const int64_t* __restrict p1 = v29.data;
-
-        int64_t* __restrict q0 = v33.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v32.strides[d];
-          strides[1][d] = v29.strides[d];
-          strides[2][d] = v33.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v33.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::int_div(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v33.data[0] = t0;
     }
+
 
 
   }
@@ -4283,48 +3670,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v35, DLDataType{0, 64, 1}), kWhere);
     {
-      const int64_t n = v35.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v34.data;
-          const int64_t* __restrict p1 = v33.data;
+      const int64_t i0 = v34.data[0];
+      const int64_t i1 = v33.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::maximum(i0, i1));
 
-          int64_t* __restrict q0 = v35.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::maximum(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v34.data;
-        const int64_t* __restrict p1 = v33.data;
-
-        int64_t* __restrict q0 = v35.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v34.strides[d];
-          strides[1][d] = v33.strides[d];
-          strides[2][d] = v35.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v35.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::maximum(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v35.data[0] = t0;
     }
+
 
 
   }

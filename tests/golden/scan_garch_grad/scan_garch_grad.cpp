@@ -2336,89 +2336,26 @@ static int32_t run_graph_step0(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v6, DLDataType{2, 64, 1}), kWhere);
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 1, v7, DLDataType{2, 64, 1}), kWhere);
     {
-      const int64_t n = v6.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const double* __restrict p0 = v2.data;
-          const double* __restrict p1 = v5.data;
-          const double* __restrict p2 = v0.data;
-          const double* __restrict p3 = v4.data;
-          const double* __restrict p4 = v3.data;
-          const double* __restrict p5 = v1.data;
+      const double i0 = v2.data[0];
+      const double i1 = v5.data[0];
+      const double i2 = v0.data[0];
+      const double i3 = v4.data[0];
+      const double i4 = v3.data[0];
+      const double i5 = v1.data[0];
+      const double t0 = static_cast<double>((i0 * i1));
+      const double t1 = static_cast<double>((i2 * i2));
+      const double t2 = static_cast<double>((i3 * t1));
+      const double t3 = static_cast<double>(((i4 + t0) + t2));
+      const double t4 = static_cast<double>(std::log(t3));
+      const double t5 = static_cast<double>((i5 * i5));
+      const double t6 = static_cast<double>((t5 / t3));
+      const double t7 = static_cast<double>((t4 + t6));
+      const double t8 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * t7));
 
-          double* __restrict q0 = v6.data;
-          double* __restrict q1 = v7.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const double i0 = p0[0];
-            const double i1 = p1[0];
-            const double i2 = p2[0];
-            const double i3 = p3[0];
-            const double i4 = p4[0];
-            const double i5 = p5[0];
-          const double t0 = static_cast<double>((i0 * i1));
-          const double t1 = static_cast<double>((i2 * i2));
-          const double t2 = static_cast<double>((i3 * t1));
-          const double t3 = static_cast<double>(((i4 + t0) + t2));
-          const double t4 = static_cast<double>(std::log(t3));
-          const double t5 = static_cast<double>((i5 * i5));
-          const double t6 = static_cast<double>((t5 / t3));
-          const double t7 = static_cast<double>((t4 + t6));
-          const double t8 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * t7));
-
-            q0[e] = t3;
-            q1[e] = t8;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v2.data;
-        const double* __restrict p1 = v5.data;
-        const double* __restrict p2 = v0.data;
-        const double* __restrict p3 = v4.data;
-        const double* __restrict p4 = v3.data;
-        const double* __restrict p5 = v1.data;
-
-        double* __restrict q0 = v6.data;
-        double* __restrict q1 = v7.data;
-        int64_t strides[8][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v2.strides[d];
-          strides[1][d] = v5.strides[d];
-          strides[2][d] = v0.strides[d];
-          strides[3][d] = v4.strides[d];
-          strides[4][d] = v3.strides[d];
-          strides[5][d] = v1.strides[d];
-          strides[6][d] = v6.strides[d];
-          strides[7][d] = v7.strides[d];
-        }
-
-        kg::for_each_strided<0, 8>(v6.shape, strides, [&](const int64_t* off) {
-          const double i0 = p0[off[0]];
-          const double i1 = p1[off[1]];
-          const double i2 = p2[off[2]];
-          const double i3 = p3[off[3]];
-          const double i4 = p4[off[4]];
-          const double i5 = p5[off[5]];
-          const double t0 = static_cast<double>((i0 * i1));
-          const double t1 = static_cast<double>((i2 * i2));
-          const double t2 = static_cast<double>((i3 * t1));
-          const double t3 = static_cast<double>(((i4 + t0) + t2));
-          const double t4 = static_cast<double>(std::log(t3));
-          const double t5 = static_cast<double>((i5 * i5));
-          const double t6 = static_cast<double>((t5 / t3));
-          const double t7 = static_cast<double>((t4 + t6));
-          const double t8 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * t7));
-
-          q0[off[6]] = t3;
-          q1[off[7]] = t8;
-        });
-
-      }
+      v6.data[0] = t3;
+      v7.data[0] = t8;
     }
+
 
 
   }
@@ -2474,89 +2411,26 @@ static int32_t run_graph_step1(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v6, DLDataType{2, 64, 1}), kWhere);
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 1, v7, DLDataType{2, 64, 1}), kWhere);
     {
-      const int64_t n = v6.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const double* __restrict p0 = v2.data;
-          const double* __restrict p1 = v5.data;
-          const double* __restrict p2 = v0.data;
-          const double* __restrict p3 = v4.data;
-          const double* __restrict p4 = v3.data;
-          const double* __restrict p5 = v1.data;
+      const double i0 = v2.data[0];
+      const double i1 = v5.data[0];
+      const double i2 = v0.data[0];
+      const double i3 = v4.data[0];
+      const double i4 = v3.data[0];
+      const double i5 = v1.data[0];
+      const double t0 = static_cast<double>((i0 * i1));
+      const double t1 = static_cast<double>((i2 * i2));
+      const double t2 = static_cast<double>((i3 * t1));
+      const double t3 = static_cast<double>(((i4 + t0) + t2));
+      const double t4 = static_cast<double>(std::log(t3));
+      const double t5 = static_cast<double>((i5 * i5));
+      const double t6 = static_cast<double>((t5 / t3));
+      const double t7 = static_cast<double>((t4 + t6));
+      const double t8 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * t7));
 
-          double* __restrict q0 = v6.data;
-          double* __restrict q1 = v7.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const double i0 = p0[0];
-            const double i1 = p1[0];
-            const double i2 = p2[0];
-            const double i3 = p3[0];
-            const double i4 = p4[0];
-            const double i5 = p5[0];
-          const double t0 = static_cast<double>((i0 * i1));
-          const double t1 = static_cast<double>((i2 * i2));
-          const double t2 = static_cast<double>((i3 * t1));
-          const double t3 = static_cast<double>(((i4 + t0) + t2));
-          const double t4 = static_cast<double>(std::log(t3));
-          const double t5 = static_cast<double>((i5 * i5));
-          const double t6 = static_cast<double>((t5 / t3));
-          const double t7 = static_cast<double>((t4 + t6));
-          const double t8 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * t7));
-
-            q0[e] = t3;
-            q1[e] = t8;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v2.data;
-        const double* __restrict p1 = v5.data;
-        const double* __restrict p2 = v0.data;
-        const double* __restrict p3 = v4.data;
-        const double* __restrict p4 = v3.data;
-        const double* __restrict p5 = v1.data;
-
-        double* __restrict q0 = v6.data;
-        double* __restrict q1 = v7.data;
-        int64_t strides[8][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v2.strides[d];
-          strides[1][d] = v5.strides[d];
-          strides[2][d] = v0.strides[d];
-          strides[3][d] = v4.strides[d];
-          strides[4][d] = v3.strides[d];
-          strides[5][d] = v1.strides[d];
-          strides[6][d] = v6.strides[d];
-          strides[7][d] = v7.strides[d];
-        }
-
-        kg::for_each_strided<0, 8>(v6.shape, strides, [&](const int64_t* off) {
-          const double i0 = p0[off[0]];
-          const double i1 = p1[off[1]];
-          const double i2 = p2[off[2]];
-          const double i3 = p3[off[3]];
-          const double i4 = p4[off[4]];
-          const double i5 = p5[off[5]];
-          const double t0 = static_cast<double>((i0 * i1));
-          const double t1 = static_cast<double>((i2 * i2));
-          const double t2 = static_cast<double>((i3 * t1));
-          const double t3 = static_cast<double>(((i4 + t0) + t2));
-          const double t4 = static_cast<double>(std::log(t3));
-          const double t5 = static_cast<double>((i5 * i5));
-          const double t6 = static_cast<double>((t5 / t3));
-          const double t7 = static_cast<double>((t4 + t6));
-          const double t8 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * t7));
-
-          q0[off[6]] = t3;
-          q1[off[7]] = t8;
-        });
-
-      }
+      v6.data[0] = t3;
+      v7.data[0] = t8;
     }
+
 
 
   }
@@ -2649,158 +2523,47 @@ static int32_t run_graph_step2(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 4, v15, DLDataType{2, 64, 1}), kWhere);
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 5, v16, DLDataType{2, 64, 1}), kWhere);
     {
-      const int64_t n = v11.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const double* __restrict p0 = v3.data;
-          const double* __restrict p1 = v2.data;
-          const double* __restrict p2 = v10.data;
-          const double* __restrict p3 = v0.data;
-          const double* __restrict p4 = v9.data;
-          const double* __restrict p5 = v8.data;
-          const double* __restrict p6 = v1.data;
-          const double* __restrict p7 = v4.data;
-          const double* __restrict p8 = v5.data;
-          const double* __restrict p9 = v6.data;
-          const double* __restrict p10 = v7.data;
+      const double i0 = v3.data[0];
+      const double i1 = v2.data[0];
+      const double i2 = v10.data[0];
+      const double i3 = v0.data[0];
+      const double i4 = v9.data[0];
+      const double i5 = v8.data[0];
+      const double i6 = v1.data[0];
+      const double i7 = v4.data[0];
+      const double i8 = v5.data[0];
+      const double i9 = v6.data[0];
+      const double i10 = v7.data[0];
+      const double t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * i0));
+      const double t1 = static_cast<double>((i1 * i2));
+      const double t2 = static_cast<double>((i3 * i3));
+      const double t3 = static_cast<double>((i4 * t2));
+      const double t4 = static_cast<double>(((i5 + t1) + t3));
+      const double t5 = static_cast<double>((double(1) / t4));
+      const double t6 = static_cast<double>((t0 * t5));
+      const double t7 = static_cast<double>((i6 * i6));
+      const double t8 = static_cast<double>((t7 / t4));
+      const double t9 = static_cast<double>((-t8));
+      const double t10 = static_cast<double>((t9 / t4));
+      const double t11 = static_cast<double>((t0 * t10));
+      const double t12 = static_cast<double>(((i7 + t6) + t11));
+      const double t13 = static_cast<double>((i2 * t12));
+      const double t14 = static_cast<double>((i8 + t12));
+      const double t15 = static_cast<double>((t12 * t2));
+      const double t16 = static_cast<double>((i9 + t15));
+      const double t17 = static_cast<double>((i1 * t12));
+      const double t18 = static_cast<double>((i10 + t17));
+      const double t19 = static_cast<double>((((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * i3) * i4) * t12));
+      const double t20 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * i6) * t6));
 
-          double* __restrict q0 = v11.data;
-          double* __restrict q1 = v12.data;
-          double* __restrict q2 = v13.data;
-          double* __restrict q3 = v14.data;
-          double* __restrict q4 = v15.data;
-          double* __restrict q5 = v16.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const double i0 = p0[0];
-            const double i1 = p1[0];
-            const double i2 = p2[0];
-            const double i3 = p3[0];
-            const double i4 = p4[0];
-            const double i5 = p5[0];
-            const double i6 = p6[0];
-            const double i7 = p7[0];
-            const double i8 = p8[0];
-            const double i9 = p9[0];
-            const double i10 = p10[0];
-          const double t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * i0));
-          const double t1 = static_cast<double>((i1 * i2));
-          const double t2 = static_cast<double>((i3 * i3));
-          const double t3 = static_cast<double>((i4 * t2));
-          const double t4 = static_cast<double>(((i5 + t1) + t3));
-          const double t5 = static_cast<double>((double(1) / t4));
-          const double t6 = static_cast<double>((t0 * t5));
-          const double t7 = static_cast<double>((i6 * i6));
-          const double t8 = static_cast<double>((t7 / t4));
-          const double t9 = static_cast<double>((-t8));
-          const double t10 = static_cast<double>((t9 / t4));
-          const double t11 = static_cast<double>((t0 * t10));
-          const double t12 = static_cast<double>(((i7 + t6) + t11));
-          const double t13 = static_cast<double>((i2 * t12));
-          const double t14 = static_cast<double>((i8 + t12));
-          const double t15 = static_cast<double>((t12 * t2));
-          const double t16 = static_cast<double>((i9 + t15));
-          const double t17 = static_cast<double>((i1 * t12));
-          const double t18 = static_cast<double>((i10 + t17));
-          const double t19 = static_cast<double>((((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * i3) * i4) * t12));
-          const double t20 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * i6) * t6));
-
-            q0[e] = t13;
-            q1[e] = t14;
-            q2[e] = t16;
-            q3[e] = t18;
-            q4[e] = t19;
-            q5[e] = t20;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v3.data;
-        const double* __restrict p1 = v2.data;
-        const double* __restrict p2 = v10.data;
-        const double* __restrict p3 = v0.data;
-        const double* __restrict p4 = v9.data;
-        const double* __restrict p5 = v8.data;
-        const double* __restrict p6 = v1.data;
-        const double* __restrict p7 = v4.data;
-        const double* __restrict p8 = v5.data;
-        const double* __restrict p9 = v6.data;
-        const double* __restrict p10 = v7.data;
-
-        double* __restrict q0 = v11.data;
-        double* __restrict q1 = v12.data;
-        double* __restrict q2 = v13.data;
-        double* __restrict q3 = v14.data;
-        double* __restrict q4 = v15.data;
-        double* __restrict q5 = v16.data;
-        int64_t strides[17][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v3.strides[d];
-          strides[1][d] = v2.strides[d];
-          strides[2][d] = v10.strides[d];
-          strides[3][d] = v0.strides[d];
-          strides[4][d] = v9.strides[d];
-          strides[5][d] = v8.strides[d];
-          strides[6][d] = v1.strides[d];
-          strides[7][d] = v4.strides[d];
-          strides[8][d] = v5.strides[d];
-          strides[9][d] = v6.strides[d];
-          strides[10][d] = v7.strides[d];
-          strides[11][d] = v11.strides[d];
-          strides[12][d] = v12.strides[d];
-          strides[13][d] = v13.strides[d];
-          strides[14][d] = v14.strides[d];
-          strides[15][d] = v15.strides[d];
-          strides[16][d] = v16.strides[d];
-        }
-
-        kg::for_each_strided<0, 17>(v11.shape, strides, [&](const int64_t* off) {
-          const double i0 = p0[off[0]];
-          const double i1 = p1[off[1]];
-          const double i2 = p2[off[2]];
-          const double i3 = p3[off[3]];
-          const double i4 = p4[off[4]];
-          const double i5 = p5[off[5]];
-          const double i6 = p6[off[6]];
-          const double i7 = p7[off[7]];
-          const double i8 = p8[off[8]];
-          const double i9 = p9[off[9]];
-          const double i10 = p10[off[10]];
-          const double t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * i0));
-          const double t1 = static_cast<double>((i1 * i2));
-          const double t2 = static_cast<double>((i3 * i3));
-          const double t3 = static_cast<double>((i4 * t2));
-          const double t4 = static_cast<double>(((i5 + t1) + t3));
-          const double t5 = static_cast<double>((double(1) / t4));
-          const double t6 = static_cast<double>((t0 * t5));
-          const double t7 = static_cast<double>((i6 * i6));
-          const double t8 = static_cast<double>((t7 / t4));
-          const double t9 = static_cast<double>((-t8));
-          const double t10 = static_cast<double>((t9 / t4));
-          const double t11 = static_cast<double>((t0 * t10));
-          const double t12 = static_cast<double>(((i7 + t6) + t11));
-          const double t13 = static_cast<double>((i2 * t12));
-          const double t14 = static_cast<double>((i8 + t12));
-          const double t15 = static_cast<double>((t12 * t2));
-          const double t16 = static_cast<double>((i9 + t15));
-          const double t17 = static_cast<double>((i1 * t12));
-          const double t18 = static_cast<double>((i10 + t17));
-          const double t19 = static_cast<double>((((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * i3) * i4) * t12));
-          const double t20 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * i6) * t6));
-
-          q0[off[11]] = t13;
-          q1[off[12]] = t14;
-          q2[off[13]] = t16;
-          q3[off[14]] = t18;
-          q4[off[15]] = t19;
-          q5[off[16]] = t20;
-        });
-
-      }
+      v11.data[0] = t13;
+      v12.data[0] = t14;
+      v13.data[0] = t16;
+      v14.data[0] = t18;
+      v15.data[0] = t19;
+      v16.data[0] = t20;
     }
+
 
 
   }
@@ -3053,392 +2816,158 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     KILN_TRY_AT(kg::alloc_workspace(ctx, 18, v31), kWhere);
     KILN_TRY_AT(kg::alloc_workspace(ctx, 19, v32), kWhere);
     {
-      const int64_t n = v15.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v9.data;
-          const int64_t* __restrict p1 = v13.data;
-          const int64_t* p2 = v14.data;
+      const int64_t i0 = v9.data[0];
+      const int64_t i1 = v13.data[0];
+      const int64_t i2 = v14.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::minimum(i0, i1));
+      const bool t1 = static_cast<bool>((t0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(-1LL), i2));
+      const int64_t t3 = static_cast<int64_t>(kiln_scalar::clip(t2, static_cast<int64_t>(0LL), i2));
+      const int64_t t4 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i2));
+      const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_sub(t3, t4));
+      const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t5));
+      const int64_t t7 = static_cast<int64_t>(kiln_scalar::wrap_sub(t6, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t8 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t7));
+      const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(t8, t0));
+      const int64_t t10 = static_cast<int64_t>((t1 ? t9 : t0));
+      const int64_t t11 = static_cast<int64_t>(kiln_scalar::clip(t10, static_cast<int64_t>(0LL), t8));
+      const int64_t t12 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t11));
+      const int64_t t13 = static_cast<int64_t>(kiln_scalar::wrap_sub(t12, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t14 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t13));
+      const bool t15 = static_cast<bool>((t14 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t16 = static_cast<int64_t>((t15 ? t4 : static_cast<int64_t>(0LL)));
+      const int64_t t17 = static_cast<int64_t>(kiln_scalar::wrap_add(t4, t14));
+      const bool t18 = static_cast<bool>((t17 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t19 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i2));
+      const int64_t t20 = static_cast<int64_t>((t18 ? t19 : t17));
+      const int64_t t21 = static_cast<int64_t>((t15 ? t20 : static_cast<int64_t>(0LL)));
+      const int64_t t22 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(1LL), static_cast<int64_t>(0LL), i2));
+      const int64_t t23 = static_cast<int64_t>(kiln_scalar::wrap_sub(i2, t22));
+      const int64_t t24 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t23));
+      const int64_t t25 = static_cast<int64_t>(kiln_scalar::wrap_sub(t24, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t26 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t25));
+      const int64_t t27 = static_cast<int64_t>(kiln_scalar::wrap_add(t26, t0));
+      const int64_t t28 = static_cast<int64_t>((t1 ? t27 : t0));
+      const int64_t t29 = static_cast<int64_t>(kiln_scalar::clip(t28, static_cast<int64_t>(0LL), t26));
+      const int64_t t30 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t29));
+      const int64_t t31 = static_cast<int64_t>(kiln_scalar::wrap_sub(t30, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t32 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t31));
+      const bool t33 = static_cast<bool>((t32 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t34 = static_cast<int64_t>((t33 ? t22 : static_cast<int64_t>(0LL)));
+      const int64_t t35 = static_cast<int64_t>(kiln_scalar::wrap_add(t22, t32));
+      const bool t36 = static_cast<bool>((t35 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t37 = static_cast<int64_t>((t36 ? t19 : t35));
+      const int64_t t38 = static_cast<int64_t>((t33 ? t37 : static_cast<int64_t>(0LL)));
+      const int64_t t39 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t0));
+      const bool t40 = static_cast<bool>((t21 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t41 = static_cast<int64_t>(kiln_scalar::wrap_add(t21, i2));
+      const int64_t t42 = static_cast<int64_t>((t40 ? t41 : t21));
+      const int64_t t43 = static_cast<int64_t>(kiln_scalar::clip(t42, static_cast<int64_t>(0LL), i2));
+      const bool t44 = static_cast<bool>((t16 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t45 = static_cast<int64_t>(kiln_scalar::wrap_add(t16, i2));
+      const int64_t t46 = static_cast<int64_t>((t44 ? t45 : t16));
+      const int64_t t47 = static_cast<int64_t>(kiln_scalar::clip(t46, static_cast<int64_t>(0LL), i2));
+      const int64_t t48 = static_cast<int64_t>(kiln_scalar::wrap_sub(t43, t47));
+      const int64_t t49 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t48));
+      const int64_t t50 = static_cast<int64_t>(kiln_scalar::wrap_sub(t49, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t51 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t50));
+      const int64_t t52 = static_cast<int64_t>(kiln_scalar::wrap_add(t51, t0));
+      const int64_t t53 = static_cast<int64_t>((t1 ? t52 : t0));
+      const int64_t t54 = static_cast<int64_t>(kiln_scalar::clip(t53, static_cast<int64_t>(0LL), t51));
+      const int64_t t55 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), t51));
+      const int64_t t56 = static_cast<int64_t>(kiln_scalar::wrap_sub(t54, t55));
+      const int64_t t57 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t56));
+      const int64_t t58 = static_cast<int64_t>(kiln_scalar::wrap_sub(t57, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t59 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t58));
+      const bool t60 = static_cast<bool>((t59 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t61 = static_cast<int64_t>(kiln_scalar::wrap_add(t55, t47));
+      const int64_t t62 = static_cast<int64_t>(kiln_scalar::wrap_add(t61, t59));
+      const bool t63 = static_cast<bool>((t62 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t64 = static_cast<int64_t>((t63 ? t19 : t62));
+      const int64_t t65 = static_cast<int64_t>((t60 ? t64 : static_cast<int64_t>(0LL)));
+      const bool t66 = static_cast<bool>((t65 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t67 = static_cast<int64_t>(kiln_scalar::wrap_add(t65, i2));
+      const int64_t t68 = static_cast<int64_t>((t66 ? t67 : t65));
+      const int64_t t69 = static_cast<int64_t>(kiln_scalar::clip(t68, static_cast<int64_t>(0LL), i2));
+      const int64_t t70 = static_cast<int64_t>((t60 ? t61 : static_cast<int64_t>(0LL)));
+      const bool t71 = static_cast<bool>((t70 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t72 = static_cast<int64_t>(kiln_scalar::wrap_add(t70, i2));
+      const int64_t t73 = static_cast<int64_t>((t71 ? t72 : t70));
+      const int64_t t74 = static_cast<int64_t>(kiln_scalar::clip(t73, static_cast<int64_t>(0LL), i2));
+      const int64_t t75 = static_cast<int64_t>(kiln_scalar::wrap_sub(t69, t74));
+      const int64_t t76 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t75));
+      const int64_t t77 = static_cast<int64_t>(kiln_scalar::wrap_sub(t76, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t78 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t77));
+      const bool t79 = static_cast<bool>((t78 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t80 = static_cast<int64_t>(kiln_scalar::wrap_sub(t78, static_cast<int64_t>(1LL)));
+      const int64_t t81 = static_cast<int64_t>(kiln_scalar::wrap_add(t74, t80));
+      const int64_t t82 = static_cast<int64_t>((t79 ? t81 : static_cast<int64_t>(0LL)));
+      const bool t83 = static_cast<bool>((t38 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t84 = static_cast<int64_t>(kiln_scalar::wrap_add(t38, i2));
+      const int64_t t85 = static_cast<int64_t>((t83 ? t84 : t38));
+      const int64_t t86 = static_cast<int64_t>(kiln_scalar::clip(t85, static_cast<int64_t>(0LL), i2));
+      const bool t87 = static_cast<bool>((t34 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t88 = static_cast<int64_t>(kiln_scalar::wrap_add(t34, i2));
+      const int64_t t89 = static_cast<int64_t>((t87 ? t88 : t34));
+      const int64_t t90 = static_cast<int64_t>(kiln_scalar::clip(t89, static_cast<int64_t>(0LL), i2));
+      const int64_t t91 = static_cast<int64_t>(kiln_scalar::wrap_sub(t86, t90));
+      const int64_t t92 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t91));
+      const int64_t t93 = static_cast<int64_t>(kiln_scalar::wrap_sub(t92, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t94 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t93));
+      const int64_t t95 = static_cast<int64_t>(kiln_scalar::wrap_add(t94, t0));
+      const int64_t t96 = static_cast<int64_t>((t1 ? t95 : t0));
+      const int64_t t97 = static_cast<int64_t>(kiln_scalar::clip(t96, static_cast<int64_t>(0LL), t94));
+      const int64_t t98 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), t94));
+      const int64_t t99 = static_cast<int64_t>(kiln_scalar::wrap_sub(t97, t98));
+      const int64_t t100 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t99));
+      const int64_t t101 = static_cast<int64_t>(kiln_scalar::wrap_sub(t100, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t102 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t101));
+      const bool t103 = static_cast<bool>((t102 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t104 = static_cast<int64_t>(kiln_scalar::wrap_add(t98, t90));
+      const int64_t t105 = static_cast<int64_t>(kiln_scalar::wrap_add(t104, t102));
+      const bool t106 = static_cast<bool>((t105 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t107 = static_cast<int64_t>((t106 ? t19 : t105));
+      const int64_t t108 = static_cast<int64_t>((t103 ? t107 : static_cast<int64_t>(0LL)));
+      const bool t109 = static_cast<bool>((t108 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t110 = static_cast<int64_t>(kiln_scalar::wrap_add(t108, i2));
+      const int64_t t111 = static_cast<int64_t>((t109 ? t110 : t108));
+      const int64_t t112 = static_cast<int64_t>(kiln_scalar::clip(t111, static_cast<int64_t>(0LL), i2));
+      const int64_t t113 = static_cast<int64_t>((t103 ? t104 : static_cast<int64_t>(0LL)));
+      const bool t114 = static_cast<bool>((t113 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t115 = static_cast<int64_t>(kiln_scalar::wrap_add(t113, i2));
+      const int64_t t116 = static_cast<int64_t>((t114 ? t115 : t113));
+      const int64_t t117 = static_cast<int64_t>(kiln_scalar::clip(t116, static_cast<int64_t>(0LL), i2));
+      const int64_t t118 = static_cast<int64_t>(kiln_scalar::wrap_sub(t112, t117));
+      const int64_t t119 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t118));
+      const int64_t t120 = static_cast<int64_t>(kiln_scalar::wrap_sub(t119, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t121 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t120));
+      const bool t122 = static_cast<bool>((t121 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t123 = static_cast<int64_t>(kiln_scalar::wrap_sub(t121, static_cast<int64_t>(1LL)));
+      const int64_t t124 = static_cast<int64_t>(kiln_scalar::wrap_add(t117, t123));
+      const bool t125 = static_cast<bool>((t39 >= static_cast<int64_t>(0LL)));
+      const int64_t t126 = static_cast<int64_t>(kiln_scalar::wrap_sub(t0, kiln_scalar::convert<int64_t>(static_cast<int8_t>(-1LL))));
+      const int64_t t127 = static_cast<int64_t>(kiln_scalar::wrap_add(kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL)), t0));
 
-          int64_t* q0 = v15.data;
-          bool* __restrict q1 = v16.data;
-          int64_t* __restrict q2 = v17.data;
-          int64_t* __restrict q3 = v18.data;
-          int64_t* __restrict q4 = v19.data;
-          int64_t* __restrict q5 = v20.data;
-          int64_t* __restrict q6 = v21.data;
-          int64_t* __restrict q7 = v22.data;
-          int64_t* __restrict q8 = v23.data;
-          bool* __restrict q9 = v24.data;
-          int64_t* __restrict q10 = v25.data;
-          int64_t* __restrict q11 = v26.data;
-          int64_t* __restrict q12 = v27.data;
-          bool* __restrict q13 = v28.data;
-          int64_t* __restrict q14 = v29.data;
-          bool* __restrict q15 = v30.data;
-          int64_t* __restrict q16 = v31.data;
-          int64_t* __restrict q17 = v32.data;
-    #pragma omp simd
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const int64_t i2 = p2[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::minimum(i0, i1));
-          const bool t1 = static_cast<bool>((t0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(-1LL), i2));
-          const int64_t t3 = static_cast<int64_t>(kiln_scalar::clip(t2, static_cast<int64_t>(0LL), i2));
-          const int64_t t4 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i2));
-          const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_sub(t3, t4));
-          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t5));
-          const int64_t t7 = static_cast<int64_t>(kiln_scalar::wrap_sub(t6, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t8 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t7));
-          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(t8, t0));
-          const int64_t t10 = static_cast<int64_t>((t1 ? t9 : t0));
-          const int64_t t11 = static_cast<int64_t>(kiln_scalar::clip(t10, static_cast<int64_t>(0LL), t8));
-          const int64_t t12 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t11));
-          const int64_t t13 = static_cast<int64_t>(kiln_scalar::wrap_sub(t12, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t14 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t13));
-          const bool t15 = static_cast<bool>((t14 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t16 = static_cast<int64_t>((t15 ? t4 : static_cast<int64_t>(0LL)));
-          const int64_t t17 = static_cast<int64_t>(kiln_scalar::wrap_add(t4, t14));
-          const bool t18 = static_cast<bool>((t17 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t19 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i2));
-          const int64_t t20 = static_cast<int64_t>((t18 ? t19 : t17));
-          const int64_t t21 = static_cast<int64_t>((t15 ? t20 : static_cast<int64_t>(0LL)));
-          const int64_t t22 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(1LL), static_cast<int64_t>(0LL), i2));
-          const int64_t t23 = static_cast<int64_t>(kiln_scalar::wrap_sub(i2, t22));
-          const int64_t t24 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t23));
-          const int64_t t25 = static_cast<int64_t>(kiln_scalar::wrap_sub(t24, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t26 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t25));
-          const int64_t t27 = static_cast<int64_t>(kiln_scalar::wrap_add(t26, t0));
-          const int64_t t28 = static_cast<int64_t>((t1 ? t27 : t0));
-          const int64_t t29 = static_cast<int64_t>(kiln_scalar::clip(t28, static_cast<int64_t>(0LL), t26));
-          const int64_t t30 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t29));
-          const int64_t t31 = static_cast<int64_t>(kiln_scalar::wrap_sub(t30, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t32 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t31));
-          const bool t33 = static_cast<bool>((t32 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t34 = static_cast<int64_t>((t33 ? t22 : static_cast<int64_t>(0LL)));
-          const int64_t t35 = static_cast<int64_t>(kiln_scalar::wrap_add(t22, t32));
-          const bool t36 = static_cast<bool>((t35 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t37 = static_cast<int64_t>((t36 ? t19 : t35));
-          const int64_t t38 = static_cast<int64_t>((t33 ? t37 : static_cast<int64_t>(0LL)));
-          const int64_t t39 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t0));
-          const bool t40 = static_cast<bool>((t21 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t41 = static_cast<int64_t>(kiln_scalar::wrap_add(t21, i2));
-          const int64_t t42 = static_cast<int64_t>((t40 ? t41 : t21));
-          const int64_t t43 = static_cast<int64_t>(kiln_scalar::clip(t42, static_cast<int64_t>(0LL), i2));
-          const bool t44 = static_cast<bool>((t16 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t45 = static_cast<int64_t>(kiln_scalar::wrap_add(t16, i2));
-          const int64_t t46 = static_cast<int64_t>((t44 ? t45 : t16));
-          const int64_t t47 = static_cast<int64_t>(kiln_scalar::clip(t46, static_cast<int64_t>(0LL), i2));
-          const int64_t t48 = static_cast<int64_t>(kiln_scalar::wrap_sub(t43, t47));
-          const int64_t t49 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t48));
-          const int64_t t50 = static_cast<int64_t>(kiln_scalar::wrap_sub(t49, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t51 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t50));
-          const int64_t t52 = static_cast<int64_t>(kiln_scalar::wrap_add(t51, t0));
-          const int64_t t53 = static_cast<int64_t>((t1 ? t52 : t0));
-          const int64_t t54 = static_cast<int64_t>(kiln_scalar::clip(t53, static_cast<int64_t>(0LL), t51));
-          const int64_t t55 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), t51));
-          const int64_t t56 = static_cast<int64_t>(kiln_scalar::wrap_sub(t54, t55));
-          const int64_t t57 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t56));
-          const int64_t t58 = static_cast<int64_t>(kiln_scalar::wrap_sub(t57, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t59 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t58));
-          const bool t60 = static_cast<bool>((t59 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t61 = static_cast<int64_t>(kiln_scalar::wrap_add(t55, t47));
-          const int64_t t62 = static_cast<int64_t>(kiln_scalar::wrap_add(t61, t59));
-          const bool t63 = static_cast<bool>((t62 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t64 = static_cast<int64_t>((t63 ? t19 : t62));
-          const int64_t t65 = static_cast<int64_t>((t60 ? t64 : static_cast<int64_t>(0LL)));
-          const bool t66 = static_cast<bool>((t65 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t67 = static_cast<int64_t>(kiln_scalar::wrap_add(t65, i2));
-          const int64_t t68 = static_cast<int64_t>((t66 ? t67 : t65));
-          const int64_t t69 = static_cast<int64_t>(kiln_scalar::clip(t68, static_cast<int64_t>(0LL), i2));
-          const int64_t t70 = static_cast<int64_t>((t60 ? t61 : static_cast<int64_t>(0LL)));
-          const bool t71 = static_cast<bool>((t70 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t72 = static_cast<int64_t>(kiln_scalar::wrap_add(t70, i2));
-          const int64_t t73 = static_cast<int64_t>((t71 ? t72 : t70));
-          const int64_t t74 = static_cast<int64_t>(kiln_scalar::clip(t73, static_cast<int64_t>(0LL), i2));
-          const int64_t t75 = static_cast<int64_t>(kiln_scalar::wrap_sub(t69, t74));
-          const int64_t t76 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t75));
-          const int64_t t77 = static_cast<int64_t>(kiln_scalar::wrap_sub(t76, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t78 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t77));
-          const bool t79 = static_cast<bool>((t78 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t80 = static_cast<int64_t>(kiln_scalar::wrap_sub(t78, static_cast<int64_t>(1LL)));
-          const int64_t t81 = static_cast<int64_t>(kiln_scalar::wrap_add(t74, t80));
-          const int64_t t82 = static_cast<int64_t>((t79 ? t81 : static_cast<int64_t>(0LL)));
-          const bool t83 = static_cast<bool>((t38 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t84 = static_cast<int64_t>(kiln_scalar::wrap_add(t38, i2));
-          const int64_t t85 = static_cast<int64_t>((t83 ? t84 : t38));
-          const int64_t t86 = static_cast<int64_t>(kiln_scalar::clip(t85, static_cast<int64_t>(0LL), i2));
-          const bool t87 = static_cast<bool>((t34 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t88 = static_cast<int64_t>(kiln_scalar::wrap_add(t34, i2));
-          const int64_t t89 = static_cast<int64_t>((t87 ? t88 : t34));
-          const int64_t t90 = static_cast<int64_t>(kiln_scalar::clip(t89, static_cast<int64_t>(0LL), i2));
-          const int64_t t91 = static_cast<int64_t>(kiln_scalar::wrap_sub(t86, t90));
-          const int64_t t92 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t91));
-          const int64_t t93 = static_cast<int64_t>(kiln_scalar::wrap_sub(t92, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t94 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t93));
-          const int64_t t95 = static_cast<int64_t>(kiln_scalar::wrap_add(t94, t0));
-          const int64_t t96 = static_cast<int64_t>((t1 ? t95 : t0));
-          const int64_t t97 = static_cast<int64_t>(kiln_scalar::clip(t96, static_cast<int64_t>(0LL), t94));
-          const int64_t t98 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), t94));
-          const int64_t t99 = static_cast<int64_t>(kiln_scalar::wrap_sub(t97, t98));
-          const int64_t t100 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t99));
-          const int64_t t101 = static_cast<int64_t>(kiln_scalar::wrap_sub(t100, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t102 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t101));
-          const bool t103 = static_cast<bool>((t102 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t104 = static_cast<int64_t>(kiln_scalar::wrap_add(t98, t90));
-          const int64_t t105 = static_cast<int64_t>(kiln_scalar::wrap_add(t104, t102));
-          const bool t106 = static_cast<bool>((t105 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t107 = static_cast<int64_t>((t106 ? t19 : t105));
-          const int64_t t108 = static_cast<int64_t>((t103 ? t107 : static_cast<int64_t>(0LL)));
-          const bool t109 = static_cast<bool>((t108 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t110 = static_cast<int64_t>(kiln_scalar::wrap_add(t108, i2));
-          const int64_t t111 = static_cast<int64_t>((t109 ? t110 : t108));
-          const int64_t t112 = static_cast<int64_t>(kiln_scalar::clip(t111, static_cast<int64_t>(0LL), i2));
-          const int64_t t113 = static_cast<int64_t>((t103 ? t104 : static_cast<int64_t>(0LL)));
-          const bool t114 = static_cast<bool>((t113 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t115 = static_cast<int64_t>(kiln_scalar::wrap_add(t113, i2));
-          const int64_t t116 = static_cast<int64_t>((t114 ? t115 : t113));
-          const int64_t t117 = static_cast<int64_t>(kiln_scalar::clip(t116, static_cast<int64_t>(0LL), i2));
-          const int64_t t118 = static_cast<int64_t>(kiln_scalar::wrap_sub(t112, t117));
-          const int64_t t119 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t118));
-          const int64_t t120 = static_cast<int64_t>(kiln_scalar::wrap_sub(t119, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t121 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t120));
-          const bool t122 = static_cast<bool>((t121 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t123 = static_cast<int64_t>(kiln_scalar::wrap_sub(t121, static_cast<int64_t>(1LL)));
-          const int64_t t124 = static_cast<int64_t>(kiln_scalar::wrap_add(t117, t123));
-          const bool t125 = static_cast<bool>((t39 >= static_cast<int64_t>(0LL)));
-          const int64_t t126 = static_cast<int64_t>(kiln_scalar::wrap_sub(t0, kiln_scalar::convert<int64_t>(static_cast<int8_t>(-1LL))));
-          const int64_t t127 = static_cast<int64_t>(kiln_scalar::wrap_add(kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL)), t0));
-
-            q0[e] = t0;
-            q1[e] = t1;
-            q2[e] = t16;
-            q3[e] = t19;
-            q4[e] = t21;
-            q5[e] = t34;
-            q6[e] = t38;
-            q7[e] = t39;
-            q8[e] = t78;
-            q9[e] = t79;
-            q10[e] = t81;
-            q11[e] = t82;
-            q12[e] = t121;
-            q13[e] = t122;
-            q14[e] = t124;
-            q15[e] = t125;
-            q16[e] = t126;
-            q17[e] = t127;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v9.data;
-        const int64_t* __restrict p1 = v13.data;
-        const int64_t* p2 = v14.data;
-
-        int64_t* q0 = v15.data;
-        bool* __restrict q1 = v16.data;
-        int64_t* __restrict q2 = v17.data;
-        int64_t* __restrict q3 = v18.data;
-        int64_t* __restrict q4 = v19.data;
-        int64_t* __restrict q5 = v20.data;
-        int64_t* __restrict q6 = v21.data;
-        int64_t* __restrict q7 = v22.data;
-        int64_t* __restrict q8 = v23.data;
-        bool* __restrict q9 = v24.data;
-        int64_t* __restrict q10 = v25.data;
-        int64_t* __restrict q11 = v26.data;
-        int64_t* __restrict q12 = v27.data;
-        bool* __restrict q13 = v28.data;
-        int64_t* __restrict q14 = v29.data;
-        bool* __restrict q15 = v30.data;
-        int64_t* __restrict q16 = v31.data;
-        int64_t* __restrict q17 = v32.data;
-        int64_t strides[21][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v9.strides[d];
-          strides[1][d] = v13.strides[d];
-          strides[2][d] = v14.strides[d];
-          strides[3][d] = v15.strides[d];
-          strides[4][d] = v16.strides[d];
-          strides[5][d] = v17.strides[d];
-          strides[6][d] = v18.strides[d];
-          strides[7][d] = v19.strides[d];
-          strides[8][d] = v20.strides[d];
-          strides[9][d] = v21.strides[d];
-          strides[10][d] = v22.strides[d];
-          strides[11][d] = v23.strides[d];
-          strides[12][d] = v24.strides[d];
-          strides[13][d] = v25.strides[d];
-          strides[14][d] = v26.strides[d];
-          strides[15][d] = v27.strides[d];
-          strides[16][d] = v28.strides[d];
-          strides[17][d] = v29.strides[d];
-          strides[18][d] = v30.strides[d];
-          strides[19][d] = v31.strides[d];
-          strides[20][d] = v32.strides[d];
-        }
-
-        kg::for_each_strided<0, 21>(v15.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t i2 = p2[off[2]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::minimum(i0, i1));
-          const bool t1 = static_cast<bool>((t0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(-1LL), i2));
-          const int64_t t3 = static_cast<int64_t>(kiln_scalar::clip(t2, static_cast<int64_t>(0LL), i2));
-          const int64_t t4 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i2));
-          const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_sub(t3, t4));
-          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t5));
-          const int64_t t7 = static_cast<int64_t>(kiln_scalar::wrap_sub(t6, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t8 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t7));
-          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(t8, t0));
-          const int64_t t10 = static_cast<int64_t>((t1 ? t9 : t0));
-          const int64_t t11 = static_cast<int64_t>(kiln_scalar::clip(t10, static_cast<int64_t>(0LL), t8));
-          const int64_t t12 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t11));
-          const int64_t t13 = static_cast<int64_t>(kiln_scalar::wrap_sub(t12, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t14 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t13));
-          const bool t15 = static_cast<bool>((t14 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t16 = static_cast<int64_t>((t15 ? t4 : static_cast<int64_t>(0LL)));
-          const int64_t t17 = static_cast<int64_t>(kiln_scalar::wrap_add(t4, t14));
-          const bool t18 = static_cast<bool>((t17 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t19 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i2));
-          const int64_t t20 = static_cast<int64_t>((t18 ? t19 : t17));
-          const int64_t t21 = static_cast<int64_t>((t15 ? t20 : static_cast<int64_t>(0LL)));
-          const int64_t t22 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(1LL), static_cast<int64_t>(0LL), i2));
-          const int64_t t23 = static_cast<int64_t>(kiln_scalar::wrap_sub(i2, t22));
-          const int64_t t24 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t23));
-          const int64_t t25 = static_cast<int64_t>(kiln_scalar::wrap_sub(t24, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t26 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t25));
-          const int64_t t27 = static_cast<int64_t>(kiln_scalar::wrap_add(t26, t0));
-          const int64_t t28 = static_cast<int64_t>((t1 ? t27 : t0));
-          const int64_t t29 = static_cast<int64_t>(kiln_scalar::clip(t28, static_cast<int64_t>(0LL), t26));
-          const int64_t t30 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t29));
-          const int64_t t31 = static_cast<int64_t>(kiln_scalar::wrap_sub(t30, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t32 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t31));
-          const bool t33 = static_cast<bool>((t32 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t34 = static_cast<int64_t>((t33 ? t22 : static_cast<int64_t>(0LL)));
-          const int64_t t35 = static_cast<int64_t>(kiln_scalar::wrap_add(t22, t32));
-          const bool t36 = static_cast<bool>((t35 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t37 = static_cast<int64_t>((t36 ? t19 : t35));
-          const int64_t t38 = static_cast<int64_t>((t33 ? t37 : static_cast<int64_t>(0LL)));
-          const int64_t t39 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t0));
-          const bool t40 = static_cast<bool>((t21 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t41 = static_cast<int64_t>(kiln_scalar::wrap_add(t21, i2));
-          const int64_t t42 = static_cast<int64_t>((t40 ? t41 : t21));
-          const int64_t t43 = static_cast<int64_t>(kiln_scalar::clip(t42, static_cast<int64_t>(0LL), i2));
-          const bool t44 = static_cast<bool>((t16 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t45 = static_cast<int64_t>(kiln_scalar::wrap_add(t16, i2));
-          const int64_t t46 = static_cast<int64_t>((t44 ? t45 : t16));
-          const int64_t t47 = static_cast<int64_t>(kiln_scalar::clip(t46, static_cast<int64_t>(0LL), i2));
-          const int64_t t48 = static_cast<int64_t>(kiln_scalar::wrap_sub(t43, t47));
-          const int64_t t49 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t48));
-          const int64_t t50 = static_cast<int64_t>(kiln_scalar::wrap_sub(t49, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t51 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t50));
-          const int64_t t52 = static_cast<int64_t>(kiln_scalar::wrap_add(t51, t0));
-          const int64_t t53 = static_cast<int64_t>((t1 ? t52 : t0));
-          const int64_t t54 = static_cast<int64_t>(kiln_scalar::clip(t53, static_cast<int64_t>(0LL), t51));
-          const int64_t t55 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), t51));
-          const int64_t t56 = static_cast<int64_t>(kiln_scalar::wrap_sub(t54, t55));
-          const int64_t t57 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t56));
-          const int64_t t58 = static_cast<int64_t>(kiln_scalar::wrap_sub(t57, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t59 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t58));
-          const bool t60 = static_cast<bool>((t59 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t61 = static_cast<int64_t>(kiln_scalar::wrap_add(t55, t47));
-          const int64_t t62 = static_cast<int64_t>(kiln_scalar::wrap_add(t61, t59));
-          const bool t63 = static_cast<bool>((t62 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t64 = static_cast<int64_t>((t63 ? t19 : t62));
-          const int64_t t65 = static_cast<int64_t>((t60 ? t64 : static_cast<int64_t>(0LL)));
-          const bool t66 = static_cast<bool>((t65 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t67 = static_cast<int64_t>(kiln_scalar::wrap_add(t65, i2));
-          const int64_t t68 = static_cast<int64_t>((t66 ? t67 : t65));
-          const int64_t t69 = static_cast<int64_t>(kiln_scalar::clip(t68, static_cast<int64_t>(0LL), i2));
-          const int64_t t70 = static_cast<int64_t>((t60 ? t61 : static_cast<int64_t>(0LL)));
-          const bool t71 = static_cast<bool>((t70 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t72 = static_cast<int64_t>(kiln_scalar::wrap_add(t70, i2));
-          const int64_t t73 = static_cast<int64_t>((t71 ? t72 : t70));
-          const int64_t t74 = static_cast<int64_t>(kiln_scalar::clip(t73, static_cast<int64_t>(0LL), i2));
-          const int64_t t75 = static_cast<int64_t>(kiln_scalar::wrap_sub(t69, t74));
-          const int64_t t76 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t75));
-          const int64_t t77 = static_cast<int64_t>(kiln_scalar::wrap_sub(t76, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t78 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t77));
-          const bool t79 = static_cast<bool>((t78 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t80 = static_cast<int64_t>(kiln_scalar::wrap_sub(t78, static_cast<int64_t>(1LL)));
-          const int64_t t81 = static_cast<int64_t>(kiln_scalar::wrap_add(t74, t80));
-          const int64_t t82 = static_cast<int64_t>((t79 ? t81 : static_cast<int64_t>(0LL)));
-          const bool t83 = static_cast<bool>((t38 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t84 = static_cast<int64_t>(kiln_scalar::wrap_add(t38, i2));
-          const int64_t t85 = static_cast<int64_t>((t83 ? t84 : t38));
-          const int64_t t86 = static_cast<int64_t>(kiln_scalar::clip(t85, static_cast<int64_t>(0LL), i2));
-          const bool t87 = static_cast<bool>((t34 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t88 = static_cast<int64_t>(kiln_scalar::wrap_add(t34, i2));
-          const int64_t t89 = static_cast<int64_t>((t87 ? t88 : t34));
-          const int64_t t90 = static_cast<int64_t>(kiln_scalar::clip(t89, static_cast<int64_t>(0LL), i2));
-          const int64_t t91 = static_cast<int64_t>(kiln_scalar::wrap_sub(t86, t90));
-          const int64_t t92 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t91));
-          const int64_t t93 = static_cast<int64_t>(kiln_scalar::wrap_sub(t92, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t94 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t93));
-          const int64_t t95 = static_cast<int64_t>(kiln_scalar::wrap_add(t94, t0));
-          const int64_t t96 = static_cast<int64_t>((t1 ? t95 : t0));
-          const int64_t t97 = static_cast<int64_t>(kiln_scalar::clip(t96, static_cast<int64_t>(0LL), t94));
-          const int64_t t98 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), t94));
-          const int64_t t99 = static_cast<int64_t>(kiln_scalar::wrap_sub(t97, t98));
-          const int64_t t100 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t99));
-          const int64_t t101 = static_cast<int64_t>(kiln_scalar::wrap_sub(t100, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t102 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t101));
-          const bool t103 = static_cast<bool>((t102 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t104 = static_cast<int64_t>(kiln_scalar::wrap_add(t98, t90));
-          const int64_t t105 = static_cast<int64_t>(kiln_scalar::wrap_add(t104, t102));
-          const bool t106 = static_cast<bool>((t105 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t107 = static_cast<int64_t>((t106 ? t19 : t105));
-          const int64_t t108 = static_cast<int64_t>((t103 ? t107 : static_cast<int64_t>(0LL)));
-          const bool t109 = static_cast<bool>((t108 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t110 = static_cast<int64_t>(kiln_scalar::wrap_add(t108, i2));
-          const int64_t t111 = static_cast<int64_t>((t109 ? t110 : t108));
-          const int64_t t112 = static_cast<int64_t>(kiln_scalar::clip(t111, static_cast<int64_t>(0LL), i2));
-          const int64_t t113 = static_cast<int64_t>((t103 ? t104 : static_cast<int64_t>(0LL)));
-          const bool t114 = static_cast<bool>((t113 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t115 = static_cast<int64_t>(kiln_scalar::wrap_add(t113, i2));
-          const int64_t t116 = static_cast<int64_t>((t114 ? t115 : t113));
-          const int64_t t117 = static_cast<int64_t>(kiln_scalar::clip(t116, static_cast<int64_t>(0LL), i2));
-          const int64_t t118 = static_cast<int64_t>(kiln_scalar::wrap_sub(t112, t117));
-          const int64_t t119 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t118));
-          const int64_t t120 = static_cast<int64_t>(kiln_scalar::wrap_sub(t119, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t121 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t120));
-          const bool t122 = static_cast<bool>((t121 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t123 = static_cast<int64_t>(kiln_scalar::wrap_sub(t121, static_cast<int64_t>(1LL)));
-          const int64_t t124 = static_cast<int64_t>(kiln_scalar::wrap_add(t117, t123));
-          const bool t125 = static_cast<bool>((t39 >= static_cast<int64_t>(0LL)));
-          const int64_t t126 = static_cast<int64_t>(kiln_scalar::wrap_sub(t0, kiln_scalar::convert<int64_t>(static_cast<int8_t>(-1LL))));
-          const int64_t t127 = static_cast<int64_t>(kiln_scalar::wrap_add(kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL)), t0));
-
-          q0[off[3]] = t0;
-          q1[off[4]] = t1;
-          q2[off[5]] = t16;
-          q3[off[6]] = t19;
-          q4[off[7]] = t21;
-          q5[off[8]] = t34;
-          q6[off[9]] = t38;
-          q7[off[10]] = t39;
-          q8[off[11]] = t78;
-          q9[off[12]] = t79;
-          q10[off[13]] = t81;
-          q11[off[14]] = t82;
-          q12[off[15]] = t121;
-          q13[off[16]] = t122;
-          q14[off[17]] = t124;
-          q15[off[18]] = t125;
-          q16[off[19]] = t126;
-          q17[off[20]] = t127;
-        });
-
-      }
+      v15.data[0] = t0;
+      v16.data[0] = t1;
+      v17.data[0] = t16;
+      v18.data[0] = t19;
+      v19.data[0] = t21;
+      v20.data[0] = t34;
+      v21.data[0] = t38;
+      v22.data[0] = t39;
+      v23.data[0] = t78;
+      v24.data[0] = t79;
+      v25.data[0] = t81;
+      v26.data[0] = t82;
+      v27.data[0] = t121;
+      v28.data[0] = t122;
+      v29.data[0] = t124;
+      v30.data[0] = t125;
+      v31.data[0] = t126;
+      v32.data[0] = t127;
     }
+
 
 
   }
@@ -3802,7 +3331,17 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         // thread count; a chunk folds into kLanes independent accumulators the compiler vectorises.
         static constexpr int kLanes = 32;  // static: clang -fopenmp cannot use a local in the lambdas below
         static constexpr int64_t kChunk = 16384, kMaxChunks = 64;
-        const auto fold = [&](const T* p, int64_t n) -> A {
+        // Not inlined: the vectorised fold is then compiled once per node, not once per call site
+        // (four, with the paths below and OpenMP's copies: a fifth of a PyMC model's object code),
+        // and every row goes through the same instructions whatever the thread count.
+        const auto fold = [&](const T* p, int64_t n) __attribute__((noinline)) -> A {
+          if (n < kLanes) {
+            // A short run in order: the lanes below would all stay `init`, which combine leaves
+            // unchanged, so this is the same value without their cost.
+            A r = init;
+            for (int64_t k = 0; k < n; ++k) r = step(r, p[k]);
+            return r;
+          }
           A acc[kLanes];
           for (int j = 0; j < kLanes; ++j) acc[j] = init;
           int64_t k = 0;
@@ -3875,64 +3414,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 12, v41), kWhere);
     {
-      const int64_t n = v41.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* p0 = v25.data;
-          const int64_t* __restrict p1 = v23.data;
-          const int64_t* __restrict p2 = v18.data;
-          const bool* __restrict p3 = v24.data;
+      const int64_t i0 = v25.data[0];
+      const int64_t i1 = v23.data[0];
+      const int64_t i2 = v18.data[0];
+      const bool i3 = v24.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
+      const bool t1 = static_cast<bool>((t0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t2 = static_cast<int64_t>((t1 ? i2 : t0));
+      const int64_t t3 = static_cast<int64_t>((i3 ? t2 : static_cast<int64_t>(0LL)));
 
-          int64_t* q0 = v41.data;
-    #pragma omp simd
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const int64_t i2 = p2[0];
-            const bool i3 = p3[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
-          const bool t1 = static_cast<bool>((t0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t2 = static_cast<int64_t>((t1 ? i2 : t0));
-          const int64_t t3 = static_cast<int64_t>((i3 ? t2 : static_cast<int64_t>(0LL)));
-
-            q0[e] = t3;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* p0 = v25.data;
-        const int64_t* __restrict p1 = v23.data;
-        const int64_t* __restrict p2 = v18.data;
-        const bool* __restrict p3 = v24.data;
-
-        int64_t* q0 = v41.data;
-        int64_t strides[5][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v25.strides[d];
-          strides[1][d] = v23.strides[d];
-          strides[2][d] = v18.strides[d];
-          strides[3][d] = v24.strides[d];
-          strides[4][d] = v41.strides[d];
-        }
-
-        kg::for_each_strided<0, 5>(v41.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t i2 = p2[off[2]];
-          const bool i3 = p3[off[3]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
-          const bool t1 = static_cast<bool>((t0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t2 = static_cast<int64_t>((t1 ? i2 : t0));
-          const int64_t t3 = static_cast<int64_t>((i3 ? t2 : static_cast<int64_t>(0LL)));
-
-          q0[off[4]] = t3;
-        });
-
-      }
+      v41.data[0] = t3;
     }
+
 
 
   }
@@ -3963,53 +3456,14 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v43), kWhere);
     {
-      const int64_t n = v43.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const bool* __restrict p0 = v28.data;
-          const int64_t* __restrict p1 = v29.data;
-          const int64_t* __restrict p2 = v5.data;
+      const bool i0 = v28.data[0];
+      const int64_t i1 = v29.data[0];
+      const int64_t i2 = v5.data[0];
+      const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
 
-          int64_t* __restrict q0 = v43.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const bool i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const int64_t i2 = p2[0];
-          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const bool* __restrict p0 = v28.data;
-        const int64_t* __restrict p1 = v29.data;
-        const int64_t* __restrict p2 = v5.data;
-
-        int64_t* __restrict q0 = v43.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v28.strides[d];
-          strides[1][d] = v29.strides[d];
-          strides[2][d] = v5.strides[d];
-          strides[3][d] = v43.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v43.shape, strides, [&](const int64_t* off) {
-          const bool i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t i2 = p2[off[2]];
-          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-          q0[off[3]] = t0;
-        });
-
-      }
+      v43.data[0] = t0;
     }
+
 
 
   }
@@ -4023,64 +3477,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 14, v44), kWhere);
     {
-      const int64_t n = v44.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v29.data;
-          const int64_t* p1 = v27.data;
-          const int64_t* __restrict p2 = v18.data;
-          const bool* __restrict p3 = v28.data;
+      const int64_t i0 = v29.data[0];
+      const int64_t i1 = v27.data[0];
+      const int64_t i2 = v18.data[0];
+      const bool i3 = v28.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
+      const bool t1 = static_cast<bool>((t0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t2 = static_cast<int64_t>((t1 ? i2 : t0));
+      const int64_t t3 = static_cast<int64_t>((i3 ? t2 : static_cast<int64_t>(0LL)));
 
-          int64_t* q0 = v44.data;
-    #pragma omp simd
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const int64_t i2 = p2[0];
-            const bool i3 = p3[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
-          const bool t1 = static_cast<bool>((t0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t2 = static_cast<int64_t>((t1 ? i2 : t0));
-          const int64_t t3 = static_cast<int64_t>((i3 ? t2 : static_cast<int64_t>(0LL)));
-
-            q0[e] = t3;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v29.data;
-        const int64_t* p1 = v27.data;
-        const int64_t* __restrict p2 = v18.data;
-        const bool* __restrict p3 = v28.data;
-
-        int64_t* q0 = v44.data;
-        int64_t strides[5][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v29.strides[d];
-          strides[1][d] = v27.strides[d];
-          strides[2][d] = v18.strides[d];
-          strides[3][d] = v28.strides[d];
-          strides[4][d] = v44.strides[d];
-        }
-
-        kg::for_each_strided<0, 5>(v44.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t i2 = p2[off[2]];
-          const bool i3 = p3[off[3]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
-          const bool t1 = static_cast<bool>((t0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t2 = static_cast<int64_t>((t1 ? i2 : t0));
-          const int64_t t3 = static_cast<int64_t>((i3 ? t2 : static_cast<int64_t>(0LL)));
-
-          q0[off[4]] = t3;
-        });
-
-      }
+      v44.data[0] = t3;
     }
+
 
 
   }
@@ -4137,48 +3545,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v47), kWhere);
     {
-      const int64_t n = v47.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v46.data;
-          const int64_t* __restrict p1 = v31.data;
+      const int64_t i0 = v46.data[0];
+      const int64_t i1 = v31.data[0];
+      const bool t0 = static_cast<bool>((i0 >= i1));
 
-          bool* __restrict q0 = v47.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 >= i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v46.data;
-        const int64_t* __restrict p1 = v31.data;
-
-        bool* __restrict q0 = v47.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v46.strides[d];
-          strides[1][d] = v31.strides[d];
-          strides[2][d] = v47.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v47.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 >= i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v47.data[0] = t0;
     }
+
 
 
   }
@@ -4547,90 +3920,31 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v58), kWhere);
     KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v59), kWhere);
     {
-      const int64_t n = v58.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v15.data;
-          const int64_t* p1 = v57.data;
-          const bool* __restrict p2 = v16.data;
+      const int64_t i0 = v15.data[0];
+      const int64_t i1 = v57.data[0];
+      const bool i2 = v16.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+      const int64_t t1 = static_cast<int64_t>((i2 ? t0 : i0));
+      const int64_t t2 = static_cast<int64_t>(kiln_scalar::clip(t1, static_cast<int64_t>(0LL), i1));
+      const int64_t t3 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i1));
+      const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t2, t3));
+      const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t4));
+      const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_sub(t5, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t7 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t6));
+      const bool t8 = static_cast<bool>((t7 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_sub(t7, static_cast<int64_t>(1LL)));
+      const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_add(t3, t9));
+      const int64_t t11 = static_cast<int64_t>((t8 ? t10 : static_cast<int64_t>(0LL)));
+      const int64_t t12 = static_cast<int64_t>(kiln_scalar::wrap_sub(t10, t7));
+      const bool t13 = static_cast<bool>((t12 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i1));
+      const int64_t t15 = static_cast<int64_t>((t13 ? t14 : t12));
+      const int64_t t16 = static_cast<int64_t>((t8 ? t15 : static_cast<int64_t>(0LL)));
 
-          int64_t* q0 = v58.data;
-          int64_t* __restrict q1 = v59.data;
-    #pragma omp simd
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const bool i2 = p2[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-          const int64_t t1 = static_cast<int64_t>((i2 ? t0 : i0));
-          const int64_t t2 = static_cast<int64_t>(kiln_scalar::clip(t1, static_cast<int64_t>(0LL), i1));
-          const int64_t t3 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i1));
-          const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t2, t3));
-          const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t4));
-          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_sub(t5, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t7 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t6));
-          const bool t8 = static_cast<bool>((t7 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_sub(t7, static_cast<int64_t>(1LL)));
-          const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_add(t3, t9));
-          const int64_t t11 = static_cast<int64_t>((t8 ? t10 : static_cast<int64_t>(0LL)));
-          const int64_t t12 = static_cast<int64_t>(kiln_scalar::wrap_sub(t10, t7));
-          const bool t13 = static_cast<bool>((t12 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i1));
-          const int64_t t15 = static_cast<int64_t>((t13 ? t14 : t12));
-          const int64_t t16 = static_cast<int64_t>((t8 ? t15 : static_cast<int64_t>(0LL)));
-
-            q0[e] = t11;
-            q1[e] = t16;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v15.data;
-        const int64_t* p1 = v57.data;
-        const bool* __restrict p2 = v16.data;
-
-        int64_t* q0 = v58.data;
-        int64_t* __restrict q1 = v59.data;
-        int64_t strides[5][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v15.strides[d];
-          strides[1][d] = v57.strides[d];
-          strides[2][d] = v16.strides[d];
-          strides[3][d] = v58.strides[d];
-          strides[4][d] = v59.strides[d];
-        }
-
-        kg::for_each_strided<0, 5>(v58.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const bool i2 = p2[off[2]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-          const int64_t t1 = static_cast<int64_t>((i2 ? t0 : i0));
-          const int64_t t2 = static_cast<int64_t>(kiln_scalar::clip(t1, static_cast<int64_t>(0LL), i1));
-          const int64_t t3 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i1));
-          const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t2, t3));
-          const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t4));
-          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_sub(t5, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t7 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t6));
-          const bool t8 = static_cast<bool>((t7 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_sub(t7, static_cast<int64_t>(1LL)));
-          const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_add(t3, t9));
-          const int64_t t11 = static_cast<int64_t>((t8 ? t10 : static_cast<int64_t>(0LL)));
-          const int64_t t12 = static_cast<int64_t>(kiln_scalar::wrap_sub(t10, t7));
-          const bool t13 = static_cast<bool>((t12 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i1));
-          const int64_t t15 = static_cast<int64_t>((t13 ? t14 : t12));
-          const int64_t t16 = static_cast<int64_t>((t8 ? t15 : static_cast<int64_t>(0LL)));
-
-          q0[off[3]] = t11;
-          q1[off[4]] = t16;
-        });
-
-      }
+      v58.data[0] = t11;
+      v59.data[0] = t16;
     }
+
 
 
   }
@@ -4709,48 +4023,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v64), kWhere);
     {
-      const int64_t n = v64.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v61.data;
-          const int64_t* __restrict p1 = v5.data;
+      const int64_t i0 = v61.data[0];
+      const int64_t i1 = v5.data[0];
+      const bool t0 = static_cast<bool>((i0 >= i1));
 
-          bool* __restrict q0 = v64.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 >= i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v61.data;
-        const int64_t* __restrict p1 = v5.data;
-
-        bool* __restrict q0 = v64.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v61.strides[d];
-          strides[1][d] = v5.strides[d];
-          strides[2][d] = v64.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v64.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 >= i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v64.data[0] = t0;
     }
+
 
 
   }
@@ -4791,90 +4070,31 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v66), kWhere);
     KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v67), kWhere);
     {
-      const int64_t n = v66.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v65.data;
-          const int64_t* __restrict p1 = v15.data;
-          const bool* __restrict p2 = v16.data;
+      const int64_t i0 = v65.data[0];
+      const int64_t i1 = v15.data[0];
+      const bool i2 = v16.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+      const int64_t t1 = static_cast<int64_t>((i2 ? t0 : i1));
+      const int64_t t2 = static_cast<int64_t>(kiln_scalar::clip(t1, static_cast<int64_t>(0LL), i0));
+      const int64_t t3 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i0));
+      const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t2, t3));
+      const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t4));
+      const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_sub(t5, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t7 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t6));
+      const bool t8 = static_cast<bool>((t7 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_sub(t7, static_cast<int64_t>(1LL)));
+      const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_add(t3, t9));
+      const int64_t t11 = static_cast<int64_t>((t8 ? t10 : static_cast<int64_t>(0LL)));
+      const int64_t t12 = static_cast<int64_t>(kiln_scalar::wrap_sub(t10, t7));
+      const bool t13 = static_cast<bool>((t12 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i0));
+      const int64_t t15 = static_cast<int64_t>((t13 ? t14 : t12));
+      const int64_t t16 = static_cast<int64_t>((t8 ? t15 : static_cast<int64_t>(0LL)));
 
-          int64_t* __restrict q0 = v66.data;
-          int64_t* __restrict q1 = v67.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const bool i2 = p2[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-          const int64_t t1 = static_cast<int64_t>((i2 ? t0 : i1));
-          const int64_t t2 = static_cast<int64_t>(kiln_scalar::clip(t1, static_cast<int64_t>(0LL), i0));
-          const int64_t t3 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i0));
-          const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t2, t3));
-          const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t4));
-          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_sub(t5, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t7 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t6));
-          const bool t8 = static_cast<bool>((t7 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_sub(t7, static_cast<int64_t>(1LL)));
-          const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_add(t3, t9));
-          const int64_t t11 = static_cast<int64_t>((t8 ? t10 : static_cast<int64_t>(0LL)));
-          const int64_t t12 = static_cast<int64_t>(kiln_scalar::wrap_sub(t10, t7));
-          const bool t13 = static_cast<bool>((t12 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i0));
-          const int64_t t15 = static_cast<int64_t>((t13 ? t14 : t12));
-          const int64_t t16 = static_cast<int64_t>((t8 ? t15 : static_cast<int64_t>(0LL)));
-
-            q0[e] = t11;
-            q1[e] = t16;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v65.data;
-        const int64_t* __restrict p1 = v15.data;
-        const bool* __restrict p2 = v16.data;
-
-        int64_t* __restrict q0 = v66.data;
-        int64_t* __restrict q1 = v67.data;
-        int64_t strides[5][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v65.strides[d];
-          strides[1][d] = v15.strides[d];
-          strides[2][d] = v16.strides[d];
-          strides[3][d] = v66.strides[d];
-          strides[4][d] = v67.strides[d];
-        }
-
-        kg::for_each_strided<0, 5>(v66.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const bool i2 = p2[off[2]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-          const int64_t t1 = static_cast<int64_t>((i2 ? t0 : i1));
-          const int64_t t2 = static_cast<int64_t>(kiln_scalar::clip(t1, static_cast<int64_t>(0LL), i0));
-          const int64_t t3 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i0));
-          const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t2, t3));
-          const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t4));
-          const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_sub(t5, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-          const int64_t t7 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t6));
-          const bool t8 = static_cast<bool>((t7 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_sub(t7, static_cast<int64_t>(1LL)));
-          const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_add(t3, t9));
-          const int64_t t11 = static_cast<int64_t>((t8 ? t10 : static_cast<int64_t>(0LL)));
-          const int64_t t12 = static_cast<int64_t>(kiln_scalar::wrap_sub(t10, t7));
-          const bool t13 = static_cast<bool>((t12 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-          const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i0));
-          const int64_t t15 = static_cast<int64_t>((t13 ? t14 : t12));
-          const int64_t t16 = static_cast<int64_t>((t8 ? t15 : static_cast<int64_t>(0LL)));
-
-          q0[off[3]] = t11;
-          q1[off[4]] = t16;
-        });
-
-      }
+      v66.data[0] = t11;
+      v67.data[0] = t16;
     }
+
 
 
   }
@@ -5538,7 +4758,17 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         // thread count; a chunk folds into kLanes independent accumulators the compiler vectorises.
         static constexpr int kLanes = 32;  // static: clang -fopenmp cannot use a local in the lambdas below
         static constexpr int64_t kChunk = 16384, kMaxChunks = 64;
-        const auto fold = [&](const T* p, int64_t n) -> A {
+        // Not inlined: the vectorised fold is then compiled once per node, not once per call site
+        // (four, with the paths below and OpenMP's copies: a fifth of a PyMC model's object code),
+        // and every row goes through the same instructions whatever the thread count.
+        const auto fold = [&](const T* p, int64_t n) __attribute__((noinline)) -> A {
+          if (n < kLanes) {
+            // A short run in order: the lanes below would all stay `init`, which combine leaves
+            // unchanged, so this is the same value without their cost.
+            A r = init;
+            for (int64_t k = 0; k < n; ++k) r = step(r, p[k]);
+            return r;
+          }
           A acc[kLanes];
           for (int j = 0; j < kLanes; ++j) acc[j] = init;
           int64_t k = 0;

@@ -2261,43 +2261,12 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v3), kWhere);
     {
-      const int64_t n = v3.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int32_t* __restrict p0 = v0.data;
+      const int32_t i0 = v0.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::convert<int64_t>(i0));
 
-          int64_t* __restrict q0 = v3.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int32_t i0 = p0[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::convert<int64_t>(i0));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int32_t* __restrict p0 = v0.data;
-
-        int64_t* __restrict q0 = v3.data;
-        int64_t strides[2][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v0.strides[d];
-          strides[1][d] = v3.strides[d];
-        }
-
-        kg::for_each_strided<0, 2>(v3.shape, strides, [&](const int64_t* off) {
-          const int32_t i0 = p0[off[0]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::convert<int64_t>(i0));
-
-          q0[off[1]] = t0;
-        });
-
-      }
+      v3.data[0] = t0;
     }
+
 
 
   }
@@ -2311,48 +2280,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v5), kWhere);
     {
-      const int64_t n = v5.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v3.data;
-          const int64_t* __restrict p1 = v4.data;
+      const int64_t i0 = v3.data[0];
+      const int64_t i1 = v4.data[0];
+      const bool t0 = static_cast<bool>((i0 >= i1));
 
-          bool* __restrict q0 = v5.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 >= i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v3.data;
-        const int64_t* __restrict p1 = v4.data;
-
-        bool* __restrict q0 = v5.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v3.strides[d];
-          strides[1][d] = v4.strides[d];
-          strides[2][d] = v5.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v5.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 >= i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v5.data[0] = t0;
     }
+
 
 
   }
@@ -2392,43 +2326,12 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v7), kWhere);
     {
-      const int64_t n = v7.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const uint8_t* __restrict p0 = v1.data;
+      const uint8_t i0 = v1.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::convert<int64_t>(i0));
 
-          int64_t* __restrict q0 = v7.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const uint8_t i0 = p0[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::convert<int64_t>(i0));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const uint8_t* __restrict p0 = v1.data;
-
-        int64_t* __restrict q0 = v7.data;
-        int64_t strides[2][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v1.strides[d];
-          strides[1][d] = v7.strides[d];
-        }
-
-        kg::for_each_strided<0, 2>(v7.shape, strides, [&](const int64_t* off) {
-          const uint8_t i0 = p0[off[0]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::convert<int64_t>(i0));
-
-          q0[off[1]] = t0;
-        });
-
-      }
+      v7.data[0] = t0;
     }
+
 
 
   }
@@ -2442,48 +2345,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v9), kWhere);
     {
-      const int64_t n = v9.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v7.data;
-          const int64_t* __restrict p1 = v8.data;
+      const int64_t i0 = v7.data[0];
+      const int64_t i1 = v8.data[0];
+      const bool t0 = static_cast<bool>((i0 >= i1));
 
-          bool* __restrict q0 = v9.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 >= i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v7.data;
-        const int64_t* __restrict p1 = v8.data;
-
-        bool* __restrict q0 = v9.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v7.strides[d];
-          strides[1][d] = v8.strides[d];
-          strides[2][d] = v9.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v9.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 >= i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v9.data[0] = t0;
     }
+
 
 
   }

@@ -2315,43 +2315,12 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v2), kWhere);
     {
-      const int64_t n = v2.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int32_t* __restrict p0 = v1.data;
+      const int32_t i0 = v1.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::convert<int64_t>(i0));
 
-          int64_t* __restrict q0 = v2.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int32_t i0 = p0[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::convert<int64_t>(i0));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int32_t* __restrict p0 = v1.data;
-
-        int64_t* __restrict q0 = v2.data;
-        int64_t strides[2][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v1.strides[d];
-          strides[1][d] = v2.strides[d];
-        }
-
-        kg::for_each_strided<0, 2>(v2.shape, strides, [&](const int64_t* off) {
-          const int32_t i0 = p0[off[0]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::convert<int64_t>(i0));
-
-          q0[off[1]] = t0;
-        });
-
-      }
+      v2.data[0] = t0;
     }
+
 
 
   }
@@ -2365,48 +2334,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v4), kWhere);
     {
-      const int64_t n = v4.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v2.data;
-          const int64_t* __restrict p1 = v3.data;
+      const int64_t i0 = v2.data[0];
+      const int64_t i1 = v3.data[0];
+      const bool t0 = static_cast<bool>((i0 == i1));
 
-          bool* __restrict q0 = v4.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 == i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v2.data;
-        const int64_t* __restrict p1 = v3.data;
-
-        bool* __restrict q0 = v4.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v2.strides[d];
-          strides[1][d] = v3.strides[d];
-          strides[2][d] = v4.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v4.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 == i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v4.data[0] = t0;
     }
+
 
 
   }
@@ -2430,48 +2364,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v7), kWhere);
     {
-      const int64_t n = v7.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v6.data;
-          const int64_t* __restrict p1 = v2.data;
+      const int64_t i0 = v6.data[0];
+      const int64_t i1 = v2.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_mul(i0, i1));
 
-          int64_t* __restrict q0 = v7.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_mul(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v6.data;
-        const int64_t* __restrict p1 = v2.data;
-
-        int64_t* __restrict q0 = v7.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v6.strides[d];
-          strides[1][d] = v2.strides[d];
-          strides[2][d] = v7.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v7.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_mul(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v7.data[0] = t0;
     }
+
 
 
   }
@@ -2485,48 +2384,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v9), kWhere);
     {
-      const int64_t n = v9.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v7.data;
-          const int64_t* __restrict p1 = v8.data;
+      const int64_t i0 = v7.data[0];
+      const int64_t i1 = v8.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_mul(i0, i1));
 
-          int64_t* __restrict q0 = v9.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_mul(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v7.data;
-        const int64_t* __restrict p1 = v8.data;
-
-        int64_t* __restrict q0 = v9.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v7.strides[d];
-          strides[1][d] = v8.strides[d];
-          strides[2][d] = v9.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v9.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_mul(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v9.data[0] = t0;
     }
+
 
 
   }
@@ -2540,43 +2404,12 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v10), kWhere);
     {
-      const int64_t n = v10.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v9.data;
+      const int64_t i0 = v9.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_neg(i0));
 
-          int64_t* __restrict q0 = v10.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_neg(i0));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v9.data;
-
-        int64_t* __restrict q0 = v10.data;
-        int64_t strides[2][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v9.strides[d];
-          strides[1][d] = v10.strides[d];
-        }
-
-        kg::for_each_strided<0, 2>(v10.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_neg(i0));
-
-          q0[off[1]] = t0;
-        });
-
-      }
+      v10.data[0] = t0;
     }
+
 
 
   }
@@ -2590,48 +2423,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v12), kWhere);
     {
-      const int64_t n = v12.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v10.data;
-          const int64_t* __restrict p1 = v11.data;
+      const int64_t i0 = v10.data[0];
+      const int64_t i1 = v11.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::maximum(i0, i1));
 
-          int64_t* __restrict q0 = v12.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::maximum(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v10.data;
-        const int64_t* __restrict p1 = v11.data;
-
-        int64_t* __restrict q0 = v12.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v10.strides[d];
-          strides[1][d] = v11.strides[d];
-          strides[2][d] = v12.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v12.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::maximum(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v12.data[0] = t0;
     }
+
 
 
   }
@@ -2645,48 +2443,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 1, v13, DLDataType{0, 64, 1}), kWhere);
     {
-      const int64_t n = v13.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v5.data;
-          const int64_t* __restrict p1 = v12.data;
+      const int64_t i0 = v5.data[0];
+      const int64_t i1 = v12.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::int_div(i0, i1));
 
-          int64_t* __restrict q0 = v13.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::int_div(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v5.data;
-        const int64_t* __restrict p1 = v12.data;
-
-        int64_t* __restrict q0 = v13.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v5.strides[d];
-          strides[1][d] = v12.strides[d];
-          strides[2][d] = v13.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v13.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::int_div(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v13.data[0] = t0;
     }
+
 
 
   }
@@ -2700,53 +2463,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v14, DLDataType{0, 64, 1}), kWhere);
     {
-      const int64_t n = v14.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const bool* __restrict p0 = v4.data;
-          const int64_t* __restrict p1 = v13.data;
-          const int64_t* __restrict p2 = v2.data;
+      const bool i0 = v4.data[0];
+      const int64_t i1 = v13.data[0];
+      const int64_t i2 = v2.data[0];
+      const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
 
-          int64_t* __restrict q0 = v14.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const bool i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const int64_t i2 = p2[0];
-          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const bool* __restrict p0 = v4.data;
-        const int64_t* __restrict p1 = v13.data;
-        const int64_t* __restrict p2 = v2.data;
-
-        int64_t* __restrict q0 = v14.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v4.strides[d];
-          strides[1][d] = v13.strides[d];
-          strides[2][d] = v2.strides[d];
-          strides[3][d] = v14.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v14.shape, strides, [&](const int64_t* off) {
-          const bool i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t i2 = p2[off[2]];
-          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-          q0[off[3]] = t0;
-        });
-
-      }
+      v14.data[0] = t0;
     }
+
 
 
   }

@@ -2246,7 +2246,10 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         return total;
       };
       // One row: n values of x at stride sx, results at stride sy (y may be x); three passes.
-      const auto row = [&](const T* x, auto sx, T* y, auto sy, int64_t n) {
+      // Not inlined: one compiled copy per layout serves the serial and the threaded loop, so a
+      // short row's tail cannot take a vector exp in one copy and glibc's scalar exp in the other
+      // (the thread counts would disagree in the last bits), and the node's code is smaller.
+      const auto row = [&](const T* x, auto sx, T* y, auto sy, int64_t n) __attribute__((noinline)) {
 
         const T m = row_max(x, sx, n);
         const T total = static_cast<T>(exp_sum(x, sx, m, y, sy, n, true));

@@ -2212,7 +2212,8 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       // perform computes (the sum from kLanes independent partial sums). The products are summed
       // with explicit fused multiply-adds: left to GCC, `acc += g * s` is contracted in one inlined
       // copy of `row` and not in the other, and the serial and threaded loops would disagree.
-      const auto row = [](const G* g, auto sg, const S* s, auto ss, S* y, auto sy, int64_t n) {
+      // Not inlined either: one compiled copy per layout for the serial and the threaded loop.
+      const auto row = [](const G* g, auto sg, const S* s, auto ss, S* y, auto sy, int64_t n) __attribute__((noinline)) {
         static constexpr int kLanes = 16;  // static: clang -fopenmp cannot use a local in the lambdas below
         double acc[kLanes] = {};
         int64_t k = 0;
@@ -2281,7 +2282,8 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       // perform computes (the sum from kLanes independent partial sums). The products are summed
       // with explicit fused multiply-adds: left to GCC, `acc += g * s` is contracted in one inlined
       // copy of `row` and not in the other, and the serial and threaded loops would disagree.
-      const auto row = [](const G* g, auto sg, const S* s, auto ss, S* y, auto sy, int64_t n) {
+      // Not inlined either: one compiled copy per layout for the serial and the threaded loop.
+      const auto row = [](const G* g, auto sg, const S* s, auto ss, S* y, auto sy, int64_t n) __attribute__((noinline)) {
         static constexpr int kLanes = 16;  // static: clang -fopenmp cannot use a local in the lambdas below
         double acc[kLanes] = {};
         int64_t k = 0;
@@ -2350,7 +2352,8 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       // perform computes (the sum from kLanes independent partial sums). The products are summed
       // with explicit fused multiply-adds: left to GCC, `acc += g * s` is contracted in one inlined
       // copy of `row` and not in the other, and the serial and threaded loops would disagree.
-      const auto row = [](const G* g, auto sg, const S* s, auto ss, S* y, auto sy, int64_t n) {
+      // Not inlined either: one compiled copy per layout for the serial and the threaded loop.
+      const auto row = [](const G* g, auto sg, const S* s, auto ss, S* y, auto sy, int64_t n) __attribute__((noinline)) {
         static constexpr int kLanes = 16;  // static: clang -fopenmp cannot use a local in the lambdas below
         double acc[kLanes] = {};
         int64_t k = 0;

@@ -2415,48 +2415,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v6), kWhere);
     {
-      const int64_t n = v6.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v3.data;
-          const int8_t* __restrict p1 = v5.data;
+      const int64_t i0 = v3.data[0];
+      const int8_t i1 = v5.data[0];
+      const bool t0 = static_cast<bool>((i0 > kiln_scalar::convert<int64_t>(i1)));
 
-          bool* __restrict q0 = v6.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int8_t i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 > kiln_scalar::convert<int64_t>(i1)));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v3.data;
-        const int8_t* __restrict p1 = v5.data;
-
-        bool* __restrict q0 = v6.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v3.strides[d];
-          strides[1][d] = v5.strides[d];
-          strides[2][d] = v6.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v6.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int8_t i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 > kiln_scalar::convert<int64_t>(i1)));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v6.data[0] = t0;
     }
+
 
 
   }
@@ -2470,48 +2435,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v8), kWhere);
     {
-      const int64_t n = v8.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v2.data;
-          const int8_t* __restrict p1 = v7.data;
+      const int64_t i0 = v2.data[0];
+      const int8_t i1 = v7.data[0];
+      const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(i1)));
 
-          bool* __restrict q0 = v8.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int8_t i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(i1)));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v2.data;
-        const int8_t* __restrict p1 = v7.data;
-
-        bool* __restrict q0 = v8.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v2.strides[d];
-          strides[1][d] = v7.strides[d];
-          strides[2][d] = v8.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v8.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int8_t i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(i1)));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v8.data[0] = t0;
     }
+
 
 
   }
@@ -2535,48 +2465,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v10), kWhere);
     {
-      const int64_t n = v10.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v2.data;
-          const int64_t* __restrict p1 = v9.data;
+      const int64_t i0 = v2.data[0];
+      const int64_t i1 = v9.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
 
-          int64_t* __restrict q0 = v10.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v2.data;
-        const int64_t* __restrict p1 = v9.data;
-
-        int64_t* __restrict q0 = v10.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v2.strides[d];
-          strides[1][d] = v9.strides[d];
-          strides[2][d] = v10.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v10.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v10.data[0] = t0;
     }
+
 
 
   }
@@ -2590,53 +2485,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v11), kWhere);
     {
-      const int64_t n = v11.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const bool* __restrict p0 = v8.data;
-          const int64_t* __restrict p1 = v10.data;
-          const int64_t* __restrict p2 = v2.data;
+      const bool i0 = v8.data[0];
+      const int64_t i1 = v10.data[0];
+      const int64_t i2 = v2.data[0];
+      const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
 
-          int64_t* __restrict q0 = v11.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const bool i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const int64_t i2 = p2[0];
-          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const bool* __restrict p0 = v8.data;
-        const int64_t* __restrict p1 = v10.data;
-        const int64_t* __restrict p2 = v2.data;
-
-        int64_t* __restrict q0 = v11.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v8.strides[d];
-          strides[1][d] = v10.strides[d];
-          strides[2][d] = v2.strides[d];
-          strides[3][d] = v11.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v11.shape, strides, [&](const int64_t* off) {
-          const bool i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t i2 = p2[off[2]];
-          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-          q0[off[3]] = t0;
-        });
-
-      }
+      v11.data[0] = t0;
     }
+
 
 
   }
@@ -2650,53 +2506,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v13), kWhere);
     {
-      const int64_t n = v13.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v11.data;
-          const int64_t* __restrict p1 = v12.data;
-          const int64_t* __restrict p2 = v9.data;
+      const int64_t i0 = v11.data[0];
+      const int64_t i1 = v12.data[0];
+      const int64_t i2 = v9.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::clip(i0, i1, i2));
 
-          int64_t* __restrict q0 = v13.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const int64_t i2 = p2[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::clip(i0, i1, i2));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v11.data;
-        const int64_t* __restrict p1 = v12.data;
-        const int64_t* __restrict p2 = v9.data;
-
-        int64_t* __restrict q0 = v13.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v11.strides[d];
-          strides[1][d] = v12.strides[d];
-          strides[2][d] = v9.strides[d];
-          strides[3][d] = v13.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v13.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t i2 = p2[off[2]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::clip(i0, i1, i2));
-
-          q0[off[3]] = t0;
-        });
-
-      }
+      v13.data[0] = t0;
     }
+
 
 
   }
@@ -2710,48 +2527,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v15), kWhere);
     {
-      const int64_t n = v15.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v1.data;
-          const int8_t* __restrict p1 = v14.data;
+      const int64_t i0 = v1.data[0];
+      const int8_t i1 = v14.data[0];
+      const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(i1)));
 
-          bool* __restrict q0 = v15.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int8_t i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(i1)));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v1.data;
-        const int8_t* __restrict p1 = v14.data;
-
-        bool* __restrict q0 = v15.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v1.strides[d];
-          strides[1][d] = v14.strides[d];
-          strides[2][d] = v15.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v15.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int8_t i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(i1)));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v15.data[0] = t0;
     }
+
 
 
   }
@@ -2765,48 +2547,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v16), kWhere);
     {
-      const int64_t n = v16.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v1.data;
-          const int64_t* __restrict p1 = v9.data;
+      const int64_t i0 = v1.data[0];
+      const int64_t i1 = v9.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
 
-          int64_t* __restrict q0 = v16.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v1.data;
-        const int64_t* __restrict p1 = v9.data;
-
-        int64_t* __restrict q0 = v16.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v1.strides[d];
-          strides[1][d] = v9.strides[d];
-          strides[2][d] = v16.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v16.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v16.data[0] = t0;
     }
+
 
 
   }
@@ -2820,53 +2567,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v17), kWhere);
     {
-      const int64_t n = v17.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const bool* __restrict p0 = v15.data;
-          const int64_t* __restrict p1 = v16.data;
-          const int64_t* __restrict p2 = v1.data;
+      const bool i0 = v15.data[0];
+      const int64_t i1 = v16.data[0];
+      const int64_t i2 = v1.data[0];
+      const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
 
-          int64_t* __restrict q0 = v17.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const bool i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const int64_t i2 = p2[0];
-          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const bool* __restrict p0 = v15.data;
-        const int64_t* __restrict p1 = v16.data;
-        const int64_t* __restrict p2 = v1.data;
-
-        int64_t* __restrict q0 = v17.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v15.strides[d];
-          strides[1][d] = v16.strides[d];
-          strides[2][d] = v1.strides[d];
-          strides[3][d] = v17.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v17.shape, strides, [&](const int64_t* off) {
-          const bool i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t i2 = p2[off[2]];
-          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-          q0[off[3]] = t0;
-        });
-
-      }
+      v17.data[0] = t0;
     }
+
 
 
   }
@@ -2880,53 +2588,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v19), kWhere);
     {
-      const int64_t n = v19.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v17.data;
-          const int64_t* __restrict p1 = v18.data;
-          const int64_t* __restrict p2 = v9.data;
+      const int64_t i0 = v17.data[0];
+      const int64_t i1 = v18.data[0];
+      const int64_t i2 = v9.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::clip(i0, i1, i2));
 
-          int64_t* __restrict q0 = v19.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const int64_t i2 = p2[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::clip(i0, i1, i2));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v17.data;
-        const int64_t* __restrict p1 = v18.data;
-        const int64_t* __restrict p2 = v9.data;
-
-        int64_t* __restrict q0 = v19.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v17.strides[d];
-          strides[1][d] = v18.strides[d];
-          strides[2][d] = v9.strides[d];
-          strides[3][d] = v19.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v19.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t i2 = p2[off[2]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::clip(i0, i1, i2));
-
-          q0[off[3]] = t0;
-        });
-
-      }
+      v19.data[0] = t0;
     }
+
 
 
   }
@@ -2940,48 +2609,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v20), kWhere);
     {
-      const int64_t n = v20.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v13.data;
-          const int64_t* __restrict p1 = v19.data;
+      const int64_t i0 = v13.data[0];
+      const int64_t i1 = v19.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
 
-          int64_t* __restrict q0 = v20.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v13.data;
-        const int64_t* __restrict p1 = v19.data;
-
-        int64_t* __restrict q0 = v20.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v13.strides[d];
-          strides[1][d] = v19.strides[d];
-          strides[2][d] = v20.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v20.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v20.data[0] = t0;
     }
+
 
 
   }
@@ -2995,48 +2629,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v21), kWhere);
     {
-      const int64_t n = v21.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v20.data;
-          const int64_t* __restrict p1 = v3.data;
+      const int64_t i0 = v20.data[0];
+      const int64_t i1 = v3.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
 
-          int64_t* __restrict q0 = v21.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v20.data;
-        const int64_t* __restrict p1 = v3.data;
-
-        int64_t* __restrict q0 = v21.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v20.strides[d];
-          strides[1][d] = v3.strides[d];
-          strides[2][d] = v21.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v21.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v21.data[0] = t0;
     }
+
 
 
   }
@@ -3050,48 +2649,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v23), kWhere);
     {
-      const int64_t n = v23.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v21.data;
-          const int8_t* __restrict p1 = v22.data;
+      const int64_t i0 = v21.data[0];
+      const int8_t i1 = v22.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, kiln_scalar::convert<int64_t>(i1)));
 
-          int64_t* __restrict q0 = v23.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int8_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, kiln_scalar::convert<int64_t>(i1)));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v21.data;
-        const int8_t* __restrict p1 = v22.data;
-
-        int64_t* __restrict q0 = v23.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v21.strides[d];
-          strides[1][d] = v22.strides[d];
-          strides[2][d] = v23.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v23.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int8_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, kiln_scalar::convert<int64_t>(i1)));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v23.data[0] = t0;
     }
+
 
 
   }
@@ -3105,48 +2669,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v24), kWhere);
     {
-      const int64_t n = v24.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v23.data;
-          const int64_t* __restrict p1 = v3.data;
+      const int64_t i0 = v23.data[0];
+      const int64_t i1 = v3.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::int_div(i0, i1));
 
-          int64_t* __restrict q0 = v24.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::int_div(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v23.data;
-        const int64_t* __restrict p1 = v3.data;
-
-        int64_t* __restrict q0 = v24.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v23.strides[d];
-          strides[1][d] = v3.strides[d];
-          strides[2][d] = v24.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v24.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::int_div(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v24.data[0] = t0;
     }
+
 
 
   }
@@ -3160,48 +2689,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v26), kWhere);
     {
-      const int64_t n = v26.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v25.data;
-          const int64_t* __restrict p1 = v24.data;
+      const int64_t i0 = v25.data[0];
+      const int64_t i1 = v24.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::maximum(i0, i1));
 
-          int64_t* __restrict q0 = v26.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::maximum(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v25.data;
-        const int64_t* __restrict p1 = v24.data;
-
-        int64_t* __restrict q0 = v26.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v25.strides[d];
-          strides[1][d] = v24.strides[d];
-          strides[2][d] = v26.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v26.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::maximum(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v26.data[0] = t0;
     }
+
 
 
   }
@@ -3215,48 +2709,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v28), kWhere);
     {
-      const int64_t n = v28.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v1.data;
-          const int8_t* __restrict p1 = v27.data;
+      const int64_t i0 = v1.data[0];
+      const int8_t i1 = v27.data[0];
+      const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(i1)));
 
-          bool* __restrict q0 = v28.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int8_t i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(i1)));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v1.data;
-        const int8_t* __restrict p1 = v27.data;
-
-        bool* __restrict q0 = v28.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v1.strides[d];
-          strides[1][d] = v27.strides[d];
-          strides[2][d] = v28.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v28.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int8_t i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(i1)));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v28.data[0] = t0;
     }
+
 
 
   }
@@ -3270,48 +2729,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v29), kWhere);
     {
-      const int64_t n = v29.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v1.data;
-          const int64_t* __restrict p1 = v9.data;
+      const int64_t i0 = v1.data[0];
+      const int64_t i1 = v9.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
 
-          int64_t* __restrict q0 = v29.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v1.data;
-        const int64_t* __restrict p1 = v9.data;
-
-        int64_t* __restrict q0 = v29.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v1.strides[d];
-          strides[1][d] = v9.strides[d];
-          strides[2][d] = v29.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v29.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v29.data[0] = t0;
     }
+
 
 
   }
@@ -3325,53 +2749,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v30), kWhere);
     {
-      const int64_t n = v30.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const bool* __restrict p0 = v28.data;
-          const int64_t* __restrict p1 = v29.data;
-          const int64_t* __restrict p2 = v1.data;
+      const bool i0 = v28.data[0];
+      const int64_t i1 = v29.data[0];
+      const int64_t i2 = v1.data[0];
+      const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
 
-          int64_t* __restrict q0 = v30.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const bool i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const int64_t i2 = p2[0];
-          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const bool* __restrict p0 = v28.data;
-        const int64_t* __restrict p1 = v29.data;
-        const int64_t* __restrict p2 = v1.data;
-
-        int64_t* __restrict q0 = v30.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v28.strides[d];
-          strides[1][d] = v29.strides[d];
-          strides[2][d] = v1.strides[d];
-          strides[3][d] = v30.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v30.shape, strides, [&](const int64_t* off) {
-          const bool i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t i2 = p2[off[2]];
-          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-          q0[off[3]] = t0;
-        });
-
-      }
+      v30.data[0] = t0;
     }
+
 
 
   }
@@ -3385,48 +2770,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v32), kWhere);
     {
-      const int64_t n = v32.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v9.data;
-          const int8_t* __restrict p1 = v31.data;
+      const int64_t i0 = v9.data[0];
+      const int8_t i1 = v31.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, kiln_scalar::convert<int64_t>(i1)));
 
-          int64_t* __restrict q0 = v32.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int8_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, kiln_scalar::convert<int64_t>(i1)));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v9.data;
-        const int8_t* __restrict p1 = v31.data;
-
-        int64_t* __restrict q0 = v32.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v9.strides[d];
-          strides[1][d] = v31.strides[d];
-          strides[2][d] = v32.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v32.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int8_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, kiln_scalar::convert<int64_t>(i1)));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v32.data[0] = t0;
     }
+
 
 
   }
@@ -3440,53 +2790,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v34), kWhere);
     {
-      const int64_t n = v34.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v30.data;
-          const int64_t* __restrict p1 = v33.data;
-          const int64_t* __restrict p2 = v32.data;
+      const int64_t i0 = v30.data[0];
+      const int64_t i1 = v33.data[0];
+      const int64_t i2 = v32.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::clip(i0, i1, i2));
 
-          int64_t* __restrict q0 = v34.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const int64_t i2 = p2[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::clip(i0, i1, i2));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v30.data;
-        const int64_t* __restrict p1 = v33.data;
-        const int64_t* __restrict p2 = v32.data;
-
-        int64_t* __restrict q0 = v34.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v30.strides[d];
-          strides[1][d] = v33.strides[d];
-          strides[2][d] = v32.strides[d];
-          strides[3][d] = v34.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v34.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t i2 = p2[off[2]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::clip(i0, i1, i2));
-
-          q0[off[3]] = t0;
-        });
-
-      }
+      v34.data[0] = t0;
     }
+
 
 
   }
@@ -3500,48 +2811,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v36), kWhere);
     {
-      const int64_t n = v36.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v2.data;
-          const int8_t* __restrict p1 = v35.data;
+      const int64_t i0 = v2.data[0];
+      const int8_t i1 = v35.data[0];
+      const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(i1)));
 
-          bool* __restrict q0 = v36.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int8_t i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(i1)));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v2.data;
-        const int8_t* __restrict p1 = v35.data;
-
-        bool* __restrict q0 = v36.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v2.strides[d];
-          strides[1][d] = v35.strides[d];
-          strides[2][d] = v36.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v36.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int8_t i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(i1)));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v36.data[0] = t0;
     }
+
 
 
   }
@@ -3555,48 +2831,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v37), kWhere);
     {
-      const int64_t n = v37.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v2.data;
-          const int64_t* __restrict p1 = v9.data;
+      const int64_t i0 = v2.data[0];
+      const int64_t i1 = v9.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
 
-          int64_t* __restrict q0 = v37.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v2.data;
-        const int64_t* __restrict p1 = v9.data;
-
-        int64_t* __restrict q0 = v37.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v2.strides[d];
-          strides[1][d] = v9.strides[d];
-          strides[2][d] = v37.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v37.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v37.data[0] = t0;
     }
+
 
 
   }
@@ -3610,53 +2851,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v38), kWhere);
     {
-      const int64_t n = v38.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const bool* __restrict p0 = v36.data;
-          const int64_t* __restrict p1 = v37.data;
-          const int64_t* __restrict p2 = v2.data;
+      const bool i0 = v36.data[0];
+      const int64_t i1 = v37.data[0];
+      const int64_t i2 = v2.data[0];
+      const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
 
-          int64_t* __restrict q0 = v38.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const bool i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const int64_t i2 = p2[0];
-          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const bool* __restrict p0 = v36.data;
-        const int64_t* __restrict p1 = v37.data;
-        const int64_t* __restrict p2 = v2.data;
-
-        int64_t* __restrict q0 = v38.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v36.strides[d];
-          strides[1][d] = v37.strides[d];
-          strides[2][d] = v2.strides[d];
-          strides[3][d] = v38.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v38.shape, strides, [&](const int64_t* off) {
-          const bool i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t i2 = p2[off[2]];
-          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-          q0[off[3]] = t0;
-        });
-
-      }
+      v38.data[0] = t0;
     }
+
 
 
   }
@@ -3670,48 +2872,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v40), kWhere);
     {
-      const int64_t n = v40.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v9.data;
-          const int8_t* __restrict p1 = v39.data;
+      const int64_t i0 = v9.data[0];
+      const int8_t i1 = v39.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, kiln_scalar::convert<int64_t>(i1)));
 
-          int64_t* __restrict q0 = v40.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int8_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, kiln_scalar::convert<int64_t>(i1)));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v9.data;
-        const int8_t* __restrict p1 = v39.data;
-
-        int64_t* __restrict q0 = v40.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v9.strides[d];
-          strides[1][d] = v39.strides[d];
-          strides[2][d] = v40.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v40.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int8_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, kiln_scalar::convert<int64_t>(i1)));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v40.data[0] = t0;
     }
+
 
 
   }
@@ -3725,53 +2892,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v42), kWhere);
     {
-      const int64_t n = v42.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v38.data;
-          const int64_t* __restrict p1 = v41.data;
-          const int64_t* __restrict p2 = v40.data;
+      const int64_t i0 = v38.data[0];
+      const int64_t i1 = v41.data[0];
+      const int64_t i2 = v40.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::clip(i0, i1, i2));
 
-          int64_t* __restrict q0 = v42.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const int64_t i2 = p2[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::clip(i0, i1, i2));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v38.data;
-        const int64_t* __restrict p1 = v41.data;
-        const int64_t* __restrict p2 = v40.data;
-
-        int64_t* __restrict q0 = v42.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v38.strides[d];
-          strides[1][d] = v41.strides[d];
-          strides[2][d] = v40.strides[d];
-          strides[3][d] = v42.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v42.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t i2 = p2[off[2]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::clip(i0, i1, i2));
-
-          q0[off[3]] = t0;
-        });
-
-      }
+      v42.data[0] = t0;
     }
+
 
 
   }
@@ -3785,48 +2913,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v43), kWhere);
     {
-      const int64_t n = v43.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v34.data;
-          const int64_t* __restrict p1 = v42.data;
+      const int64_t i0 = v34.data[0];
+      const int64_t i1 = v42.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
 
-          int64_t* __restrict q0 = v43.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v34.data;
-        const int64_t* __restrict p1 = v42.data;
-
-        int64_t* __restrict q0 = v43.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v34.strides[d];
-          strides[1][d] = v42.strides[d];
-          strides[2][d] = v43.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v43.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v43.data[0] = t0;
     }
+
 
 
   }
@@ -3840,43 +2933,12 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v44), kWhere);
     {
-      const int64_t n = v44.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v3.data;
+      const int64_t i0 = v3.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_neg(i0));
 
-          int64_t* __restrict q0 = v44.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_neg(i0));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v3.data;
-
-        int64_t* __restrict q0 = v44.data;
-        int64_t strides[2][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v3.strides[d];
-          strides[1][d] = v44.strides[d];
-        }
-
-        kg::for_each_strided<0, 2>(v44.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_neg(i0));
-
-          q0[off[1]] = t0;
-        });
-
-      }
+      v44.data[0] = t0;
     }
+
 
 
   }
@@ -3890,48 +2952,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v45), kWhere);
     {
-      const int64_t n = v45.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v43.data;
-          const int64_t* __restrict p1 = v44.data;
+      const int64_t i0 = v43.data[0];
+      const int64_t i1 = v44.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
 
-          int64_t* __restrict q0 = v45.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v43.data;
-        const int64_t* __restrict p1 = v44.data;
-
-        int64_t* __restrict q0 = v45.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v43.strides[d];
-          strides[1][d] = v44.strides[d];
-          strides[2][d] = v45.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v45.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v45.data[0] = t0;
     }
+
 
 
   }
@@ -3945,48 +2972,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v47), kWhere);
     {
-      const int64_t n = v47.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v45.data;
-          const int8_t* __restrict p1 = v46.data;
+      const int64_t i0 = v45.data[0];
+      const int8_t i1 = v46.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, kiln_scalar::convert<int64_t>(i1)));
 
-          int64_t* __restrict q0 = v47.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int8_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, kiln_scalar::convert<int64_t>(i1)));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v45.data;
-        const int8_t* __restrict p1 = v46.data;
-
-        int64_t* __restrict q0 = v47.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v45.strides[d];
-          strides[1][d] = v46.strides[d];
-          strides[2][d] = v47.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v47.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int8_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, kiln_scalar::convert<int64_t>(i1)));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v47.data[0] = t0;
     }
+
 
 
   }
@@ -4000,48 +2992,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v48), kWhere);
     {
-      const int64_t n = v48.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v47.data;
-          const int64_t* __restrict p1 = v44.data;
+      const int64_t i0 = v47.data[0];
+      const int64_t i1 = v44.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::int_div(i0, i1));
 
-          int64_t* __restrict q0 = v48.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::int_div(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v47.data;
-        const int64_t* __restrict p1 = v44.data;
-
-        int64_t* __restrict q0 = v48.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v47.strides[d];
-          strides[1][d] = v44.strides[d];
-          strides[2][d] = v48.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v48.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::int_div(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v48.data[0] = t0;
     }
+
 
 
   }
@@ -4055,48 +3012,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v50), kWhere);
     {
-      const int64_t n = v50.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v49.data;
-          const int64_t* __restrict p1 = v48.data;
+      const int64_t i0 = v49.data[0];
+      const int64_t i1 = v48.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::maximum(i0, i1));
 
-          int64_t* __restrict q0 = v50.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::maximum(i0, i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v49.data;
-        const int64_t* __restrict p1 = v48.data;
-
-        int64_t* __restrict q0 = v50.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v49.strides[d];
-          strides[1][d] = v48.strides[d];
-          strides[2][d] = v50.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v50.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t t0 = static_cast<int64_t>(kiln_scalar::maximum(i0, i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v50.data[0] = t0;
     }
+
 
 
   }
@@ -4110,53 +3032,14 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v51, DLDataType{0, 64, 1}), kWhere);
     {
-      const int64_t n = v51.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const bool* __restrict p0 = v6.data;
-          const int64_t* __restrict p1 = v26.data;
-          const int64_t* __restrict p2 = v50.data;
+      const bool i0 = v6.data[0];
+      const int64_t i1 = v26.data[0];
+      const int64_t i2 = v50.data[0];
+      const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
 
-          int64_t* __restrict q0 = v51.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const bool i0 = p0[0];
-            const int64_t i1 = p1[0];
-            const int64_t i2 = p2[0];
-          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const bool* __restrict p0 = v6.data;
-        const int64_t* __restrict p1 = v26.data;
-        const int64_t* __restrict p2 = v50.data;
-
-        int64_t* __restrict q0 = v51.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v6.strides[d];
-          strides[1][d] = v26.strides[d];
-          strides[2][d] = v50.strides[d];
-          strides[3][d] = v51.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v51.shape, strides, [&](const int64_t* off) {
-          const bool i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const int64_t i2 = p2[off[2]];
-          const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-          q0[off[3]] = t0;
-        });
-
-      }
+      v51.data[0] = t0;
     }
+
 
 
   }

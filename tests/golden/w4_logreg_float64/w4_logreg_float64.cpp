@@ -2281,7 +2281,17 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         // thread count; a chunk folds into kLanes independent accumulators the compiler vectorises.
         static constexpr int kLanes = 32;  // static: clang -fopenmp cannot use a local in the lambdas below
         static constexpr int64_t kChunk = 16384, kMaxChunks = 64;
-        const auto fold = [&](const T* p, int64_t n) -> A {
+        // Not inlined: the vectorised fold is then compiled once per node, not once per call site
+        // (four, with the paths below and OpenMP's copies: a fifth of a PyMC model's object code),
+        // and every row goes through the same instructions whatever the thread count.
+        const auto fold = [&](const T* p, int64_t n) __attribute__((noinline)) -> A {
+          if (n < kLanes) {
+            // A short run in order: the lanes below would all stay `init`, which combine leaves
+            // unchanged, so this is the same value without their cost.
+            A r = init;
+            for (int64_t k = 0; k < n; ++k) r = step(r, p[k]);
+            return r;
+          }
           A acc[kLanes];
           for (int j = 0; j < kLanes; ++j) acc[j] = init;
           int64_t k = 0;
@@ -2393,43 +2403,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v9), kWhere);
     {
-      const int64_t n = v9.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v8.data;
+      const int64_t i0 = v8.data[0];
+      const double t0 = static_cast<double>(kiln_scalar::convert<double>(i0));
 
-          double* __restrict q0 = v9.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-          const double t0 = static_cast<double>(kiln_scalar::convert<double>(i0));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v8.data;
-
-        double* __restrict q0 = v9.data;
-        int64_t strides[2][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v8.strides[d];
-          strides[1][d] = v9.strides[d];
-        }
-
-        kg::for_each_strided<0, 2>(v9.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const double t0 = static_cast<double>(kiln_scalar::convert<double>(i0));
-
-          q0[off[1]] = t0;
-        });
-
-      }
+      v9.data[0] = t0;
     }
+
 
 
   }
@@ -2456,6 +2435,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v11), kWhere);
+
     {
       const int64_t n = v11.size();
       if (true) {
@@ -2768,57 +2748,16 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v23, DLDataType{2, 64, 1}), kWhere);
     {
-      const int64_t n = v23.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const double* __restrict p0 = v4.data;
-          const double* __restrict p1 = v19.data;
-          const double* __restrict p2 = v9.data;
+      const double i0 = v4.data[0];
+      const double i1 = v19.data[0];
+      const double i2 = v9.data[0];
+      const double t0 = static_cast<double>((0x1.47ae147ae147bp-7 * i0));
+      const double t1 = static_cast<double>((i1 / i2));
+      const double t2 = static_cast<double>((t0 + t1));
 
-          double* __restrict q0 = v23.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const double i0 = p0[0];
-            const double i1 = p1[0];
-            const double i2 = p2[0];
-          const double t0 = static_cast<double>((0x1.47ae147ae147bp-7 * i0));
-          const double t1 = static_cast<double>((i1 / i2));
-          const double t2 = static_cast<double>((t0 + t1));
-
-            q0[e] = t2;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v4.data;
-        const double* __restrict p1 = v19.data;
-        const double* __restrict p2 = v9.data;
-
-        double* __restrict q0 = v23.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v4.strides[d];
-          strides[1][d] = v19.strides[d];
-          strides[2][d] = v9.strides[d];
-          strides[3][d] = v23.strides[d];
-        }
-
-        kg::for_each_strided<0, 4>(v23.shape, strides, [&](const int64_t* off) {
-          const double i0 = p0[off[0]];
-          const double i1 = p1[off[1]];
-          const double i2 = p2[off[2]];
-          const double t0 = static_cast<double>((0x1.47ae147ae147bp-7 * i0));
-          const double t1 = static_cast<double>((i1 / i2));
-          const double t2 = static_cast<double>((t0 + t1));
-
-          q0[off[3]] = t2;
-        });
-
-      }
+      v23.data[0] = t2;
     }
+
 
 
   }
@@ -2878,48 +2817,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v6), kWhere);
     {
-      const int64_t n = v6.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const int64_t* __restrict p0 = v4.data;
-          const int64_t* __restrict p1 = v5.data;
+      const int64_t i0 = v4.data[0];
+      const int64_t i1 = v5.data[0];
+      const bool t0 = static_cast<bool>((i0 >= i1));
 
-          bool* __restrict q0 = v6.data;
-
-          for (int64_t e = begin; e < end; ++e) {
-            const int64_t i0 = p0[0];
-            const int64_t i1 = p1[0];
-          const bool t0 = static_cast<bool>((i0 >= i1));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const int64_t* __restrict p0 = v4.data;
-        const int64_t* __restrict p1 = v5.data;
-
-        bool* __restrict q0 = v6.data;
-        int64_t strides[3][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = v4.strides[d];
-          strides[1][d] = v5.strides[d];
-          strides[2][d] = v6.strides[d];
-        }
-
-        kg::for_each_strided<0, 3>(v6.shape, strides, [&](const int64_t* off) {
-          const int64_t i0 = p0[off[0]];
-          const int64_t i1 = p1[off[1]];
-          const bool t0 = static_cast<bool>((i0 >= i1));
-
-          q0[off[2]] = t0;
-        });
-
-      }
+      v6.data[0] = t0;
     }
+
 
 
   }

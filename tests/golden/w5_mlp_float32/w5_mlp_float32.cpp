@@ -2260,6 +2260,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v8), kWhere);
+
     {
       const int64_t n = v8.size();
       if (true && v6.is_contiguous() && v8.shape[0] == 1 && v7.is_contiguous()) {
@@ -2346,6 +2347,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v10, DLDataType{2, 32, 1}), kWhere);
+
     {
       const int64_t n = v10.size();
       if (true && v5.is_contiguous() && v10.shape[0] == 1 && v9.is_contiguous()) {
