@@ -1531,6 +1531,20 @@ inline void parallel_for(const Ctx* ctx, int64_t n, int64_t work, F&& f) {
   }
 }
 
+/// Calls f(i) for i in [0, count): on ctx->num_threads threads when `work` elements are worth
+/// it (one row or block per call), else serially without entering an OpenMP region
+/// (GOMP_parallel costs microseconds even when its `if` clause is false). The reductions,
+/// softmax and cumulative templates split their work this way.
+template <typename F>
+inline void for_range(const Ctx* ctx, int64_t count, int64_t work, const F& f) {
+  if (ctx->num_threads > 1 && count > 1 && work > kParallelThreshold) {
+#pragma omp parallel for num_threads(ctx->num_threads)
+    for (int64_t i = 0; i < count; ++i) f(i);
+  } else {
+    for (int64_t i = 0; i < count; ++i) f(i);
+  }
+}
+
 // ---- row-block groups (codegen/row_block_fusion.h, emit_row_block.cpp) ----
 
 /// Rows per block of a fused row-block pass: at most 8192 elements of X, so a block stays in

@@ -1531,6 +1531,20 @@ inline void parallel_for(const Ctx* ctx, int64_t n, int64_t work, F&& f) {
   }
 }
 
+/// Calls f(i) for i in [0, count): on ctx->num_threads threads when `work` elements are worth
+/// it (one row or block per call), else serially without entering an OpenMP region
+/// (GOMP_parallel costs microseconds even when its `if` clause is false). The reductions,
+/// softmax and cumulative templates split their work this way.
+template <typename F>
+inline void for_range(const Ctx* ctx, int64_t count, int64_t work, const F& f) {
+  if (ctx->num_threads > 1 && count > 1 && work > kParallelThreshold) {
+#pragma omp parallel for num_threads(ctx->num_threads)
+    for (int64_t i = 0; i < count; ++i) f(i);
+  } else {
+    for (int64_t i = 0; i < count; ++i) f(i);
+  }
+}
+
 // ---- row-block groups (codegen/row_block_fusion.h, emit_row_block.cpp) ----
 
 /// Rows per block of a fused row-block pass: at most 8192 elements of X, so a block stays in
@@ -2190,18 +2204,6 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       // is then scanned in place.
       const T* src = v0.data;
       T* dst = v1.data;
-      // Calls f(i) for i in [0, count): on ctx->num_threads threads when `work` elements are
-      // worth it, else serially without entering an OpenMP region (GOMP_parallel costs
-      // microseconds even when its `if` clause is false).
-      const auto for_range = [&](int64_t count, int64_t work, const auto& f) {
-        if (ctx->num_threads > 1 && count > 1 && work > kg::kParallelThreshold) {
-    #pragma omp parallel for num_threads(ctx->num_threads)
-          for (int64_t i = 0; i < count; ++i) f(i);
-        } else {
-          for (int64_t i = 0; i < count; ++i) f(i);
-        }
-      };
-      (void)for_range;
       if (!v0.is_contiguous()) {
         kg::Tensor<T, 2> ordered;
         ordered.data = dst;
@@ -2215,7 +2217,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
       if (outer > 0 && n > 0 && inner == 1) {
         // Contiguous lines: one sequential scan each, lines in parallel.
-        for_range(outer, outer * n, [&](int64_t o) {
+        kg::for_range(ctx, outer, outer * n, [&](int64_t o) {
           const T* p = src + o * n;
           T* q = dst + o * n;
           T acc = p[0];
@@ -2227,7 +2229,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         // reading memory in order).
         const int64_t width = kg::block_width(inner, outer, 4096, ctx->num_threads);
         const int64_t blocks = (inner + width - 1) / width;
-        for_range(outer * blocks, outer * n * inner, [&](int64_t t) {
+        kg::for_range(ctx, outer * blocks, outer * n * inner, [&](int64_t t) {
           const int64_t o = t / blocks, j0 = t % blocks * width;
           const int64_t nb = inner - j0 < width ? inner - j0 : width;
           const T* p = src + o * n * inner + j0;
@@ -2258,18 +2260,6 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       // is then scanned in place.
       const T* src = v0.data;
       T* dst = v2.data;
-      // Calls f(i) for i in [0, count): on ctx->num_threads threads when `work` elements are
-      // worth it, else serially without entering an OpenMP region (GOMP_parallel costs
-      // microseconds even when its `if` clause is false).
-      const auto for_range = [&](int64_t count, int64_t work, const auto& f) {
-        if (ctx->num_threads > 1 && count > 1 && work > kg::kParallelThreshold) {
-    #pragma omp parallel for num_threads(ctx->num_threads)
-          for (int64_t i = 0; i < count; ++i) f(i);
-        } else {
-          for (int64_t i = 0; i < count; ++i) f(i);
-        }
-      };
-      (void)for_range;
       if (!v0.is_contiguous()) {
         kg::Tensor<T, 2> ordered;
         ordered.data = dst;
@@ -2285,7 +2275,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       for (int d = 0 + 1; d < 2; ++d) inner *= v0.shape[d];
       if (outer > 0 && n > 0 && inner == 1) {
         // Contiguous lines: one sequential scan each, lines in parallel.
-        for_range(outer, outer * n, [&](int64_t o) {
+        kg::for_range(ctx, outer, outer * n, [&](int64_t o) {
           const T* p = src + o * n;
           T* q = dst + o * n;
           T acc = p[0];
@@ -2297,7 +2287,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         // reading memory in order).
         const int64_t width = kg::block_width(inner, outer, 4096, ctx->num_threads);
         const int64_t blocks = (inner + width - 1) / width;
-        for_range(outer * blocks, outer * n * inner, [&](int64_t t) {
+        kg::for_range(ctx, outer * blocks, outer * n * inner, [&](int64_t t) {
           const int64_t o = t / blocks, j0 = t % blocks * width;
           const int64_t nb = inner - j0 < width ? inner - j0 : width;
           const T* p = src + o * n * inner + j0;
@@ -2328,18 +2318,6 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       // is then scanned in place.
       const T* src = v0.data;
       T* dst = v3.data;
-      // Calls f(i) for i in [0, count): on ctx->num_threads threads when `work` elements are
-      // worth it, else serially without entering an OpenMP region (GOMP_parallel costs
-      // microseconds even when its `if` clause is false).
-      const auto for_range = [&](int64_t count, int64_t work, const auto& f) {
-        if (ctx->num_threads > 1 && count > 1 && work > kg::kParallelThreshold) {
-    #pragma omp parallel for num_threads(ctx->num_threads)
-          for (int64_t i = 0; i < count; ++i) f(i);
-        } else {
-          for (int64_t i = 0; i < count; ++i) f(i);
-        }
-      };
-      (void)for_range;
       if (!v0.is_contiguous()) {
         kg::Tensor<T, 2> ordered;
         ordered.data = dst;
@@ -2355,7 +2333,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       for (int d = 1 + 1; d < 2; ++d) inner *= v0.shape[d];
       if (outer > 0 && n > 0 && inner == 1) {
         // Contiguous lines: one sequential scan each, lines in parallel.
-        for_range(outer, outer * n, [&](int64_t o) {
+        kg::for_range(ctx, outer, outer * n, [&](int64_t o) {
           const T* p = src + o * n;
           T* q = dst + o * n;
           T acc = p[0];
@@ -2367,7 +2345,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         // reading memory in order).
         const int64_t width = kg::block_width(inner, outer, 4096, ctx->num_threads);
         const int64_t blocks = (inner + width - 1) / width;
-        for_range(outer * blocks, outer * n * inner, [&](int64_t t) {
+        kg::for_range(ctx, outer * blocks, outer * n * inner, [&](int64_t t) {
           const int64_t o = t / blocks, j0 = t % blocks * width;
           const int64_t nb = inner - j0 < width ? inner - j0 : width;
           const T* p = src + o * n * inner + j0;

@@ -1534,6 +1534,20 @@ inline void parallel_for(const Ctx* ctx, int64_t n, int64_t work, F&& f) {
   }
 }
 
+/// Calls f(i) for i in [0, count): on ctx->num_threads threads when `work` elements are worth
+/// it (one row or block per call), else serially without entering an OpenMP region
+/// (GOMP_parallel costs microseconds even when its `if` clause is false). The reductions,
+/// softmax and cumulative templates split their work this way.
+template <typename F>
+inline void for_range(const Ctx* ctx, int64_t count, int64_t work, const F& f) {
+  if (ctx->num_threads > 1 && count > 1 && work > kParallelThreshold) {
+#pragma omp parallel for num_threads(ctx->num_threads)
+    for (int64_t i = 0; i < count; ++i) f(i);
+  } else {
+    for (int64_t i = 0; i < count; ++i) f(i);
+  }
+}
+
 // ---- row-block groups (codegen/row_block_fusion.h, emit_row_block.cpp) ----
 
 /// Rows per block of a fused row-block pass: at most 8192 elements of X, so a block stays in
@@ -3827,18 +3841,6 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       const int64_t len = rows.len;
       const T* __restrict px = v2.data;
       O* __restrict py = v3.data;
-      // Calls f(i) for i in [0, count): on ctx->num_threads threads when `work` elements are
-      // worth it, else serially without entering an OpenMP region (GOMP_parallel costs
-      // microseconds even when its `if` clause is false).
-      const auto for_range = [&](int64_t count, int64_t work, const auto& f) {
-        if (ctx->num_threads > 1 && count > 1 && work > kg::kParallelThreshold) {
-    #pragma omp parallel for num_threads(ctx->num_threads)
-          for (int64_t i = 0; i < count; ++i) f(i);
-        } else {
-          for (int64_t i = 0; i < count; ++i) f(i);
-        }
-      };
-      (void)for_range;
       if (rows.count == 0) {
         // No output element.
       } else if (rows.unit) {
@@ -3886,13 +3888,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           for (int64_t r = 0; r < rows.count; ++r) {
             const T* p = px + rows.offset(r);
             A part[kMaxChunks];
-            for_range(chunks, len, [&](int64_t c) { part[c] = fold_chunk(p, c); });
+            kg::for_range(ctx, chunks, len, [&](int64_t c) { part[c] = fold_chunk(p, c); });
             A acc = part[0];
             for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, part[c]);
             py[r] = kiln_scalar::convert<O>(acc);
           }
         } else {
-          for_range(rows.count, rows.count * len, [&](int64_t r) {
+          kg::for_range(ctx, rows.count, rows.count * len, [&](int64_t r) {
             const T* p = px + rows.offset(r);
             A acc = fold_chunk(p, 0);
             for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, fold_chunk(p, c));
@@ -3911,7 +3913,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         static constexpr int64_t kBlock = 2048;
         const int64_t width = kg::block_width(inner, outer, kBlock, ctx->num_threads);
         const int64_t blocks = (inner + width - 1) / width;
-        for_range(outer * blocks, rows.count * len, [&](int64_t t) {
+        kg::for_range(ctx, outer * blocks, rows.count * len, [&](int64_t t) {
           const int64_t o = t / blocks, j0 = t % blocks * width;
           const int64_t nb = inner - j0 < width ? inner - j0 : width;
           A acc[kBlock];
@@ -3932,7 +3934,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         int64_t outer_strides[1][1] = {};
         for (int j = 0; j < 0; ++j) outer_strides[0][j] = rows.strides[j];
         const int64_t n = rows.shape[0], s = rows.strides[0];
-        for_range(rows.count, rows.count * len, [&](int64_t r) {
+        kg::for_range(ctx, rows.count, rows.count * len, [&](int64_t r) {
           const T* p = px + rows.offset(r);
           A acc = init;
           kg::for_each_strided<0, 1>(rows.shape, outer_strides, [&](const int64_t* off) {

@@ -1531,6 +1531,20 @@ inline void parallel_for(const Ctx* ctx, int64_t n, int64_t work, F&& f) {
   }
 }
 
+/// Calls f(i) for i in [0, count): on ctx->num_threads threads when `work` elements are worth
+/// it (one row or block per call), else serially without entering an OpenMP region
+/// (GOMP_parallel costs microseconds even when its `if` clause is false). The reductions,
+/// softmax and cumulative templates split their work this way.
+template <typename F>
+inline void for_range(const Ctx* ctx, int64_t count, int64_t work, const F& f) {
+  if (ctx->num_threads > 1 && count > 1 && work > kParallelThreshold) {
+#pragma omp parallel for num_threads(ctx->num_threads)
+    for (int64_t i = 0; i < count; ++i) f(i);
+  } else {
+    for (int64_t i = 0; i < count; ++i) f(i);
+  }
+}
+
 // ---- row-block groups (codegen/row_block_fusion.h, emit_row_block.cpp) ----
 
 /// Rows per block of a fused row-block pass: at most 8192 elements of X, so a block stays in
@@ -2247,18 +2261,6 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
       const int64_t len = rows.len;
       const T* __restrict px = v0.data;
       O* __restrict py = v1.data;
-      // Calls f(i) for i in [0, count): on ctx->num_threads threads when `work` elements are
-      // worth it, else serially without entering an OpenMP region (GOMP_parallel costs
-      // microseconds even when its `if` clause is false).
-      const auto for_range = [&](int64_t count, int64_t work, const auto& f) {
-        if (ctx->num_threads > 1 && count > 1 && work > kg::kParallelThreshold) {
-    #pragma omp parallel for num_threads(ctx->num_threads)
-          for (int64_t i = 0; i < count; ++i) f(i);
-        } else {
-          for (int64_t i = 0; i < count; ++i) f(i);
-        }
-      };
-      (void)for_range;
       if (rows.count == 0) {
         // No output element.
       } else if (rows.unit) {
@@ -2306,13 +2308,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
           for (int64_t r = 0; r < rows.count; ++r) {
             const T* p = px + rows.offset(r);
             A part[kMaxChunks];
-            for_range(chunks, len, [&](int64_t c) { part[c] = fold_chunk(p, c); });
+            kg::for_range(ctx, chunks, len, [&](int64_t c) { part[c] = fold_chunk(p, c); });
             A acc = part[0];
             for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, part[c]);
             py[r] = kiln_scalar::convert<O>(acc);
           }
         } else {
-          for_range(rows.count, rows.count * len, [&](int64_t r) {
+          kg::for_range(ctx, rows.count, rows.count * len, [&](int64_t r) {
             const T* p = px + rows.offset(r);
             A acc = fold_chunk(p, 0);
             for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, fold_chunk(p, c));
@@ -2328,7 +2330,7 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
         int64_t outer_strides[1][1] = {};
         for (int j = 0; j < 1; ++j) outer_strides[0][j] = rows.strides[j];
         const int64_t n = rows.shape[1], s = rows.strides[1];
-        for_range(rows.count, rows.count * len, [&](int64_t r) {
+        kg::for_range(ctx, rows.count, rows.count * len, [&](int64_t r) {
           const T* p = px + rows.offset(r);
           A acc = init;
           kg::for_each_strided<1, 1>(rows.shape, outer_strides, [&](const int64_t* off) {

@@ -1531,6 +1531,20 @@ inline void parallel_for(const Ctx* ctx, int64_t n, int64_t work, F&& f) {
   }
 }
 
+/// Calls f(i) for i in [0, count): on ctx->num_threads threads when `work` elements are worth
+/// it (one row or block per call), else serially without entering an OpenMP region
+/// (GOMP_parallel costs microseconds even when its `if` clause is false). The reductions,
+/// softmax and cumulative templates split their work this way.
+template <typename F>
+inline void for_range(const Ctx* ctx, int64_t count, int64_t work, const F& f) {
+  if (ctx->num_threads > 1 && count > 1 && work > kParallelThreshold) {
+#pragma omp parallel for num_threads(ctx->num_threads)
+    for (int64_t i = 0; i < count; ++i) f(i);
+  } else {
+    for (int64_t i = 0; i < count; ++i) f(i);
+  }
+}
+
 // ---- row-block groups (codegen/row_block_fusion.h, emit_row_block.cpp) ----
 
 /// Rows per block of a fused row-block pass: at most 8192 elements of X, so a block stays in
@@ -2231,29 +2245,17 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       const G* pg = v0.data;
       const S* ps = v1.data;
       S* py = v2.data;
-      // Calls f(i) for i in [0, count): on ctx->num_threads threads when `work` elements are
-      // worth it, else serially without entering an OpenMP region (GOMP_parallel costs
-      // microseconds even when its `if` clause is false).
-      const auto for_range = [&](int64_t count, int64_t work, const auto& f) {
-        if (ctx->num_threads > 1 && count > 1 && work > kg::kParallelThreshold) {
-    #pragma omp parallel for num_threads(ctx->num_threads)
-          for (int64_t i = 0; i < count; ++i) f(i);
-        } else {
-          for (int64_t i = 0; i < count; ++i) f(i);
-        }
-      };
-      (void)for_range;
       static const int axes[] = { 1 };
       const kg::Rows<2, 1> gr(v0, axes), sr(v1, axes), yr(v2, axes);
       const int64_t n = yr.len;
       if (gr.unit && sr.unit && yr.unit) {
-        for_range(yr.count, yr.count * n, [&](int64_t r) {
+        kg::for_range(ctx, yr.count, yr.count * n, [&](int64_t r) {
           row(pg + gr.offset(r), kg::UnitStride{}, ps + sr.offset(r), kg::UnitStride{}, py + yr.offset(r),
               kg::UnitStride{}, n);
         });
       } else {
         const int64_t sg = gr.strides[0], ss = sr.strides[0], sy = yr.strides[0];
-        for_range(yr.count, yr.count * n, [&](int64_t r) {
+        kg::for_range(ctx, yr.count, yr.count * n, [&](int64_t r) {
           row(pg + gr.offset(r), sg, ps + sr.offset(r), ss, py + yr.offset(r), sy, n);
         });
       }
@@ -2301,29 +2303,17 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       const G* pg = v0.data;
       const S* ps = v1.data;
       S* py = v3.data;
-      // Calls f(i) for i in [0, count): on ctx->num_threads threads when `work` elements are
-      // worth it, else serially without entering an OpenMP region (GOMP_parallel costs
-      // microseconds even when its `if` clause is false).
-      const auto for_range = [&](int64_t count, int64_t work, const auto& f) {
-        if (ctx->num_threads > 1 && count > 1 && work > kg::kParallelThreshold) {
-    #pragma omp parallel for num_threads(ctx->num_threads)
-          for (int64_t i = 0; i < count; ++i) f(i);
-        } else {
-          for (int64_t i = 0; i < count; ++i) f(i);
-        }
-      };
-      (void)for_range;
       static const int axes[] = { 0 };
       const kg::Rows<2, 1> gr(v0, axes), sr(v1, axes), yr(v3, axes);
       const int64_t n = yr.len;
       if (gr.unit && sr.unit && yr.unit) {
-        for_range(yr.count, yr.count * n, [&](int64_t r) {
+        kg::for_range(ctx, yr.count, yr.count * n, [&](int64_t r) {
           row(pg + gr.offset(r), kg::UnitStride{}, ps + sr.offset(r), kg::UnitStride{}, py + yr.offset(r),
               kg::UnitStride{}, n);
         });
       } else {
         const int64_t sg = gr.strides[0], ss = sr.strides[0], sy = yr.strides[0];
-        for_range(yr.count, yr.count * n, [&](int64_t r) {
+        kg::for_range(ctx, yr.count, yr.count * n, [&](int64_t r) {
           row(pg + gr.offset(r), sg, ps + sr.offset(r), ss, py + yr.offset(r), sy, n);
         });
       }
@@ -2371,18 +2361,6 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       const G* pg = v0.data;
       const S* ps = v1.data;
       S* py = v4.data;
-      // Calls f(i) for i in [0, count): on ctx->num_threads threads when `work` elements are
-      // worth it, else serially without entering an OpenMP region (GOMP_parallel costs
-      // microseconds even when its `if` clause is false).
-      const auto for_range = [&](int64_t count, int64_t work, const auto& f) {
-        if (ctx->num_threads > 1 && count > 1 && work > kg::kParallelThreshold) {
-    #pragma omp parallel for num_threads(ctx->num_threads)
-          for (int64_t i = 0; i < count; ++i) f(i);
-        } else {
-          for (int64_t i = 0; i < count; ++i) f(i);
-        }
-      };
-      (void)for_range;
 
       if (v0.is_contiguous() && v1.is_contiguous()) {
         row(pg, kg::UnitStride{}, ps, kg::UnitStride{}, py, kg::UnitStride{}, v4.size());

@@ -1533,6 +1533,20 @@ inline void parallel_for(const Ctx* ctx, int64_t n, int64_t work, F&& f) {
   }
 }
 
+/// Calls f(i) for i in [0, count): on ctx->num_threads threads when `work` elements are worth
+/// it (one row or block per call), else serially without entering an OpenMP region
+/// (GOMP_parallel costs microseconds even when its `if` clause is false). The reductions,
+/// softmax and cumulative templates split their work this way.
+template <typename F>
+inline void for_range(const Ctx* ctx, int64_t count, int64_t work, const F& f) {
+  if (ctx->num_threads > 1 && count > 1 && work > kParallelThreshold) {
+#pragma omp parallel for num_threads(ctx->num_threads)
+    for (int64_t i = 0; i < count; ++i) f(i);
+  } else {
+    for (int64_t i = 0; i < count; ++i) f(i);
+  }
+}
+
 // ---- row-block groups (codegen/row_block_fusion.h, emit_row_block.cpp) ----
 
 /// Rows per block of a fused row-block pass: at most 8192 elements of X, so a block stays in
@@ -2257,29 +2271,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         for (int64_t k = 0; k < n; ++k) y[k * sy] = (x[k * sx] - m) - log_total;
 
       };
-      // Calls f(r) for r in [0, count): on ctx->num_threads threads when the work is worth it,
-      // else serially without entering an OpenMP region at all.
-      const auto for_range = [&](int64_t count, int64_t work, const auto& f) {
-        if (ctx->num_threads > 1 && count > 1 && work > kg::kParallelThreshold) {
-    #pragma omp parallel for num_threads(ctx->num_threads)
-          for (int64_t r = 0; r < count; ++r) f(r);
-        } else {
-          for (int64_t r = 0; r < count; ++r) f(r);
-        }
-      };
-      (void)for_range;
       const T* px = v0.data;
       T* py = v1.data;
       static const int axes[] = { 1 };
       const kg::Rows<2, 1> xr(v0, axes), yr(v1, axes);
       const int64_t n = xr.len;
       if (xr.unit && yr.unit) {
-        for_range(xr.count, xr.count * n, [&](int64_t r) {
+        kg::for_range(ctx, xr.count, xr.count * n, [&](int64_t r) {
           row(px + xr.offset(r), kg::UnitStride{}, py + yr.offset(r), kg::UnitStride{}, n);
         });
       } else {
         const int64_t sx = xr.strides[0], sy = yr.strides[0];
-        for_range(xr.count, xr.count * n, [&](int64_t r) { row(px + xr.offset(r), sx, py + yr.offset(r), sy, n); });
+        kg::for_range(ctx, xr.count, xr.count * n, [&](int64_t r) { row(px + xr.offset(r), sx, py + yr.offset(r), sy, n); });
       }
 
     }
