@@ -115,6 +115,18 @@ std::string emit_elemwise(const NodeEmitContext& c) {
   // GCC's scalar loop measured as fast as AVX2's gathers on this Zen 3, so it keeps its choice.
   if (narrow_gather || !aliased_outputs.empty())
     data.set("simd_pragma", std::string("#pragma omp simd") + (has_gathers ? " reduction(|:bad)" : ""));
+  else
+    // Otherwise `ivdep`, which says only that iterations do not depend on each other (true as
+    // above) and leaves math calls and the cost model alone: GCC does not see the __restrict
+    // locals through the lambda's captures, and would version the loop on run-time alias checks.
+    data.set("simd_pragma", std::string("#pragma GCC ivdep"));
+  // The flat loop is a function of its own (noinline), which kg::parallel_for's single-thread
+  // call and its threads both call: inlined into a large graph function, GCC left that copy
+  // unanalysed and scalar (W11's pushed-out residual, beside the Scan loop). Not where the output
+  // is statically one element (a Scan step's row of length 1): a call per step costs more than the loop.
+  bool single_output = true;
+  for (int d = 0; d < nd; ++d) single_output = single_output && node.output_ptr(0)->type().broadcastable(d);
+  data.set("loop_attribute", std::string(single_output ? "" : " __attribute__((noinline))"));
   data.set("gathers", gathers);
   data.set("static_broadcast", static_bcast);
   data.set("fast_path", fast);

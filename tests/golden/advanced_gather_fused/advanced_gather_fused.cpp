@@ -2224,12 +2224,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous() && v1.is_contiguous() && v3.is_contiguous() && v2.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const double* __restrict p0 = v0.data; const int64_t* __restrict p0i = v1.data; const int64_t p0xs = v0.strides[0], p0is = v1.strides[0], p0n = v0.shape[0];
           const double* __restrict p1 = v2.data;
           int64_t bad = 0;
           double* __restrict q0 = v4.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const double i0 = p0[kg::gather_index(p0i[e], p0n, bad)];
             const double i1 = p1[e];

@@ -2228,12 +2228,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
 
           float* __restrict q0 = v2.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const int8_t i0 = p0[e];
             const float i1 = p1[e];
@@ -2288,12 +2288,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
 
           float* __restrict q0 = v3.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const int8_t i0 = p0[e];
             const float i1 = p1[e];
@@ -2348,12 +2348,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
 
           float* __restrict q0 = v4.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const int8_t i0 = p0[e];
             const float i1 = p1[e];
@@ -2408,12 +2408,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
 
           float* __restrict q0 = v5.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const int8_t i0 = p0[e];
             const float i1 = p1[e];
@@ -2468,12 +2468,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
 
           float* __restrict q0 = v6.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const int8_t i0 = p0[e];
             const float i1 = p1[e];
@@ -2528,12 +2528,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
 
           float* __restrict q0 = v7.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const int8_t i0 = p0[e];
             const float i1 = p1[e];
@@ -2588,12 +2588,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
 
           float* __restrict q0 = v8.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const int8_t i0 = p0[e];
             const float i1 = p1[e];
@@ -2648,12 +2648,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
 
           float* __restrict q0 = v9.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const int8_t i0 = p0[e];
             const float i1 = p1[e];
@@ -2708,12 +2708,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
 
           float* __restrict q0 = v10.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const int8_t i0 = p0[e];
             const float i1 = p1[e];
@@ -2768,12 +2768,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
 
           float* __restrict q0 = v11.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const int8_t i0 = p0[e];
             const float i1 = p1[e];
@@ -2828,12 +2828,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
 
           bool* __restrict q0 = v12.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const int8_t i0 = p0[e];
             const float i1 = p1[e];
@@ -2888,12 +2888,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
 
           bool* __restrict q0 = v13.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const int8_t i0 = p0[e];
             const float i1 = p1[e];
@@ -2948,12 +2948,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
 
           bool* __restrict q0 = v14.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const int8_t i0 = p0[e];
             const float i1 = p1[e];
@@ -3008,12 +3008,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
 
           bool* __restrict q0 = v15.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const int8_t i0 = p0[e];
             const float i1 = p1[e];
@@ -3068,12 +3068,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
 
           bool* __restrict q0 = v16.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const int8_t i0 = p0[e];
             const float i1 = p1[e];
@@ -3128,12 +3128,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous() && v1.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const int8_t* __restrict p0 = v0.data;
           const float* __restrict p1 = v1.data;
 
           bool* __restrict q0 = v17.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const int8_t i0 = p0[e];
             const float i1 = p1[e];

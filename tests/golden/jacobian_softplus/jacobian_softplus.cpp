@@ -2231,11 +2231,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const double* __restrict p0 = v0.data;
 
           double* __restrict q0 = v1.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const double i0 = p0[e];
           const double t0 = static_cast<double>(kiln_scalar::softplus(i0));
@@ -2286,11 +2286,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v0.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const double* __restrict p0 = v0.data;
 
           double* __restrict q0 = v2.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const double i0 = p0[e];
           const double t0 = static_cast<double>(std::exp(i0));
@@ -2358,11 +2358,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v3.is_contiguous() && v4.shape[0] == 1) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const double* __restrict p0 = v3.data;
 
           double* __restrict q0 = v4.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const double i0 = p0[e];
           const double t0 = static_cast<double>((kiln_scalar::convert<double>(static_cast<int8_t>(1LL)) + i0));
@@ -2675,13 +2675,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v3.is_contiguous() && v12.shape[0] == 1 && v4.is_contiguous() && v12.shape[0] == 1 && v11.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const double* __restrict p0 = v3.data;
           const double* __restrict p1 = v4.data;
           const double* __restrict p2 = v11.data;
 
           double* __restrict q0 = v12.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const double i0 = p0[e];
             const double i1 = p1[e];
@@ -2897,11 +2897,11 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
       if (true && v0.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const double* __restrict p0 = v0.data;
 
           double* __restrict q0 = v2.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const double i0 = p0[e];
           const double t0 = static_cast<double>(std::exp(i0));
@@ -2969,11 +2969,11 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
       if (true && v3.is_contiguous() && v4.shape[0] == 1) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const double* __restrict p0 = v3.data;
 
           double* __restrict q0 = v4.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const double i0 = p0[e];
           const double t0 = static_cast<double>((kiln_scalar::convert<double>(static_cast<int8_t>(1LL)) + i0));
@@ -3026,11 +3026,11 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
       if (true && v0.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const double* __restrict p0 = v0.data;
 
           double* __restrict q0 = v5.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const double i0 = p0[e];
           const double t0 = static_cast<double>(kiln_scalar::softplus(i0));
@@ -3341,13 +3341,13 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
       if (true && v3.is_contiguous() && v13.shape[0] == 1 && v4.is_contiguous() && v13.shape[0] == 1 && v12.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const double* __restrict p0 = v3.data;
           const double* __restrict p1 = v4.data;
           const double* __restrict p2 = v12.data;
 
           double* __restrict q0 = v13.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const double i0 = p0[e];
             const double i1 = p1[e];

@@ -3982,11 +3982,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v4.is_contiguous() && v5.shape[0] == 1) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const double* __restrict p0 = v4.data;
 
           double* __restrict q0 = v5.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const double i0 = p0[e];
           const double t0 = static_cast<double>(kiln_scalar::sgn(i0));
@@ -4042,12 +4042,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v2.is_contiguous() && v5.is_contiguous() && v6.shape[0] == 1) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const double* __restrict p0 = v2.data;
           const double* __restrict p1 = v5.data;
 
           double* __restrict q0 = v6.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const double i0 = p0[e];
             const double i1 = p1[e];

@@ -2417,7 +2417,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v11.is_contiguous() && v1.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const double* __restrict p0 = v6.data;
           const double* p1 = v11.data;
           const double* __restrict p2 = v1.data;

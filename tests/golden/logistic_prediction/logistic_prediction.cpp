@@ -2303,14 +2303,14 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v9.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const double* __restrict p0 = v4.data;
           const double* __restrict p1 = v9.data;
           const double* __restrict p2 = v10.data;
 
           double* __restrict q0 = v11.data;
           int64_t* __restrict q1 = v12.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const double i0 = p0[0];
             const double i1 = p1[e];

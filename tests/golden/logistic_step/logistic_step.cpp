@@ -2447,7 +2447,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           const double* __restrict p0 = v10.data;
 
           double* __restrict q0 = v11.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const double i0 = p0[0];
           const double t0 = static_cast<double>((double(1) / i0));

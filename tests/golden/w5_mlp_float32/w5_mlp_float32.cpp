@@ -2280,7 +2280,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v6.is_contiguous() && v8.shape[0] == 1 && v7.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const float* __restrict p0 = v6.data;
           const float* p1 = v7.data;
 
@@ -2367,12 +2367,12 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       if (true && v5.is_contiguous() && v10.shape[0] == 1 && v9.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
           const float* __restrict p0 = v5.data;
           const float* __restrict p1 = v9.data;
 
           float* __restrict q0 = v10.data;
-
+    #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const float i0 = p0[e];
             const float i1 = p1[e];
