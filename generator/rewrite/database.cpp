@@ -20,6 +20,7 @@ const std::vector<NodeRewrite>& all_node_rewrites() {
     add(linalg_rules());
     add(ifelse_rules());
     add(scan_rules());
+    add(scan_push_out_rules());
     return rules;
   }();
   return all;

@@ -25,5 +25,7 @@ std::vector<NodeRewrite> linalg_rules();
 std::vector<NodeRewrite> ifelse_rules();
 /// PyTensor's scan_save_mem for outputs read only as out[-1] (rewrite/scan_save_mem.cpp).
 std::vector<NodeRewrite> scan_rules();
+/// scan_push_out_seq (rewrite/scan_push_out.cpp).
+std::vector<NodeRewrite> scan_push_out_rules();
 
 }  // namespace kiln

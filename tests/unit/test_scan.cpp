@@ -16,9 +16,11 @@
 #include "io/graph_load.h"
 #include "io/graph_save.h"
 #include "ir/error.h"
+#include "ops/elemwise.h"
 #include "ops/reduce.h"
 #include "ops/scan.h"
 #include "print/dprint.h"
+#include "rewrite/database.h"
 #include "rewrite/pipeline.h"
 #include "v2_test_util.h"
 
@@ -331,5 +333,148 @@ TEST_CASE("Scan: PyTensor's graph as built reads out[taps:][-1]; merged (subtens
     REQUIRE_MESSAGE(r.status == KILN_OK, r.error);
     auto diff = compare_arrays(r.outputs.at(0), fixtures[k].expected.at(0), fixtures[k].rtol, fixtures[k].atol);
     CHECK_MESSAGE(!diff, diff.value_or(""));
+  }
+}
+
+namespace {
+
+// W11's step (bench/graphs/make_scan_graphs.py): acc_t = acc_{t-1} - 0.5 ((y_t - phi y_{t-1}) / sigma)^2,
+// sequences y[1:] and y[:-1], one sit-sot, non-sequences phi and sigma. As a while loop it also
+// returns acc_t > -1e300 (always true here).
+Json ar1_inner(bool as_while) {
+  std::vector<Json> vars = {var("yt", kScalar),     var("yp", kScalar),  var("acc", kScalar), var("phi", kScalar),
+                            var("sigma", kScalar),  var("m", kScalar),   var("d", kScalar),   var("z", kScalar),
+                            var("half", kScalar, 0.5), var("hz", kScalar), var("sq", kScalar), var("next", kScalar)};
+  std::vector<Json> nodes = {node("mul", {"phi", "yp"}, {"m"}),    node("sub", {"yt", "m"}, {"d"}),
+                             node("true_div", {"d", "sigma"}, {"z"}), node("mul", {"half", "z"}, {"hz"}),
+                             node("mul", {"hz", "z"}, {"sq"}),     node("sub", {"acc", "sq"}, {"next"})};
+  std::vector<std::string> outputs = {"next"};
+  if (as_while) {
+    vars.push_back(var("low", kScalar, -1e300));
+    vars.push_back(var("go", tensor_type("bool", Json::array())));
+    nodes.push_back(node("gt", {"next", "low"}, {"go"}));
+    outputs.push_back("go");
+  }
+  return graph_json(0, vars, nodes, {"yt", "yp", "acc", "phi", "sigma"}, outputs);
+}
+
+// out = Scan(n, y1, y0, buf, phi, sigma): the sit-sot's whole buffer.
+Json ar1_graph(bool as_while) {
+  Json info = {{"n_seqs", 2},          {"mit_mot_in_slices", Json::array()}, {"mit_mot_out_slices", Json::array()},
+               {"mit_sot_in_slices", Json::array()}, {"sit_sot_in_slices", {{-1}}}, {"n_nit_sot", 0},
+               {"n_untraced_sit_sot", 0}, {"n_non_seqs", 2}, {"as_while", as_while}};
+  Json props = {{"info", info}, {"truncate_gradient", -1}, {"name", "ar1"}, {"mode", nullptr}, {"inner", ar1_inner(as_while)}};
+  return graph_json(2,
+                    {var("n", kInt), var("y1", kVec), var("y0", kVec), var("buf", kVec), var("phi", kScalar),
+                     var("sigma", kScalar), var("out", kVec)},
+                    {node("Scan", {"n", "y1", "y0", "buf", "phi", "sigma"}, {"out"}, props)},
+                    {"n", "y1", "y0", "buf", "phi", "sigma"}, {"out"});
+}
+
+int applied_count(const PipelineReport& report, const std::string& rule) {
+  int n = 0;
+  for (const auto& [pass, stats] : report.passes) {
+    auto it = stats.applied.find(rule);
+    if (it != stats.applied.end()) n += it->second;
+  }
+  return n;
+}
+
+const Apply* only_scan(const FunctionGraph& fg) {
+  const Apply* scan = nullptr;
+  for (Apply* n : fg.toposort())
+    if (scan_op(n)) {
+      REQUIRE(!scan);
+      scan = n;
+    }
+  REQUIRE(scan);
+  return scan;
+}
+
+const NodeRewrite& push_out_rule() {
+  for (const NodeRewrite& r : all_node_rewrites())
+    if (r.name == "scan_push_out_seq") return r;
+  FAIL("no rule scan_push_out_seq");
+  throw 0;
+}
+
+}  // namespace
+
+TEST_CASE("Scan: elementwise work on sequences leaves the step (scan_push_out_seq), with the same values") {
+  FunctionGraph original = load_graph_text(ar1_graph(false).dump(), "");
+  FunctionGraph rewritten = original.clone();
+  CHECK(applied_count(run_pipeline(rewritten), "scan_push_out_seq") == 1);
+  // W11's shape: the residual term is one new sequence, the step keeps acc - w[t].
+  const Apply* scan = only_scan(rewritten);
+  const Scan& op = static_cast<const Scan&>(scan->op());
+  CHECK(op.info().n_seqs == 3);
+  const std::vector<Apply*> step = op.inner_graph().toposort();
+  REQUIRE(step.size() == 1);
+  CHECK(step[0]->op().str() == "Sub");
+
+  BuildResult built = build_bundle({{&original, "ar1"}}, "scan_push_out_seq");
+  Library so(built.library_path);
+  const Array phi = f64_array({}, {0.7}), sigma = f64_array({}, {1.3});
+  // (steps, rows): no steps at all, one, several, and sequences longer than the loop runs.
+  for (auto [n, rows] : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 0}, {0, 3}, {1, 1}, {5, 5}, {3, 6}}) {
+    CAPTURE(n);
+    CAPTURE(rows);
+    std::vector<double> y1, y0;
+    for (std::int64_t t = 0; t < rows; ++t) {
+      y1.push_back(0.5 * static_cast<double>(t) - 1.25);
+      y0.push_back(1.0 / static_cast<double>(t + 3));
+    }
+    std::vector<double> buf(static_cast<std::size_t>(n + 1), 0.0);
+    buf[0] = 0.25;
+    const std::vector<Array> inputs = {i64(n), f64_array({rows}, y1), f64_array({rows}, y0), f64_array({n + 1}, buf), phi, sigma};
+    const Array want = evaluate(original, inputs)[0];
+    REQUIRE(want.shape()[0] == n + 1);
+    auto diff = compare_arrays(evaluate(rewritten, inputs)[0], want, 1e-14, 0);
+    CHECK_MESSAGE(!diff, diff.value_or(""));
+    CallResult r = call_compiled(so.graph("ar1"), inputs);
+    REQUIRE_MESSAGE(r.status == KILN_OK, r.error);
+    diff = compare_arrays(r.outputs[0], want, 1e-14, 0);
+    CHECK_MESSAGE(!diff, diff.value_or(""));
+  }
+  // The loop's own checks still name the original sequence and the negative step count.
+  const Array buf = f64_array({4}, {0.25, 0, 0, 0});
+  const std::vector<std::pair<std::vector<Array>, std::string>> bad = {
+      {{i64(-1), f64_array({0}, {}), f64_array({0}, {}), buf, phi, sigma}, "negative number of steps (-1)"},
+      {{i64(3), f64_array({2}, {1, 2}), f64_array({3}, {1, 2, 3}), buf, phi, sigma},
+       "sequence 0 has 2 rows but the scan runs 3 steps"},
+  };
+  for (const auto& [inputs, words] : bad) {
+    CAPTURE(words);
+    CHECK(failure_of(rewritten, inputs).find(words) != std::string::npos);
+    CallResult r = call_compiled(so.graph("ar1"), inputs);
+    CHECK(r.status == KILN_ERR_VALUE);
+    CHECK(r.error.find(words) != std::string::npos);
+  }
+}
+
+TEST_CASE("Scan: scan_push_out_seq leaves while loops and in-place nodes in the step") {
+  // A while loop may stop before rows computed ahead would be read.
+  FunctionGraph loop = load_graph_text(ar1_graph(true).dump(), "");
+  CHECK(applied_count(run_pipeline(loop), "scan_push_out_seq") == 0);
+  CHECK(static_cast<const Scan&>(only_scan(loop)->op()).info().n_seqs == 2);
+
+  // d = y - yp, next = acc - d: d is pushed out unless its node overwrites an input.
+  for (bool in_place : {false, true}) {
+    CAPTURE(in_place);
+    const TensorType scalar(DType::Float64, {}), vector(DType::Float64, {kUnknownLength});
+    Var y = make_input(scalar, "y"), yp = make_input(scalar, "yp"), acc = make_input(scalar, "acc");
+    const ScalarOp sub(ScalarOpId::Sub);
+    auto sub_op = in_place ? std::make_shared<Elemwise>(sub, IndexMap{{0, {0}}}) : std::make_shared<Elemwise>(sub);
+    Var d = make_node(sub_op, {y, yp})->output(0);
+    Var next = make_node(std::make_shared<Elemwise>(sub), {acc, d})->output(0);
+    ScanInfo info;
+    info.n_seqs = 2;
+    info.sit_sot_in_slices = {{-1}};
+    auto scan = std::make_shared<Scan>(info, std::make_shared<FunctionGraph>(VarList{y, yp, acc}, VarList{next}), -1, "s");
+    Var n = make_input(TensorType(DType::Int64, {}), "n");
+    Var ys = make_input(vector, "ys"), yps = make_input(vector, "yps"), buf = make_input(vector, "buf");
+    ApplyPtr node = make_node(scan, {n, ys, yps, buf});
+    FunctionGraph fg({n, ys, yps, buf}, {node->output(0)});
+    CHECK(push_out_rule().apply(fg, *node).has_value() == !in_place);
   }
 }

@@ -2301,6 +2301,10 @@ alignas(64) const double krun_graph_c4[] = {
     0x1p+0
 };
 
+alignas(64) const int8_t krun_graph_c5[] = {
+    2LL
+};
+
 
 // The step function of Scan{scan_fn, while_loop=False, inplace=none}, called once per step.
 static int32_t run_graph_step0(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& sink) {
@@ -2314,6 +2318,8 @@ static int32_t run_graph_step0(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
   kg::Tensor<double, 0> v5;
   kg::Tensor<double, 0> v6;
   kg::Tensor<double, 0> v7;
+  kg::Tensor<double, 0> v8;
+  kg::Tensor<double, 0> v9;
   {
     static const int64_t static_shape[] = { 0 };
     KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "v0"));
@@ -2324,50 +2330,53 @@ static int32_t run_graph_step0(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
   }
   {
     static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[2], v2, DLDataType{2, 64, 1}, static_shape, "v2"));
+    KILN_TRY(kg::bind_input(ctx, inputs[2], v2, DLDataType{2, 64, 1}, static_shape, ""));
   }
   {
     static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[3], v3, DLDataType{2, 64, 1}, static_shape, "v3"));
+    KILN_TRY(kg::bind_input(ctx, inputs[3], v3, DLDataType{2, 64, 1}, static_shape, ""));
   }
   {
     static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[4], v4, DLDataType{2, 64, 1}, static_shape, "v4"));
+    KILN_TRY(kg::bind_input(ctx, inputs[4], v4, DLDataType{2, 64, 1}, static_shape, "v2"));
   }
   {
     static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[5], v5, DLDataType{2, 64, 1}, static_shape, "v5"));
+    KILN_TRY(kg::bind_input(ctx, inputs[5], v5, DLDataType{2, 64, 1}, static_shape, "v3"));
+  }
+  {
+    static const int64_t static_shape[] = { 0 };
+    KILN_TRY(kg::bind_input(ctx, inputs[6], v6, DLDataType{2, 64, 1}, static_shape, "v4"));
+  }
+  {
+    static const int64_t static_shape[] = { 0 };
+    KILN_TRY(kg::bind_input(ctx, inputs[7], v7, DLDataType{2, 64, 1}, static_shape, "v5"));
   }
 
 
-  // [0] Composite{...} -> v6, v7
+  // [0] Composite{...} -> v8, v9
   {
-    static const char kWhere[] = "node [0] Composite{...} -> \042v11\042, \042v18\042 (from /nodes/18/props/inner/nodes/0 Elemwise, /nodes/18/props/inner/nodes/1 Elemwise, /nodes/18/props/inner/nodes/2 Elemwise, /nodes/18/props/inner/nodes/3 Elemwise, /nodes/18/props/inner/nodes/4 Elemwise, /nodes/18/props/inner/nodes/5 Elemwise, /nodes/18/props/inner/nodes/6 Elemwise, /nodes/18/props/inner/nodes/7 Elemwise, /nodes/18/props/inner/nodes/8 Elemwise, /nodes/18/props/inner/nodes/9 Elemwise)";
+    static const char kWhere[] = "node [0] Composite{...} -> \042v11\042, \042v18\042 (from /nodes/18/props/inner/nodes/0 Elemwise, /nodes/18/props/inner/nodes/4 Elemwise, /nodes/18/props/inner/nodes/6 Elemwise, /nodes/18/props/inner/nodes/7 Elemwise, /nodes/18/props/inner/nodes/8 Elemwise, /nodes/18/props/inner/nodes/9 Elemwise)";
 
 
 
-    for (int d = 0; d < 0; ++d) v7.shape[d] = v6.shape[d];
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v6, DLDataType{2, 64, 1}), kWhere);
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 1, v7, DLDataType{2, 64, 1}), kWhere);
+    for (int d = 0; d < 0; ++d) v9.shape[d] = v8.shape[d];
+    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v8, DLDataType{2, 64, 1}), kWhere);
+    KILN_TRY_AT(kg::alloc_output(ctx, sink, 1, v9, DLDataType{2, 64, 1}), kWhere);
     {
-      const double i0 = v2.data[0];
-      const double i1 = v5.data[0];
-      const double i2 = v0.data[0];
-      const double i3 = v4.data[0];
-      const double i4 = v3.data[0];
-      const double i5 = v1.data[0];
+      const double i0 = v4.data[0];
+      const double i1 = v7.data[0];
+      const double i2 = v2.data[0];
+      const double i3 = v3.data[0];
       const double t0 = static_cast<double>((i0 * i1));
-      const double t1 = static_cast<double>((i2 * i2));
-      const double t2 = static_cast<double>((i3 * t1));
-      const double t3 = static_cast<double>(((i4 + t0) + t2));
-      const double t4 = static_cast<double>(std::log(t3));
-      const double t5 = static_cast<double>((i5 * i5));
-      const double t6 = static_cast<double>((t5 / t3));
-      const double t7 = static_cast<double>((t4 + t6));
-      const double t8 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * t7));
+      const double t1 = static_cast<double>((i2 + t0));
+      const double t2 = static_cast<double>(std::log(t1));
+      const double t3 = static_cast<double>((i3 / t1));
+      const double t4 = static_cast<double>((t2 + t3));
+      const double t5 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * t4));
 
-      v6.data[0] = t3;
-      v7.data[0] = t8;
+      v8.data[0] = t1;
+      v9.data[0] = t5;
     }
 
 
@@ -2389,6 +2398,8 @@ static int32_t run_graph_step1(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
   kg::Tensor<double, 0> v5;
   kg::Tensor<double, 0> v6;
   kg::Tensor<double, 0> v7;
+  kg::Tensor<double, 0> v8;
+  kg::Tensor<double, 0> v9;
   {
     static const int64_t static_shape[] = { 0 };
     KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "v0"));
@@ -2399,50 +2410,53 @@ static int32_t run_graph_step1(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
   }
   {
     static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[2], v2, DLDataType{2, 64, 1}, static_shape, "v2"));
+    KILN_TRY(kg::bind_input(ctx, inputs[2], v2, DLDataType{2, 64, 1}, static_shape, ""));
   }
   {
     static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[3], v3, DLDataType{2, 64, 1}, static_shape, "v3"));
+    KILN_TRY(kg::bind_input(ctx, inputs[3], v3, DLDataType{2, 64, 1}, static_shape, ""));
   }
   {
     static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[4], v4, DLDataType{2, 64, 1}, static_shape, "v4"));
+    KILN_TRY(kg::bind_input(ctx, inputs[4], v4, DLDataType{2, 64, 1}, static_shape, "v2"));
   }
   {
     static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[5], v5, DLDataType{2, 64, 1}, static_shape, "v5"));
+    KILN_TRY(kg::bind_input(ctx, inputs[5], v5, DLDataType{2, 64, 1}, static_shape, "v3"));
+  }
+  {
+    static const int64_t static_shape[] = { 0 };
+    KILN_TRY(kg::bind_input(ctx, inputs[6], v6, DLDataType{2, 64, 1}, static_shape, "v4"));
+  }
+  {
+    static const int64_t static_shape[] = { 0 };
+    KILN_TRY(kg::bind_input(ctx, inputs[7], v7, DLDataType{2, 64, 1}, static_shape, "v5"));
   }
 
 
-  // [0] Composite{...} -> v6, v7
+  // [0] Composite{...} -> v8, v9
   {
-    static const char kWhere[] = "node [0] Composite{...} -> \042v11\042, \042v18\042 (from /nodes/18/props/inner/nodes/0 Elemwise, /nodes/18/props/inner/nodes/1 Elemwise, /nodes/18/props/inner/nodes/2 Elemwise, /nodes/18/props/inner/nodes/3 Elemwise, /nodes/18/props/inner/nodes/4 Elemwise, /nodes/18/props/inner/nodes/5 Elemwise, /nodes/18/props/inner/nodes/6 Elemwise, /nodes/18/props/inner/nodes/7 Elemwise, /nodes/18/props/inner/nodes/8 Elemwise, /nodes/18/props/inner/nodes/9 Elemwise)";
+    static const char kWhere[] = "node [0] Composite{...} -> \042v11\042, \042v18\042 (from /nodes/18/props/inner/nodes/0 Elemwise, /nodes/18/props/inner/nodes/4 Elemwise, /nodes/18/props/inner/nodes/6 Elemwise, /nodes/18/props/inner/nodes/7 Elemwise, /nodes/18/props/inner/nodes/8 Elemwise, /nodes/18/props/inner/nodes/9 Elemwise)";
 
 
 
-    for (int d = 0; d < 0; ++d) v7.shape[d] = v6.shape[d];
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v6, DLDataType{2, 64, 1}), kWhere);
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 1, v7, DLDataType{2, 64, 1}), kWhere);
+    for (int d = 0; d < 0; ++d) v9.shape[d] = v8.shape[d];
+    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v8, DLDataType{2, 64, 1}), kWhere);
+    KILN_TRY_AT(kg::alloc_output(ctx, sink, 1, v9, DLDataType{2, 64, 1}), kWhere);
     {
-      const double i0 = v2.data[0];
-      const double i1 = v5.data[0];
-      const double i2 = v0.data[0];
-      const double i3 = v4.data[0];
-      const double i4 = v3.data[0];
-      const double i5 = v1.data[0];
+      const double i0 = v4.data[0];
+      const double i1 = v7.data[0];
+      const double i2 = v2.data[0];
+      const double i3 = v3.data[0];
       const double t0 = static_cast<double>((i0 * i1));
-      const double t1 = static_cast<double>((i2 * i2));
-      const double t2 = static_cast<double>((i3 * t1));
-      const double t3 = static_cast<double>(((i4 + t0) + t2));
-      const double t4 = static_cast<double>(std::log(t3));
-      const double t5 = static_cast<double>((i5 * i5));
-      const double t6 = static_cast<double>((t5 / t3));
-      const double t7 = static_cast<double>((t4 + t6));
-      const double t8 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * t7));
+      const double t1 = static_cast<double>((i2 + t0));
+      const double t2 = static_cast<double>(std::log(t1));
+      const double t3 = static_cast<double>((i3 / t1));
+      const double t4 = static_cast<double>((t2 + t3));
+      const double t5 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * t4));
 
-      v6.data[0] = t3;
-      v7.data[0] = t8;
+      v8.data[0] = t1;
+      v9.data[0] = t5;
     }
 
 
@@ -2473,6 +2487,10 @@ static int32_t run_graph_step2(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
   kg::Tensor<double, 0> v14;
   kg::Tensor<double, 0> v15;
   kg::Tensor<double, 0> v16;
+  kg::Tensor<double, 0> v17;
+  kg::Tensor<double, 0> v18;
+  kg::Tensor<double, 0> v19;
+  kg::Tensor<double, 0> v20;
   {
     static const int64_t static_shape[] = { 0 };
     KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, ""));
@@ -2491,19 +2509,19 @@ static int32_t run_graph_step2(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
   }
   {
     static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[4], v4, DLDataType{2, 64, 1}, static_shape, "adjoint"));
+    KILN_TRY(kg::bind_input(ctx, inputs[4], v4, DLDataType{2, 64, 1}, static_shape, ""));
   }
   {
     static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[5], v5, DLDataType{2, 64, 1}, static_shape, "grad_acc"));
+    KILN_TRY(kg::bind_input(ctx, inputs[5], v5, DLDataType{2, 64, 1}, static_shape, ""));
   }
   {
     static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[6], v6, DLDataType{2, 64, 1}, static_shape, "grad_acc"));
+    KILN_TRY(kg::bind_input(ctx, inputs[6], v6, DLDataType{2, 64, 1}, static_shape, ""));
   }
   {
     static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[7], v7, DLDataType{2, 64, 1}, static_shape, "grad_acc"));
+    KILN_TRY(kg::bind_input(ctx, inputs[7], v7, DLDataType{2, 64, 1}, static_shape, ""));
   }
   {
     static const int64_t static_shape[] = { 0 };
@@ -2511,77 +2529,87 @@ static int32_t run_graph_step2(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
   }
   {
     static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[9], v9, DLDataType{2, 64, 1}, static_shape, ""));
+    KILN_TRY(kg::bind_input(ctx, inputs[9], v9, DLDataType{2, 64, 1}, static_shape, "adjoint"));
   }
   {
     static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[10], v10, DLDataType{2, 64, 1}, static_shape, ""));
+    KILN_TRY(kg::bind_input(ctx, inputs[10], v10, DLDataType{2, 64, 1}, static_shape, "grad_acc"));
+  }
+  {
+    static const int64_t static_shape[] = { 0 };
+    KILN_TRY(kg::bind_input(ctx, inputs[11], v11, DLDataType{2, 64, 1}, static_shape, "grad_acc"));
+  }
+  {
+    static const int64_t static_shape[] = { 0 };
+    KILN_TRY(kg::bind_input(ctx, inputs[12], v12, DLDataType{2, 64, 1}, static_shape, "grad_acc"));
+  }
+  {
+    static const int64_t static_shape[] = { 0 };
+    KILN_TRY(kg::bind_input(ctx, inputs[13], v13, DLDataType{2, 64, 1}, static_shape, ""));
+  }
+  {
+    static const int64_t static_shape[] = { 0 };
+    KILN_TRY(kg::bind_input(ctx, inputs[14], v14, DLDataType{2, 64, 1}, static_shape, ""));
+  }
+  {
+    static const int64_t static_shape[] = { 0 };
+    KILN_TRY(kg::bind_input(ctx, inputs[15], v15, DLDataType{2, 64, 1}, static_shape, ""));
   }
 
 
-  // [0] Composite{...} -> v11, v12, v13, v14, v15, v16
+  // [0] Composite{...} -> v16, v17, v18, v19, v20
   {
     static const char kWhere[] = "node [0] Composite{...} (from /nodes/18 Scan)";
 
 
 
-    for (int d = 0; d < 0; ++d) v12.shape[d] = v11.shape[d];
-    for (int d = 0; d < 0; ++d) v13.shape[d] = v11.shape[d];
-    for (int d = 0; d < 0; ++d) v14.shape[d] = v11.shape[d];
-    for (int d = 0; d < 0; ++d) v15.shape[d] = v11.shape[d];
-    for (int d = 0; d < 0; ++d) v16.shape[d] = v11.shape[d];
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v11, DLDataType{2, 64, 1}), kWhere);
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 1, v12, DLDataType{2, 64, 1}), kWhere);
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 2, v13, DLDataType{2, 64, 1}), kWhere);
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 3, v14, DLDataType{2, 64, 1}), kWhere);
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 4, v15, DLDataType{2, 64, 1}), kWhere);
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 5, v16, DLDataType{2, 64, 1}), kWhere);
+    for (int d = 0; d < 0; ++d) v17.shape[d] = v16.shape[d];
+    for (int d = 0; d < 0; ++d) v18.shape[d] = v16.shape[d];
+    for (int d = 0; d < 0; ++d) v19.shape[d] = v16.shape[d];
+    for (int d = 0; d < 0; ++d) v20.shape[d] = v16.shape[d];
+    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v16, DLDataType{2, 64, 1}), kWhere);
+    KILN_TRY_AT(kg::alloc_output(ctx, sink, 1, v17, DLDataType{2, 64, 1}), kWhere);
+    KILN_TRY_AT(kg::alloc_output(ctx, sink, 2, v18, DLDataType{2, 64, 1}), kWhere);
+    KILN_TRY_AT(kg::alloc_output(ctx, sink, 3, v19, DLDataType{2, 64, 1}), kWhere);
+    KILN_TRY_AT(kg::alloc_output(ctx, sink, 4, v20, DLDataType{2, 64, 1}), kWhere);
     {
-      const double i0 = v3.data[0];
-      const double i1 = v2.data[0];
-      const double i2 = v10.data[0];
-      const double i3 = v0.data[0];
-      const double i4 = v9.data[0];
-      const double i5 = v8.data[0];
-      const double i6 = v1.data[0];
-      const double i7 = v4.data[0];
-      const double i8 = v5.data[0];
-      const double i9 = v6.data[0];
-      const double i10 = v7.data[0];
-      const double t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * i0));
-      const double t1 = static_cast<double>((i1 * i2));
-      const double t2 = static_cast<double>((i3 * i3));
-      const double t3 = static_cast<double>((i4 * t2));
-      const double t4 = static_cast<double>(((i5 + t1) + t3));
-      const double t5 = static_cast<double>((double(1) / t4));
-      const double t6 = static_cast<double>((t0 * t5));
-      const double t7 = static_cast<double>((i6 * i6));
-      const double t8 = static_cast<double>((t7 / t4));
-      const double t9 = static_cast<double>((-t8));
-      const double t10 = static_cast<double>((t9 / t4));
-      const double t11 = static_cast<double>((t0 * t10));
-      const double t12 = static_cast<double>(((i7 + t6) + t11));
-      const double t13 = static_cast<double>((i2 * t12));
-      const double t14 = static_cast<double>((i8 + t12));
-      const double t15 = static_cast<double>((t12 * t2));
-      const double t16 = static_cast<double>((i9 + t15));
-      const double t17 = static_cast<double>((i1 * t12));
-      const double t18 = static_cast<double>((i10 + t17));
-      const double t19 = static_cast<double>((((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * i3) * i4) * t12));
-      const double t20 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * i6) * t6));
+      const double i0 = v4.data[0];
+      const double i1 = v5.data[0];
+      const double i2 = v9.data[0];
+      const double i3 = v15.data[0];
+      const double i4 = v10.data[0];
+      const double i5 = v6.data[0];
+      const double i6 = v11.data[0];
+      const double i7 = v2.data[0];
+      const double i8 = v12.data[0];
+      const double i9 = v7.data[0];
+      const double i10 = v14.data[0];
+      const double t0 = static_cast<double>(((i0 + i1) + i2));
+      const double t1 = static_cast<double>((i3 * t0));
+      const double t2 = static_cast<double>((i4 + t0));
+      const double t3 = static_cast<double>((i5 * t0));
+      const double t4 = static_cast<double>((i6 + t3));
+      const double t5 = static_cast<double>((i7 * t0));
+      const double t6 = static_cast<double>((i8 + t5));
+      const double t7 = static_cast<double>(((i9 * i10) * t0));
 
-      v11.data[0] = t13;
-      v12.data[0] = t14;
-      v13.data[0] = t16;
-      v14.data[0] = t18;
-      v15.data[0] = t19;
-      v16.data[0] = t20;
+      v16.data[0] = t1;
+      v17.data[0] = t2;
+      v18.data[0] = t4;
+      v19.data[0] = t6;
+      v20.data[0] = t7;
     }
 
 
 
   }
-
+  {
+    // graph output 5 is v8: copy it into the output's memory
+    kg::Tensor<double, 0> out;
+    for (int d = 0; d < 0; ++d) out.shape[d] = v8.shape[d];
+    KILN_TRY(kg::alloc_output(ctx, sink, 5, out, DLDataType{2, 64, 1}));
+    kg::copy_tensor(v8, out);
+  }
   return KILN_OK;
 }
 
@@ -2613,66 +2641,106 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   kg::Tensor<int64_t, 0> v21;
   kg::Tensor<int64_t, 0> v22;
   kg::Tensor<int64_t, 0> v23;
-  kg::Tensor<bool, 0> v24;
+  kg::Tensor<int64_t, 0> v24;
   kg::Tensor<int64_t, 0> v25;
   kg::Tensor<int64_t, 0> v26;
   kg::Tensor<int64_t, 0> v27;
-  kg::Tensor<bool, 0> v28;
-  kg::Tensor<int64_t, 0> v29;
-  kg::Tensor<bool, 0> v30;
+  kg::Tensor<int64_t, 0> v28;
+  kg::Tensor<bool, 0> v29;
+  kg::Tensor<int64_t, 0> v30;
   kg::Tensor<int64_t, 0> v31;
-  kg::Tensor<int64_t, 0> v32;
-  kg::Tensor<double, 1> v33;
-  kg::Tensor<double, 1> v34;
-  kg::Tensor<double, 1> v35;
+  kg::Tensor<bool, 0> v32;
+  kg::Tensor<bool, 0> v33;
+  kg::Tensor<int64_t, 0> v34;
+  kg::Tensor<int64_t, 0> v35;
   kg::Tensor<double, 1> v36;
   kg::Tensor<double, 1> v37;
   kg::Tensor<double, 1> v38;
   kg::Tensor<double, 1> v39;
-  kg::Tensor<double, 0> v40;
-  kg::Tensor<int64_t, 0> v41;
+  kg::Tensor<double, 1> v40;
+  kg::Tensor<double, 1> v41;
   kg::Tensor<double, 1> v42;
-  kg::Tensor<int64_t, 0> v43;
-  kg::Tensor<int64_t, 0> v44;
+  kg::Tensor<double, 1> v43;
+  kg::Tensor<double, 1> v44;
   kg::Tensor<double, 1> v45;
-  kg::Tensor<int64_t, 0> v46;
-  kg::Tensor<bool, 0> v47;
+  kg::Tensor<double, 1> v46;
+  kg::Tensor<double, 1> v47;
   kg::Tensor<double, 1> v48;
   kg::Tensor<double, 0> v49;
-  kg::Tensor<double, 1> v50;
-  kg::Tensor<double, 1> v51;
+  kg::Tensor<int64_t, 0> v50;
+  kg::Tensor<int64_t, 0> v51;
   kg::Tensor<double, 1> v52;
-  kg::Tensor<double, 1> v53;
-  kg::Tensor<double, 1> v54;
+  kg::Tensor<bool, 0> v53;
+  kg::Tensor<int64_t, 0> v54;
   kg::Tensor<int64_t, 0> v55;
-  kg::Tensor<int64_t, 0> v56;
+  kg::Tensor<bool, 0> v56;
   kg::Tensor<int64_t, 0> v57;
-  kg::Tensor<int64_t, 0> v58;
-  kg::Tensor<int64_t, 0> v59;
-  kg::Tensor<double, 1> v60;
-  kg::Tensor<int64_t, 0> v61;
+  kg::Tensor<bool, 0> v58;
+  kg::Tensor<double, 1> v59;
+  kg::Tensor<double, 0> v60;
+  kg::Tensor<double, 1> v61;
   kg::Tensor<double, 1> v62;
   kg::Tensor<double, 1> v63;
-  kg::Tensor<bool, 0> v64;
+  kg::Tensor<double, 1> v64;
   kg::Tensor<int64_t, 0> v65;
   kg::Tensor<int64_t, 0> v66;
   kg::Tensor<int64_t, 0> v67;
-  kg::Tensor<double, 1> v68;
-  kg::Tensor<double, 1> v69;
-  kg::Tensor<double, 1> v70;
-  kg::Tensor<double, 1> v71;
-  kg::Tensor<double, 1> v72;
-  kg::Tensor<double, 1> v73;
-  kg::Tensor<double, 1> v74;
-  kg::Tensor<double, 1> v75;
-  kg::Tensor<double, 0> v76;
-  kg::Tensor<double, 0> v77;
-  kg::Tensor<double, 0> v78;
-  kg::Tensor<double, 1> v79;
-  kg::Tensor<double, 0> v80;
-  kg::Tensor<double, 1> v81;
-  kg::Tensor<double, 1> v82;
-  kg::Tensor<double, 0> v83;
+  kg::Tensor<int64_t, 0> v68;
+  kg::Tensor<int64_t, 0> v69;
+  kg::Tensor<int64_t, 0> v70;
+  kg::Tensor<bool, 0> v71;
+  kg::Tensor<int64_t, 0> v72;
+  kg::Tensor<int64_t, 0> v73;
+  kg::Tensor<bool, 0> v74;
+  kg::Tensor<int64_t, 0> v75;
+  kg::Tensor<int64_t, 0> v76;
+  kg::Tensor<int64_t, 0> v77;
+  kg::Tensor<int64_t, 0> v78;
+  kg::Tensor<int64_t, 0> v79;
+  kg::Tensor<int64_t, 0> v80;
+  kg::Tensor<int64_t, 0> v81;
+  kg::Tensor<int64_t, 0> v82;
+  kg::Tensor<int64_t, 0> v83;
+  kg::Tensor<int64_t, 0> v84;
+  kg::Tensor<int64_t, 0> v85;
+  kg::Tensor<int64_t, 0> v86;
+  kg::Tensor<int64_t, 0> v87;
+  kg::Tensor<int64_t, 0> v88;
+  kg::Tensor<int64_t, 0> v89;
+  kg::Tensor<int64_t, 0> v90;
+  kg::Tensor<int64_t, 0> v91;
+  kg::Tensor<double, 1> v92;
+  kg::Tensor<double, 1> v93;
+  kg::Tensor<double, 1> v94;
+  kg::Tensor<double, 1> v95;
+  kg::Tensor<double, 1> v96;
+  kg::Tensor<double, 1> v97;
+  kg::Tensor<double, 1> v98;
+  kg::Tensor<double, 1> v99;
+  kg::Tensor<double, 1> v100;
+  kg::Tensor<double, 1> v101;
+  kg::Tensor<double, 1> v102;
+  kg::Tensor<double, 1> v103;
+  kg::Tensor<double, 1> v104;
+  kg::Tensor<double, 1> v105;
+  kg::Tensor<double, 1> v106;
+  kg::Tensor<int8_t, 1> v107;
+  kg::Tensor<double, 1> v108;
+  kg::Tensor<double, 1> v109;
+  kg::Tensor<double, 1> v110;
+  kg::Tensor<double, 1> v111;
+  kg::Tensor<double, 1> v112;
+  kg::Tensor<double, 1> v113;
+  kg::Tensor<double, 1> v114;
+  kg::Tensor<double, 1> v115;
+  kg::Tensor<double, 0> v116;
+  kg::Tensor<double, 0> v117;
+  kg::Tensor<double, 0> v118;
+  kg::Tensor<double, 1> v119;
+  kg::Tensor<double, 0> v120;
+  kg::Tensor<double, 1> v121;
+  kg::Tensor<double, 1> v122;
+  kg::Tensor<double, 0> v123;
   {
     static const int64_t static_shape[] = { -1 };
     KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "ret"));
@@ -2702,12 +2770,15 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   v10.data = const_cast<int64_t*>(krun_graph_c2);
 
   v10.set_contiguous_strides();
-  v49.data = const_cast<double*>(krun_graph_c3);
+  v60.data = const_cast<double*>(krun_graph_c3);
 
-  v49.set_contiguous_strides();
-  v62.data = const_cast<double*>(krun_graph_c4);
-  v62.shape[0] = 1;
-  v62.set_contiguous_strides();
+  v60.set_contiguous_strides();
+  v95.data = const_cast<double*>(krun_graph_c4);
+  v95.shape[0] = 1;
+  v95.set_contiguous_strides();
+  v107.data = const_cast<int8_t*>(krun_graph_c5);
+  v107.shape[0] = 1;
+  v107.set_contiguous_strides();
 
   // [0] Subtensor{start:stop} -> v7
   {
@@ -2788,7 +2859,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [7] Composite{...} -> v15, v16, v17, v18, v19, v20, v21, v22, v23, v24, v25, v26, v27, v28, v29, v30, v31, v32
+  // [7] Composite{...} -> v15, v16, v17, v18, v19, v20, v21, v22, v23, v24, v25, v26, v27, v28, v29, v30, v31, v32, v33, v34, v35
   {
     static const char kWhere[] = "node [7] Composite{...} (from /nodes/6 Elemwise, /nodes/11 Elemwise, /nodes/15 Subtensor, /nodes/17 Subtensor, /nodes/18 Scan)";
 
@@ -2811,24 +2882,30 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     for (int d = 0; d < 0; ++d) v30.shape[d] = v15.shape[d];
     for (int d = 0; d < 0; ++d) v31.shape[d] = v15.shape[d];
     for (int d = 0; d < 0; ++d) v32.shape[d] = v15.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v15), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v16), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v17), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v18), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v19), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v20), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v21), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v22), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v23), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 11, v24), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 12, v25), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 13, v26), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 14, v27), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 15, v28), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 16, v29), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 17, v30), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 18, v31), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 19, v32), kWhere);
+    for (int d = 0; d < 0; ++d) v33.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v34.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v35.shape[d] = v15.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v15), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v16), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v17), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v18), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v19), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v20), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v21), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v22), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 11, v23), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 12, v24), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 13, v25), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 14, v26), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 15, v27), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 16, v28), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 17, v29), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 18, v30), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 19, v31), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 20, v32), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 21, v33), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 22, v34), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 23, v35), kWhere);
     {
       const int64_t i0 = v9.data[0];
       const int64_t i1 = v13.data[0];
@@ -2872,93 +2949,93 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       const bool t36 = static_cast<bool>((t35 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
       const int64_t t37 = static_cast<int64_t>((t36 ? t19 : t35));
       const int64_t t38 = static_cast<int64_t>((t33 ? t37 : static_cast<int64_t>(0LL)));
-      const int64_t t39 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t0));
-      const bool t40 = static_cast<bool>((t21 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t41 = static_cast<int64_t>(kiln_scalar::wrap_add(t21, i2));
-      const int64_t t42 = static_cast<int64_t>((t40 ? t41 : t21));
-      const int64_t t43 = static_cast<int64_t>(kiln_scalar::clip(t42, static_cast<int64_t>(0LL), i2));
-      const bool t44 = static_cast<bool>((t16 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t45 = static_cast<int64_t>(kiln_scalar::wrap_add(t16, i2));
-      const int64_t t46 = static_cast<int64_t>((t44 ? t45 : t16));
-      const int64_t t47 = static_cast<int64_t>(kiln_scalar::clip(t46, static_cast<int64_t>(0LL), i2));
-      const int64_t t48 = static_cast<int64_t>(kiln_scalar::wrap_sub(t43, t47));
-      const int64_t t49 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t48));
-      const int64_t t50 = static_cast<int64_t>(kiln_scalar::wrap_sub(t49, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-      const int64_t t51 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t50));
-      const int64_t t52 = static_cast<int64_t>(kiln_scalar::wrap_add(t51, t0));
-      const int64_t t53 = static_cast<int64_t>((t1 ? t52 : t0));
-      const int64_t t54 = static_cast<int64_t>(kiln_scalar::clip(t53, static_cast<int64_t>(0LL), t51));
-      const int64_t t55 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), t51));
-      const int64_t t56 = static_cast<int64_t>(kiln_scalar::wrap_sub(t54, t55));
-      const int64_t t57 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t56));
-      const int64_t t58 = static_cast<int64_t>(kiln_scalar::wrap_sub(t57, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-      const int64_t t59 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t58));
-      const bool t60 = static_cast<bool>((t59 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t61 = static_cast<int64_t>(kiln_scalar::wrap_add(t55, t47));
-      const int64_t t62 = static_cast<int64_t>(kiln_scalar::wrap_add(t61, t59));
-      const bool t63 = static_cast<bool>((t62 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t64 = static_cast<int64_t>((t63 ? t19 : t62));
-      const int64_t t65 = static_cast<int64_t>((t60 ? t64 : static_cast<int64_t>(0LL)));
+      const bool t39 = static_cast<bool>((t21 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t40 = static_cast<int64_t>(kiln_scalar::wrap_add(t21, i2));
+      const int64_t t41 = static_cast<int64_t>((t39 ? t40 : t21));
+      const int64_t t42 = static_cast<int64_t>(kiln_scalar::clip(t41, static_cast<int64_t>(0LL), i2));
+      const bool t43 = static_cast<bool>((t16 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t44 = static_cast<int64_t>(kiln_scalar::wrap_add(t16, i2));
+      const int64_t t45 = static_cast<int64_t>((t43 ? t44 : t16));
+      const int64_t t46 = static_cast<int64_t>(kiln_scalar::clip(t45, static_cast<int64_t>(0LL), i2));
+      const int64_t t47 = static_cast<int64_t>(kiln_scalar::wrap_sub(t42, t46));
+      const int64_t t48 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t47));
+      const int64_t t49 = static_cast<int64_t>(kiln_scalar::wrap_sub(t48, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t50 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t49));
+      const int64_t t51 = static_cast<int64_t>(kiln_scalar::minimum(t0, t50));
+      const bool t52 = static_cast<bool>((t38 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t53 = static_cast<int64_t>(kiln_scalar::wrap_add(t38, i2));
+      const int64_t t54 = static_cast<int64_t>((t52 ? t53 : t38));
+      const int64_t t55 = static_cast<int64_t>(kiln_scalar::clip(t54, static_cast<int64_t>(0LL), i2));
+      const bool t56 = static_cast<bool>((t34 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t57 = static_cast<int64_t>(kiln_scalar::wrap_add(t34, i2));
+      const int64_t t58 = static_cast<int64_t>((t56 ? t57 : t34));
+      const int64_t t59 = static_cast<int64_t>(kiln_scalar::clip(t58, static_cast<int64_t>(0LL), i2));
+      const int64_t t60 = static_cast<int64_t>(kiln_scalar::wrap_sub(t55, t59));
+      const int64_t t61 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t60));
+      const int64_t t62 = static_cast<int64_t>(kiln_scalar::wrap_sub(t61, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t63 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t62));
+      const int64_t t64 = static_cast<int64_t>(kiln_scalar::minimum(t51, t63));
+      const int64_t t65 = static_cast<int64_t>(kiln_scalar::maximum(t64, static_cast<int64_t>(0LL)));
       const bool t66 = static_cast<bool>((t65 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t67 = static_cast<int64_t>(kiln_scalar::wrap_add(t65, i2));
+      const int64_t t67 = static_cast<int64_t>(kiln_scalar::wrap_add(t50, t65));
       const int64_t t68 = static_cast<int64_t>((t66 ? t67 : t65));
-      const int64_t t69 = static_cast<int64_t>(kiln_scalar::clip(t68, static_cast<int64_t>(0LL), i2));
-      const int64_t t70 = static_cast<int64_t>((t60 ? t61 : static_cast<int64_t>(0LL)));
-      const bool t71 = static_cast<bool>((t70 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t72 = static_cast<int64_t>(kiln_scalar::wrap_add(t70, i2));
-      const int64_t t73 = static_cast<int64_t>((t71 ? t72 : t70));
-      const int64_t t74 = static_cast<int64_t>(kiln_scalar::clip(t73, static_cast<int64_t>(0LL), i2));
-      const int64_t t75 = static_cast<int64_t>(kiln_scalar::wrap_sub(t69, t74));
-      const int64_t t76 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t75));
-      const int64_t t77 = static_cast<int64_t>(kiln_scalar::wrap_sub(t76, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-      const int64_t t78 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t77));
-      const bool t79 = static_cast<bool>((t78 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t80 = static_cast<int64_t>(kiln_scalar::wrap_sub(t78, static_cast<int64_t>(1LL)));
-      const int64_t t81 = static_cast<int64_t>(kiln_scalar::wrap_add(t74, t80));
-      const int64_t t82 = static_cast<int64_t>((t79 ? t81 : static_cast<int64_t>(0LL)));
-      const bool t83 = static_cast<bool>((t38 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t84 = static_cast<int64_t>(kiln_scalar::wrap_add(t38, i2));
-      const int64_t t85 = static_cast<int64_t>((t83 ? t84 : t38));
-      const int64_t t86 = static_cast<int64_t>(kiln_scalar::clip(t85, static_cast<int64_t>(0LL), i2));
-      const bool t87 = static_cast<bool>((t34 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t88 = static_cast<int64_t>(kiln_scalar::wrap_add(t34, i2));
-      const int64_t t89 = static_cast<int64_t>((t87 ? t88 : t34));
-      const int64_t t90 = static_cast<int64_t>(kiln_scalar::clip(t89, static_cast<int64_t>(0LL), i2));
-      const int64_t t91 = static_cast<int64_t>(kiln_scalar::wrap_sub(t86, t90));
-      const int64_t t92 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t91));
-      const int64_t t93 = static_cast<int64_t>(kiln_scalar::wrap_sub(t92, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-      const int64_t t94 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t93));
-      const int64_t t95 = static_cast<int64_t>(kiln_scalar::wrap_add(t94, t0));
-      const int64_t t96 = static_cast<int64_t>((t1 ? t95 : t0));
-      const int64_t t97 = static_cast<int64_t>(kiln_scalar::clip(t96, static_cast<int64_t>(0LL), t94));
-      const int64_t t98 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), t94));
-      const int64_t t99 = static_cast<int64_t>(kiln_scalar::wrap_sub(t97, t98));
-      const int64_t t100 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t99));
-      const int64_t t101 = static_cast<int64_t>(kiln_scalar::wrap_sub(t100, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-      const int64_t t102 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t101));
-      const bool t103 = static_cast<bool>((t102 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t104 = static_cast<int64_t>(kiln_scalar::wrap_add(t98, t90));
-      const int64_t t105 = static_cast<int64_t>(kiln_scalar::wrap_add(t104, t102));
-      const bool t106 = static_cast<bool>((t105 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t107 = static_cast<int64_t>((t106 ? t19 : t105));
-      const int64_t t108 = static_cast<int64_t>((t103 ? t107 : static_cast<int64_t>(0LL)));
-      const bool t109 = static_cast<bool>((t108 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t110 = static_cast<int64_t>(kiln_scalar::wrap_add(t108, i2));
-      const int64_t t111 = static_cast<int64_t>((t109 ? t110 : t108));
-      const int64_t t112 = static_cast<int64_t>(kiln_scalar::clip(t111, static_cast<int64_t>(0LL), i2));
-      const int64_t t113 = static_cast<int64_t>((t103 ? t104 : static_cast<int64_t>(0LL)));
-      const bool t114 = static_cast<bool>((t113 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t115 = static_cast<int64_t>(kiln_scalar::wrap_add(t113, i2));
-      const int64_t t116 = static_cast<int64_t>((t114 ? t115 : t113));
-      const int64_t t117 = static_cast<int64_t>(kiln_scalar::clip(t116, static_cast<int64_t>(0LL), i2));
-      const int64_t t118 = static_cast<int64_t>(kiln_scalar::wrap_sub(t112, t117));
-      const int64_t t119 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t118));
-      const int64_t t120 = static_cast<int64_t>(kiln_scalar::wrap_sub(t119, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-      const int64_t t121 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t120));
-      const bool t122 = static_cast<bool>((t121 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t123 = static_cast<int64_t>(kiln_scalar::wrap_sub(t121, static_cast<int64_t>(1LL)));
-      const int64_t t124 = static_cast<int64_t>(kiln_scalar::wrap_add(t117, t123));
-      const bool t125 = static_cast<bool>((t39 >= static_cast<int64_t>(0LL)));
+      const int64_t t69 = static_cast<int64_t>(kiln_scalar::clip(t68, static_cast<int64_t>(0LL), t50));
+      const int64_t t70 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t69));
+      const int64_t t71 = static_cast<int64_t>(kiln_scalar::wrap_sub(t70, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t72 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t71));
+      const bool t73 = static_cast<bool>((t72 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t74 = static_cast<int64_t>((t73 ? t46 : static_cast<int64_t>(0LL)));
+      const int64_t t75 = static_cast<int64_t>(kiln_scalar::wrap_add(t46, t72));
+      const bool t76 = static_cast<bool>((t75 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t77 = static_cast<int64_t>((t76 ? t19 : t75));
+      const int64_t t78 = static_cast<int64_t>((t73 ? t77 : static_cast<int64_t>(0LL)));
+      const int64_t t79 = static_cast<int64_t>(kiln_scalar::wrap_add(t63, t65));
+      const int64_t t80 = static_cast<int64_t>((t66 ? t79 : t65));
+      const int64_t t81 = static_cast<int64_t>(kiln_scalar::clip(t80, static_cast<int64_t>(0LL), t63));
+      const int64_t t82 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t81));
+      const int64_t t83 = static_cast<int64_t>(kiln_scalar::wrap_sub(t82, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t84 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t83));
+      const bool t85 = static_cast<bool>((t84 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t86 = static_cast<int64_t>((t85 ? t59 : static_cast<int64_t>(0LL)));
+      const int64_t t87 = static_cast<int64_t>(kiln_scalar::wrap_add(t59, t84));
+      const bool t88 = static_cast<bool>((t87 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t89 = static_cast<int64_t>((t88 ? t19 : t87));
+      const int64_t t90 = static_cast<int64_t>((t85 ? t89 : static_cast<int64_t>(0LL)));
+      const int64_t t91 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t0));
+      const int64_t t92 = static_cast<int64_t>(kiln_scalar::wrap_add(t50, t0));
+      const int64_t t93 = static_cast<int64_t>((t1 ? t92 : t0));
+      const int64_t t94 = static_cast<int64_t>(kiln_scalar::clip(t93, static_cast<int64_t>(0LL), t50));
+      const int64_t t95 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), t50));
+      const int64_t t96 = static_cast<int64_t>(kiln_scalar::wrap_sub(t94, t95));
+      const int64_t t97 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t96));
+      const int64_t t98 = static_cast<int64_t>(kiln_scalar::wrap_sub(t97, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t99 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t98));
+      const bool t100 = static_cast<bool>((t99 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t101 = static_cast<int64_t>(kiln_scalar::wrap_add(t95, t46));
+      const int64_t t102 = static_cast<int64_t>(kiln_scalar::wrap_add(t101, t99));
+      const bool t103 = static_cast<bool>((t102 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t104 = static_cast<int64_t>((t103 ? t19 : t102));
+      const int64_t t105 = static_cast<int64_t>((t100 ? t104 : static_cast<int64_t>(0LL)));
+      const int64_t t106 = static_cast<int64_t>((t100 ? t101 : static_cast<int64_t>(0LL)));
+      const bool t107 = static_cast<bool>((t106 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t108 = static_cast<int64_t>(kiln_scalar::wrap_add(t106, i2));
+      const int64_t t109 = static_cast<int64_t>((t107 ? t108 : t106));
+      const int64_t t110 = static_cast<int64_t>(kiln_scalar::wrap_add(t63, t0));
+      const int64_t t111 = static_cast<int64_t>((t1 ? t110 : t0));
+      const int64_t t112 = static_cast<int64_t>(kiln_scalar::clip(t111, static_cast<int64_t>(0LL), t63));
+      const int64_t t113 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), t63));
+      const int64_t t114 = static_cast<int64_t>(kiln_scalar::wrap_sub(t112, t113));
+      const int64_t t115 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t114));
+      const int64_t t116 = static_cast<int64_t>(kiln_scalar::wrap_sub(t115, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t117 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t116));
+      const bool t118 = static_cast<bool>((t117 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t119 = static_cast<int64_t>(kiln_scalar::wrap_add(t113, t59));
+      const int64_t t120 = static_cast<int64_t>(kiln_scalar::wrap_add(t119, t117));
+      const bool t121 = static_cast<bool>((t120 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t122 = static_cast<int64_t>((t121 ? t19 : t120));
+      const int64_t t123 = static_cast<int64_t>((t118 ? t119 : static_cast<int64_t>(0LL)));
+      const bool t124 = static_cast<bool>((t123 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const bool t125 = static_cast<bool>((t91 >= static_cast<int64_t>(0LL)));
       const int64_t t126 = static_cast<int64_t>(kiln_scalar::wrap_sub(t0, kiln_scalar::convert<int64_t>(static_cast<int8_t>(-1LL))));
       const int64_t t127 = static_cast<int64_t>(kiln_scalar::wrap_add(kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL)), t0));
 
@@ -2969,24 +3046,27 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       v19.data[0] = t21;
       v20.data[0] = t34;
       v21.data[0] = t38;
-      v22.data[0] = t39;
+      v22.data[0] = t74;
       v23.data[0] = t78;
-      v24.data[0] = t79;
-      v25.data[0] = t81;
-      v26.data[0] = t82;
-      v27.data[0] = t121;
-      v28.data[0] = t122;
-      v29.data[0] = t124;
-      v30.data[0] = t125;
-      v31.data[0] = t126;
-      v32.data[0] = t127;
+      v24.data[0] = t86;
+      v25.data[0] = t90;
+      v26.data[0] = t91;
+      v27.data[0] = t105;
+      v28.data[0] = t109;
+      v29.data[0] = t118;
+      v30.data[0] = t122;
+      v31.data[0] = t123;
+      v32.data[0] = t124;
+      v33.data[0] = t125;
+      v34.data[0] = t126;
+      v35.data[0] = t127;
     }
 
 
 
   }
 
-  // [8] Subtensor{start:stop:step} -> v33
+  // [8] Subtensor{start:stop:step} -> v36
   {
     static const char kWhere[] = "node [8] Subtensor{start:stop:step} (from /nodes/17 Subtensor)";
     int64_t ix0;
@@ -2996,14 +3076,14 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     const int64_t ix2 = 1;
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v33.shape[0] = sl0.count;
-    v33.strides[0] = v0.strides[0] * sl0.step;
-    v33.data = v0.data;
-    if (v33.size() > 0) v33.data += sl0.start * v0.strides[0];
+    v36.shape[0] = sl0.count;
+    v36.strides[0] = v0.strides[0] * sl0.step;
+    v36.data = v0.data;
+    if (v36.size() > 0) v36.data += sl0.start * v0.strides[0];
 
   }
 
-  // [9] Subtensor{start:stop:step} -> v34
+  // [9] Subtensor{start:stop:step} -> v37
   {
     static const char kWhere[] = "node [9] Subtensor{start:stop:step} (from /nodes/15 Subtensor)";
     int64_t ix0;
@@ -3013,51 +3093,230 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     const int64_t ix2 = 1;
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v34.shape[0] = sl0.count;
-    v34.strides[0] = v0.strides[0] * sl0.step;
-    v34.data = v0.data;
-    if (v34.size() > 0) v34.data += sl0.start * v0.strides[0];
+    v37.shape[0] = sl0.count;
+    v37.strides[0] = v0.strides[0] * sl0.step;
+    v37.data = v0.data;
+    if (v37.size() > 0) v37.data += sl0.start * v0.strides[0];
 
   }
 
-  // [10] AllocEmpty{dtype='float64'} -> v35
+  // [10] Subtensor{start:stop:step} -> v38
   {
-    static const char kWhere[] = "node [10] AllocEmpty{dtype='float64'} -> \042v23\042 (from /nodes/12 AllocEmpty)";
-    KILN_TRY_AT(kg::read_length(ctx, v22, "length input 0", v35.shape[0]), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v35), kWhere);
+    static const char kWhere[] = "node [10] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v22, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v23, ix1), kWhere);
+    const int64_t ix2 = 1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v38.shape[0] = sl0.count;
+    v38.strides[0] = v0.strides[0] * sl0.step;
+    v38.data = v0.data;
+    if (v38.size() > 0) v38.data += sl0.start * v0.strides[0];
+
+  }
+
+  // [11] ExpandDims{axis=0} -> v39
+  {
+    static const char kWhere[] = "node [11] ExpandDims{axis=0} (from /nodes/18 Scan)";
+
+    v39.data = v2.data;
+    v39.shape[0] = 1;
+    v39.strides[0] = 0;
+
+  }
+
+  // [12] ExpandDims{axis=0} -> v40
+  {
+    static const char kWhere[] = "node [12] ExpandDims{axis=0} (from /nodes/18 Scan)";
+
+    v40.data = v1.data;
+    v40.shape[0] = 1;
+    v40.strides[0] = 0;
+
+  }
+
+  // [13] Composite{(i2 + (i1 * sqr(i0)))} -> v41
+  {
+    static const char kWhere[] = "node [13] Composite{(i2 + (i1 * sqr(i0)))} (from /nodes/18 Scan)";
+
+
+    {
+      const int64_t lengths[] = { v38.shape[0], v39.shape[0], v40.shape[0] };
+      static const bool broadcastable[] = { false, true, true };
+      KILN_TRY_AT(kg::broadcast_length(ctx, v41.shape[0], 0, lengths, broadcastable, 3), kWhere);
+    }
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v41), kWhere);
+
+    {
+      const int64_t n = v41.size();
+      if (true && v38.is_contiguous()) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
+          const double* __restrict p0 = v38.data;
+          const double* __restrict p1 = v39.data;
+          const double* __restrict p2 = v40.data;
+
+          double* __restrict q0 = v41.data;
+    #pragma GCC ivdep
+          for (int64_t e = begin; e < end; ++e) {
+            const double i0 = p0[e];
+            const double i1 = p1[0];
+            const double i2 = p2[0];
+          const double t0 = static_cast<double>((i0 * i0));
+          const double t1 = static_cast<double>((i1 * t0));
+          const double t2 = static_cast<double>((i2 + t1));
+
+            q0[e] = t2;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const double* __restrict p0 = v38.data;
+        const double* __restrict p1 = v39.data;
+        const double* __restrict p2 = v40.data;
+
+        double* __restrict q0 = v41.data;
+        int64_t strides[4][1] = {};
+        for (int d = 0; d < 1; ++d) {
+          strides[0][d] = v38.strides[d];
+          strides[1][d] = v39.strides[d];
+          strides[2][d] = v40.strides[d];
+          strides[3][d] = v41.strides[d];
+        }
+        strides[1][0] = 0;
+        strides[2][0] = 0;
+        kg::for_each_strided<1, 4>(v41.shape, strides, [&](const int64_t* off) {
+          const double i0 = p0[off[0]];
+          const double i1 = p1[off[1]];
+          const double i2 = p2[off[2]];
+          const double t0 = static_cast<double>((i0 * i0));
+          const double t1 = static_cast<double>((i1 * t0));
+          const double t2 = static_cast<double>((i2 + t1));
+
+          q0[off[3]] = t2;
+        });
+
+      }
+    }
+
+
+  }
+
+  // [14] Subtensor{start:stop:step} -> v42
+  {
+    static const char kWhere[] = "node [14] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v24, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v25, ix1), kWhere);
+    const int64_t ix2 = 1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v42.shape[0] = sl0.count;
+    v42.strides[0] = v0.strides[0] * sl0.step;
+    v42.data = v0.data;
+    if (v42.size() > 0) v42.data += sl0.start * v0.strides[0];
+
+  }
+
+  // [15] Sqr -> v43
+  {
+    static const char kWhere[] = "node [15] Sqr (from /nodes/18 Scan)";
+
+
+    {
+      const int64_t lengths[] = { v42.shape[0] };
+      static const bool broadcastable[] = { false };
+      KILN_TRY_AT(kg::broadcast_length(ctx, v43.shape[0], 0, lengths, broadcastable, 1), kWhere);
+    }
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v43), kWhere);
+
+    {
+      const int64_t n = v43.size();
+      if (true && v42.is_contiguous()) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
+          const double* __restrict p0 = v42.data;
+
+          double* __restrict q0 = v43.data;
+    #pragma GCC ivdep
+          for (int64_t e = begin; e < end; ++e) {
+            const double i0 = p0[e];
+          const double t0 = static_cast<double>((i0 * i0));
+
+            q0[e] = t0;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const double* __restrict p0 = v42.data;
+
+        double* __restrict q0 = v43.data;
+        int64_t strides[2][1] = {};
+        for (int d = 0; d < 1; ++d) {
+          strides[0][d] = v42.strides[d];
+          strides[1][d] = v43.strides[d];
+        }
+
+        kg::for_each_strided<1, 2>(v43.shape, strides, [&](const int64_t* off) {
+          const double i0 = p0[off[0]];
+          const double t0 = static_cast<double>((i0 * i0));
+
+          q0[off[1]] = t0;
+        });
+
+      }
+    }
+
+
+  }
+
+  // [16] AllocEmpty{dtype='float64'} -> v44
+  {
+    static const char kWhere[] = "node [16] AllocEmpty{dtype='float64'} -> \042v23\042 (from /nodes/12 AllocEmpty)";
+    KILN_TRY_AT(kg::read_length(ctx, v26, "length input 0", v44.shape[0]), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v44), kWhere);
     // Zero-filled, as the reference evaluator does (PyTensor leaves it uninitialised).
-    if (v35.size() > 0) std::memset(v35.data, 0, static_cast<size_t>(v35.size()) * sizeof(double));
+    if (v44.size() > 0) std::memset(v44.data, 0, static_cast<size_t>(v44.size()) * sizeof(double));
 
   }
 
-  // [11] ExpandDims{axis=0} -> v36
+  // [17] ExpandDims{axis=0} -> v45
   {
-    static const char kWhere[] = "node [11] ExpandDims{axis=0} -> \042v17\042 (from /nodes/7 DimShuffle)";
+    static const char kWhere[] = "node [17] ExpandDims{axis=0} -> \042v17\042 (from /nodes/7 DimShuffle)";
 
-    v36.data = v4.data;
-    v36.shape[0] = 1;
-    v36.strides[0] = 0;
+    v45.data = v4.data;
+    v45.shape[0] = 1;
+    v45.strides[0] = 0;
 
   }
 
-  // [12] SetSubtensor{:stop} -> v37
+  // [18] SetSubtensor{:stop} -> v46
   {
-    static const char kWhere[] = "node [12] SetSubtensor{:stop} -> \042v24\042 (from /nodes/13 IncSubtensor)";
+    static const char kWhere[] = "node [18] SetSubtensor{:stop} -> \042v24\042 (from /nodes/13 IncSubtensor)";
     const int64_t ix0 = 1;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v35.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
+    KILN_TRY_AT(kg::resolve_slice(ctx, v44.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
     kg::Tensor<double, 1> region;
     region.shape[0] = sl0.count;
     int64_t ystrides[1];
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v36.shape, v36.strides, 1, region.shape, 1, ystrides), kWhere);
-    for (int d = 0; d < 1; ++d) v37.shape[d] = v35.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v37), kWhere);
-    kg::copy_tensor(v35, v37);
-    region.strides[0] = v37.strides[0];
-    region.data = v37.data;
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v45.shape, v45.strides, 1, region.shape, 1, ystrides), kWhere);
+    for (int d = 0; d < 1; ++d) v46.shape[d] = v44.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v46), kWhere);
+    kg::copy_tensor(v44, v46);
+    region.strides[0] = v46.strides[0];
+    region.data = v46.data;
     {
       double* __restrict q = region.data;
-      const double* __restrict p = v36.data;
+      const double* __restrict p = v45.data;
       const int64_t n = region.size();
       kg::Tensor<const double, 1> value;  // y broadcast to the region
       for (int d = 0; d < 1; ++d) {
@@ -3072,7 +3331,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
             q[e] = b;
           }
         });
-      } else if (region.is_contiguous() && v36.size() == 1) {
+      } else if (region.is_contiguous() && v45.size() == 1) {
         const double b = p[0];
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           for (int64_t e = begin; e < end; ++e) {
@@ -3102,23 +3361,31 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [13] Scan{scan_fn, while_loop=False, inplace=none} -> v38, v39
+  // [19] Scan{scan_fn, while_loop=False, inplace=none} -> v47, v48
   {
-    static const char kWhere[] = "node [13] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [19] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
         // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
         // rows' shapes), then the buffers get one scratch area and every later step writes in place.
         const int64_t n_steps = static_cast<int64_t>(v15.data[0]);
         if (n_steps < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: was asked to run for a negative number of steps (%lld)",
                                            static_cast<long long>(n_steps)), kWhere);
-        if (v33.shape[0] < n_steps)
+        if (v36.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 0 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v33.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v36.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row0;
-        if (v34.shape[0] < n_steps)
+        if (v37.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 1 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v34.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v37.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row1;
+        if (v41.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 2 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v41.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row2;
+        if (v43.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 3 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v43.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row3;
         kg::Tensor<double, 1> buf0;
         int64_t store0 = 0, pos0 = 0;
         kg::Tensor<double, 0> out_row0;
@@ -3135,28 +3402,32 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 was given a negative length (%lld)",
                                            static_cast<long long>(store1)), kWhere);
 
-        DLTensor step_in[6];
+        DLTensor step_in[8];
 
         auto bind_step = [&](int64_t i) {
           (void)i;
-          seq_row0 = kg::scan::row(v33, i);
+          seq_row0 = kg::scan::row(v36, i);
           step_in[0] = kg::scan::dl_of(seq_row0, DLDataType{2, 64, 1});
-          seq_row1 = kg::scan::row(v34, i);
+          seq_row1 = kg::scan::row(v37, i);
           step_in[1] = kg::scan::dl_of(seq_row1, DLDataType{2, 64, 1});
+          seq_row2 = kg::scan::row(v41, i);
+          step_in[2] = kg::scan::dl_of(seq_row2, DLDataType{2, 64, 1});
+          seq_row3 = kg::scan::row(v43, i);
+          step_in[3] = kg::scan::dl_of(seq_row3, DLDataType{2, 64, 1});
           tap0_0 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-1), store0));
-          step_in[2] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
+          step_in[4] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
 
 
-          step_in[3] = kg::scan::dl_of(v1, DLDataType{2, 64, 1});
-          step_in[4] = kg::scan::dl_of(v2, DLDataType{2, 64, 1});
-          step_in[5] = kg::scan::dl_of(v3, DLDataType{2, 64, 1});
+          step_in[5] = kg::scan::dl_of(v1, DLDataType{2, 64, 1});
+          step_in[6] = kg::scan::dl_of(v2, DLDataType{2, 64, 1});
+          step_in[7] = kg::scan::dl_of(v3, DLDataType{2, 64, 1});
         };
         int64_t i = 0;
         if (n_steps > 0) {
-          buf0 = v37;
+          buf0 = v46;
           store0 = buf0.shape[0];
           if (store0 < 1)
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 3) has %lld rows but must hold at least 1 (its oldest tap is -1)",
+            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 5) has %lld rows but must hold at least 1 (its oldest tap is -1)",
                                              static_cast<long long>(store0)), kWhere);
           pos0 = kg::scan::wrap(1, store0);
           alias0 = kg::scan::wrap(-1, store0) == 0;  // a tap reads the row this step writes: write a copy first
@@ -3193,7 +3464,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           }
           kg::Tensor<unsigned char, 1> scratch;
           scratch.shape[0] = total;
-          const int32_t scratch_status = kg::alloc_workspace(ctx, 20, scratch);
+          const int32_t scratch_status = kg::alloc_workspace(ctx, 29, scratch);
           if (scratch_status != KILN_OK) {
             kg::scan::release(first, 2);
             return kg::at_node(ctx, scratch_status, kWhere);
@@ -3237,25 +3508,24 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           // The steps after the first inline: the inner graph is 0-d Elemwise nodes
           // (codegen/cpp/emit_scan.cpp, inline_scalar_step).
           double step_carry0 = buf0.data[kg::scan::wrap_once(pos0 - 1, store0) * buf0.strides[0]];
-          const double step_in3 = v1.data[0];
-          const double step_in4 = v2.data[0];
-          const double step_in5 = v3.data[0];
+          const double step_in5 = v1.data[0];
+          const double step_in6 = v2.data[0];
+          const double step_in7 = v3.data[0];
           for (i = 1; i < n_steps && go_on; ++i) {
             {
-              const double step_in0 = v33.data[i * v33.strides[0]];
-              const double step_in1 = v34.data[i * v34.strides[0]];
-              const double step_in2 = step_carry0;
-              const double step_t0 = static_cast<double>((step_in2 * step_in5));
-              const double step_t1 = static_cast<double>((step_in0 * step_in0));
-              const double step_t2 = static_cast<double>((step_in4 * step_t1));
-              const double step_t3 = static_cast<double>(((step_in3 + step_t0) + step_t2));
-              const double step_t4 = static_cast<double>(std::log(step_t3));
-              const double step_t5 = static_cast<double>((step_in1 * step_in1));
-              const double step_t6 = static_cast<double>((step_t5 / step_t3));
-              const double step_t7 = static_cast<double>((step_t4 + step_t6));
-              const double step_t8 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * step_t7));
-              const double step_v0 = step_t3;
-              const double step_v1 = step_t8;
+              const double step_in0 = v36.data[i * v36.strides[0]];
+              const double step_in1 = v37.data[i * v37.strides[0]];
+              const double step_in2 = v41.data[i * v41.strides[0]];
+              const double step_in3 = v43.data[i * v43.strides[0]];
+              const double step_in4 = step_carry0;
+              const double step_t0 = static_cast<double>((step_in4 * step_in7));
+              const double step_t1 = static_cast<double>((step_in2 + step_t0));
+              const double step_t2 = static_cast<double>(std::log(step_t1));
+              const double step_t3 = static_cast<double>((step_in3 / step_t1));
+              const double step_t4 = static_cast<double>((step_t2 + step_t3));
+              const double step_t5 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * step_t4));
+              const double step_v0 = step_t1;
+              const double step_v1 = step_t5;
               buf0.data[pos0 * buf0.strides[0]] = step_v0;
               step_carry0 = step_v0;
               buf1.data[pos1 * buf1.strides[0]] = step_v1;
@@ -3272,13 +3542,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           const bool rotate = n_steps > 0 && store0 < filled;
           int64_t len = store0;
           if (n_steps > 0 && store0 > filled && i < n_steps) len = std::max<int64_t>(0, store0 - (n_steps - i));
-          if (n_steps == 0) len = v37.shape[0];
-          for (int d = 1; d < 1; ++d) v38.shape[d] = v37.shape[d];
+          if (n_steps == 0) len = v46.shape[0];
+          for (int d = 1; d < 1; ++d) v47.shape[d] = v46.shape[d];
 
-          v38.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v38), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf0, v38, pos0, rotate, filled);
-          else kg::copy_tensor(v37, v38);
+          v47.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v47), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf0, v47, pos0, rotate, filled);
+          else kg::copy_tensor(v46, v47);
         }
         {
           const int64_t filled = i + (0);
@@ -3286,24 +3556,24 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           int64_t len = store1;
           if (n_steps > 0 && store1 > filled && i < n_steps) len = std::max<int64_t>(0, store1 - (n_steps - i));
 
-          for (int d = 1; d < 1; ++d) v39.shape[d] = buf1.shape[d];
+          for (int d = 1; d < 1; ++d) v48.shape[d] = buf1.shape[d];
           if (n_steps == 0) len = 0;
-          v39.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v39), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf1, v39, pos1, rotate, filled);
+          v48.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v48), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf1, v48, pos1, rotate, filled);
 
         }
 
 
   }
 
-  // [14] Sum{axes=None} -> v40
+  // [20] Sum{axes=None} -> v49
   {
-    static const char kWhere[] = "node [14] Sum{axes=None} -> \042v31\042 (from /nodes/19 Sum)";
+    static const char kWhere[] = "node [20] Sum{axes=None} -> \042v31\042 (from /nodes/19 Sum)";
     // Output shape: the dimensions that are not reduced.
 
 
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v40, DLDataType{2, 64, 1}), kWhere);
+    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v49, DLDataType{2, 64, 1}), kWhere);
     {
       using T = double;  // input element
       using A = double;  // accumulator
@@ -3321,10 +3591,10 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         return t0;
       };
       static const int axes[] = { 0 };
-      const kg::Rows<1, 1> rows(v39, axes);  // one row per output element
+      const kg::Rows<1, 1> rows(v48, axes);  // one row per output element
       const int64_t len = rows.len;
-      const T* __restrict px = v39.data;
-      O* __restrict py = v40.data;
+      const T* __restrict px = v48.data;
+      O* __restrict py = v49.data;
       if (rows.count == 0) {
         // No output element.
       } else if (rows.unit) {
@@ -3407,195 +3677,195 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [15] Composite{switch(i3, switch(lt((i0 - i1), 0), i2, (i0 - i1)), 0)} -> v41
+  // [21] Composite{...} -> v50, v51
   {
-    static const char kWhere[] = "node [15] Composite{switch(i3, switch(lt((i0 - i1), 0), i2, (i0 - i1)), 0)} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [21] Composite{...} (from /nodes/18 Scan)";
 
 
 
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 12, v41), kWhere);
+    for (int d = 0; d < 0; ++d) v51.shape[d] = v50.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 15, v50), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 16, v51), kWhere);
     {
-      const int64_t i0 = v25.data[0];
-      const int64_t i1 = v23.data[0];
-      const int64_t i2 = v18.data[0];
-      const bool i3 = v24.data[0];
-      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
-      const bool t1 = static_cast<bool>((t0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t2 = static_cast<int64_t>((t1 ? i2 : t0));
-      const int64_t t3 = static_cast<int64_t>((i3 ? t2 : static_cast<int64_t>(0LL)));
+      const int64_t i0 = v27.data[0];
+      const int64_t i1 = v14.data[0];
+      const int64_t i2 = v28.data[0];
+      const int64_t i3 = v18.data[0];
+      const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t1 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+      const int64_t t2 = static_cast<int64_t>((t0 ? t1 : i0));
+      const int64_t t3 = static_cast<int64_t>(kiln_scalar::clip(t2, static_cast<int64_t>(0LL), i1));
+      const int64_t t4 = static_cast<int64_t>(kiln_scalar::clip(i2, static_cast<int64_t>(0LL), i1));
+      const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_sub(t3, t4));
+      const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t5));
+      const int64_t t7 = static_cast<int64_t>(kiln_scalar::wrap_sub(t6, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t8 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t7));
+      const bool t9 = static_cast<bool>((t8 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_sub(t8, static_cast<int64_t>(1LL)));
+      const int64_t t11 = static_cast<int64_t>(kiln_scalar::wrap_add(t4, t10));
+      const int64_t t12 = static_cast<int64_t>((t9 ? t11 : static_cast<int64_t>(0LL)));
+      const int64_t t13 = static_cast<int64_t>(kiln_scalar::wrap_sub(t11, t8));
+      const bool t14 = static_cast<bool>((t13 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t15 = static_cast<int64_t>((t14 ? i3 : t13));
+      const int64_t t16 = static_cast<int64_t>((t9 ? t15 : static_cast<int64_t>(0LL)));
 
-      v41.data[0] = t3;
+      v50.data[0] = t12;
+      v51.data[0] = t16;
     }
 
 
 
   }
 
-  // [16] Subtensor{start:stop:step} -> v42
+  // [22] Subtensor{start:stop:step} -> v52
   {
-    static const char kWhere[] = "node [16] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [22] Subtensor{start:stop:step} (from /nodes/18 Scan)";
     int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v26, ix0), kWhere);
+    KILN_TRY_AT(kg::read_index(ctx, v50, ix0), kWhere);
     int64_t ix1;
-    KILN_TRY_AT(kg::read_index(ctx, v41, ix1), kWhere);
+    KILN_TRY_AT(kg::read_index(ctx, v51, ix1), kWhere);
     const int64_t ix2 = -1;
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v42.shape[0] = sl0.count;
-    v42.strides[0] = v0.strides[0] * sl0.step;
-    v42.data = v0.data;
-    if (v42.size() > 0) v42.data += sl0.start * v0.strides[0];
+    v52.shape[0] = sl0.count;
+    v52.strides[0] = v0.strides[0] * sl0.step;
+    v52.data = v0.data;
+    if (v52.size() > 0) v52.data += sl0.start * v0.strides[0];
 
   }
 
-  // [17] Switch -> v43
+  // [23] Composite{...} -> v53, v54, v55, v56
   {
-    static const char kWhere[] = "node [17] Switch (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [23] Composite{...} (from /nodes/18 Scan)";
 
 
 
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v43), kWhere);
+    for (int d = 0; d < 0; ++d) v54.shape[d] = v53.shape[d];
+    for (int d = 0; d < 0; ++d) v55.shape[d] = v53.shape[d];
+    for (int d = 0; d < 0; ++d) v56.shape[d] = v53.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 17, v53), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 18, v54), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 19, v55), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 20, v56), kWhere);
     {
-      const bool i0 = v28.data[0];
-      const int64_t i1 = v29.data[0];
-      const int64_t i2 = v5.data[0];
-      const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
-
-      v43.data[0] = t0;
-    }
-
-
-
-  }
-
-  // [18] Composite{switch(i3, switch(lt((i0 - i1), 0), i2, (i0 - i1)), 0)} -> v44
-  {
-    static const char kWhere[] = "node [18] Composite{switch(i3, switch(lt((i0 - i1), 0), i2, (i0 - i1)), 0)} (from /nodes/18 Scan)";
-
-
-
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 14, v44), kWhere);
-    {
-      const int64_t i0 = v29.data[0];
-      const int64_t i1 = v27.data[0];
-      const int64_t i2 = v18.data[0];
-      const bool i3 = v28.data[0];
-      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
+      const bool i0 = v29.data[0];
+      const int64_t i1 = v30.data[0];
+      const int64_t i2 = v14.data[0];
+      const int64_t i3 = v31.data[0];
+      const bool i4 = v32.data[0];
+      const int64_t t0 = static_cast<int64_t>((i0 ? i1 : static_cast<int64_t>(0LL)));
       const bool t1 = static_cast<bool>((t0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t2 = static_cast<int64_t>((t1 ? i2 : t0));
-      const int64_t t3 = static_cast<int64_t>((i3 ? t2 : static_cast<int64_t>(0LL)));
+      const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_add(t0, i2));
+      const int64_t t3 = static_cast<int64_t>((t1 ? t2 : t0));
+      const int64_t t4 = static_cast<int64_t>(kiln_scalar::clip(t3, static_cast<int64_t>(0LL), i2));
+      const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_add(i3, i2));
+      const int64_t t6 = static_cast<int64_t>((i4 ? t5 : i3));
+      const int64_t t7 = static_cast<int64_t>(kiln_scalar::clip(t6, static_cast<int64_t>(0LL), i2));
+      const int64_t t8 = static_cast<int64_t>(kiln_scalar::wrap_sub(t4, t7));
+      const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t8));
+      const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_sub(t9, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t11 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t10));
+      const bool t12 = static_cast<bool>((t11 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t13 = static_cast<int64_t>(kiln_scalar::wrap_sub(t11, static_cast<int64_t>(1LL)));
+      const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_add(t7, t13));
+      const int64_t t15 = static_cast<int64_t>((t12 ? t14 : static_cast<int64_t>(0LL)));
+      const int64_t t16 = static_cast<int64_t>(kiln_scalar::wrap_sub(t14, t11));
+      const bool t17 = static_cast<bool>((t16 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
 
-      v44.data[0] = t3;
+      v53.data[0] = t12;
+      v54.data[0] = t15;
+      v55.data[0] = t16;
+      v56.data[0] = t17;
     }
 
 
 
   }
 
-  // [19] Subtensor{start:stop:step} -> v45
+  // [24] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} -> v57
   {
-    static const char kWhere[] = "node [19] Subtensor{start:stop:step} (from /nodes/18 Scan)";
-    int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v43, ix0), kWhere);
-    int64_t ix1;
-    KILN_TRY_AT(kg::read_index(ctx, v44, ix1), kWhere);
-    const int64_t ix2 = -1;
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v45.shape[0] = sl0.count;
-    v45.strides[0] = v0.strides[0] * sl0.step;
-    v45.data = v0.data;
-    if (v45.size() > 0) v45.data += sl0.start * v0.strides[0];
-
-  }
-
-  // [20] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} -> v46
-  {
-    static const char kWhere[] = "node [20] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [24] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} (from /nodes/18 Scan)";
     {
       // Every element of condition 1 must be nonzero (NaN counts as true).
-      const bool* c = v30.data;
+      const bool* c = v33.data;
       bool ok = true;
-      if (v30.is_contiguous()) {
-        const int64_t n = v30.size();
+      if (v33.is_contiguous()) {
+        const int64_t n = v33.size();
         for (int64_t e = 0; e < n; ++e) ok = ok && c[e] != bool(0);
       } else {
         int64_t strides[1][1] = {};
-        for (int d = 0; d < 0; ++d) strides[0][d] = v30.strides[d];
-        kg::for_each_strided<0, 1>(v30.shape, strides, [&](const int64_t* off) { ok = ok && c[off[0]] != bool(0); });
+        for (int d = 0; d < 0; ++d) strides[0][d] = v33.strides[d];
+        kg::for_each_strided<0, 1>(v33.shape, strides, [&](const int64_t* off) { ok = ok && c[off[0]] != bool(0); });
       }
       if (!ok) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_ASSERT, "%s", "ValueError: length input 0 is negative"), kWhere);
     }
-    v46.data = v22.data;
+    v57.data = v26.data;
     for (int d = 0; d < 0; ++d) {
-      v46.shape[d] = v22.shape[d];
-      v46.strides[d] = v22.strides[d];
+      v57.shape[d] = v26.shape[d];
+      v57.strides[d] = v26.strides[d];
     }
 
 
   }
 
-  // [21] Ge -> v47
+  // [25] Ge -> v58
   {
-    static const char kWhere[] = "node [21] Ge (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [25] Ge (from /nodes/18 Scan)";
 
 
 
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v47), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v58), kWhere);
     {
-      const int64_t i0 = v46.data[0];
-      const int64_t i1 = v31.data[0];
+      const int64_t i0 = v57.data[0];
+      const int64_t i1 = v34.data[0];
       const bool t0 = static_cast<bool>((i0 >= i1));
 
-      v47.data[0] = t0;
+      v58.data[0] = t0;
     }
 
 
 
   }
 
-  // [22] Subtensor{start:stop} -> v48
+  // [26] Subtensor{start:stop} -> v59
   {
-    static const char kWhere[] = "node [22] Subtensor{start:stop} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [26] Subtensor{start:stop} (from /nodes/18 Scan)";
     const int64_t ix0 = 0;
     const int64_t ix1 = 1;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v37.shape[0], true, ix0, true, ix1, false, 0, sl0), kWhere);
-    v48.shape[0] = sl0.count;
-    v48.strides[0] = v37.strides[0];
-    v48.data = v37.data;
-    if (v48.size() > 0) v48.data += sl0.start * v37.strides[0];
+    KILN_TRY_AT(kg::resolve_slice(ctx, v46.shape[0], true, ix0, true, ix1, false, 0, sl0), kWhere);
+    v59.shape[0] = sl0.count;
+    v59.strides[0] = v46.strides[0];
+    v59.data = v46.data;
+    if (v59.size() > 0) v59.data += sl0.start * v46.strides[0];
 
   }
 
-  // [23] Alloc -> v50
+  // [27] Alloc -> v61
   {
-    static const char kWhere[] = "node [23] Alloc (from /nodes/18 Scan)";
-    KILN_TRY_AT(kg::read_length(ctx, v15, "length input 1", v50.shape[0]), kWhere);
+    static const char kWhere[] = "node [27] Alloc (from /nodes/18 Scan)";
+    KILN_TRY_AT(kg::read_length(ctx, v15, "length input 1", v61.shape[0]), kWhere);
 
     int64_t vstrides[1] = {};  // the value broadcast to the output's shape
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v49.shape, v49.strides, 0, v50.shape, 1, vstrides), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v50), kWhere);
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v60.shape, v60.strides, 0, v61.shape, 1, vstrides), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v61), kWhere);
     {
-      const double* __restrict p = v49.data;
-      double* __restrict q = v50.data;
-      const int64_t n = v50.size();
-      if (n > 0 && v49.size() == 1) {
+      const double* __restrict p = v60.data;
+      double* __restrict q = v61.data;
+      const int64_t n = v61.size();
+      if (n > 0 && v60.size() == 1) {
         const double value = p[0];
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           for (int64_t e = begin; e < end; ++e) q[e] = value;
         });
       } else if (n > 0) {
         // Row by row (the last dimension), the outer dimensions by offsets into the value.
-        const int64_t len = v50.shape[0], vs = vstrides[0];
+        const int64_t len = v61.shape[0], vs = vstrides[0];
         int64_t strides[1][1] = {};
         for (int d = 0; d < 0; ++d) strides[0][d] = vstrides[d];
         int64_t row = 0;
-        kg::for_each_strided<0, 1>(v50.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 1>(v61.shape, strides, [&](const int64_t* off) {
           const double* src = p + off[0];
           double* dst = q + row * len;
           ++row;
@@ -3610,74 +3880,82 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [24] Join{axis=0} -> v51
+  // [28] Join{axis=0} -> v62
   {
-    static const char kWhere[] = "node [24] Join{axis=0} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [28] Join{axis=0} (from /nodes/18 Scan)";
     const int axis = 0;
 
-    for (int d = 0; d < 1; ++d) v51.shape[d] = v48.shape[d];
-    v51.shape[axis] = 0;
+    for (int d = 0; d < 1; ++d) v62.shape[d] = v59.shape[d];
+    v62.shape[axis] = 0;
     for (int d = 0; d < 1; ++d) {
-      if (d != axis && v48.shape[d] != v51.shape[d])
-        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 0 has length %lld", d, static_cast<long long>(v51.shape[d]), static_cast<long long>(v48.shape[d])), kWhere);
+      if (d != axis && v59.shape[d] != v62.shape[d])
+        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 0 has length %lld", d, static_cast<long long>(v62.shape[d]), static_cast<long long>(v59.shape[d])), kWhere);
     }
-    if (__builtin_add_overflow(v51.shape[axis], v48.shape[axis], &v51.shape[axis]))
+    if (__builtin_add_overflow(v62.shape[axis], v59.shape[axis], &v62.shape[axis]))
       return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Join: array is too big (the lengths along axis %d overflow)", axis), kWhere);
     for (int d = 0; d < 1; ++d) {
-      if (d != axis && v50.shape[d] != v51.shape[d])
-        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 1 has length %lld", d, static_cast<long long>(v51.shape[d]), static_cast<long long>(v50.shape[d])), kWhere);
+      if (d != axis && v61.shape[d] != v62.shape[d])
+        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 1 has length %lld", d, static_cast<long long>(v62.shape[d]), static_cast<long long>(v61.shape[d])), kWhere);
     }
-    if (__builtin_add_overflow(v51.shape[axis], v50.shape[axis], &v51.shape[axis]))
+    if (__builtin_add_overflow(v62.shape[axis], v61.shape[axis], &v62.shape[axis]))
       return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Join: array is too big (the lengths along axis %d overflow)", axis), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v51), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 11, v62), kWhere);
     {
       // Each input into its region of the output (the output's strides, offset along the axis).
       int64_t offset = 0;
       {
         kg::Tensor<double, 1> region;
         for (int d = 0; d < 1; ++d) {
-          region.shape[d] = v48.shape[d];
-          region.strides[d] = v51.strides[d];
+          region.shape[d] = v59.shape[d];
+          region.strides[d] = v62.strides[d];
         }
-        region.data = v51.data;
-        if (region.size() > 0) region.data += offset * v51.strides[axis];
-        kg::copy_tensor(v48, region);
+        region.data = v62.data;
+        if (region.size() > 0) region.data += offset * v62.strides[axis];
+        kg::copy_tensor(v59, region);
 
-        offset += v48.shape[axis];
+        offset += v59.shape[axis];
       }
       {
         kg::Tensor<double, 1> region;
         for (int d = 0; d < 1; ++d) {
-          region.shape[d] = v50.shape[d];
-          region.strides[d] = v51.strides[d];
+          region.shape[d] = v61.shape[d];
+          region.strides[d] = v62.strides[d];
         }
-        region.data = v51.data;
-        if (region.size() > 0) region.data += offset * v51.strides[axis];
-        kg::copy_tensor(v50, region);
+        region.data = v62.data;
+        if (region.size() > 0) region.data += offset * v62.strides[axis];
+        kg::copy_tensor(v61, region);
 
-        offset += v50.shape[axis];
+        offset += v61.shape[axis];
       }
     }
 
   }
 
-  // [25] Scan{scan_fn, while_loop=False, inplace=none} -> v52, v53
+  // [29] Scan{scan_fn, while_loop=False, inplace=none} -> v63, v64
   {
-    static const char kWhere[] = "node [25] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [29] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
         // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
         // rows' shapes), then the buffers get one scratch area and every later step writes in place.
         const int64_t n_steps = static_cast<int64_t>(v15.data[0]);
         if (n_steps < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: was asked to run for a negative number of steps (%lld)",
                                            static_cast<long long>(n_steps)), kWhere);
-        if (v33.shape[0] < n_steps)
+        if (v36.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 0 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v33.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v36.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row0;
-        if (v34.shape[0] < n_steps)
+        if (v37.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 1 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v34.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v37.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row1;
+        if (v41.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 2 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v41.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row2;
+        if (v43.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 3 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v43.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row3;
         kg::Tensor<double, 1> buf0;
         int64_t store0 = 0, pos0 = 0;
         kg::Tensor<double, 0> out_row0;
@@ -3694,28 +3972,32 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 was given a negative length (%lld)",
                                            static_cast<long long>(store1)), kWhere);
 
-        DLTensor step_in[6];
+        DLTensor step_in[8];
 
         auto bind_step = [&](int64_t i) {
           (void)i;
-          seq_row0 = kg::scan::row(v33, i);
+          seq_row0 = kg::scan::row(v36, i);
           step_in[0] = kg::scan::dl_of(seq_row0, DLDataType{2, 64, 1});
-          seq_row1 = kg::scan::row(v34, i);
+          seq_row1 = kg::scan::row(v37, i);
           step_in[1] = kg::scan::dl_of(seq_row1, DLDataType{2, 64, 1});
+          seq_row2 = kg::scan::row(v41, i);
+          step_in[2] = kg::scan::dl_of(seq_row2, DLDataType{2, 64, 1});
+          seq_row3 = kg::scan::row(v43, i);
+          step_in[3] = kg::scan::dl_of(seq_row3, DLDataType{2, 64, 1});
           tap0_0 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-1), store0));
-          step_in[2] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
+          step_in[4] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
 
 
-          step_in[3] = kg::scan::dl_of(v1, DLDataType{2, 64, 1});
-          step_in[4] = kg::scan::dl_of(v2, DLDataType{2, 64, 1});
-          step_in[5] = kg::scan::dl_of(v3, DLDataType{2, 64, 1});
+          step_in[5] = kg::scan::dl_of(v1, DLDataType{2, 64, 1});
+          step_in[6] = kg::scan::dl_of(v2, DLDataType{2, 64, 1});
+          step_in[7] = kg::scan::dl_of(v3, DLDataType{2, 64, 1});
         };
         int64_t i = 0;
         if (n_steps > 0) {
-          buf0 = v51;
+          buf0 = v62;
           store0 = buf0.shape[0];
           if (store0 < 1)
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 3) has %lld rows but must hold at least 1 (its oldest tap is -1)",
+            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 5) has %lld rows but must hold at least 1 (its oldest tap is -1)",
                                              static_cast<long long>(store0)), kWhere);
           pos0 = kg::scan::wrap(1, store0);
           alias0 = kg::scan::wrap(-1, store0) == 0;  // a tap reads the row this step writes: write a copy first
@@ -3752,7 +4034,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           }
           kg::Tensor<unsigned char, 1> scratch;
           scratch.shape[0] = total;
-          const int32_t scratch_status = kg::alloc_workspace(ctx, 21, scratch);
+          const int32_t scratch_status = kg::alloc_workspace(ctx, 30, scratch);
           if (scratch_status != KILN_OK) {
             kg::scan::release(first, 2);
             return kg::at_node(ctx, scratch_status, kWhere);
@@ -3796,25 +4078,24 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           // The steps after the first inline: the inner graph is 0-d Elemwise nodes
           // (codegen/cpp/emit_scan.cpp, inline_scalar_step).
           double step_carry0 = buf0.data[kg::scan::wrap_once(pos0 - 1, store0) * buf0.strides[0]];
-          const double step_in3 = v1.data[0];
-          const double step_in4 = v2.data[0];
-          const double step_in5 = v3.data[0];
+          const double step_in5 = v1.data[0];
+          const double step_in6 = v2.data[0];
+          const double step_in7 = v3.data[0];
           for (i = 1; i < n_steps && go_on; ++i) {
             {
-              const double step_in0 = v33.data[i * v33.strides[0]];
-              const double step_in1 = v34.data[i * v34.strides[0]];
-              const double step_in2 = step_carry0;
-              const double step_t0 = static_cast<double>((step_in2 * step_in5));
-              const double step_t1 = static_cast<double>((step_in0 * step_in0));
-              const double step_t2 = static_cast<double>((step_in4 * step_t1));
-              const double step_t3 = static_cast<double>(((step_in3 + step_t0) + step_t2));
-              const double step_t4 = static_cast<double>(std::log(step_t3));
-              const double step_t5 = static_cast<double>((step_in1 * step_in1));
-              const double step_t6 = static_cast<double>((step_t5 / step_t3));
-              const double step_t7 = static_cast<double>((step_t4 + step_t6));
-              const double step_t8 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * step_t7));
-              const double step_v0 = step_t3;
-              const double step_v1 = step_t8;
+              const double step_in0 = v36.data[i * v36.strides[0]];
+              const double step_in1 = v37.data[i * v37.strides[0]];
+              const double step_in2 = v41.data[i * v41.strides[0]];
+              const double step_in3 = v43.data[i * v43.strides[0]];
+              const double step_in4 = step_carry0;
+              const double step_t0 = static_cast<double>((step_in4 * step_in7));
+              const double step_t1 = static_cast<double>((step_in2 + step_t0));
+              const double step_t2 = static_cast<double>(std::log(step_t1));
+              const double step_t3 = static_cast<double>((step_in3 / step_t1));
+              const double step_t4 = static_cast<double>((step_t2 + step_t3));
+              const double step_t5 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * step_t4));
+              const double step_v0 = step_t1;
+              const double step_v1 = step_t5;
               buf0.data[pos0 * buf0.strides[0]] = step_v0;
               step_carry0 = step_v0;
               buf1.data[pos1 * buf1.strides[0]] = step_v1;
@@ -3831,13 +4112,13 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           const bool rotate = n_steps > 0 && store0 < filled;
           int64_t len = store0;
           if (n_steps > 0 && store0 > filled && i < n_steps) len = std::max<int64_t>(0, store0 - (n_steps - i));
-          if (n_steps == 0) len = v51.shape[0];
-          for (int d = 1; d < 1; ++d) v52.shape[d] = v51.shape[d];
+          if (n_steps == 0) len = v62.shape[0];
+          for (int d = 1; d < 1; ++d) v63.shape[d] = v62.shape[d];
 
-          v52.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v52), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf0, v52, pos0, rotate, filled);
-          else kg::copy_tensor(v51, v52);
+          v63.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v63), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf0, v63, pos0, rotate, filled);
+          else kg::copy_tensor(v62, v63);
         }
         {
           const int64_t filled = i + (0);
@@ -3845,85 +4126,73 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           int64_t len = store1;
           if (n_steps > 0 && store1 > filled && i < n_steps) len = std::max<int64_t>(0, store1 - (n_steps - i));
 
-          for (int d = 1; d < 1; ++d) v53.shape[d] = buf1.shape[d];
+          for (int d = 1; d < 1; ++d) v64.shape[d] = buf1.shape[d];
           if (n_steps == 0) len = 0;
-          v53.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v53), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf1, v53, pos1, rotate, filled);
+          v64.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v64), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf1, v64, pos1, rotate, filled);
 
         }
 
 
   }
 
-  // [26] if{Scan scan_fn states} -> v54
+  if (v58.data[0] != 0) {  // branch 0
+  // [30] Shape_i{0} -> v65
   {
-    static const char kWhere[] = "node [26] if{Scan scan_fn states} (from /nodes/18 Scan)";
-    // IfElse: only the branch taken has been computed; its values are copied to the outputs.
-    if (v47.data[0] != 0) {
-      for (int d = 0; d < 1; ++d) v54.shape[d] = v38.shape[d];
-      KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v54), kWhere);
-      kg::copy_tensor(v38, v54);
-    } else {
-      for (int d = 0; d < 1; ++d) v54.shape[d] = v52.shape[d];
-      KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v54), kWhere);
-      kg::copy_tensor(v52, v54);
-    }
+    static const char kWhere[] = "node [30] Shape_i{0} (from /nodes/18 Scan)";
 
-  }
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v65), kWhere);
 
-  if (v47.data[0] != 0) {  // branch 0
-  // [27] Shape_i{0} -> v55
-  {
-    static const char kWhere[] = "node [27] Shape_i{0} (from /nodes/18 Scan)";
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v55), kWhere);
-
-    v55.data[0] = v38.shape[0];
+    v65.data[0] = v47.shape[0];
 
   }
 
   }  // branch 0
-  if (!(v47.data[0] != 0)) {  // branch 1
-  // [28] Shape_i{0} -> v56
+  if (!(v58.data[0] != 0)) {  // branch 1
+  // [31] Shape_i{0} -> v66
   {
-    static const char kWhere[] = "node [28] Shape_i{0} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [31] Shape_i{0} (from /nodes/18 Scan)";
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v56), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v66), kWhere);
 
-    v56.data[0] = v52.shape[0];
+    v66.data[0] = v63.shape[0];
 
   }
 
   }  // branch 1
-  // [29] if{shape_Scan scan_fn states} -> v57
+  // [32] if{shape_Scan scan_fn states} -> v67
   {
-    static const char kWhere[] = "node [29] if{shape_Scan scan_fn states} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [32] if{shape_Scan scan_fn states} (from /nodes/18 Scan)";
     // IfElse: only the branch taken has been computed; its values are copied to the outputs.
-    if (v47.data[0] != 0) {
-      for (int d = 0; d < 0; ++d) v57.shape[d] = v55.shape[d];
-      KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v57), kWhere);
-      kg::copy_tensor(v55, v57);
+    if (v58.data[0] != 0) {
+      for (int d = 0; d < 0; ++d) v67.shape[d] = v65.shape[d];
+      KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v67), kWhere);
+      kg::copy_tensor(v65, v67);
     } else {
-      for (int d = 0; d < 0; ++d) v57.shape[d] = v56.shape[d];
-      KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v57), kWhere);
-      kg::copy_tensor(v56, v57);
+      for (int d = 0; d < 0; ++d) v67.shape[d] = v66.shape[d];
+      KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v67), kWhere);
+      kg::copy_tensor(v66, v67);
     }
 
   }
 
-  // [30] Composite{...} -> v58, v59
+  // [33] Composite{...} -> v68, v69, v70, v71
   {
-    static const char kWhere[] = "node [30] Composite{...} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [33] Composite{...} (from /nodes/18 Scan)";
 
 
 
-    for (int d = 0; d < 0; ++d) v59.shape[d] = v58.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v58), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v59), kWhere);
+    for (int d = 0; d < 0; ++d) v69.shape[d] = v68.shape[d];
+    for (int d = 0; d < 0; ++d) v70.shape[d] = v68.shape[d];
+    for (int d = 0; d < 0; ++d) v71.shape[d] = v68.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v68), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v69), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 11, v70), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 12, v71), kWhere);
     {
       const int64_t i0 = v15.data[0];
-      const int64_t i1 = v57.data[0];
+      const int64_t i1 = v67.data[0];
       const bool i2 = v16.data[0];
       const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
       const int64_t t1 = static_cast<int64_t>((i2 ? t0 : i0));
@@ -3933,146 +4202,110 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t4));
       const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_sub(t5, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
       const int64_t t7 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t6));
-      const bool t8 = static_cast<bool>((t7 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_sub(t7, static_cast<int64_t>(1LL)));
-      const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_add(t3, t9));
-      const int64_t t11 = static_cast<int64_t>((t8 ? t10 : static_cast<int64_t>(0LL)));
-      const int64_t t12 = static_cast<int64_t>(kiln_scalar::wrap_sub(t10, t7));
-      const bool t13 = static_cast<bool>((t12 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i1));
-      const int64_t t15 = static_cast<int64_t>((t13 ? t14 : t12));
-      const int64_t t16 = static_cast<int64_t>((t8 ? t15 : static_cast<int64_t>(0LL)));
+      const int64_t t8 = static_cast<int64_t>(kiln_scalar::wrap_sub(t7, static_cast<int64_t>(1LL)));
+      const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(t3, t8));
+      const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_sub(t9, t7));
+      const bool t11 = static_cast<bool>((t10 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
 
-      v58.data[0] = t11;
-      v59.data[0] = t16;
+      v68.data[0] = t7;
+      v69.data[0] = t9;
+      v70.data[0] = t10;
+      v71.data[0] = t11;
     }
 
 
 
   }
 
-  // [31] Subtensor{start:stop:step} -> v60
+  // [34] Sub -> v72
   {
-    static const char kWhere[] = "node [31] Subtensor{start:stop:step} (from /nodes/18 Scan)";
-    int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v58, ix0), kWhere);
-    int64_t ix1;
-    KILN_TRY_AT(kg::read_index(ctx, v59, ix1), kWhere);
-    const int64_t ix2 = -1;
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v54.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v60.shape[0] = sl0.count;
-    v60.strides[0] = v54.strides[0] * sl0.step;
-    v60.data = v54.data;
-    if (v60.size() > 0) v60.data += sl0.start * v54.strides[0];
+    static const char kWhere[] = "node [34] Sub (from /nodes/18 Scan)";
 
-  }
 
-  // [32] Shape_i{0} -> v61
-  {
-    static const char kWhere[] = "node [32] Shape_i{0} (from /nodes/19 Sum)";
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v61), kWhere);
 
-    v61.data[0] = v39.shape[0];
-
-  }
-
-  // [33] Alloc -> v63
-  {
-    static const char kWhere[] = "node [33] Alloc (from /nodes/19 Sum)";
-    KILN_TRY_AT(kg::read_length(ctx, v61, "length input 1", v63.shape[0]), kWhere);
-
-    int64_t vstrides[1] = {};  // the value broadcast to the output's shape
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v62.shape, v62.strides, 1, v63.shape, 1, vstrides), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v63), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 13, v72), kWhere);
     {
-      const double* __restrict p = v62.data;
-      double* __restrict q = v63.data;
-      const int64_t n = v63.size();
-      if (n > 0 && v62.size() == 1) {
-        const double value = p[0];
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          for (int64_t e = begin; e < end; ++e) q[e] = value;
-        });
-      } else if (n > 0) {
-        // Row by row (the last dimension), the outer dimensions by offsets into the value.
-        const int64_t len = v63.shape[0], vs = vstrides[0];
-        int64_t strides[1][1] = {};
-        for (int d = 0; d < 0; ++d) strides[0][d] = vstrides[d];
-        int64_t row = 0;
-        kg::for_each_strided<0, 1>(v63.shape, strides, [&](const int64_t* off) {
-          const double* src = p + off[0];
-          double* dst = q + row * len;
-          ++row;
-          if (vs == 1) {
-            for (int64_t j = 0; j < len; ++j) dst[j] = src[j];
-          } else {
-            for (int64_t j = 0; j < len; ++j) dst[j] = src[j * vs];
-          }
-        });
-      }
+      const int64_t i0 = v6.data[0];
+      const int64_t i1 = v67.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
+
+      v72.data[0] = t0;
     }
 
+
+
   }
 
-  // [34] Ge -> v64
+  // [35] Shape_i{0} -> v73
   {
-    static const char kWhere[] = "node [34] Ge (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [35] Shape_i{0} (from /nodes/19 Sum)";
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 21, v73), kWhere);
+
+    v73.data[0] = v48.shape[0];
+
+  }
+
+  // [36] Ge -> v74
+  {
+    static const char kWhere[] = "node [36] Ge (from /nodes/18 Scan)";
 
 
 
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v64), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v74), kWhere);
     {
-      const int64_t i0 = v61.data[0];
+      const int64_t i0 = v73.data[0];
       const int64_t i1 = v5.data[0];
       const bool t0 = static_cast<bool>((i0 >= i1));
 
-      v64.data[0] = t0;
+      v74.data[0] = t0;
     }
 
 
 
   }
 
-  // [35] CheckAndRaise{raises=ValueError, msg='length input 1 is negative'} -> v65
+  // [37] CheckAndRaise{raises=ValueError, msg='length input 1 is negative'} -> v75
   {
-    static const char kWhere[] = "node [35] CheckAndRaise{raises=ValueError, msg='length input 1 is negative'} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [37] CheckAndRaise{raises=ValueError, msg='length input 1 is negative'} (from /nodes/18 Scan)";
     {
       // Every element of condition 1 must be nonzero (NaN counts as true).
-      const bool* c = v64.data;
+      const bool* c = v74.data;
       bool ok = true;
-      if (v64.is_contiguous()) {
-        const int64_t n = v64.size();
+      if (v74.is_contiguous()) {
+        const int64_t n = v74.size();
         for (int64_t e = 0; e < n; ++e) ok = ok && c[e] != bool(0);
       } else {
         int64_t strides[1][1] = {};
-        for (int d = 0; d < 0; ++d) strides[0][d] = v64.strides[d];
-        kg::for_each_strided<0, 1>(v64.shape, strides, [&](const int64_t* off) { ok = ok && c[off[0]] != bool(0); });
+        for (int d = 0; d < 0; ++d) strides[0][d] = v74.strides[d];
+        kg::for_each_strided<0, 1>(v74.shape, strides, [&](const int64_t* off) { ok = ok && c[off[0]] != bool(0); });
       }
       if (!ok) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_ASSERT, "%s", "ValueError: length input 1 is negative"), kWhere);
     }
-    v65.data = v61.data;
+    v75.data = v73.data;
     for (int d = 0; d < 0; ++d) {
-      v65.shape[d] = v61.shape[d];
-      v65.strides[d] = v61.strides[d];
+      v75.shape[d] = v73.shape[d];
+      v75.strides[d] = v73.strides[d];
     }
 
 
   }
 
-  // [36] Composite{...} -> v66, v67
+  // [38] Composite{...} -> v76, v77, v78
   {
-    static const char kWhere[] = "node [36] Composite{...} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [38] Composite{...} (from /nodes/18 Scan)";
 
 
 
-    for (int d = 0; d < 0; ++d) v67.shape[d] = v66.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v66), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v67), kWhere);
+    for (int d = 0; d < 0; ++d) v77.shape[d] = v76.shape[d];
+    for (int d = 0; d < 0; ++d) v78.shape[d] = v76.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v76), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 22, v77), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 24, v78), kWhere);
     {
-      const int64_t i0 = v65.data[0];
+      const int64_t i0 = v75.data[0];
       const int64_t i1 = v15.data[0];
       const bool i2 = v16.data[0];
       const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
@@ -4083,65 +4316,292 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t4));
       const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_sub(t5, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
       const int64_t t7 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t6));
-      const bool t8 = static_cast<bool>((t7 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_sub(t7, static_cast<int64_t>(1LL)));
-      const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_add(t3, t9));
-      const int64_t t11 = static_cast<int64_t>((t8 ? t10 : static_cast<int64_t>(0LL)));
-      const int64_t t12 = static_cast<int64_t>(kiln_scalar::wrap_sub(t10, t7));
-      const bool t13 = static_cast<bool>((t12 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i0));
-      const int64_t t15 = static_cast<int64_t>((t13 ? t14 : t12));
-      const int64_t t16 = static_cast<int64_t>((t8 ? t15 : static_cast<int64_t>(0LL)));
+      const int64_t t8 = static_cast<int64_t>(kiln_scalar::wrap_sub(t7, static_cast<int64_t>(1LL)));
+      const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(t3, t8));
+      const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_sub(t9, t7));
 
-      v66.data[0] = t11;
-      v67.data[0] = t16;
+      v76.data[0] = t7;
+      v77.data[0] = t9;
+      v78.data[0] = t10;
     }
 
 
 
   }
 
-  // [37] Subtensor{start:stop:step} -> v68
+  // [39] Composite{...} -> v79, v80, v81, v82, v83, v84, v85, v86, v87, v88, v89, v90, v91
   {
-    static const char kWhere[] = "node [37] Subtensor{start:stop:step} (from /nodes/18 Scan)";
-    int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v66, ix0), kWhere);
-    int64_t ix1;
-    KILN_TRY_AT(kg::read_index(ctx, v67, ix1), kWhere);
-    const int64_t ix2 = -1;
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v63.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v68.shape[0] = sl0.count;
-    v68.strides[0] = v63.strides[0] * sl0.step;
-    v68.data = v63.data;
-    if (v68.size() > 0) v68.data += sl0.start * v63.strides[0];
+    static const char kWhere[] = "node [39] Composite{...} (from /nodes/18 Scan)";
+
+
+
+    for (int d = 0; d < 0; ++d) v80.shape[d] = v79.shape[d];
+    for (int d = 0; d < 0; ++d) v81.shape[d] = v79.shape[d];
+    for (int d = 0; d < 0; ++d) v82.shape[d] = v79.shape[d];
+    for (int d = 0; d < 0; ++d) v83.shape[d] = v79.shape[d];
+    for (int d = 0; d < 0; ++d) v84.shape[d] = v79.shape[d];
+    for (int d = 0; d < 0; ++d) v85.shape[d] = v79.shape[d];
+    for (int d = 0; d < 0; ++d) v86.shape[d] = v79.shape[d];
+    for (int d = 0; d < 0; ++d) v87.shape[d] = v79.shape[d];
+    for (int d = 0; d < 0; ++d) v88.shape[d] = v79.shape[d];
+    for (int d = 0; d < 0; ++d) v89.shape[d] = v79.shape[d];
+    for (int d = 0; d < 0; ++d) v90.shape[d] = v79.shape[d];
+    for (int d = 0; d < 0; ++d) v91.shape[d] = v79.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 19, v79), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v80), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v81), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 13, v82), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 11, v83), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v84), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 22, v85), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 24, v86), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v87), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 25, v88), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 26, v89), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 27, v90), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 28, v91), kWhere);
+    {
+      const bool i0 = v56.data[0];
+      const int64_t i1 = v18.data[0];
+      const int64_t i2 = v55.data[0];
+      const bool i3 = v53.data[0];
+      const int64_t i4 = v68.data[0];
+      const int64_t i5 = v69.data[0];
+      const bool i6 = v71.data[0];
+      const int64_t i7 = v72.data[0];
+      const int64_t i8 = v70.data[0];
+      const int64_t i9 = v76.data[0];
+      const int64_t i10 = v77.data[0];
+      const int64_t i11 = v78.data[0];
+      const int64_t i12 = v75.data[0];
+      const int64_t i13 = v50.data[0];
+      const int64_t i14 = v14.data[0];
+      const int64_t i15 = v51.data[0];
+      const int64_t i16 = v15.data[0];
+      const int64_t i17 = v54.data[0];
+      const int64_t i18 = v67.data[0];
+      const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
+      const int64_t t1 = static_cast<int64_t>((i3 ? t0 : static_cast<int64_t>(0LL)));
+      const bool t2 = static_cast<bool>((i4 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t3 = static_cast<int64_t>((t2 ? i5 : static_cast<int64_t>(0LL)));
+      const int64_t t4 = static_cast<int64_t>((i6 ? i7 : i8));
+      const int64_t t5 = static_cast<int64_t>((t2 ? t4 : static_cast<int64_t>(0LL)));
+      const bool t6 = static_cast<bool>((i9 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t7 = static_cast<int64_t>((t6 ? i10 : static_cast<int64_t>(0LL)));
+      const bool t8 = static_cast<bool>((i11 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i12));
+      const int64_t t10 = static_cast<int64_t>((t8 ? t9 : i11));
+      const int64_t t11 = static_cast<int64_t>((t6 ? t10 : static_cast<int64_t>(0LL)));
+      const bool t12 = static_cast<bool>((i13 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t13 = static_cast<int64_t>(kiln_scalar::wrap_add(i13, i14));
+      const int64_t t14 = static_cast<int64_t>((t12 ? t13 : i13));
+      const int64_t t15 = static_cast<int64_t>(kiln_scalar::wrap_sub(i14, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t16 = static_cast<int64_t>(kiln_scalar::clip(t14, static_cast<int64_t>(-1LL), t15));
+      const bool t17 = static_cast<bool>((i15 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t18 = static_cast<int64_t>(kiln_scalar::wrap_add(i15, i14));
+      const int64_t t19 = static_cast<int64_t>((t17 ? t18 : i15));
+      const int64_t t20 = static_cast<int64_t>(kiln_scalar::clip(t19, static_cast<int64_t>(-1LL), t15));
+      const int64_t t21 = static_cast<int64_t>(kiln_scalar::wrap_sub(t16, t20));
+      const int64_t t22 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t21));
+      const int64_t t23 = static_cast<int64_t>(kiln_scalar::wrap_sub(t22, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t24 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t23));
+      const int64_t t25 = static_cast<int64_t>(kiln_scalar::minimum(i16, t24));
+      const bool t26 = static_cast<bool>((i17 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t27 = static_cast<int64_t>(kiln_scalar::wrap_add(i17, i14));
+      const int64_t t28 = static_cast<int64_t>((t26 ? t27 : i17));
+      const int64_t t29 = static_cast<int64_t>(kiln_scalar::clip(t28, static_cast<int64_t>(-1LL), t15));
+      const bool t30 = static_cast<bool>((t1 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t31 = static_cast<int64_t>(kiln_scalar::wrap_add(t1, i14));
+      const int64_t t32 = static_cast<int64_t>((t30 ? t31 : t1));
+      const int64_t t33 = static_cast<int64_t>(kiln_scalar::clip(t32, static_cast<int64_t>(-1LL), t15));
+      const int64_t t34 = static_cast<int64_t>(kiln_scalar::wrap_sub(t29, t33));
+      const int64_t t35 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t34));
+      const int64_t t36 = static_cast<int64_t>(kiln_scalar::wrap_sub(t35, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t37 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t36));
+      const int64_t t38 = static_cast<int64_t>(kiln_scalar::minimum(t25, t37));
+      const bool t39 = static_cast<bool>((t3 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t40 = static_cast<int64_t>(kiln_scalar::wrap_add(t3, i18));
+      const int64_t t41 = static_cast<int64_t>((t39 ? t40 : t3));
+      const int64_t t42 = static_cast<int64_t>(kiln_scalar::wrap_sub(i18, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t43 = static_cast<int64_t>(kiln_scalar::clip(t41, static_cast<int64_t>(-1LL), t42));
+      const bool t44 = static_cast<bool>((t5 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t45 = static_cast<int64_t>(kiln_scalar::wrap_add(t5, i18));
+      const int64_t t46 = static_cast<int64_t>((t44 ? t45 : t5));
+      const int64_t t47 = static_cast<int64_t>(kiln_scalar::clip(t46, static_cast<int64_t>(-1LL), t42));
+      const int64_t t48 = static_cast<int64_t>(kiln_scalar::wrap_sub(t43, t47));
+      const int64_t t49 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t48));
+      const int64_t t50 = static_cast<int64_t>(kiln_scalar::wrap_sub(t49, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t51 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t50));
+      const int64_t t52 = static_cast<int64_t>(kiln_scalar::minimum(t38, t51));
+      const bool t53 = static_cast<bool>((t7 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t54 = static_cast<int64_t>(kiln_scalar::wrap_add(i12, t7));
+      const int64_t t55 = static_cast<int64_t>((t53 ? t54 : t7));
+      const int64_t t56 = static_cast<int64_t>(kiln_scalar::wrap_sub(i12, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t57 = static_cast<int64_t>(kiln_scalar::clip(t55, static_cast<int64_t>(-1LL), t56));
+      const bool t58 = static_cast<bool>((t11 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t59 = static_cast<int64_t>(kiln_scalar::wrap_add(i12, t11));
+      const int64_t t60 = static_cast<int64_t>((t58 ? t59 : t11));
+      const int64_t t61 = static_cast<int64_t>(kiln_scalar::clip(t60, static_cast<int64_t>(-1LL), t56));
+      const int64_t t62 = static_cast<int64_t>(kiln_scalar::wrap_sub(t57, t61));
+      const int64_t t63 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t62));
+      const int64_t t64 = static_cast<int64_t>(kiln_scalar::wrap_sub(t63, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t65 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t64));
+      const int64_t t66 = static_cast<int64_t>(kiln_scalar::minimum(t52, t65));
+      const int64_t t67 = static_cast<int64_t>(kiln_scalar::maximum(t66, static_cast<int64_t>(0LL)));
+      const bool t68 = static_cast<bool>((t67 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t69 = static_cast<int64_t>(kiln_scalar::wrap_add(t65, t67));
+      const int64_t t70 = static_cast<int64_t>((t68 ? t69 : t67));
+      const int64_t t71 = static_cast<int64_t>(kiln_scalar::clip(t70, static_cast<int64_t>(0LL), t65));
+      const int64_t t72 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t71));
+      const int64_t t73 = static_cast<int64_t>(kiln_scalar::wrap_sub(t72, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t74 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t73));
+      const bool t75 = static_cast<bool>((t74 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t76 = static_cast<int64_t>(kiln_scalar::wrap_sub(i12, static_cast<int64_t>(1LL)));
+      const int64_t t77 = static_cast<int64_t>(kiln_scalar::clip(t55, static_cast<int64_t>(-1LL), t76));
+      const int64_t t78 = static_cast<int64_t>((t75 ? t77 : static_cast<int64_t>(0LL)));
+      const int64_t t79 = static_cast<int64_t>(kiln_scalar::wrap_mul(static_cast<int64_t>(-1LL), t74));
+      const int64_t t80 = static_cast<int64_t>(kiln_scalar::wrap_add(t77, t79));
+      const bool t81 = static_cast<bool>((t80 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t82 = static_cast<int64_t>((t81 ? t9 : t80));
+      const int64_t t83 = static_cast<int64_t>((t75 ? t82 : static_cast<int64_t>(0LL)));
+      const int64_t t84 = static_cast<int64_t>(kiln_scalar::wrap_add(t37, t67));
+      const int64_t t85 = static_cast<int64_t>((t68 ? t84 : t67));
+      const int64_t t86 = static_cast<int64_t>(kiln_scalar::clip(t85, static_cast<int64_t>(0LL), t37));
+      const int64_t t87 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t86));
+      const int64_t t88 = static_cast<int64_t>(kiln_scalar::wrap_sub(t87, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t89 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t88));
+      const bool t90 = static_cast<bool>((t89 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t91 = static_cast<int64_t>(kiln_scalar::wrap_sub(i14, static_cast<int64_t>(1LL)));
+      const int64_t t92 = static_cast<int64_t>(kiln_scalar::clip(t28, static_cast<int64_t>(-1LL), t91));
+      const int64_t t93 = static_cast<int64_t>((t90 ? t92 : static_cast<int64_t>(0LL)));
+      const int64_t t94 = static_cast<int64_t>(kiln_scalar::wrap_mul(static_cast<int64_t>(-1LL), t89));
+      const int64_t t95 = static_cast<int64_t>(kiln_scalar::wrap_add(t92, t94));
+      const bool t96 = static_cast<bool>((t95 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t97 = static_cast<int64_t>((t96 ? i1 : t95));
+      const int64_t t98 = static_cast<int64_t>((t90 ? t97 : static_cast<int64_t>(0LL)));
+      const int64_t t99 = static_cast<int64_t>(kiln_scalar::wrap_add(t24, t67));
+      const int64_t t100 = static_cast<int64_t>((t68 ? t99 : t67));
+      const int64_t t101 = static_cast<int64_t>(kiln_scalar::clip(t100, static_cast<int64_t>(0LL), t24));
+      const int64_t t102 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t101));
+      const int64_t t103 = static_cast<int64_t>(kiln_scalar::wrap_sub(t102, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t104 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t103));
+      const bool t105 = static_cast<bool>((t104 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t106 = static_cast<int64_t>(kiln_scalar::clip(t14, static_cast<int64_t>(-1LL), t91));
+      const int64_t t107 = static_cast<int64_t>((t105 ? t106 : static_cast<int64_t>(0LL)));
+      const int64_t t108 = static_cast<int64_t>(kiln_scalar::wrap_mul(static_cast<int64_t>(-1LL), t104));
+      const int64_t t109 = static_cast<int64_t>(kiln_scalar::wrap_add(t106, t108));
+      const bool t110 = static_cast<bool>((t109 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t111 = static_cast<int64_t>((t110 ? i1 : t109));
+      const int64_t t112 = static_cast<int64_t>((t105 ? t111 : static_cast<int64_t>(0LL)));
+      const int64_t t113 = static_cast<int64_t>(kiln_scalar::wrap_add(t51, t67));
+      const int64_t t114 = static_cast<int64_t>((t68 ? t113 : t67));
+      const int64_t t115 = static_cast<int64_t>(kiln_scalar::clip(t114, static_cast<int64_t>(0LL), t51));
+      const int64_t t116 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t115));
+      const int64_t t117 = static_cast<int64_t>(kiln_scalar::wrap_sub(t116, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t118 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t117));
+      const bool t119 = static_cast<bool>((t118 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t120 = static_cast<int64_t>(kiln_scalar::wrap_sub(i18, static_cast<int64_t>(1LL)));
+      const int64_t t121 = static_cast<int64_t>(kiln_scalar::clip(t41, static_cast<int64_t>(-1LL), t120));
+      const int64_t t122 = static_cast<int64_t>((t119 ? t121 : static_cast<int64_t>(0LL)));
+      const int64_t t123 = static_cast<int64_t>(kiln_scalar::wrap_mul(static_cast<int64_t>(-1LL), t118));
+      const int64_t t124 = static_cast<int64_t>(kiln_scalar::wrap_add(t121, t123));
+      const bool t125 = static_cast<bool>((t124 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t126 = static_cast<int64_t>((t125 ? i7 : t124));
+      const int64_t t127 = static_cast<int64_t>((t119 ? t126 : static_cast<int64_t>(0LL)));
+
+      v79.data[0] = t1;
+      v80.data[0] = t3;
+      v81.data[0] = t5;
+      v82.data[0] = t7;
+      v83.data[0] = t11;
+      v84.data[0] = t78;
+      v85.data[0] = t83;
+      v86.data[0] = t93;
+      v87.data[0] = t98;
+      v88.data[0] = t107;
+      v89.data[0] = t112;
+      v90.data[0] = t122;
+      v91.data[0] = t127;
+    }
+
+
 
   }
 
-  // [38] Alloc -> v69
+  // [40] Subtensor{start:stop:step} -> v92
   {
-    static const char kWhere[] = "node [38] Alloc (from /nodes/18 Scan)";
-    KILN_TRY_AT(kg::read_length(ctx, v32, "length input 1", v69.shape[0]), kWhere);
+    static const char kWhere[] = "node [40] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v54, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v79, ix1), kWhere);
+    const int64_t ix2 = -1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v92.shape[0] = sl0.count;
+    v92.strides[0] = v0.strides[0] * sl0.step;
+    v92.data = v0.data;
+    if (v92.size() > 0) v92.data += sl0.start * v0.strides[0];
+
+  }
+
+  // [41] if{Scan scan_fn states} -> v93
+  {
+    static const char kWhere[] = "node [41] if{Scan scan_fn states} (from /nodes/18 Scan)";
+    // IfElse: only the branch taken has been computed; its values are copied to the outputs.
+    if (v58.data[0] != 0) {
+      for (int d = 0; d < 1; ++d) v93.shape[d] = v47.shape[d];
+      KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v93), kWhere);
+      kg::copy_tensor(v47, v93);
+    } else {
+      for (int d = 0; d < 1; ++d) v93.shape[d] = v63.shape[d];
+      KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v93), kWhere);
+      kg::copy_tensor(v63, v93);
+    }
+
+  }
+
+  // [42] Subtensor{start:stop:step} -> v94
+  {
+    static const char kWhere[] = "node [42] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v80, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v81, ix1), kWhere);
+    const int64_t ix2 = -1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v93.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v94.shape[0] = sl0.count;
+    v94.strides[0] = v93.strides[0] * sl0.step;
+    v94.data = v93.data;
+    if (v94.size() > 0) v94.data += sl0.start * v93.strides[0];
+
+  }
+
+  // [43] Alloc -> v96
+  {
+    static const char kWhere[] = "node [43] Alloc (from /nodes/19 Sum)";
+    KILN_TRY_AT(kg::read_length(ctx, v73, "length input 1", v96.shape[0]), kWhere);
 
     int64_t vstrides[1] = {};  // the value broadcast to the output's shape
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v49.shape, v49.strides, 0, v69.shape, 1, vstrides), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v69), kWhere);
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v95.shape, v95.strides, 1, v96.shape, 1, vstrides), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v96), kWhere);
     {
-      const double* __restrict p = v49.data;
-      double* __restrict q = v69.data;
-      const int64_t n = v69.size();
-      if (n > 0 && v49.size() == 1) {
+      const double* __restrict p = v95.data;
+      double* __restrict q = v96.data;
+      const int64_t n = v96.size();
+      if (n > 0 && v95.size() == 1) {
         const double value = p[0];
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           for (int64_t e = begin; e < end; ++e) q[e] = value;
         });
       } else if (n > 0) {
         // Row by row (the last dimension), the outer dimensions by offsets into the value.
-        const int64_t len = v69.shape[0], vs = vstrides[0];
+        const int64_t len = v96.shape[0], vs = vstrides[0];
         int64_t strides[1][1] = {};
         for (int d = 0; d < 0; ++d) strides[0][d] = vstrides[d];
         int64_t row = 0;
-        kg::for_each_strided<0, 1>(v69.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 1>(v96.shape, strides, [&](const int64_t* off) {
           const double* src = p + off[0];
           double* dst = q + row * len;
           ++row;
@@ -4156,31 +4616,375 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [39] Scan{grad_of_scan_fn, while_loop=False, inplace=none} -> v70, v71, v72, v73, v74, v75
+  // [44] Subtensor{start:stop:step} -> v97
   {
-    static const char kWhere[] = "node [39] Scan{grad_of_scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [44] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v82, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v83, ix1), kWhere);
+    const int64_t ix2 = -1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v96.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v97.shape[0] = sl0.count;
+    v97.strides[0] = v96.strides[0] * sl0.step;
+    v97.data = v96.data;
+    if (v97.size() > 0) v97.data += sl0.start * v96.strides[0];
+
+  }
+
+  // [45] Subtensor{start:stop:step} -> v98
+  {
+    static const char kWhere[] = "node [45] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v84, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v85, ix1), kWhere);
+    const int64_t ix2 = -1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v96.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v98.shape[0] = sl0.count;
+    v98.strides[0] = v96.strides[0] * sl0.step;
+    v98.data = v96.data;
+    if (v98.size() > 0) v98.data += sl0.start * v96.strides[0];
+
+  }
+
+  // [46] Subtensor{start:stop:step} -> v99
+  {
+    static const char kWhere[] = "node [46] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v86, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v87, ix1), kWhere);
+    const int64_t ix2 = -1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v99.shape[0] = sl0.count;
+    v99.strides[0] = v0.strides[0] * sl0.step;
+    v99.data = v0.data;
+    if (v99.size() > 0) v99.data += sl0.start * v0.strides[0];
+
+  }
+
+  // [47] Subtensor{start:stop:step} -> v100
+  {
+    static const char kWhere[] = "node [47] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v88, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v89, ix1), kWhere);
+    const int64_t ix2 = -1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v100.shape[0] = sl0.count;
+    v100.strides[0] = v0.strides[0] * sl0.step;
+    v100.data = v0.data;
+    if (v100.size() > 0) v100.data += sl0.start * v0.strides[0];
+
+  }
+
+  // [48] ExpandDims{axis=0} -> v101
+  {
+    static const char kWhere[] = "node [48] ExpandDims{axis=0} (from /nodes/18 Scan)";
+
+    v101.data = v3.data;
+    v101.shape[0] = 1;
+    v101.strides[0] = 0;
+
+  }
+
+  // [49] Subtensor{start:stop:step} -> v102
+  {
+    static const char kWhere[] = "node [49] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v90, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v91, ix1), kWhere);
+    const int64_t ix2 = -1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v93.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v102.shape[0] = sl0.count;
+    v102.strides[0] = v93.strides[0] * sl0.step;
+    v102.data = v93.data;
+    if (v102.size() > 0) v102.data += sl0.start * v93.strides[0];
+
+  }
+
+  // [50] Composite{...} -> v103, v104, v105, v106
+  {
+    static const char kWhere[] = "node [50] Composite{...} (from /nodes/18 Scan)";
+
+
+    {
+      const int64_t lengths[] = { v98.shape[0], v99.shape[0], v100.shape[0], v39.shape[0], v101.shape[0], v102.shape[0], v40.shape[0] };
+      static const bool broadcastable[] = { false, false, false, true, true, false, true };
+      KILN_TRY_AT(kg::broadcast_length(ctx, v103.shape[0], 0, lengths, broadcastable, 7), kWhere);
+    }
+    for (int d = 0; d < 1; ++d) v104.shape[d] = v103.shape[d];
+    for (int d = 0; d < 1; ++d) v105.shape[d] = v103.shape[d];
+    for (int d = 0; d < 1; ++d) v106.shape[d] = v103.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v103), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v104), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v105), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v106), kWhere);
+
+    {
+      const int64_t n = v103.size();
+      if (true && v98.is_contiguous() && v99.is_contiguous() && v100.is_contiguous() && v102.is_contiguous()) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
+          const double* __restrict p0 = v98.data;
+          const double* __restrict p1 = v99.data;
+          const double* __restrict p2 = v100.data;
+          const double* __restrict p3 = v39.data;
+          const double* __restrict p4 = v101.data;
+          const double* __restrict p5 = v102.data;
+          const double* __restrict p6 = v40.data;
+
+          double* __restrict q0 = v103.data;
+          double* __restrict q1 = v104.data;
+          double* __restrict q2 = v105.data;
+          double* __restrict q3 = v106.data;
+    #pragma GCC ivdep
+          for (int64_t e = begin; e < end; ++e) {
+            const double i0 = p0[e];
+            const double i1 = p1[e];
+            const double i2 = p2[e];
+            const double i3 = p3[0];
+            const double i4 = p4[0];
+            const double i5 = p5[e];
+            const double i6 = p6[0];
+          const double t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * i0));
+          const double t1 = static_cast<double>((i1 * i1));
+          const double t2 = static_cast<double>((i2 * i2));
+          const double t3 = static_cast<double>((i3 * t2));
+          const double t4 = static_cast<double>((i4 * i5));
+          const double t5 = static_cast<double>(((i6 + t3) + t4));
+          const double t6 = static_cast<double>((t1 / t5));
+          const double t7 = static_cast<double>((-t6));
+          const double t8 = static_cast<double>((t7 / t5));
+          const double t9 = static_cast<double>((t0 * t8));
+          const double t10 = static_cast<double>((double(1) / t5));
+          const double t11 = static_cast<double>((t0 * t10));
+          const double t12 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * t11) * i1));
+
+            q0[e] = t2;
+            q1[e] = t9;
+            q2[e] = t11;
+            q3[e] = t12;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const double* __restrict p0 = v98.data;
+        const double* __restrict p1 = v99.data;
+        const double* __restrict p2 = v100.data;
+        const double* __restrict p3 = v39.data;
+        const double* __restrict p4 = v101.data;
+        const double* __restrict p5 = v102.data;
+        const double* __restrict p6 = v40.data;
+
+        double* __restrict q0 = v103.data;
+        double* __restrict q1 = v104.data;
+        double* __restrict q2 = v105.data;
+        double* __restrict q3 = v106.data;
+        int64_t strides[11][1] = {};
+        for (int d = 0; d < 1; ++d) {
+          strides[0][d] = v98.strides[d];
+          strides[1][d] = v99.strides[d];
+          strides[2][d] = v100.strides[d];
+          strides[3][d] = v39.strides[d];
+          strides[4][d] = v101.strides[d];
+          strides[5][d] = v102.strides[d];
+          strides[6][d] = v40.strides[d];
+          strides[7][d] = v103.strides[d];
+          strides[8][d] = v104.strides[d];
+          strides[9][d] = v105.strides[d];
+          strides[10][d] = v106.strides[d];
+        }
+        strides[3][0] = 0;
+        strides[4][0] = 0;
+        strides[6][0] = 0;
+        kg::for_each_strided<1, 11>(v103.shape, strides, [&](const int64_t* off) {
+          const double i0 = p0[off[0]];
+          const double i1 = p1[off[1]];
+          const double i2 = p2[off[2]];
+          const double i3 = p3[off[3]];
+          const double i4 = p4[off[4]];
+          const double i5 = p5[off[5]];
+          const double i6 = p6[off[6]];
+          const double t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * i0));
+          const double t1 = static_cast<double>((i1 * i1));
+          const double t2 = static_cast<double>((i2 * i2));
+          const double t3 = static_cast<double>((i3 * t2));
+          const double t4 = static_cast<double>((i4 * i5));
+          const double t5 = static_cast<double>(((i6 + t3) + t4));
+          const double t6 = static_cast<double>((t1 / t5));
+          const double t7 = static_cast<double>((-t6));
+          const double t8 = static_cast<double>((t7 / t5));
+          const double t9 = static_cast<double>((t0 * t8));
+          const double t10 = static_cast<double>((double(1) / t5));
+          const double t11 = static_cast<double>((t0 * t10));
+          const double t12 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * t11) * i1));
+
+          q0[off[7]] = t2;
+          q1[off[8]] = t9;
+          q2[off[9]] = t11;
+          q3[off[10]] = t12;
+        });
+
+      }
+    }
+
+
+  }
+
+  // [51] Mul -> v108
+  {
+    static const char kWhere[] = "node [51] Mul (from /nodes/18 Scan)";
+
+
+    {
+      const int64_t lengths[] = { v107.shape[0], v100.shape[0] };
+      static const bool broadcastable[] = { true, false };
+      KILN_TRY_AT(kg::broadcast_length(ctx, v108.shape[0], 0, lengths, broadcastable, 2), kWhere);
+    }
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v108), kWhere);
+
+    {
+      const int64_t n = v108.size();
+      if (true && v100.is_contiguous()) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
+          const int8_t* __restrict p0 = v107.data;
+          const double* __restrict p1 = v100.data;
+
+          double* __restrict q0 = v108.data;
+    #pragma GCC ivdep
+          for (int64_t e = begin; e < end; ++e) {
+            const int8_t i0 = p0[0];
+            const double i1 = p1[e];
+          const double t0 = static_cast<double>((kiln_scalar::convert<double>(i0) * i1));
+
+            q0[e] = t0;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const int8_t* __restrict p0 = v107.data;
+        const double* __restrict p1 = v100.data;
+
+        double* __restrict q0 = v108.data;
+        int64_t strides[3][1] = {};
+        for (int d = 0; d < 1; ++d) {
+          strides[0][d] = v107.strides[d];
+          strides[1][d] = v100.strides[d];
+          strides[2][d] = v108.strides[d];
+        }
+        strides[0][0] = 0;
+        kg::for_each_strided<1, 3>(v108.shape, strides, [&](const int64_t* off) {
+          const int8_t i0 = p0[off[0]];
+          const double i1 = p1[off[1]];
+          const double t0 = static_cast<double>((kiln_scalar::convert<double>(i0) * i1));
+
+          q0[off[2]] = t0;
+        });
+
+      }
+    }
+
+
+  }
+
+  // [52] Alloc -> v109
+  {
+    static const char kWhere[] = "node [52] Alloc (from /nodes/18 Scan)";
+    KILN_TRY_AT(kg::read_length(ctx, v35, "length input 1", v109.shape[0]), kWhere);
+
+    int64_t vstrides[1] = {};  // the value broadcast to the output's shape
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v60.shape, v60.strides, 0, v109.shape, 1, vstrides), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v109), kWhere);
+    {
+      const double* __restrict p = v60.data;
+      double* __restrict q = v109.data;
+      const int64_t n = v109.size();
+      if (n > 0 && v60.size() == 1) {
+        const double value = p[0];
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+          for (int64_t e = begin; e < end; ++e) q[e] = value;
+        });
+      } else if (n > 0) {
+        // Row by row (the last dimension), the outer dimensions by offsets into the value.
+        const int64_t len = v109.shape[0], vs = vstrides[0];
+        int64_t strides[1][1] = {};
+        for (int d = 0; d < 0; ++d) strides[0][d] = vstrides[d];
+        int64_t row = 0;
+        kg::for_each_strided<0, 1>(v109.shape, strides, [&](const int64_t* off) {
+          const double* src = p + off[0];
+          double* dst = q + row * len;
+          ++row;
+          if (vs == 1) {
+            for (int64_t j = 0; j < len; ++j) dst[j] = src[j];
+          } else {
+            for (int64_t j = 0; j < len; ++j) dst[j] = src[j * vs];
+          }
+        });
+      }
+    }
+
+  }
+
+  // [53] Scan{grad_of_scan_fn, while_loop=False, inplace=none} -> v110, v111, v112, v113, v114, v115
+  {
+    static const char kWhere[] = "node [53] Scan{grad_of_scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
         // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
         // rows' shapes), then the buffers get one scratch area and every later step writes in place.
         const int64_t n_steps = static_cast<int64_t>(v15.data[0]);
         if (n_steps < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: was asked to run for a negative number of steps (%lld)",
                                            static_cast<long long>(n_steps)), kWhere);
-        if (v42.shape[0] < n_steps)
+        if (v52.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 0 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v42.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v52.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row0;
-        if (v45.shape[0] < n_steps)
+        if (v92.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 1 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v45.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v92.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row1;
-        if (v60.shape[0] < n_steps)
+        if (v94.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 2 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v60.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v94.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row2;
-        if (v68.shape[0] < n_steps)
+        if (v97.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 3 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v68.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v97.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row3;
+        if (v104.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 4 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v104.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row4;
+        if (v105.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 5 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v105.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row5;
+        if (v103.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 6 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v103.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row6;
+        if (v108.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 7 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v108.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row7;
+        if (v106.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 8 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v106.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row8;
         kg::Tensor<double, 1> buf0;
         int64_t store0 = 0, pos0 = 0;
         kg::Tensor<double, 0> out_row0;
@@ -4226,63 +5030,73 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 1 was given a negative length (%lld)",
                                            static_cast<long long>(store5)), kWhere);
 
-        DLTensor step_in[11];
+        DLTensor step_in[16];
 
         auto bind_step = [&](int64_t i) {
           (void)i;
-          seq_row0 = kg::scan::row(v42, i);
+          seq_row0 = kg::scan::row(v52, i);
           step_in[0] = kg::scan::dl_of(seq_row0, DLDataType{2, 64, 1});
-          seq_row1 = kg::scan::row(v45, i);
+          seq_row1 = kg::scan::row(v92, i);
           step_in[1] = kg::scan::dl_of(seq_row1, DLDataType{2, 64, 1});
-          seq_row2 = kg::scan::row(v60, i);
+          seq_row2 = kg::scan::row(v94, i);
           step_in[2] = kg::scan::dl_of(seq_row2, DLDataType{2, 64, 1});
-          seq_row3 = kg::scan::row(v68, i);
+          seq_row3 = kg::scan::row(v97, i);
           step_in[3] = kg::scan::dl_of(seq_row3, DLDataType{2, 64, 1});
+          seq_row4 = kg::scan::row(v104, i);
+          step_in[4] = kg::scan::dl_of(seq_row4, DLDataType{2, 64, 1});
+          seq_row5 = kg::scan::row(v105, i);
+          step_in[5] = kg::scan::dl_of(seq_row5, DLDataType{2, 64, 1});
+          seq_row6 = kg::scan::row(v103, i);
+          step_in[6] = kg::scan::dl_of(seq_row6, DLDataType{2, 64, 1});
+          seq_row7 = kg::scan::row(v108, i);
+          step_in[7] = kg::scan::dl_of(seq_row7, DLDataType{2, 64, 1});
+          seq_row8 = kg::scan::row(v106, i);
+          step_in[8] = kg::scan::dl_of(seq_row8, DLDataType{2, 64, 1});
           tap0_0 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-1), store0));
-          step_in[4] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
+          step_in[9] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
           tap1_0 = kg::scan::row(buf1, kg::scan::wrap(pos1 + (-1), store1));
-          step_in[5] = kg::scan::dl_of(tap1_0, DLDataType{2, 64, 1});
+          step_in[10] = kg::scan::dl_of(tap1_0, DLDataType{2, 64, 1});
           tap2_0 = kg::scan::row(buf2, kg::scan::wrap(pos2 + (-1), store2));
-          step_in[6] = kg::scan::dl_of(tap2_0, DLDataType{2, 64, 1});
+          step_in[11] = kg::scan::dl_of(tap2_0, DLDataType{2, 64, 1});
           tap3_0 = kg::scan::row(buf3, kg::scan::wrap(pos3 + (-1), store3));
-          step_in[7] = kg::scan::dl_of(tap3_0, DLDataType{2, 64, 1});
+          step_in[12] = kg::scan::dl_of(tap3_0, DLDataType{2, 64, 1});
 
 
 
-          step_in[8] = kg::scan::dl_of(v1, DLDataType{2, 64, 1});
-          step_in[9] = kg::scan::dl_of(v2, DLDataType{2, 64, 1});
-          step_in[10] = kg::scan::dl_of(v3, DLDataType{2, 64, 1});
+          step_in[13] = kg::scan::dl_of(v1, DLDataType{2, 64, 1});
+          step_in[14] = kg::scan::dl_of(v2, DLDataType{2, 64, 1});
+          step_in[15] = kg::scan::dl_of(v3, DLDataType{2, 64, 1});
         };
         int64_t i = 0;
         if (n_steps > 0) {
-          buf0 = v69;
+          buf0 = v109;
           store0 = buf0.shape[0];
           if (store0 < 1)
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 5) has %lld rows but must hold at least 1 (its oldest tap is -1)",
+            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 10) has %lld rows but must hold at least 1 (its oldest tap is -1)",
                                              static_cast<long long>(store0)), kWhere);
           pos0 = kg::scan::wrap(1, store0);
           alias0 = kg::scan::wrap(-1, store0) == 0;  // a tap reads the row this step writes: write a copy first
 
-          buf1 = v69;
+          buf1 = v109;
           store1 = buf1.shape[0];
           if (store1 < 1)
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 1 (input 6) has %lld rows but must hold at least 1 (its oldest tap is -1)",
+            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 1 (input 11) has %lld rows but must hold at least 1 (its oldest tap is -1)",
                                              static_cast<long long>(store1)), kWhere);
           pos1 = kg::scan::wrap(1, store1);
           alias1 = kg::scan::wrap(-1, store1) == 0;  // a tap reads the row this step writes: write a copy first
 
-          buf2 = v69;
+          buf2 = v109;
           store2 = buf2.shape[0];
           if (store2 < 1)
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 2 (input 7) has %lld rows but must hold at least 1 (its oldest tap is -1)",
+            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 2 (input 12) has %lld rows but must hold at least 1 (its oldest tap is -1)",
                                              static_cast<long long>(store2)), kWhere);
           pos2 = kg::scan::wrap(1, store2);
           alias2 = kg::scan::wrap(-1, store2) == 0;  // a tap reads the row this step writes: write a copy first
 
-          buf3 = v69;
+          buf3 = v109;
           store3 = buf3.shape[0];
           if (store3 < 1)
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 3 (input 8) has %lld rows but must hold at least 1 (its oldest tap is -1)",
+            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 3 (input 13) has %lld rows but must hold at least 1 (its oldest tap is -1)",
                                              static_cast<long long>(store3)), kWhere);
           pos3 = kg::scan::wrap(1, store3);
           alias3 = kg::scan::wrap(-1, store3) == 0;  // a tap reads the row this step writes: write a copy first
@@ -4338,7 +5152,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           }
           kg::Tensor<unsigned char, 1> scratch;
           scratch.shape[0] = total;
-          const int32_t scratch_status = kg::alloc_workspace(ctx, 22, scratch);
+          const int32_t scratch_status = kg::alloc_workspace(ctx, 31, scratch);
           if (scratch_status != KILN_OK) {
             kg::scan::release(first, 6);
             return kg::at_node(ctx, scratch_status, kWhere);
@@ -4451,46 +5265,37 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           double step_carry1 = buf1.data[kg::scan::wrap_once(pos1 - 1, store1) * buf1.strides[0]];
           double step_carry2 = buf2.data[kg::scan::wrap_once(pos2 - 1, store2) * buf2.strides[0]];
           double step_carry3 = buf3.data[kg::scan::wrap_once(pos3 - 1, store3) * buf3.strides[0]];
-          const double step_in8 = v1.data[0];
-          const double step_in9 = v2.data[0];
-          const double step_in10 = v3.data[0];
+          const double step_in13 = v1.data[0];
+          const double step_in14 = v2.data[0];
+          const double step_in15 = v3.data[0];
           for (i = 1; i < n_steps && go_on; ++i) {
             {
-              const double step_in0 = v42.data[i * v42.strides[0]];
-              const double step_in1 = v45.data[i * v45.strides[0]];
-              const double step_in2 = v60.data[i * v60.strides[0]];
-              const double step_in3 = v68.data[i * v68.strides[0]];
-              const double step_in4 = step_carry0;
-              const double step_in5 = step_carry1;
-              const double step_in6 = step_carry2;
-              const double step_in7 = step_carry3;
-              const double step_t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * step_in3));
-              const double step_t1 = static_cast<double>((step_in2 * step_in10));
-              const double step_t2 = static_cast<double>((step_in0 * step_in0));
-              const double step_t3 = static_cast<double>((step_in9 * step_t2));
-              const double step_t4 = static_cast<double>(((step_in8 + step_t1) + step_t3));
-              const double step_t5 = static_cast<double>((double(1) / step_t4));
-              const double step_t6 = static_cast<double>((step_t0 * step_t5));
-              const double step_t7 = static_cast<double>((step_in1 * step_in1));
-              const double step_t8 = static_cast<double>((step_t7 / step_t4));
-              const double step_t9 = static_cast<double>((-step_t8));
-              const double step_t10 = static_cast<double>((step_t9 / step_t4));
-              const double step_t11 = static_cast<double>((step_t0 * step_t10));
-              const double step_t12 = static_cast<double>(((step_in4 + step_t6) + step_t11));
-              const double step_t13 = static_cast<double>((step_in10 * step_t12));
-              const double step_t14 = static_cast<double>((step_in5 + step_t12));
-              const double step_t15 = static_cast<double>((step_t12 * step_t2));
-              const double step_t16 = static_cast<double>((step_in6 + step_t15));
-              const double step_t17 = static_cast<double>((step_in2 * step_t12));
-              const double step_t18 = static_cast<double>((step_in7 + step_t17));
-              const double step_t19 = static_cast<double>((((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * step_in0) * step_in9) * step_t12));
-              const double step_t20 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * step_in1) * step_t6));
-              const double step_v0 = step_t13;
-              const double step_v1 = step_t14;
-              const double step_v2 = step_t16;
-              const double step_v3 = step_t18;
-              const double step_v4 = step_t19;
-              const double step_v5 = step_t20;
+              const double step_in0 = v52.data[i * v52.strides[0]];
+              const double step_in1 = v92.data[i * v92.strides[0]];
+              const double step_in2 = v94.data[i * v94.strides[0]];
+              const double step_in3 = v97.data[i * v97.strides[0]];
+              const double step_in4 = v104.data[i * v104.strides[0]];
+              const double step_in5 = v105.data[i * v105.strides[0]];
+              const double step_in6 = v103.data[i * v103.strides[0]];
+              const double step_in7 = v108.data[i * v108.strides[0]];
+              const double step_in8 = v106.data[i * v106.strides[0]];
+              const double step_in9 = step_carry0;
+              const double step_in10 = step_carry1;
+              const double step_in11 = step_carry2;
+              const double step_in12 = step_carry3;
+              const double step_t0 = static_cast<double>(((step_in4 + step_in5) + step_in9));
+              const double step_t1 = static_cast<double>((step_in15 * step_t0));
+              const double step_t2 = static_cast<double>((step_in10 + step_t0));
+              const double step_t3 = static_cast<double>((step_in6 * step_t0));
+              const double step_t4 = static_cast<double>((step_in11 + step_t3));
+              const double step_t5 = static_cast<double>((step_in2 * step_t0));
+              const double step_t6 = static_cast<double>((step_in12 + step_t5));
+              const double step_t7 = static_cast<double>(((step_in7 * step_in14) * step_t0));
+              const double step_v0 = step_t1;
+              const double step_v1 = step_t2;
+              const double step_v2 = step_t4;
+              const double step_v3 = step_t6;
+              const double step_v4 = step_t7;
               buf0.data[pos0 * buf0.strides[0]] = step_v0;
               step_carry0 = step_v0;
               buf1.data[pos1 * buf1.strides[0]] = step_v1;
@@ -4500,7 +5305,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
               buf3.data[pos3 * buf3.strides[0]] = step_v3;
               step_carry3 = step_v3;
               buf4.data[pos4 * buf4.strides[0]] = step_v4;
-              buf5.data[pos5 * buf5.strides[0]] = step_v5;
+              buf5.data[pos5 * buf5.strides[0]] = step_in8;
             }
 
             pos0 = pos0 + 1 == store0 ? 0 : pos0 + 1;
@@ -4518,52 +5323,52 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           const bool rotate = n_steps > 0 && store0 < filled;
           int64_t len = store0;
           if (n_steps > 0 && store0 > filled && i < n_steps) len = std::max<int64_t>(0, store0 - (n_steps - i));
-          if (n_steps == 0) len = v69.shape[0];
-          for (int d = 1; d < 1; ++d) v70.shape[d] = v69.shape[d];
+          if (n_steps == 0) len = v109.shape[0];
+          for (int d = 1; d < 1; ++d) v110.shape[d] = v109.shape[d];
 
-          v70.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v70), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf0, v70, pos0, rotate, filled);
-          else kg::copy_tensor(v69, v70);
+          v110.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v110), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf0, v110, pos0, rotate, filled);
+          else kg::copy_tensor(v109, v110);
         }
         {
           const int64_t filled = i + (1);
           const bool rotate = n_steps > 0 && store1 < filled;
           int64_t len = store1;
           if (n_steps > 0 && store1 > filled && i < n_steps) len = std::max<int64_t>(0, store1 - (n_steps - i));
-          if (n_steps == 0) len = v69.shape[0];
-          for (int d = 1; d < 1; ++d) v71.shape[d] = v69.shape[d];
+          if (n_steps == 0) len = v109.shape[0];
+          for (int d = 1; d < 1; ++d) v111.shape[d] = v109.shape[d];
 
-          v71.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v71), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf1, v71, pos1, rotate, filled);
-          else kg::copy_tensor(v69, v71);
+          v111.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v111), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf1, v111, pos1, rotate, filled);
+          else kg::copy_tensor(v109, v111);
         }
         {
           const int64_t filled = i + (1);
           const bool rotate = n_steps > 0 && store2 < filled;
           int64_t len = store2;
           if (n_steps > 0 && store2 > filled && i < n_steps) len = std::max<int64_t>(0, store2 - (n_steps - i));
-          if (n_steps == 0) len = v69.shape[0];
-          for (int d = 1; d < 1; ++d) v72.shape[d] = v69.shape[d];
+          if (n_steps == 0) len = v109.shape[0];
+          for (int d = 1; d < 1; ++d) v112.shape[d] = v109.shape[d];
 
-          v72.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v72), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf2, v72, pos2, rotate, filled);
-          else kg::copy_tensor(v69, v72);
+          v112.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 11, v112), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf2, v112, pos2, rotate, filled);
+          else kg::copy_tensor(v109, v112);
         }
         {
           const int64_t filled = i + (1);
           const bool rotate = n_steps > 0 && store3 < filled;
           int64_t len = store3;
           if (n_steps > 0 && store3 > filled && i < n_steps) len = std::max<int64_t>(0, store3 - (n_steps - i));
-          if (n_steps == 0) len = v69.shape[0];
-          for (int d = 1; d < 1; ++d) v73.shape[d] = v69.shape[d];
+          if (n_steps == 0) len = v109.shape[0];
+          for (int d = 1; d < 1; ++d) v113.shape[d] = v109.shape[d];
 
-          v73.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v73), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf3, v73, pos3, rotate, filled);
-          else kg::copy_tensor(v69, v73);
+          v113.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 12, v113), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf3, v113, pos3, rotate, filled);
+          else kg::copy_tensor(v109, v113);
         }
         {
           const int64_t filled = i + (0);
@@ -4571,11 +5376,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           int64_t len = store4;
           if (n_steps > 0 && store4 > filled && i < n_steps) len = std::max<int64_t>(0, store4 - (n_steps - i));
 
-          for (int d = 1; d < 1; ++d) v74.shape[d] = buf4.shape[d];
+          for (int d = 1; d < 1; ++d) v114.shape[d] = buf4.shape[d];
           if (n_steps == 0) len = 0;
-          v74.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v74), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf4, v74, pos4, rotate, filled);
+          v114.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 13, v114), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf4, v114, pos4, rotate, filled);
 
         }
         {
@@ -4584,74 +5389,74 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           int64_t len = store5;
           if (n_steps > 0 && store5 > filled && i < n_steps) len = std::max<int64_t>(0, store5 - (n_steps - i));
 
-          for (int d = 1; d < 1; ++d) v75.shape[d] = buf5.shape[d];
+          for (int d = 1; d < 1; ++d) v115.shape[d] = buf5.shape[d];
           if (n_steps == 0) len = 0;
-          v75.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v75), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf5, v75, pos5, rotate, filled);
+          v115.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 15, v115), kWhere);
+          if (n_steps > 0) kg::scan::finish(buf5, v115, pos5, rotate, filled);
 
         }
 
 
   }
 
-  // [40] Subtensor{i} -> v76
+  // [54] Subtensor{i} -> v116
   {
-    static const char kWhere[] = "node [40] Subtensor{i} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [54] Subtensor{i} (from /nodes/18 Scan)";
     const int64_t ix0 = -1;
     int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v71.shape[0], 0, at0), kWhere);
-    v76.data = v71.data;
-    if (v76.size() > 0) v76.data += at0 * v71.strides[0];
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v111.shape[0], 0, at0), kWhere);
+    v116.data = v111.data;
+    if (v116.size() > 0) v116.data += at0 * v111.strides[0];
 
   }
 
-  // [41] Subtensor{i} -> v77
+  // [55] Subtensor{i} -> v117
   {
-    static const char kWhere[] = "node [41] Subtensor{i} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [55] Subtensor{i} (from /nodes/18 Scan)";
     const int64_t ix0 = -1;
     int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v72.shape[0], 0, at0), kWhere);
-    v77.data = v72.data;
-    if (v77.size() > 0) v77.data += at0 * v72.strides[0];
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v112.shape[0], 0, at0), kWhere);
+    v117.data = v112.data;
+    if (v117.size() > 0) v117.data += at0 * v112.strides[0];
 
   }
 
-  // [42] Subtensor{i} -> v78
+  // [56] Subtensor{i} -> v118
   {
-    static const char kWhere[] = "node [42] Subtensor{i} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [56] Subtensor{i} (from /nodes/18 Scan)";
     const int64_t ix0 = -1;
     int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v73.shape[0], 0, at0), kWhere);
-    v78.data = v73.data;
-    if (v78.size() > 0) v78.data += at0 * v73.strides[0];
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v113.shape[0], 0, at0), kWhere);
+    v118.data = v113.data;
+    if (v118.size() > 0) v118.data += at0 * v113.strides[0];
 
   }
 
-  // [43] Alloc -> v79
+  // [57] Alloc -> v119
   {
-    static const char kWhere[] = "node [43] Alloc (from /nodes/18 Scan)";
-    KILN_TRY_AT(kg::read_length(ctx, v46, "length input 1", v79.shape[0]), kWhere);
+    static const char kWhere[] = "node [57] Alloc (from /nodes/18 Scan)";
+    KILN_TRY_AT(kg::read_length(ctx, v57, "length input 1", v119.shape[0]), kWhere);
 
     int64_t vstrides[1] = {};  // the value broadcast to the output's shape
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v49.shape, v49.strides, 0, v79.shape, 1, vstrides), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v79), kWhere);
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v60.shape, v60.strides, 0, v119.shape, 1, vstrides), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v119), kWhere);
     {
-      const double* __restrict p = v49.data;
-      double* __restrict q = v79.data;
-      const int64_t n = v79.size();
-      if (n > 0 && v49.size() == 1) {
+      const double* __restrict p = v60.data;
+      double* __restrict q = v119.data;
+      const int64_t n = v119.size();
+      if (n > 0 && v60.size() == 1) {
         const double value = p[0];
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           for (int64_t e = begin; e < end; ++e) q[e] = value;
         });
       } else if (n > 0) {
         // Row by row (the last dimension), the outer dimensions by offsets into the value.
-        const int64_t len = v79.shape[0], vs = vstrides[0];
+        const int64_t len = v119.shape[0], vs = vstrides[0];
         int64_t strides[1][1] = {};
         for (int d = 0; d < 0; ++d) strides[0][d] = vstrides[d];
         int64_t row = 0;
-        kg::for_each_strided<0, 1>(v79.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 1>(v119.shape, strides, [&](const int64_t* off) {
           const double* src = p + off[0];
           double* dst = q + row * len;
           ++row;
@@ -4666,59 +5471,59 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [44] Subtensor{i} -> v80
+  // [58] Subtensor{i} -> v120
   {
-    static const char kWhere[] = "node [44] Subtensor{i} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [58] Subtensor{i} (from /nodes/18 Scan)";
     const int64_t ix0 = -1;
     int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v70.shape[0], 0, at0), kWhere);
-    v80.data = v70.data;
-    if (v80.size() > 0) v80.data += at0 * v70.strides[0];
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v110.shape[0], 0, at0), kWhere);
+    v120.data = v110.data;
+    if (v120.size() > 0) v120.data += at0 * v110.strides[0];
 
   }
 
-  // [45] IncSubtensor{i} -> v81
+  // [59] IncSubtensor{i} -> v121
   {
-    static const char kWhere[] = "node [45] IncSubtensor{i} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [59] IncSubtensor{i} (from /nodes/18 Scan)";
     const int64_t ix0 = 0;
     int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v79.shape[0], 0, at0), kWhere);
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v119.shape[0], 0, at0), kWhere);
     kg::Tensor<double, 0> region;
     int64_t ystrides[1];
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v80.shape, v80.strides, 0, region.shape, 0, ystrides), kWhere);
-    for (int d = 0; d < 1; ++d) v81.shape[d] = v79.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v81), kWhere);
-    kg::copy_tensor(v79, v81);
-    region.data = v81.data;
-    if (region.size() > 0) region.data += at0 * v81.strides[0];
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v120.shape, v120.strides, 0, region.shape, 0, ystrides), kWhere);
+    for (int d = 0; d < 1; ++d) v121.shape[d] = v119.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v121), kWhere);
+    kg::copy_tensor(v119, v121);
+    region.data = v121.data;
+    if (region.size() > 0) region.data += at0 * v121.strides[0];
     {
       // A single element (integer indices only).
       double& a = region.data[0];
-      const double b = v80.data[0];
+      const double b = v120.data[0];
       a = a + b;
     }
 
   }
 
-  // [46] Subtensor{:stop} -> v82
+  // [60] Subtensor{:stop} -> v122
   {
-    static const char kWhere[] = "node [46] Subtensor{:stop} (from /nodes/13 IncSubtensor)";
+    static const char kWhere[] = "node [60] Subtensor{:stop} (from /nodes/13 IncSubtensor)";
     const int64_t ix0 = 1;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v81.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
-    v82.shape[0] = sl0.count;
-    v82.strides[0] = v81.strides[0];
-    v82.data = v81.data;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v121.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
+    v122.shape[0] = sl0.count;
+    v122.strides[0] = v121.strides[0];
+    v122.data = v121.data;
 
   }
 
-  // [47] Sum{axis=0} -> v83
+  // [61] Sum{axis=0} -> v123
   {
-    static const char kWhere[] = "node [47] Sum{axis=0} -> \042grad_s0\042 (from /nodes/13 IncSubtensor)";
+    static const char kWhere[] = "node [61] Sum{axis=0} -> \042grad_s0\042 (from /nodes/13 IncSubtensor)";
     // Output shape: the dimensions that are not reduced.
 
 
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 4, v83, DLDataType{2, 64, 1}), kWhere);
+    KILN_TRY_AT(kg::alloc_output(ctx, sink, 4, v123, DLDataType{2, 64, 1}), kWhere);
     {
       using T = double;  // input element
       using A = double;  // accumulator
@@ -4736,10 +5541,10 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         return t0;
       };
       static const int axes[] = { 0 };
-      const kg::Rows<1, 1> rows(v82, axes);  // one row per output element
+      const kg::Rows<1, 1> rows(v122, axes);  // one row per output element
       const int64_t len = rows.len;
-      const T* __restrict px = v82.data;
-      O* __restrict py = v83.data;
+      const T* __restrict px = v122.data;
+      O* __restrict py = v123.data;
       if (rows.count == 0) {
         // No output element.
       } else if (rows.unit) {
@@ -4822,25 +5627,25 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
   {
-    // graph output 1 is v76: copy it into the output's memory
+    // graph output 1 is v116: copy it into the output's memory
     kg::Tensor<double, 0> out;
-    for (int d = 0; d < 0; ++d) out.shape[d] = v76.shape[d];
+    for (int d = 0; d < 0; ++d) out.shape[d] = v116.shape[d];
     KILN_TRY(kg::alloc_output(ctx, sink, 1, out, DLDataType{2, 64, 1}));
-    kg::copy_tensor(v76, out);
+    kg::copy_tensor(v116, out);
   }
   {
-    // graph output 2 is v77: copy it into the output's memory
+    // graph output 2 is v117: copy it into the output's memory
     kg::Tensor<double, 0> out;
-    for (int d = 0; d < 0; ++d) out.shape[d] = v77.shape[d];
+    for (int d = 0; d < 0; ++d) out.shape[d] = v117.shape[d];
     KILN_TRY(kg::alloc_output(ctx, sink, 2, out, DLDataType{2, 64, 1}));
-    kg::copy_tensor(v77, out);
+    kg::copy_tensor(v117, out);
   }
   {
-    // graph output 3 is v78: copy it into the output's memory
+    // graph output 3 is v118: copy it into the output's memory
     kg::Tensor<double, 0> out;
-    for (int d = 0; d < 0; ++d) out.shape[d] = v78.shape[d];
+    for (int d = 0; d < 0; ++d) out.shape[d] = v118.shape[d];
     KILN_TRY(kg::alloc_output(ctx, sink, 3, out, DLDataType{2, 64, 1}));
-    kg::copy_tensor(v78, out);
+    kg::copy_tensor(v118, out);
   }
   return KILN_OK;
 }
@@ -4904,7 +5709,7 @@ const int32_t kOutputKinds[] = { KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_T
 constexpr int32_t kNumInputs = 5;
 constexpr int32_t kNumOutputs = 5;
 constexpr int32_t kNumShapeOutputs = 0;
-constexpr int32_t kNumSlots = 23;
+constexpr int32_t kNumSlots = 32;
 
 int32_t check_call(kg::Ctx* ctx, const DLTensor* inputs) {
   if (!ctx) return KILN_ERR_ARGUMENT;
