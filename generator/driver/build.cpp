@@ -10,7 +10,6 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <random>
 
 #include "codegen/backend.h"
@@ -55,25 +54,17 @@ fs::path compiler_executable(const std::string& cxx) {
   return {};
 }
 
-// The output of running `argv`, a question about the compiler `cxx` (its `--version`, whether it
-// links with gold). Asking costs a process start on every `kiln compile`, a good part of a
-// cache hit, so the answer is remembered in the cache folder under the executable's path, size
-// and modification time (an upgrade changes them) and `tag`. Wrappers such as ccache, whose real
-// compiler can change behind them, are asked each time. nullopt when the command fails (with its
-// output in *failure); a failure is remembered only with `remember_failure`.
-const char kFailedAnswer[] = "failed\n";
-std::optional<std::string> remembered_answer(const std::string& cxx, const fs::path& cache_root, const std::string& tag,
-                                             const std::vector<std::string>& argv, bool remember_failure,
-                                             std::string* failure = nullptr) {
-  static std::map<std::string, std::string> memo;  // per compiler, question and cache folder
-  static std::mutex memo_mutex;                    // builds may run on several threads
+// What identifies the compiler in cache keys: its `--version` text. Running it costs a process
+// start on every `kiln compile`, a good part of a cache hit, so the text is remembered in the
+// cache folder under the executable's path, size and modification time (an upgrade changes
+// them). Wrappers such as ccache, whose real compiler can change behind them, are asked each time.
+std::string compiler_identity(const std::string& cxx, const fs::path& cache_root) {
+  static std::map<std::string, std::string> memo;  // per compiler and cache folder
+  static std::mutex memo_mutex;                      // builds may run on several threads
   std::lock_guard<std::mutex> lock(memo_mutex);
-  const auto answer_of = [](const std::string& text) {
-    return text == kFailedAnswer ? std::nullopt : std::optional<std::string>(text);
-  };
-  const std::string memo_key = cxx + "\n" + tag + "\n" + cache_root.string();
+  const std::string memo_key = cxx + "\n" + cache_root.string();
   auto it = memo.find(memo_key);
-  if (it != memo.end()) return answer_of(it->second);
+  if (it != memo.end()) return it->second;
   std::error_code ec;
   fs::path exe = compiler_executable(cxx);
   fs::path remembered;
@@ -83,16 +74,15 @@ std::optional<std::string> remembered_answer(const std::string& cxx, const fs::p
     if (!ec) {
       Sha256 h;
       h.update(exe.string()).update("\n").update(std::to_string(size)).update("\n").update(std::to_string(mtime));
-      remembered = cache_root / "compilers" / (h.hex_digest() + tag);
+      remembered = cache_root / "compilers" / h.hex_digest();
       std::string text;
-      if (read_file(remembered.string(), text) && !text.empty()) return answer_of(memo.emplace(memo_key, text).first->second);
+      if (read_file(remembered.string(), text) && !text.empty()) return memo.emplace(memo_key, text).first->second;
     }
   }
-  ProcessResult r = run_process(argv);
-  const bool ok = r.exit_code == 0 && !r.output.empty() && r.output != kFailedAnswer;
-  if (!ok && failure) *failure = r.output;
-  if (!ok && !remember_failure) return std::nullopt;
-  const std::string text = ok ? r.output : std::string(kFailedAnswer);
+  ProcessResult r = run_process({cxx, "--version"});
+  if (r.exit_code != 0)
+    throw CompileFailure("cannot run the C++ compiler \"" + cxx + "\": " + r.output +
+                         " (set --cxx or $CXX)");
   if (!remembered.empty()) {
     // Written to a temporary name and renamed, so concurrent kiln processes never read half a file.
     fs::create_directories(remembered.parent_path(), ec);
@@ -100,33 +90,12 @@ std::optional<std::string> remembered_answer(const std::string& cxx, const fs::p
     tmp += "." + std::to_string(getpid()) + ".tmp";
     {
       std::ofstream out(tmp, std::ios::binary);
-      out << text;
+      out << r.output;
     }
     fs::rename(tmp, remembered, ec);
     if (ec) fs::remove(tmp, ec);
   }
-  return answer_of(memo.emplace(memo_key, text).first->second);
-}
-
-// What identifies the compiler in cache keys: its `--version` text (remembered, see above).
-std::string compiler_identity(const std::string& cxx, const fs::path& cache_root) {
-  std::string failure;
-  std::optional<std::string> version = remembered_answer(cxx, cache_root, "", {cxx, "--version"}, false, &failure);
-  if (!version) throw CompileFailure("cannot run the C++ compiler \"" + cxx + "\": " + failure + " (set --cxx or $CXX)");
-  return *version;
-}
-
-// "-fuse-ld=gold" where `cxx` can link with GNU gold, else nothing. Linking a generated library
-// with gold takes 0.05 s where the default BFD linker takes 0.17 s (W7's library, a quiet
-// machine): a tenth of a cold compile. gold comes with binutils, so it is nearly always there;
-// user --cxxflags come later and can choose another linker. Not under the sanitizers, whose
-// builds keep the toolchain's default.
-std::vector<std::string> fast_linker_flags(const std::string& cxx, const fs::path& cache_root) {
-  if (!generated_code_sanitizer_flags().empty()) return {};
-  const std::optional<std::string> gold =
-      remembered_answer(cxx, cache_root, ".gold", {cxx, "-fuse-ld=gold", "-Wl,--version"}, true);
-  if (!gold || gold->find("GNU gold") == std::string::npos) return {};
-  return {"-fuse-ld=gold"};
+  return memo.emplace(memo_key, r.output).first->second;
 }
 
 std::string unique_suffix();
@@ -414,7 +383,6 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
   if (!options.march_variants.empty()) base.march = "none";
   const std::vector<std::string> flags = generated_code_flags(base, toolchain);
   const std::vector<std::string> link = generated_code_libraries(lib, options);
-  const std::vector<std::string> linker = fast_linker_flags(cxx, resolve_cache_dir(options));
 
   // The precompiled system headers (cache builds of one -march only): part of the key, as the
   // build depends on them (they are derived from the compiler, the flags and this text).
@@ -428,7 +396,6 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
   key.add("precompiled header", pch.empty() ? std::string() : std::string(kPrecompiledHeader));
   std::string flag_text;
   for (const auto& f : flags) flag_text += f + "\n";
-  for (const auto& f : linker) flag_text += "linker " + f + "\n";
   for (const auto& f : link) flag_text += "link " + f + "\n";
   for (const auto& v : options.march_variants) flag_text += "variant " + v + "\n";
   key.add("flags", flag_text);
@@ -499,7 +466,6 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
   if (!lib.blobs.empty()) inputs.push_back(data_source.string());
 
   std::vector<std::string> cmd = {cxx};
-  cmd.insert(cmd.end(), linker.begin(), linker.end());
   cmd.insert(cmd.end(), flags.begin(), flags.end());
   if (!pch.empty()) cmd.insert(cmd.end(), {"-include", pch});
   cmd.insert(cmd.end(), {"-shared", "-I", work.string()});
@@ -519,7 +485,6 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
     std::vector<std::string> pcmd = {cxx, "-std=c++17", "-O2", "-I", work.string(),
                                      (work / (lib.name + "_main.cpp")).string(), "-o", (work / lib.name).string(),
                                      "-L", work.string(), "-l" + lib.name, "-Wl,-rpath,$ORIGIN"};
-    pcmd.insert(pcmd.end(), linker.begin(), linker.end());
     for (auto& flag : generated_code_sanitizer_flags()) pcmd.push_back(flag);
     ProcessResult pr = run_process(pcmd);
     if (pr.exit_code != 0) fail("compiling the standalone program", pr);

@@ -4,7 +4,6 @@
 // same result with one thread or two.
 #include <doctest/doctest.h>
 
-#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <unistd.h>
@@ -198,8 +197,8 @@ TEST_CASE("compiled runtime: large outputs are 2 MiB aligned; threaded loops agr
 }
 
 // The build cache: the same graph built twice is a hit the second time (same key, no compiler
-// run), and the compiler's --version text (and whether it links with gold) is remembered in the
-// cache folder so a hit starts no process; a different graph is a miss with another key.
+// run), and the compiler's --version text is remembered in the cache folder so a hit starts no
+// process; a different graph is a miss with another key.
 TEST_CASE("compiled cache: a second build is a hit; the compiler identity is remembered") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("kiln-cache-test-" + std::to_string(::getpid()));
@@ -215,12 +214,7 @@ TEST_CASE("compiled cache: a second build is a hit; the compiler identity is rem
   BuildResult first = library_of(2.0);
   CHECK_FALSE(first.cache_hit);
   REQUIRE(fs::is_directory(dir / "compilers"));
-  // Two answers per compiler: its --version text and whether it links with gold.
-  std::vector<std::string> answers;
-  for (const auto& e : fs::directory_iterator(dir / "compilers")) answers.push_back(e.path().filename().string());
-  std::sort(answers.begin(), answers.end());
-  REQUIRE(answers.size() == 2);
-  CHECK(answers[1] == answers[0] + ".gold");
+  CHECK(std::distance(fs::directory_iterator(dir / "compilers"), fs::directory_iterator{}) == 1);
   BuildResult again = library_of(2.0);
   CHECK(again.cache_hit);
   CHECK(again.key == first.key);
