@@ -4,9 +4,36 @@
 
 #include "codegen/cpp/emitters.h"
 #include "codegen/cpp/scalar_code.h"
+#include "ops/scalar/composite.h"
 #include "ops/elemwise.h"
 
 namespace kiln {
+namespace {
+
+/// Whether `op` computes with inline arithmetic only (operators, compares, selects, casts,
+/// sqrt): no math-library call that a vectorised loop would run several lanes at a time.
+bool inline_arithmetic_only(const ScalarOp& op) {
+  switch (op.id()) {
+    case ScalarOpId::Composite:
+      for (const auto& inner : op.composite_graph()->nodes())
+        if (!inline_arithmetic_only(inner.op)) return false;
+      return true;
+    case ScalarOpId::Neg: case ScalarOpId::Abs: case ScalarOpId::Sgn: case ScalarOpId::Sqr:
+    case ScalarOpId::Reciprocal: case ScalarOpId::Sqrt: case ScalarOpId::Floor: case ScalarOpId::Ceil:
+    case ScalarOpId::Trunc: case ScalarOpId::IsNan: case ScalarOpId::IsInf: case ScalarOpId::Invert:
+    case ScalarOpId::Identity: case ScalarOpId::Add: case ScalarOpId::Sub: case ScalarOpId::Mul:
+    case ScalarOpId::TrueDiv: case ScalarOpId::IntDiv: case ScalarOpId::Mod: case ScalarOpId::Maximum:
+    case ScalarOpId::Minimum: case ScalarOpId::Eq: case ScalarOpId::Neq: case ScalarOpId::Lt:
+    case ScalarOpId::Le: case ScalarOpId::Gt: case ScalarOpId::Ge: case ScalarOpId::And:
+    case ScalarOpId::Or: case ScalarOpId::Xor: case ScalarOpId::Second: case ScalarOpId::Switch:
+    case ScalarOpId::Clip: case ScalarOpId::Cast:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
 
 std::string emit_elemwise(const NodeEmitContext& c) {
   const auto& op = static_cast<const Elemwise&>(c.node().op());
@@ -50,6 +77,10 @@ std::string emit_elemwise(const NodeEmitContext& c) {
   TemplateData inputs{TemplateData::type::list}, static_bcast{TemplateData::type::list};
   TemplateData gathers{TemplateData::type::list};
   bool has_gathers = false, narrow_gather = false;
+  // A flat loop that gathers and calls no math function is left scalar: with AVX2 gathers, the
+  // branch-free index check costs more than the vector arithmetic gains (see indexing.hpp).
+  // Not in place, where `omp simd` is what answers the aliasing question.
+  const bool scalar_gather_loop = inline_arithmetic_only(op.scalar_op()) && aliased_outputs.empty();
   std::vector<std::string> args;
   std::vector<DType> arg_dtypes;
   std::string fast = "true";
@@ -75,7 +106,9 @@ std::string emit_elemwise(const NodeEmitContext& c) {
       };
       // The flat loop takes contiguous x and idx only and reads them without stride products:
       // AVX2 has no 64-bit vector multiply, and with one the vectoriser gives up the gather.
-      in.set("fast_read", p + "[kg::gather_index(" + p + "i[" + fast_index + "], " + p + "n, bad)]");
+      // A loop of inline arithmetic stays scalar and checks with a branch (gather_index_scalar).
+      in.set("fast_read", p + (scalar_gather_loop ? "[kg::gather_index_scalar(" : "[kg::gather_index(") + p + "i[" +
+                              fast_index + "], " + p + "n, bad)]");
       in.set("strided_read", read("off[" + std::to_string(k) + "]"));
       fast += " && " + x + ".is_contiguous() && " + idx + ".is_contiguous()";
       TemplateData item;
@@ -109,16 +142,16 @@ std::string emit_elemwise(const NodeEmitContext& c) {
   }
   data.set("inputs", inputs);
   data.set("has_gathers", has_gathers);
-  // `omp simd` for the flat loop: in place (above), and with a gather of values narrower than
-  // their indices (float32 by int64), whose mixed widths GCC's cost model declines (W10 float32:
-  // 1.5x the hand loop's time without, 1.15-1.3x with). For equal widths (float64 by int64)
-  // GCC's scalar loop measured as fast as AVX2's gathers on this Zen 3, so it keeps its choice.
-  if (narrow_gather || !aliased_outputs.empty())
+  // The flat loop's pragma. A gathering loop of inline arithmetic: none (scalar_gather_loop).
+  // `omp simd`: in place (above), and with a gather of values narrower than their indices
+  // (float32 by int64) where the loop calls math functions, whose mixed widths GCC's cost model
+  // declines. For equal widths (float64 by int64) GCC's choice stands. Otherwise `ivdep`, which
+  // says only that iterations do not depend on each other (true as above) and leaves math calls
+  // and the cost model alone: GCC does not see the __restrict locals through the lambda's
+  // captures, and would version the loop on run-time alias checks.
+  if ((narrow_gather && !scalar_gather_loop) || !aliased_outputs.empty())
     data.set("simd_pragma", std::string("#pragma omp simd") + (has_gathers ? " reduction(|:bad)" : ""));
-  else
-    // Otherwise `ivdep`, which says only that iterations do not depend on each other (true as
-    // above) and leaves math calls and the cost model alone: GCC does not see the __restrict
-    // locals through the lambda's captures, and would version the loop on run-time alias checks.
+  else if (!(has_gathers && scalar_gather_loop))
     data.set("simd_pragma", std::string("#pragma GCC ivdep"));
   // The flat loop is a function of its own (noinline), which kg::parallel_for's single-thread
   // call and its threads both call: inlined into a large graph function, GCC left that copy
