@@ -142,7 +142,8 @@ std::string emit_elemwise(const NodeEmitContext& c) {
   }
   data.set("inputs", inputs);
   data.set("has_gathers", has_gathers);
-  // The flat loop's pragma. A gathering loop of inline arithmetic: none (scalar_gather_loop).
+  // The flat loop's pragma. A gathering loop of inline arithmetic (scalar_gather_loop): unrolled
+  // four times, which W10 float32 measured at 1.2x the hand loop without and 1.0-1.1x with.
   // `omp simd`: in place (above), and with a gather of values narrower than their indices
   // (float32 by int64) where the loop calls math functions, whose mixed widths GCC's cost model
   // declines. For equal widths (float64 by int64) GCC's choice stands. Otherwise `ivdep`, which
@@ -151,7 +152,9 @@ std::string emit_elemwise(const NodeEmitContext& c) {
   // captures, and would version the loop on run-time alias checks.
   if ((narrow_gather && !scalar_gather_loop) || !aliased_outputs.empty())
     data.set("simd_pragma", std::string("#pragma omp simd") + (has_gathers ? " reduction(|:bad)" : ""));
-  else if (!(has_gathers && scalar_gather_loop))
+  else if (has_gathers && scalar_gather_loop)
+    data.set("simd_pragma", std::string("#pragma GCC unroll 4"));
+  else
     data.set("simd_pragma", std::string("#pragma GCC ivdep"));
   // The flat loop is a function of its own (noinline), which kg::parallel_for's single-thread
   // call and its threads both call: inlined into a large graph function, GCC left that copy
