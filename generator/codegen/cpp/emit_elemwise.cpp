@@ -78,9 +78,9 @@ std::string emit_elemwise(const NodeEmitContext& c) {
   TemplateData gathers{TemplateData::type::list};
   bool has_gathers = false, narrow_gather = false;
   // A flat loop that gathers and calls no math function is left scalar: with AVX2 gathers, the
-  // branch-free index check costs more than the vector arithmetic gains (see indexing.hpp).
-  // Not in place, where `omp simd` is what answers the aliasing question.
-  const bool scalar_gather_loop = inline_arithmetic_only(op.scalar_op()) && aliased_outputs.empty();
+  // branch-free index check costs more than the vector arithmetic gains (see indexing.hpp). In
+  // place too: a scalar loop reads element e before it writes it.
+  const bool scalar_gather_loop = inline_arithmetic_only(op.scalar_op());
   std::vector<std::string> args;
   std::vector<DType> arg_dtypes;
   std::string fast = "true";
@@ -150,10 +150,10 @@ std::string emit_elemwise(const NodeEmitContext& c) {
   // says only that iterations do not depend on each other (true as above) and leaves math calls
   // and the cost model alone: GCC does not see the __restrict locals through the lambda's
   // captures, and would version the loop on run-time alias checks.
-  if ((narrow_gather && !scalar_gather_loop) || !aliased_outputs.empty())
-    data.set("simd_pragma", std::string("#pragma omp simd") + (has_gathers ? " reduction(|:bad)" : ""));
-  else if (has_gathers && scalar_gather_loop)
+  if (has_gathers && scalar_gather_loop)
     data.set("simd_pragma", std::string("#pragma GCC unroll 4"));
+  else if (narrow_gather || !aliased_outputs.empty())
+    data.set("simd_pragma", std::string("#pragma omp simd") + (has_gathers ? " reduction(|:bad)" : ""));
   else
     data.set("simd_pragma", std::string("#pragma GCC ivdep"));
   // The flat loop is a function of its own (noinline), which kg::parallel_for's single-thread

@@ -1809,6 +1809,21 @@ inline int64_t gather_index_scalar(I v, int64_t n, int64_t& bad) {
   return gather_index(v, n, bad);
 }
 
+/// check_index over the n indices idx[0], idx[stride], ...: KILN_OK when each is in range, else
+/// check_index's error for the first that is not. The common case, a non-negative index in
+/// range, is one inline compare; negative ones go through check_index (radon's gradient spent
+/// a quarter of its call in a check_index call per index).
+template <typename T>
+inline int32_t check_indices(Ctx* ctx, const T* idx, int64_t n, int64_t stride, int64_t length, int axis) {
+  for (int64_t i = 0; i < n; ++i) {
+    const T v = idx[i * stride];
+    if (__builtin_expect(static_cast<uint64_t>(v) < static_cast<uint64_t>(length), 1)) continue;
+    int64_t j;
+    if (int32_t status = check_index(ctx, v, length, axis, j); status != KILN_OK) return status;
+  }
+  return KILN_OK;
+}
+
 /// NumPy's sort order: NaN after every number.
 template <typename T>
 inline bool sorts_before(T a, T b) {
@@ -2215,10 +2230,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     static const char kWhere[] = "node [0] AdvancedIncSubtensor -> \042v1\042 (from /nodes/0 AdvancedIncSubtensor)";
     const int64_t n = v2.shape[0];
     const int64_t rows = v0.shape[0];
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t j;
-      KILN_TRY_AT(kg::check_index(ctx, v2.data[i * v2.strides[0]], rows, 0, j), kWhere);
-    }
+    KILN_TRY_AT(kg::check_indices(ctx, v2.data, n, v2.strides[0], rows, 0), kWhere);
     int64_t target[2];  // the shape y is written into: (len(idx), *x.shape[1:])
     target[0] = n;
     for (int d = 1; d < 2; ++d) target[d] = v0.shape[d];
