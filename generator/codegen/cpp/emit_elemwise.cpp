@@ -10,23 +10,23 @@
 namespace kiln {
 namespace {
 
-/// Whether `op` computes with inline arithmetic only (operators, compares, selects, casts,
-/// sqrt): no math-library call that a vectorised loop would run several lanes at a time.
-bool inline_arithmetic_only(const ScalarOp& op) {
+/// Whether `op` computes with cheap inline arithmetic only (operators, compares, selects, casts):
+/// nothing a vectorised loop runs several times faster — no math-library call, no floating-point
+/// division or square root (radon's gradient, two divisions an element: 13 % faster vectorised).
+bool cheap_arithmetic_only(const ScalarOp& op) {
   switch (op.id()) {
     case ScalarOpId::Composite:
       for (const auto& inner : op.composite_graph()->nodes())
-        if (!inline_arithmetic_only(inner.op)) return false;
+        if (!cheap_arithmetic_only(inner.op)) return false;
       return true;
     case ScalarOpId::Neg: case ScalarOpId::Abs: case ScalarOpId::Sgn: case ScalarOpId::Sqr:
-    case ScalarOpId::Reciprocal: case ScalarOpId::Sqrt: case ScalarOpId::Floor: case ScalarOpId::Ceil:
-    case ScalarOpId::Trunc: case ScalarOpId::IsNan: case ScalarOpId::IsInf: case ScalarOpId::Invert:
-    case ScalarOpId::Identity: case ScalarOpId::Add: case ScalarOpId::Sub: case ScalarOpId::Mul:
-    case ScalarOpId::TrueDiv: case ScalarOpId::IntDiv: case ScalarOpId::Mod: case ScalarOpId::Maximum:
-    case ScalarOpId::Minimum: case ScalarOpId::Eq: case ScalarOpId::Neq: case ScalarOpId::Lt:
-    case ScalarOpId::Le: case ScalarOpId::Gt: case ScalarOpId::Ge: case ScalarOpId::And:
-    case ScalarOpId::Or: case ScalarOpId::Xor: case ScalarOpId::Second: case ScalarOpId::Switch:
-    case ScalarOpId::Clip: case ScalarOpId::Cast:
+    case ScalarOpId::Floor: case ScalarOpId::Ceil: case ScalarOpId::Trunc: case ScalarOpId::IsNan:
+    case ScalarOpId::IsInf: case ScalarOpId::Invert: case ScalarOpId::Identity: case ScalarOpId::Add:
+    case ScalarOpId::Sub: case ScalarOpId::Mul: case ScalarOpId::IntDiv: case ScalarOpId::Mod:
+    case ScalarOpId::Maximum: case ScalarOpId::Minimum: case ScalarOpId::Eq: case ScalarOpId::Neq:
+    case ScalarOpId::Lt: case ScalarOpId::Le: case ScalarOpId::Gt: case ScalarOpId::Ge:
+    case ScalarOpId::And: case ScalarOpId::Or: case ScalarOpId::Xor: case ScalarOpId::Second:
+    case ScalarOpId::Switch: case ScalarOpId::Clip: case ScalarOpId::Cast:
       return true;
     default:
       return false;
@@ -75,12 +75,12 @@ std::string emit_elemwise(const NodeEmitContext& c) {
   // Operands and the fast-path condition: an input takes part in the flat loop when it is
   // statically a single element, or contiguous with no broadcast dimension longer than 1.
   TemplateData inputs{TemplateData::type::list}, static_bcast{TemplateData::type::list};
-  TemplateData gathers{TemplateData::type::list};
+  TemplateData gathers{TemplateData::type::list}, loop_reads{TemplateData::type::list};
   bool has_gathers = false, narrow_gather = false;
-  // A flat loop that gathers and calls no math function is left scalar: with AVX2 gathers, the
-  // branch-free index check costs more than the vector arithmetic gains (see indexing.hpp). In
-  // place too: a scalar loop reads element e before it writes it.
-  const bool scalar_gather_loop = inline_arithmetic_only(op.scalar_op());
+  // A flat loop that gathers and does only cheap arithmetic is left scalar: with AVX2 gathers,
+  // the branch-free index check costs more than the vector arithmetic gains (see indexing.hpp).
+  // In place too: a scalar loop reads element e before it writes it.
+  const bool scalar_gather_loop = cheap_arithmetic_only(op.scalar_op());
   std::vector<std::string> args;
   std::vector<DType> arg_dtypes;
   std::string fast = "true";
@@ -94,19 +94,22 @@ std::string emit_elemwise(const NodeEmitContext& c) {
     in.set("ctype", ctype(v.dtype()));
     in.set("restrict", restrict_for(aliased_inputs.count(k) > 0));
     const std::string p = "p" + std::to_string(k), fast_index = single ? "0" : "e";
+    bool hoisted = false;  // read once before the flat loop (below)
     if (const Apply* g = c.fused_gather(k)) {
       // v = x[idx] read in the loop: element t of v is x[idx[t]] (gather_fusion.h).
       const std::string x = c.name_of(*g->input(0)), idx = c.name_of(*g->input(1));
-      in.set("decl", "const " + ctype(v.dtype()) + "* __restrict " + p + " = " + x + ".data; const " +
-                         ctype(g->input(1)->dtype()) + "* __restrict " + p + "i = " + idx + ".data; const int64_t " +
-                         p + "xs = " + x + ".strides[0], " + p + "is = " + idx + ".strides[0], " + p + "n = " + x +
-                         ".shape[0];");
+      const std::string decl = "const " + ctype(v.dtype()) + "* __restrict " + p + " = " + x + ".data; const " +
+                               ctype(g->input(1)->dtype()) + "* __restrict " + p + "i = " + idx +
+                               ".data; const int64_t " + p + "xs = " + x + ".strides[0], " + p + "is = " + idx +
+                               ".strides[0], " + p + "n = " + x + ".shape[0];";
+      in.set("decl", decl);
+      in.set("fast_decl", decl);
       auto read = [&](const std::string& t) {
         return p + "[kg::gather_index(" + p + "i[(" + t + ") * " + p + "is], " + p + "n, bad) * " + p + "xs]";
       };
       // The flat loop takes contiguous x and idx only and reads them without stride products:
       // AVX2 has no 64-bit vector multiply, and with one the vectoriser gives up the gather.
-      // A loop of inline arithmetic stays scalar and checks with a branch (gather_index_scalar).
+      // A loop of cheap arithmetic stays scalar and checks with a branch (gather_index_scalar).
       in.set("fast_read", p + (scalar_gather_loop ? "[kg::gather_index_scalar(" : "[kg::gather_index(") + p + "i[" +
                               fast_index + "], " + p + "n, bad)]");
       in.set("strided_read", read("off[" + std::to_string(k) + "]"));
@@ -119,11 +122,20 @@ std::string emit_elemwise(const NodeEmitContext& c) {
       has_gathers = true;
       narrow_gather = narrow_gather || dtype_size(v.dtype()) < dtype_size(g->input(1)->dtype());
     } else {
-      in.set("decl", "const " + ctype(v.dtype()) + "* " + restrict_for(aliased_inputs.count(k) > 0) + p + " = " +
-                         c.in(k) + ".data;");
+      std::string decl = "const " + ctype(v.dtype()) + "* " + restrict_for(aliased_inputs.count(k) > 0) + p +
+                         " = " + c.in(k) + ".data;";
+      // In place, a single element is read once before the flat loop: the output has no
+      // restrict promise there, so the compiler must reload it after every store (radon's
+      // gradient: four reloads an element, and a select on one kept the loop from vectorising).
+      // No output can overlap it: the one an in-place output replaces has the output's shape.
+      hoisted = single && !aliased_outputs.empty();
+      in.set("decl", decl);
+      in.set("fast_decl", hoisted ? decl + " const " + ctype(v.dtype()) + " i" + std::to_string(k) + " = " + p + "[0];"
+                                  : decl);
       in.set("fast_read", p + "[" + fast_index + "]");
       in.set("strided_read", p + "[off[" + std::to_string(k) + "]]");
     }
+    if (!hoisted) loop_reads.push_back(in);
     inputs.push_back(in);
     if (!single) {
       fast += " && " + c.in(k) + ".is_contiguous()";
@@ -141,11 +153,12 @@ std::string emit_elemwise(const NodeEmitContext& c) {
     arg_dtypes.push_back(v.dtype());
   }
   data.set("inputs", inputs);
+  data.set("loop_reads", loop_reads);
   data.set("has_gathers", has_gathers);
-  // The flat loop's pragma. A gathering loop of inline arithmetic (scalar_gather_loop): unrolled
+  // The flat loop's pragma. A gathering loop of cheap arithmetic (scalar_gather_loop): unrolled
   // four times, which W10 float32 measured at 1.2x the hand loop without and 1.0-1.1x with.
   // `omp simd`: in place (above), and with a gather of values narrower than their indices
-  // (float32 by int64) where the loop calls math functions, whose mixed widths GCC's cost model
+  // (float32 by int64) in a loop that is not cheap arithmetic, whose mixed widths GCC's cost model
   // declines. For equal widths (float64 by int64) GCC's choice stands. Otherwise `ivdep`, which
   // says only that iterations do not depend on each other (true as above) and leaves math calls
   // and the cost model alone: GCC does not see the __restrict locals through the lambda's
