@@ -311,10 +311,12 @@ class Function:
             _fill_dltensor(dl, arr, keep)
         for dl, arr in zip(outputs, out):
             _fill_dltensor(dl, arr, keep)
-        raw, ctx, check = self._info.call_into, state.ctx, self._check
+        raw = _abi.CallIntoByAddress(ctypes.cast(self._info.call_into, ctypes.c_void_p).value)
+        ctx, check = state.ctx, self._check
+        inputs_at, outputs_at = ctypes.addressof(inputs), ctypes.addressof(outputs)
 
         def run() -> None:
-            status = raw(ctx, inputs, outputs)
+            status = raw(ctx, inputs_at, outputs_at)
             if status:
                 check(state, status)
 
