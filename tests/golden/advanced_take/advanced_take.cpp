@@ -1816,10 +1816,13 @@ inline int64_t gather_index_scalar(I v, int64_t n, int64_t& bad) {
 /// GCC leaves the loop scalar.
 template <typename T>
 __attribute__((noinline)) int32_t check_indices(Ctx* ctx, const T* idx, int64_t n, int64_t stride, int64_t length, int axis) {
-  if (stride == 1) {  // the sign bit of v | (length - 1 - v) is set when v is outside [0, length)
-    int64_t sign = 0;
-    for (int64_t i = 0; i < n; ++i) sign |= static_cast<int64_t>(idx[i]) | (length - 1 - static_cast<int64_t>(idx[i]));
-    if (sign >= 0) return KILN_OK;
+  if (stride == 1) {  // the top bit of v | (length - 1 - v) is set when v is outside [0, length)
+    uint64_t outside = 0;  // unsigned: the subtraction wraps for a hostile v instead of overflowing
+    for (int64_t i = 0; i < n; ++i) {
+      const uint64_t v = static_cast<uint64_t>(static_cast<int64_t>(idx[i]));
+      outside |= v | (static_cast<uint64_t>(length) - 1 - v);
+    }
+    if (!(outside >> 63)) return KILN_OK;
   }
   for (int64_t i = 0; i < n; ++i) {
     const T v = idx[i * stride];
