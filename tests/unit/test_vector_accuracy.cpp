@@ -131,7 +131,10 @@ double bound(const std::string& fn, DType dt, bool math_1ulp) {
   const double slack = 1e-3;  // the reference's own rounding
   if (all_sleef || fn == "atan2" || fn == "pow") return (fn == "erfc" ? 1.5 : 1.0) + slack;
   if (dt == f32 && sleef && (fn == "exp" || fn == "log" || fn == "sin" || fn == "cos")) return 1.0 + slack;
-  if (dt == f32 && fn == "tanh") return 1.36;  // NumPy's AVX2 tanh, measured
+  // NumPy's own float32 tanh, measured (bench/numpy_math_error.py, every 257th input): 1.36 ULP
+  // on AVX2, 1.3704 with AVX-512 (NumPy 1.24.2, where libmvec's AVX-512 variant's worst case,
+  // -0.502462, is the same 1.37036 ULP).
+  if (dt == f32 && fn == "tanh") return 1.371;
   return 4.0;                                   // SVML's, NumPy's SIMD functions on AVX-512
 }
 
