@@ -19,7 +19,7 @@ void add_rewrite_options(CLI::App* cmd, CompileOptions& options) {
 
 void add_backend_option(CLI::App* cmd, CompileOptions& options) {
   std::string names;
-  for (const Backend* b : backends()) names += (names.empty() ? "" : ", ") + b->name;
+  for (const std::string& b : backend_names()) names += (names.empty() ? "" : ", ") + b;
   cmd->add_option("--backend", options.backend,
                   "the backend that generates the code: " + names + " (default cpp; see kiln backends)");
 }

@@ -12,20 +12,32 @@ namespace kiln {
 namespace {
 
 // The registry: the built-in backends, then any a program adds. Filled on first use (no static
-// initialisers, which vanish from static archives).
+// initialisers, which vanish from static archives). A built-in backend is made when first asked
+// for by name: building the GPU backends' kernel text costs every kiln command otherwise.
+struct RegistryEntry {
+  std::string name;
+  std::shared_ptr<const Backend> (*make)();  // null once made, and for added backends
+  std::shared_ptr<const Backend> backend;
+
+  const Backend* get() {
+    if (!backend) backend = make();
+    return backend.get();
+  }
+};
+
 struct Registry {
   std::mutex mutex;
-  std::vector<std::shared_ptr<const Backend>> backends;
+  std::vector<RegistryEntry> entries;
   std::size_t builtin = 0;
 };
 
 Registry& registry() {
   static Registry* r = [] {
     auto* init = new Registry;  // never destroyed: backends may be looked up during exit
-    init->backends.push_back(make_cpp_backend());
-    init->backends.push_back(make_opencl_backend());
-    init->backends.push_back(make_cuda_backend());
-    init->builtin = init->backends.size();
+    init->entries.push_back({"cpp", make_cpp_backend, nullptr});
+    init->entries.push_back({"opencl", make_opencl_backend, nullptr});
+    init->entries.push_back({"cuda", make_cuda_backend, nullptr});
+    init->builtin = init->entries.size();
     return init;
   }();
   return *r;
@@ -67,18 +79,26 @@ const Backend& find_backend(const std::string& name) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   std::string known;
-  for (const auto& b : r.backends) {
-    if (b->name == name) return *b;
-    known += (known.empty() ? "" : ", ") + b->name;
+  for (auto& e : r.entries) {
+    if (e.name == name) return *e.get();
+    known += (known.empty() ? "" : ", ") + e.name;
   }
   throw UserError("unknown backend \"" + name + "\" (kiln has: " + known + ")");
+}
+
+std::vector<std::string> backend_names() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  std::vector<std::string> out;
+  for (const auto& e : r.entries) out.push_back(e.name);
+  return out;
 }
 
 std::vector<const Backend*> backends() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   std::vector<const Backend*> out;
-  for (const auto& b : r.backends) out.push_back(b.get());
+  for (auto& e : r.entries) out.push_back(e.get());
   return out;
 }
 
@@ -108,9 +128,10 @@ std::string backends_cmake() {
 void register_backend(std::shared_ptr<const Backend> backend) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
-  for (const auto& b : r.backends)
-    if (b->name == backend->name) throw UserError("a backend named \"" + backend->name + "\" is registered already");
-  r.backends.push_back(std::move(backend));
+  for (const auto& e : r.entries)
+    if (e.name == backend->name) throw UserError("a backend named \"" + backend->name + "\" is registered already");
+  const std::string name = backend->name;
+  r.entries.push_back({name, nullptr, std::move(backend)});
 }
 
 }  // namespace kiln

@@ -130,6 +130,8 @@ LoweredGraph lower_for_backend(const Backend& backend, const FunctionGraph& fg, 
 const Backend& find_backend(const std::string& name);
 /// Every registered backend, built-in ones first.
 std::vector<const Backend*> backends();
+/// Their names, in the same order (without building the backends).
+std::vector<std::string> backend_names();
 /// The backends kiln itself has (not those a program registered).
 std::vector<const Backend*> builtin_backends();
 /// cmake/kilnBackends.cmake: the built-in backends' toolchains as CMake variables, which

@@ -66,8 +66,19 @@ void write_if_changed(const fs::path& path, const char* data, std::size_t size, 
 }  // namespace
 
 bool read_file(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return false;
+  // One read of the known size (a cached compile reads the library and sources it copies);
+  // what has no size (a pipe) is read to its end.
+  const std::streamoff size = in.tellg();
+  if (size >= 0 && in.seekg(0)) {
+    out.resize(static_cast<std::size_t>(size));
+    in.read(out.data(), size);
+    if (in.gcount() == size && in.peek() == std::ifstream::traits_type::eof()) return true;
+    if (in.bad()) return false;
+    in.clear();
+    in.seekg(0);
+  }
   out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   return !in.bad();
 }
@@ -120,6 +131,10 @@ std::vector<std::string> write_emitted_sources(const GeneratedLibrary& lib, cons
 std::vector<std::string> graph_npy_files(const std::string& graph_text, const std::string& base_dir) {
   const fs::path dir = fs::absolute(base_dir.empty() ? "." : base_dir);
   std::vector<std::string> files;
+  // Most graphs name no file: no need to parse them (a cached compile asks on every call). A
+  // key spelled with \u escapes is found by parsing.
+  if (graph_text.find("\"npy\"") == std::string::npos && graph_text.find("\\u") == std::string::npos)
+    return files;
   nlohmann::json doc = nlohmann::json::parse(graph_text, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object() || !doc.contains("variables") || !doc["variables"].is_array()) return files;
   for (const auto& var : doc["variables"]) {
