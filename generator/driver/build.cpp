@@ -372,6 +372,17 @@ std::vector<std::string> generated_code_libraries(const GeneratedLibrary& lib, c
   return link;
 }
 
+// LLVM's lld links a generated library in a quarter of the time of GNU ld (0.04 s against 0.15 s
+// of CPU for W7 in bench/), a good part of a cold compile, and unlike gold it exports nothing
+// but the library's own symbols. Used where GCC or clang drives the link and ld.lld is
+// installed (scripts/setup installs Debian's lld); otherwise the compiler's default linker.
+static std::vector<std::string> fast_linker_flags(const std::string& identity) {
+  const bool driver_takes_it = identity.find("Free Software Foundation") != std::string::npos ||
+                               identity.find("clang version") != std::string::npos;
+  if (!driver_takes_it || compiler_executable("ld.lld").empty()) return {};
+  return {"-fuse-ld=lld"};
+}
+
 BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& options, bool program) {
   const Toolchain& toolchain = find_backend(lib.backend).toolchain;
   if (!toolchain.no_driver_build.empty())
@@ -382,11 +393,12 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
   BuildOptions base = options;
   if (!options.march_variants.empty()) base.march = "none";
   const std::vector<std::string> flags = generated_code_flags(base, toolchain);
-  const std::vector<std::string> link = generated_code_libraries(lib, options);
+  std::vector<std::string> link = generated_code_libraries(lib, options);
 
   // The precompiled system headers (cache builds of one -march only): part of the key, as the
   // build depends on them (they are derived from the compiler, the flags and this text).
   const std::string identity = compiler_identity(cxx, resolve_cache_dir(options));
+  for (auto& flag : fast_linker_flags(identity)) link.push_back(std::move(flag));
   // Not with data (NAME_data.S goes through the same command, and -include would reach it).
   const bool use_pch = options.use_cache && options.march_variants.empty() && lib.backend == "cpp" && lib.blobs.empty();
   const std::string pch = use_pch ? precompiled_header(cxx, identity, flags, resolve_cache_dir(options)) : "";
