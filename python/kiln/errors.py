@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from numpy.linalg import LinAlgError
+
 
 class KilnError(Exception):
     """Base class of every error kiln's Python package raises on purpose."""
@@ -84,9 +86,10 @@ class KilnDeviceError(KilnCallError, ValueError):
     """A tensor is not in CPU memory (KILN_ERR_DEVICE)."""
 
 
-class KilnLinAlgError(KilnCallError, ValueError):
+class KilnLinAlgError(KilnCallError, LinAlgError):
     """A linear-algebra failure, e.g. a Cholesky of a matrix that is not positive definite
-    (KILN_ERR_LINALG)."""
+    (KILN_ERR_LINALG): NumPy's `LinAlgError` (a ValueError), which is also SciPy's
+    `scipy.linalg.LinAlgError` and what PyTensor's `on_error="raise"` raises."""
 
 
 class KilnInternalError(KilnCallError, RuntimeError):

@@ -105,6 +105,23 @@ def test_failed_checks_raise_the_graph_s_exception_class():
         assert isinstance(e.value.__cause__, kiln.KilnAssertionError)
 
 
+def test_cholesky_on_error_raise_is_numpy_s_linalg_error():
+    """PyTensor's own test_cholesky_indef expects scipy.linalg.LinAlgError (NumPy's) from a
+    Cholesky of an indefinite matrix with on_error="raise": PyTensor 3 builds a CheckAndRaise of
+    it, 2.x's Cholesky raises in kiln's compiled code (KILN_ERR_LINALG, kiln.KilnLinAlgError)."""
+    import warnings
+
+    assert issubclass(kiln.KilnLinAlgError, np.linalg.LinAlgError)
+    x = pt.dmatrix("x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = cholesky(x, lower=True, on_error="raise")
+    f = pytensor.function([x], out, mode=kiln.mode())
+    np.testing.assert_allclose(f(np.array([[4.0, 2.0], [2.0, 5.0]])), [[2.0, 0.0], [1.0, 2.0]])
+    with pytest.raises(np.linalg.LinAlgError):
+        f(np.array([[1.0, 0.2], [0.2, -2.0]]))
+
+
 def test_mode_without_pytensor_rewrites():
     x = pt.dmatrix("x")
     y = (x.T @ x).sum(axis=0)
