@@ -554,6 +554,21 @@ ReduceAxes read_reduce_axes(PropReader& props, int ndim) {
   }
 }
 
+// True for `"axis": []` on an input of rank >= 1: a reduction over no axes (PyTensor's
+// `CAReduce(op, axis=())`, `pt.sum(x, axis=[])`), not over all of them as null says.
+bool reduces_no_axes(PropReader& props, int ndim) {
+  if (ndim == 0 || !props.has("axis")) return false;
+  const Json& raw = props.raw("axis");
+  return raw.is_array() && raw.empty();
+}
+
+// A reduction over no axes folds no element: each output element is its input converted to
+// the output dtype, as NumPy's ufunc.reduce(x, axis=()) and PyTensor (CAReduce._c_all: "just an
+// Elemwise cast") compute it. The node becomes that cast, or the identity.
+OpPtr reduction_over_no_axes(DType in, DType out) {
+  return std::make_shared<Elemwise>(in == out ? ScalarOp(ScalarOpId::Identity) : ScalarOp::cast(out));
+}
+
 // Sum, Prod, ProdWithoutZeros and CAReduce: dtype and acc_dtype are filled in from the input.
 OpPtr reduction_with_dtypes(ReduceKind kind, ScalarOp op, PropReader& props,
                             const std::vector<TensorType>& input_types) {
@@ -561,6 +576,7 @@ OpPtr reduction_with_dtypes(ReduceKind kind, ScalarOp op, PropReader& props,
   auto acc_dtype = props.get_optional_dtype("acc_dtype");
   const TensorType& t = single_input_type(props, input_types);
   ReduceAxes axes = read_reduce_axes(props, t.ndim());
+  const bool no_axes = reduces_no_axes(props, t.ndim());
   props.finish();
   CAReduce probe(kind, op, axes, dtype, acc_dtype);
   ReduceDTypes dt{};
@@ -569,6 +585,7 @@ OpPtr reduction_with_dtypes(ReduceKind kind, ScalarOp op, PropReader& props,
   } catch (const std::invalid_argument& e) {
     props.fail(kind == ReduceKind::CAReduce && !acc_dtype ? "scalar_op" : "acc_dtype", e.what());
   }
+  if (no_axes) return reduction_over_no_axes(t.dtype, dt.out);
   return std::make_shared<CAReduce>(kind, std::move(op), axes, dt.out, dt.acc);
 }
 
@@ -579,6 +596,7 @@ OpPtr reduction_without_dtypes(ReduceKind kind, PropReader& props,
   auto acc_dtype = props.get_optional_dtype("acc_dtype");
   const TensorType& t = single_input_type(props, input_types);
   ReduceAxes axes = read_reduce_axes(props, t.ndim());
+  const bool no_axes = reduces_no_axes(props, t.ndim());
   props.finish();
   auto op = std::make_shared<CAReduce>(kind, ScalarOp(), axes);
   const DType out = op->dtypes_for(t.dtype).out;
@@ -587,6 +605,7 @@ OpPtr reduction_without_dtypes(ReduceKind kind, PropReader& props,
       props.fail(key, "must be null or " + std::string(dtype_name(out)) + " for " +
                           props.op_name() + " of " + std::string(dtype_name(t.dtype)) +
                           " (it keeps that dtype), not " + std::string(dtype_name(*value)));
+  if (no_axes) return reduction_over_no_axes(t.dtype, out);
   return op;
 }
 

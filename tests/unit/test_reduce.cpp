@@ -312,3 +312,40 @@ TEST_CASE("Max of a zero-length axis fails at run time with a clear message") {
   auto out = evaluate(fg, {f64_vector({1.0, 7.0, -2.0})});
   CHECK(out[0].data<double>()[0] == 7.0);
 }
+
+TEST_CASE("a reduction over no axes (\"axis\": []) converts each element, as PyTensor's axis=()") {
+  // PyTensor's CAReduce(op, axis=()) and pt.sum(x, axis=[]) fold no element: NumPy's
+  // ufunc.reduce(x, axis=()) returns x in the output dtype. An empty list is not null (all axes).
+  const std::string i8mat = R"({"dtype": "int8", "shape": [null, 2]})";
+  const std::string i64mat = R"({"dtype": "int64", "shape": [null, 2]})";
+  const std::string f64mat = R"({"dtype": "float64", "shape": [null, 2]})";
+  const std::string bmat = R"({"dtype": "bool", "shape": [null, 2]})";
+  Array x = Array::empty(DType::Float64, {2, 2});
+  const double xv[] = {-1.5, 0.0, 2.0, std::nan("")};
+  for (int i = 0; i < 4; ++i) x.data<double>()[i] = xv[i];
+  Array xi = Array::empty(DType::Int8, {2, 2});
+  const std::int8_t xiv[] = {-128, 0, 7, 127};
+  for (int i = 0; i < 4; ++i) xi.data<std::int8_t>()[i] = xiv[i];
+
+  FunctionGraph sum8 = load_graph_text(one_node_graph("Sum", R"({"axis": []})", i8mat, i64mat), "");
+  CHECK(sum8.outputs()[0]->type() == TensorType(DType::Int64, {-1, 2}));
+  Array s = evaluate(sum8, {xi})[0];
+  for (int i = 0; i < 4; ++i) CHECK(s.data<std::int64_t>()[i] == xiv[i]);
+  // Named the way PyTensor's 2.x and 3.x spell it: CAReduce{add} and Max keep float64 values.
+  for (const char* node : {R"("CAReduce", "props": {"scalar_op": "add", "axis": []})",
+                           R"("Max", "props": {"axis": []})", R"("Prod", "props": {"axis": []})"}) {
+    std::string text = one_node_graph("Sum", "{}", f64mat, f64mat);
+    text.replace(text.find(R"("Sum", "props": {})"), std::string(R"("Sum", "props": {})").size(), node);
+    Array y = evaluate(load_graph_text(text, ""), {x})[0];
+    CHECK(y.shape() == Shape{2, 2});
+    for (int i = 0; i < 3; ++i) CHECK(y.data<double>()[i] == xv[i]);
+    CHECK(std::isnan(y.data<double>()[3]));
+  }
+  // Any: each element as a bool (NaN is true).
+  Array a = evaluate(load_graph_text(one_node_graph("Any", R"({"axis": []})", f64mat, bmat), ""), {x})[0];
+  const bool want[] = {true, false, true, true};
+  for (int i = 0; i < 4; ++i) CHECK(a.data<bool>()[i] == want[i]);
+  // A 0-d input: no axes and all axes are the same reduction.
+  const std::string sca = R"({"dtype": "float64", "shape": []})";
+  CHECK(load_error(one_node_graph("Sum", R"({"axis": []})", sca, sca)).empty());
+}
