@@ -113,6 +113,7 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
     item.set("name", lg.var(&v).cname);
     item.set("ctype", ctype(v.dtype()));
     item.set("array", array);
+    item.set("opaque", v.value().size() > 1);  // kg::opaque: GCC 12's AVX-512 constant-copy bug
     TemplateData dims{TemplateData::type::list};
     for (int d = 0; d < v.ndim(); ++d) {
       TemplateData dim;

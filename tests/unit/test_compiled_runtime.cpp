@@ -15,6 +15,7 @@
 #include "api/elementwise.h"
 #include "api/graph_builder.h"
 #include "compiled.h"
+#include "io/graph_load.h"
 #include "ops/dot.h"
 
 using namespace kiln;
@@ -223,4 +224,42 @@ TEST_CASE("compiled cache: a second build is a hit; the compiler identity is rem
   CHECK_FALSE(other.cache_hit);
   CHECK(other.key != first.key);
   fs::remove_all(dir);
+}
+
+// GCC 12.2 on AVX-512VL targets stored a 32-byte piece {a, a, a, 0} of a constant copied by
+// memcpy as a broadcast of a (kg::opaque in the runtime says how): a graph whose output is the
+// constant [[1, 1, 1], [0, 0, 0]] returned [[1, 1, 1], [1, 0, 0]] (found by PyTensor's own
+// TestMaxAndArgmax.test_grad, whose gradient PyTensor folds to such a constant). Constants with
+// that pattern in 16-, 32- and 64-byte pieces of 4- and 8-byte elements, returned as outputs and
+// read by a kernel. (It can only fail where the machine has AVX-512: tests build -march=native.)
+TEST_CASE("compiled runtime: constants whose bytes repeat then end in zeros come back as written") {
+  // One graph per constant, each returning it: a small run_graph in which GCC knows the copy's
+  // size and bytes (the bug needs both).
+  const auto graph = [](const std::string& dtype, const std::string& shape, const std::string& value) {
+    return load_graph_text(R"({"format": "kiln-graph", "version": 1, "name": "c",
+      "variables": [{"id": "c", "type": {"dtype": ")" + dtype + R"(", "shape": )" + shape +
+                               R"(}, "value": )" + value + R"(}], "nodes": [], "inputs": [], "outputs": ["c"]})",
+                           "");
+  };
+  FunctionGraph c64 = graph("float64", "[2, 3]", "[[1, 1, 1], [0, 0, 0]]");
+  FunctionGraph ci32 = graph("int32", "[4]", "[7, 7, 7, 0]");
+  FunctionGraph cf32 = graph("float32", "[8]", "[2, 2, 2, 2, 2, 2, 2, 0]");
+  FunctionGraph ci64 = graph("int64", "[8]", "[5, 5, 5, 5, 5, 5, 5, 0]");
+  BuildResult built = build_bundle({{&c64, "c64"}, {&ci32, "ci32"}, {&cf32, "cf32"}, {&ci64, "ci64"}}, "consts_pattern");
+  Library so(built.library_path);
+  for (bool into : {false, true}) {
+    CallResult r = call_compiled(so.graph("c64"), {}, into);
+    REQUIRE(r.status == KILN_OK);
+    const double want64[] = {1, 1, 1, 0, 0, 0};
+    for (int i = 0; i < 6; ++i) CHECK(r.outputs[0].data<double>()[i] == want64[i]);
+    r = call_compiled(so.graph("ci32"), {}, into);
+    REQUIRE(r.status == KILN_OK);
+    for (int i = 0; i < 4; ++i) CHECK(r.outputs[0].data<std::int32_t>()[i] == (i < 3 ? 7 : 0));
+    r = call_compiled(so.graph("cf32"), {}, into);
+    REQUIRE(r.status == KILN_OK);
+    for (int i = 0; i < 8; ++i) CHECK(r.outputs[0].data<float>()[i] == (i < 7 ? 2.0f : 0.0f));
+    r = call_compiled(so.graph("ci64"), {}, into);
+    REQUIRE(r.status == KILN_OK);
+    for (int i = 0; i < 8; ++i) CHECK(r.outputs[0].data<std::int64_t>()[i] == (i < 7 ? 5 : 0));
+  }
 }

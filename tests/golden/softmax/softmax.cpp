@@ -1343,6 +1343,20 @@ inline int32_t alloc_output(Ctx* ctx, OutputSink& sink, int k, Tensor<T, N>& t, 
   return KILN_OK;
 }
 
+/// The address of a graph constant of more than one element, as a pointer the compiler cannot
+/// see through. GCC 12.2 with AVX-512VL (-march=x86-64-v4 or a native AVX-512 CPU) miscompiles
+/// copies of constant bytes it knows: a 32-byte piece {a, a, a, 0} of a memcpy from a constant
+/// array is stored as a broadcast of a (its const_wide_int drops the zero top element, and the
+/// by-pieces store turns "repeats a" into vpbroadcastq), so an output that is the constant
+/// [[1, 1, 1], [0, 0, 0]] came back as [[1, 1, 1], [1, 0, 0]]. Through an opaque pointer the
+/// bytes are loaded from memory as written. Scalars stay visible: kernels fold them.
+template <typename T>
+inline T* opaque(const T* p) {
+  T* q = const_cast<T*>(p);
+  __asm__("" : "+r"(q));
+  return q;
+}
+
 /// Copies src into dst (same shape; any strides).
 template <typename T, int N>
 inline void copy_tensor(const Tensor<T, N>& src, Tensor<T, N>& dst) {
