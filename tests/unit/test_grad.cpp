@@ -116,6 +116,8 @@ TEST_CASE("grad: binary and ternary scalar ops, with broadcasting") {
   SUBCASE("switch/clip/second, integer and bool operands") {
     verify_grad([](const VarList& x) { return switch_(x[0] > 0, x[0] * x[1], x[1]); }, {{5}, {5}});
     verify_grad([](const VarList& x) { return clip(x[0], x[1], 0.5); }, {{6}, {1}});
+    // Bounds the wrong way round (PyTensor's Clip: below lo gives lo, else above hi gives hi).
+    verify_grad([](const VarList& x) { return clip(x[0], x[1] + 0.6, x[2] - 0.6); }, {{8}, {8}, {8}});
     verify_grad([](const VarList& x) { return second(x[0], x[1]); }, {{2, 3}, {1, 3}});
     verify_grad([](const VarList& x) { return x[0] * (x[0] > 0) + 3 * x[0]; }, {{5}});
     verify_grad([](const VarList& x) { return cast(x[0], f32) * 2; }, {{3}}, Check{{}, {}, 1e-3, 1e-3, true});

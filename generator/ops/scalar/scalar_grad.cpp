@@ -142,9 +142,10 @@ std::vector<GradTerm> nary_partials(Id id, const VarList& in, const Var& z) {
     case Id::Switch:
       return {GradTerm::disconnected(), val(switch_(in[0], c(1), c(0))),
               val(switch_(in[0], c(0), c(1)))};
-    case Id::Clip:  // NumPy's minimum(maximum(x, lo), hi), also when lo > hi
-      return {val(bitwise_and(ge(in[0], in[1]), le(in[0], in[2]))),
-              val(bitwise_and(lt(in[0], in[1]), le(in[1], in[2]))), val(gt(maximum(in[0], in[1]), in[2]))};
+    case Id::Clip:  // PyTensor's x < lo ? lo : (x > hi ? hi : x): its pullback's gx and glo; ghi
+                    // also needs x >= lo, which PyTensor omits (they differ only when lo > hi)
+      return {val(bitwise_and(ge(in[0], in[1]), le(in[0], in[2]))), val(lt(in[0], in[1])),
+              val(bitwise_and(ge(in[0], in[1]), gt(in[0], in[2])))};
     default:
       break;
   }

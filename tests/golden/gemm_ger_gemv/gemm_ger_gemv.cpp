@@ -584,10 +584,12 @@ inline T minimum(T a, T b) {
     return a <= b ? a : b;
 }
 
-/// NumPy's clip: minimum(maximum(x, lo), hi).
+/// PyTensor's Clip (its impl and C code): lo where x < lo, else hi where x > hi, else x. It
+/// differs from NumPy's minimum(maximum(x, lo), hi) when lo > hi (x < lo gives lo) and when a
+/// bound is NaN (comparisons with NaN are false: x is kept); a NaN x stays NaN in both.
 template <typename T>
 inline T clip(T x, T lo, T hi) {
-  return minimum(maximum(x, lo), hi);
+  return x < lo ? lo : (x > hi ? hi : x);
 }
 
 template <typename T>
