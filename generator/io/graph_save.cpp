@@ -9,6 +9,9 @@
 #include "io/value_json.h"
 #include "ir/error.h"
 #include "ops/blockwise.h"
+#include "ops/elemwise.h"
+#include "ops/reduce.h"
+#include "ops/scalar/composite.h"
 #include "ops/join.h"
 #include "ops/op_from_graph.h"
 #include "ops/scan.h"
@@ -128,6 +131,15 @@ bool has_literal_dimension(const GufuncSignature& sig) {
   return false;
 }
 
+// Whether a scalar op is, or holds, one that only version 2 can say (a ScalarLoop).
+bool has_version_2_scalar_op(const ScalarOp& op) {
+  if (op.id() == ScalarOpId::ScalarLoop) return true;
+  if (op.id() != ScalarOpId::Composite) return false;
+  for (const auto& node : op.composite_graph()->nodes())
+    if (has_version_2_scalar_op(node.op)) return true;
+  return false;
+}
+
 }  // namespace
 
 int graph_format_version(const FunctionGraph& fg) {
@@ -137,6 +149,8 @@ int graph_format_version(const FunctionGraph& fg) {
     const Op& op = node->op();
     if (dynamic_cast<const OpFromGraph*>(&op) || op.name() == "IfElse" || op.name() == "Scan") return 2;
     if (const auto* b = dynamic_cast<const Blockwise*>(&op); b && has_literal_dimension(b->signature())) return 2;
+    if (const auto* e = dynamic_cast<const Elemwise*>(&op); e && has_version_2_scalar_op(e->scalar_op())) return 2;
+    if (const auto* r = dynamic_cast<const CAReduce*>(&op); r && has_version_2_scalar_op(r->scalar_op())) return 2;
   }
   return 1;
 }

@@ -35,6 +35,8 @@ std::string scalar_cell(const Backend& b, const ScalarOpInfo& info) {
   const std::vector<std::string> classes = b.scalar_classes ? b.scalar_classes(std::string(info.name))
                                                             : std::vector<std::string>{};
   if (classes.size() == 1 && classes[0].rfind("no: ", 0) == 0) return classes[0];  // a stated reason
+  // The shared scalar emitter writes a ScalarLoop as a loop over its inner ops (scalar_code.cpp).
+  if (info.id == ScalarOpId::ScalarLoop) return "yes (its inner ops, looped)";
   return classes.empty() ? "" : "yes (" + join(classes, ", ") + ")";
 }
 

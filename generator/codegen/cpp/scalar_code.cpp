@@ -103,6 +103,51 @@ std::vector<std::string> ScalarTable::classes(const std::string& name) const {
 }
 
 
+namespace {
+
+// A ScalarLoop (ops/scalar/scalar_loop.h) as a loop in the element's statements, as PyTensor's C
+// code writes it: the carried values in locals, the inner graph's statements in the loop body,
+// every update computed before any is assigned. Its results are the carried locals (and until).
+ScalarCode emit_scalar_loop(const ScalarOp& op, const std::vector<std::string>& args, const std::string& prefix,
+                            int& counter, const ScalarTable& table) {
+  const CompositeGraph& g = *op.composite_graph();
+  const std::vector<DType> inner_dtypes = g.input_dtypes();
+  const std::size_t carries = static_cast<std::size_t>(op.loop_carries());
+  const std::string id = prefix + std::to_string(counter++) + "_loop";
+  const auto to_int64 = [&](const std::string& e) {
+    return table.c_style() ? "((int64_t)(" + e + "))" : "static_cast<int64_t>(" + e + ")";
+  };
+  ScalarCode code;
+  std::vector<std::string> inner_args;
+  for (std::size_t k = 0; k < inner_dtypes.size(); ++k) {
+    if (k < carries) {
+      const std::string carried = id + "_c" + std::to_string(k);
+      code.statements += ctype(inner_dtypes[k]) + " " + carried + " = " + args[k + 1] + ";\n";
+      inner_args.push_back(carried);
+    } else {
+      inner_args.push_back(args[k + 1]);
+    }
+  }
+  const std::string until = id + "_until";
+  if (op.loop_is_while()) code.statements += "bool " + until + " = true;\n";
+  code.statements += "for (int64_t " + id + "_i = 0, " + id + "_n = " + to_int64(args[0]) + "; " + id + "_i < " + id +
+                     "_n; ++" + id + "_i) {\n";
+  ScalarCode body = emit_scalar_code(ScalarOp::composite(op.composite_graph()), inner_args, inner_dtypes, prefix,
+                                     counter, table);
+  code.statements += body.statements;
+  for (std::size_t k = 0; k < carries; ++k)
+    code.statements += "const " + ctype(inner_dtypes[k]) + " " + id + "_u" + std::to_string(k) + " = " + body.results[k] + ";\n";
+  for (std::size_t k = 0; k < carries; ++k)
+    code.statements += inner_args[k] + " = " + id + "_u" + std::to_string(k) + ";\n";
+  if (op.loop_is_while()) code.statements += until + " = " + body.results[carries] + ";\nif (" + until + ") break;\n";
+  code.statements += "}\n";
+  code.results.assign(inner_args.begin(), inner_args.begin() + static_cast<std::ptrdiff_t>(carries));
+  if (op.loop_is_while()) code.results.push_back(until);
+  return code;
+}
+
+}  // namespace
+
 ScalarCode emit_scalar_code(const ScalarOp& op, const std::vector<std::string>& args,
                             const std::vector<DType>& arg_dtypes, const std::string& prefix,
                             int& counter, const ScalarTable& table) {
@@ -129,6 +174,8 @@ ScalarCode emit_scalar_code(const ScalarOp& op, const std::vector<std::string>& 
     for (int v : g.outputs()) code.results.push_back(value[static_cast<std::size_t>(v)]);
     return code;
   }
+
+  if (op.id() == ScalarOpId::ScalarLoop) return emit_scalar_loop(op, args, prefix, counter, table);
 
   std::vector<DType> operand_dtypes = op.operand_dtypes(arg_dtypes);
   std::vector<std::string> operands;

@@ -11,6 +11,7 @@
 #include "ir/error.h"
 #include "ir/scalar_json.h"
 #include "ir/type.h"
+#include "ops/scalar/scalar_loop.h"
 #include "util/suggest.h"
 
 namespace kiln {
@@ -114,6 +115,7 @@ ScalarOp scalar_op_from_json(const Json& j, const std::string& where) {
       throw UserError("a scalar op object needs a string \"name\"", where);
     name = j["name"].get<std::string>();
     if (name == "Composite") return ScalarOp::composite(CompositeGraph::from_json(j, where));
+    if (name == "ScalarLoop") return scalar_loop_from_json(j, where);
     for (auto it = j.begin(); it != j.end(); ++it) {
       if (it.key() == "name") continue;
       if (name == "cast" && it.key() == "dtype") continue;
@@ -125,8 +127,8 @@ ScalarOp scalar_op_from_json(const Json& j, const std::string& where) {
     throw UserError("a scalar op must be a name or an object, not " + std::string(j.type_name()),
                     where);
   }
-  if (name == "Composite")
-    throw UserError("a Composite scalar op must be an object with its inner graph", where);
+  if (name == "Composite" || name == "ScalarLoop")
+    throw UserError("a " + name + " scalar op must be an object with its inner graph", where);
   auto id = scalar_op_from_name(name);
   if (!id) {
     std::vector<std::string> names;

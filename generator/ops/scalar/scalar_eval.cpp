@@ -7,6 +7,7 @@
 #include "kiln/runtime/scalar_math.hpp"
 #include "ops/array_util.h"
 #include "ops/scalar/composite.h"
+#include "ops/scalar/scalar_loop.h"
 #include "ops/scalar/special_functions.h"
 
 namespace kiln {
@@ -212,6 +213,7 @@ std::vector<Array> eval_scalar_op(const ScalarOp& op, const std::vector<Array>& 
     throw RuntimeFailure(e.what());
   }
   if (op.id() == ScalarOpId::Composite) return eval_composite(*op.composite_graph(), args, shape);
+  if (op.id() == ScalarOpId::ScalarLoop) return eval_scalar_loop(op, args, shape);
   if (op.id() == ScalarOpId::Cast) return {astype(args[0], out_dtypes[0]).copy()};
   if (op.id() == ScalarOpId::Second) return {astype(args[1], out_dtypes[0]).copy()};
 

@@ -158,6 +158,9 @@ std::vector<GradTerm> scalar_partials(const ScalarOp& op, const VarList& inputs,
   const Id id = op.id();
   const std::size_t n = inputs.size();
   KILN_INTERNAL_ASSERT(id != Id::Composite, "scalar_partials of a Composite");
+  if (id == Id::ScalarLoop)
+    return repeat_term(n, GradTerm::not_implemented("the derivative of a ScalarLoop is not implemented in kiln (PyTensor "
+                                                    "builds them inside gradients, where kiln writes its own ops)"));
   if (is_not_differentiable(id))
     return repeat_term(n, GradTerm::undefined(op.str() + " is not differentiable (its output is a "
                                               "truth value or a bit pattern)"));

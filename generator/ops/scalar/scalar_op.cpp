@@ -88,13 +88,22 @@ ScalarOp ScalarOp::composite(std::shared_ptr<const CompositeGraph> graph) {
   return op;
 }
 
-int ScalarOp::num_outputs() const {
-  return id_ == ScalarOpId::Composite ? static_cast<int>(composite_->outputs().size()) : 1;
+ScalarOp ScalarOp::scalar_loop(std::shared_ptr<const CompositeGraph> graph, bool is_while) {
+  ScalarOp op(ScalarOpId::ScalarLoop);
+  op.composite_ = std::move(graph);
+  op.loop_is_while_ = is_while;
+  return op;
 }
+
+int ScalarOp::num_outputs() const {
+  return composite_ ? static_cast<int>(composite_->outputs().size()) : 1;
+}
+
+int ScalarOp::loop_carries() const { return num_outputs() - (loop_is_while_ ? 1 : 0); }
 
 void ScalarOp::check_arity(std::size_t n) const {
   int arity = info().arity;
-  if (arity == -2) arity = composite_->num_inputs();
+  if (arity == -2) arity = composite_->num_inputs() + (id_ == ScalarOpId::ScalarLoop ? 1 : 0);
   if (arity == -1) {
     if (n < 2)
       throw std::invalid_argument(std::string(info().name) + " takes two or more inputs, got " +
@@ -173,6 +182,16 @@ std::vector<DType> ScalarOp::output_dtypes(const std::vector<DType>& in) const {
                                       std::string(dtype_name(in[i])));
       return composite_->output_dtypes();
     }
+    case DTypeRule::Loop: {
+      if (!is_discrete(in[0]) || is_bool(in[0])) refuse(0, "needs an integer number of steps");
+      auto expected = composite_->input_dtypes();
+      for (std::size_t i = 1; i < in.size(); ++i)
+        if (in[i] != expected[i - 1])
+          throw std::invalid_argument("ScalarLoop input " + std::to_string(i) + " is declared " +
+                                      std::string(dtype_name(expected[i - 1])) + " but receives " +
+                                      std::string(dtype_name(in[i])));
+      return composite_->output_dtypes();
+    }
   }
   throw std::logic_error("unhandled dtype rule");
 }
@@ -200,6 +219,12 @@ nlohmann::json ScalarOp::to_json() const {
   if (id_ == ScalarOpId::Cast)
     return nlohmann::json{{"name", "cast"}, {"dtype", std::string(dtype_name(cast_dtype_))}};
   if (id_ == ScalarOpId::Composite) return composite_->to_json();
+  if (id_ == ScalarOpId::ScalarLoop) {
+    nlohmann::json j = composite_->to_json();
+    j["name"] = "ScalarLoop";
+    j["is_while"] = loop_is_while_;
+    return j;
+  }
   return std::string(info().name);
 }
 
@@ -216,8 +241,9 @@ std::string ScalarOp::str() const {
 bool ScalarOp::operator==(const ScalarOp& o) const {
   if (id_ != o.id_) return false;
   if (id_ == ScalarOpId::Cast) return cast_dtype_ == o.cast_dtype_;
-  if (id_ == ScalarOpId::Composite)
-    return composite_ == o.composite_ || composite_->to_json() == o.composite_->to_json();
+  if (id_ == ScalarOpId::Composite || id_ == ScalarOpId::ScalarLoop)
+    return loop_is_while_ == o.loop_is_while_ &&
+           (composite_ == o.composite_ || composite_->to_json() == o.composite_->to_json());
   return true;
 }
 

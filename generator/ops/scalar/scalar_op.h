@@ -39,6 +39,7 @@ enum class DTypeRule {
   Second,          ///< dtype of input 1
   Cast,            ///< the `dtype` parameter
   Composite,       ///< from the inner graph
+  Loop,            ///< ScalarLoop: an integer n_steps, then its inner graph's inputs; its outputs
 };
 
 /// X(Id, "graph name", arity (-1: two or more; -2: from the Composite), DTypeRule,
@@ -133,7 +134,8 @@ enum class DTypeRule {
   X(Hyp2F1GradA, "hyp2f1_grad_a", 4, UpgradeToFloat, "hyp2f1_grad_a")                          \
   X(Hyp2F1GradC, "hyp2f1_grad_c", 4, UpgradeToFloat, "hyp2f1_grad_c")                          \
   X(Cast, "cast", 1, Cast, "Cast")                                                             \
-  X(Composite, "Composite", -2, Composite, "Composite")
+  X(Composite, "Composite", -2, Composite, "Composite")                                        \
+  X(ScalarLoop, "ScalarLoop", -2, Loop, "ScalarLoop")
 
 enum class ScalarOpId : std::uint8_t {
 #define KILN_X(Id, Name, Arity, Rule, Print) Id,
@@ -171,11 +173,20 @@ class ScalarOp {
   explicit ScalarOp(ScalarOpId id) : id_(id) {}
   static ScalarOp cast(DType to);
   static ScalarOp composite(std::shared_ptr<const CompositeGraph> graph);
+  /// PyTensor's ScalarLoop: `graph` maps (carried values..., constants...) to (their updates...,
+  /// and for a while loop a bool `until`); the op's inputs are n_steps, the carried values'
+  /// initial values and the constants (ops/scalar/scalar_loop.h).
+  static ScalarOp scalar_loop(std::shared_ptr<const CompositeGraph> graph, bool is_while);
 
   ScalarOpId id() const { return id_; }
   const ScalarOpInfo& info() const { return scalar_op_info(id_); }
   DType cast_dtype() const { return cast_dtype_; }
+  /// The inner graph of a Composite or a ScalarLoop.
   const std::shared_ptr<const CompositeGraph>& composite_graph() const { return composite_; }
+  /// A ScalarLoop that stops when its `until` output is true.
+  bool loop_is_while() const { return loop_is_while_; }
+  /// A ScalarLoop's carried values (its outputs without `until`).
+  int loop_carries() const;
 
   /// Number of inputs this op takes for n given inputs: throws when n is not allowed.
   void check_arity(std::size_t n) const;
@@ -202,6 +213,7 @@ class ScalarOp {
   ScalarOpId id_ = ScalarOpId::Identity;
   DType cast_dtype_ = DType::Float64;
   std::shared_ptr<const CompositeGraph> composite_;
+  bool loop_is_while_ = false;
 };
 
 }  // namespace kiln

@@ -71,6 +71,14 @@ SCALAR_OPS: dict[str, ScalarEntry] = {
 }
 
 
+def _is_scalar_loop(op) -> bool:
+    try:
+        from pytensor.scalar.loop import ScalarLoop
+    except ImportError:  # a PyTensor without ScalarLoop
+        return False
+    return isinstance(op, ScalarLoop)
+
+
 class ScalarSpeller:
     """Spells scalar ops for one export: records the version they need and collects every
     scalar op kiln lacks, so a Composite reports all of its problems at once."""
@@ -80,7 +88,8 @@ class ScalarSpeller:
         self.missing: list[str] = []
 
     def spell(self, op):
-        """The format's form of a scalar op: a name, {"name": "cast", ...} or a Composite object."""
+        """The format's form of a scalar op: a name, {"name": "cast", ...}, a Composite or a ScalarLoop
+        object."""
         cls = type(op).__name__
         if cls == "Cast":
             dtype = str(op.o_type.dtype)
@@ -89,6 +98,12 @@ class ScalarSpeller:
             return {"name": "cast", "dtype": dtype}
         if cls == "Composite":
             return self.composite(op)
+        if _is_scalar_loop(op):  # ScalarLoop and its subclasses (Grad2F1Loop, ...)
+            self.writer.require_v2("scalar op ScalarLoop")
+            loop = self.composite(op)  # the same inner graph over (carried..., constants...)
+            loop["name"] = "ScalarLoop"
+            loop["is_while"] = bool(op.is_while)
+            return loop
         entry = SCALAR_OPS.get(cls)
         if entry is None:
             self.missing.append(f"{cls} (not in the graph format)")

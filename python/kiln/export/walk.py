@@ -26,8 +26,6 @@ def _entry_for(op):
         return scan_entry(), None
     if cls == "IfElse":
         return ifelse_entry(), None
-    if cls == "ScalarLoop":
-        return None, "ScalarLoop (graph format v2) is not implemented in kiln yet"
     return None, f"no kiln equivalent ({module}.{cls} is not in the graph format)"
 
 
