@@ -25,6 +25,7 @@ namespace {
 // A hook of the shared templates: the backend's value, else the C++ backend's.
 std::string hook(const Backend& backend, const std::string& key) {
   static const std::map<std::string, std::string> defaults = {{"bind_input", "kg::bind_input"},
+                                                              {"bind_input_values", ""},
                                                               {"context_create", "kg::create_context"},
                                                               {"context_destroy", "kg::destroy_context"},
                                                               {"extra_exports", ""}};
@@ -101,6 +102,14 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
     item.set("dl", dl_dtype_literal(v.dtype()));
     item.set("static_shape", join(dims, ", "));
     item.set("label", c_string_literal(v.name().empty() ? v.file_id() : v.name()));
+    // An input whose values a node reads (not only its shape) may need a binding of its own
+    // (a GPU backend's shape function copies it to the host: Nonzero's count, Repeat's counts).
+    const std::string values = hook(backend, "bind_input_values");
+    const auto& clients = fg.clients(&v);
+    if (!values.empty() && std::any_of(clients.begin(), clients.end(), [](const Client& c) {
+          return c.node && c.node->op().name() != "Shape" && c.node->op().name() != "Shape_i";
+        }))
+      item.set("bind_input", values);
     inputs.push_back(item);
   }
   data.set("inputs", inputs);

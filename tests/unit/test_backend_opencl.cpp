@@ -24,7 +24,11 @@
 #include "ops/dot.h"
 #include "ops/reduce.h"
 #include "ops/softmax.h"
+#include "ops/subtensor.h"
+#include "ops/extra_ops.h"
+#include "ops/ifelse.h"
 #include "ops/sort.h"
+#include "ops/unique.h"
 
 #ifdef KILN_TEST_OPENCL
 #include "kiln/opencl.hpp"
@@ -198,7 +202,7 @@ TEST_CASE("opencl: errors kernels find come back through the status word as the 
 #endif
 }
 
-TEST_CASE("opencl: long rows take several work-items, tiles, groups and chunks") {
+TEST_CASE("opencl: long rows take several work-items, tiles, groups, chunks and merge passes") {
 #ifndef KILN_TEST_OPENCL
   MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
 #else
@@ -208,7 +212,9 @@ TEST_CASE("opencl: long rows take several work-items, tiles, groups and chunks")
   }
   // The fixtures' rows are short (one work-item's share each); these rows span many work-items
   // (the group trees of softmax and argmax), many scan tiles, and several groups per row (the
-  // chunked scan's carry and add kernels), compared with the reference evaluator.
+  // chunked scan's carry and add kernels), sorts of several 1024-element tiles (the merge
+  // passes), selections over many chunks (Nonzero, Unique) and long Repeats and Searchsorteds,
+  // compared with the reference evaluator.
   std::mt19937_64 rng(19);
   std::normal_distribution<double> normal(0.0, 10.0);
   const auto random_array = [&](DType dt, const Shape& shape, const std::function<double(int64_t)>& value) {
@@ -220,6 +226,7 @@ TEST_CASE("opencl: long rows take several work-items, tiles, groups and chunks")
         case DType::Float32: a.data<float>()[i] = static_cast<float>(v); break;
         case DType::Int64: a.data<int64_t>()[i] = static_cast<int64_t>(v); break;
         case DType::Int8: a.data<int8_t>()[i] = static_cast<int8_t>(static_cast<int64_t>(v)); break;
+        case DType::Int32: a.data<int32_t>()[i] = static_cast<int32_t>(v); break;
         case DType::Bool: a.data<uint8_t>()[i] = v != 0; break;
         default: FAIL("dtype");
       }
@@ -231,13 +238,18 @@ TEST_CASE("opencl: long rows take several work-items, tiles, groups and chunks")
     std::vector<Array> inputs;
   };
   std::vector<Case> cases;
-  const auto add = [&](const char* name, DType dt, const Shape& shape, const std::function<Var(const Var&)>& f,
-                       const std::function<double(int64_t)>& value) {
+  const auto add_outputs = [&](const char* name, DType dt, const Shape& shape, const std::function<VarList(const Var&)>& f,
+                               const std::function<double(int64_t)>& value) {
     GraphBuilder g(name);
     Shape any(shape.size(), -1);
     auto x = g.input("x", dt, any);
-    g.output(f(x), "y");
+    const VarList ys = f(x);
+    for (std::size_t k = 0; k < ys.size(); ++k) g.output(ys[k], "y" + std::to_string(k));
     cases.push_back({g.build(), {random_array(dt, shape, value)}});
+  };
+  const auto add = [&](const char* name, DType dt, const Shape& shape, const std::function<Var(const Var&)>& f,
+                       const std::function<double(int64_t)>& value) {
+    add_outputs(name, dt, shape, [&](const Var& x) { return VarList{f(x)}; }, value);
   };
   const auto noise = [&](int64_t) { return normal(rng); };
   add("softmax_rows", DType::Float64, {3, 3000}, [](const Var& x) { return softmax(x, 1); }, noise);
@@ -264,6 +276,27 @@ TEST_CASE("opencl: long rows take several work-items, tiles, groups and chunks")
       [&](int64_t) { return 1.0 + normal(rng) * 1e-4; });
   add("cumsum_bool_transposed", DType::Bool, {5000, 4}, [](const Var& x) { return cumsum(transpose(x), 1); },
       [&](int64_t i) { return i == 4 * 4000 + 1 ? 1.0 : 0.0; });
+  // Sorts: rows of several tiles (merge passes), many ties (stability) and NaNs, any layout.
+  const auto ties = [&](int64_t i) { return i % 997 == 5 ? std::nan("") : std::round(normal(rng) / 4); };
+  add("sort_rows_float64_ties_nans", DType::Float64, {3, 5000}, [](const Var& x) { return sort(x, 1); }, ties);
+  add("argsort_rows_float64_ties_nans", DType::Float64, {2, 3100}, [](const Var& x) { return argsort(x, -1); }, ties);
+  add("argsort_columns_int8_transposed", DType::Int8, {2, 4500}, [](const Var& x) { return argsort(transpose(x), 0); },
+      [&](int64_t) { return static_cast<double>(small(rng) % 100); });
+  add("sort_float32_one_tile", DType::Float32, {5, 1000}, [](const Var& x) { return sort(x, 1); }, noise);
+  // Selections over many chunks: the counts' scan and each chunk's first position.
+  add_outputs("nonzero_sparse_3d", DType::Float64, {30, 40, 50},
+              [](const Var& x) { return nonzero(x); }, [&](int64_t i) { return i % 7 == 0 || i % 11 == 3 ? 1.5 : 0.0; });
+  add_outputs("unique_flat_all_outputs", DType::Int32, {300, 70},
+              [](const Var& x) { return unique(x, true, true, true); }, [&](int64_t) { return static_cast<double>(small(rng) % 300); });
+  add_outputs("unique_rows_axis0", DType::Int8, {3000, 3},
+              [](const Var& x) { return unique(x, true, true, true, 0); }, [&](int64_t) { return static_cast<double>(small(rng) % 3); });
+  add("unique_float64_nans", DType::Float64, {5000}, [](const Var& x) { return unique(x)[0]; }, ties);
+  // Long Repeat (running sums of the counts searched) and Searchsorted of many values.
+  add("repeat_by_counts", DType::Int64, {2, 3000},
+      [](const Var& x) { return repeat(x, cast(abs(subtensor(x, {idx(0)})) % 4, DType::Int64), 1); },
+      [&](int64_t) { return static_cast<double>(small(rng)); });
+  add("searchsorted_sorted_rows", DType::Float64, {4000},
+      [](const Var& x) { return searchsorted(sort(x, 0), x, "right"); }, ties);
   NamedGraphs graphs;
   for (const Case& c : cases) graphs.emplace_back(&c.graph, std::string(c.graph.name()));
   const BuildResult built = compile_bundle(graphs, "long_rows_opencl", opencl_options());
@@ -274,8 +307,12 @@ TEST_CASE("opencl: long rows take several work-items, tiles, groups and chunks")
     for (bool into : {false, true}) {
       const CallResult got = call_opencl(so, std::string(c.graph.name()), c.inputs, into);
       REQUIRE_MESSAGE(got.status == KILN_OK, got.error);
-      const auto diff = compare_arrays(got.outputs[0], want[0]);
-      CHECK_MESSAGE(!diff, *diff);
+      REQUIRE(got.outputs.size() == want.size());
+      for (std::size_t k = 0; k < want.size(); ++k) {
+        CAPTURE(k);
+        const auto diff = compare_arrays(got.outputs[k], want[k]);
+        CHECK_MESSAGE(!diff, *diff);
+      }
     }
   }
 #endif
@@ -370,15 +407,16 @@ TEST_CASE("opencl: an op without a GPU kernel is a compile-time error naming op,
     CompileOptions o = opencl_options();
     o.backend = backend;
     GraphBuilder g("lacks");
+    auto c = g.input("c", DType::Bool, {});
     auto x = g.input("x", DType::Float64, {-1, -1});
-    g.output(sort(x, 1), "y");
+    g.output(ifelse(c, x, exp(x)), "y");
     try {
       emit(g.build(), o);
       FAIL("expected a NotImplementedError");
     } catch (const NotImplementedError& e) {
       const std::string what = e.what();
-      CHECK_MESSAGE(what.find("`SortOp{kind='quicksort'}` has no " + std::string(backend) + " implementation") != std::string::npos,
-                    what);
+      CHECK_MESSAGE(what.find("`if{}` has no") != std::string::npos, what);  // IfElse's printed form
+      CHECK_MESSAGE(what.find("has no " + std::string(backend) + " implementation") != std::string::npos, what);
       CHECK_MESSAGE(what.find("no GPU kernel yet") != std::string::npos, what);
     }
   }
