@@ -48,6 +48,8 @@ std::vector<OpEmitter> gpu_table(const std::string& backend) {
   table.push_back({"SearchsortedOp", with_dialect(gpu_emit_searchsorted), false});
   table.push_back({"Nonzero", with_dialect(gpu_emit_nonzero), false, false, true});
   table.push_back({"Unique", with_dialect(gpu_emit_unique), false, false, true});
+  // IfElse driven from the host: its condition read once, only the branch taken queued.
+  table.push_back({"IfElse", with_dialect(gpu_emit_ifelse), false});
   // SpecifyShape is a view whose checks read the requested lengths from the device (kg::read_int).
   table.push_back({"SpecifyShape", [](const NodeEmitContext& c) { return NodeCode(emit_specify_shape(c)); }, true});
   // Checks report through the device status word; the output is a view of input 0.
@@ -116,6 +118,7 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
   b->function_template = "templates/gpu/function.mustache";
   b->template_values = {{"context_create", "kg::create_device_context"},
                         {"context_destroy", "kg::destroy_device_context"},
+                        {"read_condition", "kg::read_condition"},
                         {"extra_exports", "templates/" + name + "/extra_exports.mustache"}};
   b->prologue = {"runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp",
                  "templates/cpp/prologue/indexing.hpp", "templates/gpu/prologue/device_status.hpp",

@@ -6,12 +6,16 @@
 // kernel writing the value along the diagonal; Repeat reads its counts to the host (the
 // output's length depends on them: one read), uploads their running sums, and one work-item
 // per output element finds its source. The host code is the C++ backend's template (the same
-// checks and messages) with the device fills in its `device` sections.
+// checks and messages) with the device fills in its `device` sections. IfElse is driven from
+// the host: its condition is read once per call (kg::read_condition, by the `if` that
+// codegen/source.cpp opens around each branch's nodes or by the node itself), so only the
+// branch taken is queued, and the node copies that branch's values to its outputs.
 #include "codegen/c_names.h"
 #include "codegen/c_types.h"
 #include "codegen/cpp/emitters.h"
 #include "codegen/gpu/emitters.h"
 #include "ir/error.h"
+#include "ops/ifelse.h"
 #include "ops/shape.h"
 
 namespace kiln {
@@ -88,6 +92,26 @@ NodeCode gpu_emit_repeat(const NodeEmitContext& c, const GpuDialect& d, const st
   k.set("q_param", d.buffer_param(xs, "q", false));
   k.set("q_bind", d.buffer_bind(xs, "q", false));
   return NodeCode(emit_device_repeat(c, d.kernel_ref(c.kernel_name())), render_template("templates/gpu/fill.mustache", k));
+}
+
+NodeCode gpu_emit_ifelse(const NodeEmitContext& c, const GpuDialect&, const std::string& backend) {
+  const auto& op = static_cast<const IfElse&>(c.node().op());
+  TemplateData host = c.base_data();
+  host.set("cond", c.in(0));
+  for (int branch = 0; branch < 2; ++branch) {
+    TemplateData copies{TemplateData::type::list};
+    for (int i = 0; i < op.n_outs(); ++i) {
+      refuse_above_rank6(c, c.out_var(i).ndim(), backend);
+      TemplateData item;
+      item.set("ndim", std::to_string(c.out_var(i).ndim()));
+      item.set("out", c.out(i));
+      item.set("src", c.in(op.branch_input(branch, i)));
+      item.set("alloc", c.alloc(i));
+      copies.push_back(item);
+    }
+    host.set(branch == 0 ? "then" : "else", copies);
+  }
+  return NodeCode(render_template("templates/gpu/host/ifelse.mustache", host));
 }
 
 }  // namespace kiln

@@ -72,6 +72,9 @@ NodeCode gpu_emit_searchsorted(const NodeEmitContext& c, const GpuDialect& d, co
 /// selected in order by a count, a scan of chunk totals and a write (emit_select.cpp).
 NodeCode gpu_emit_nonzero(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 NodeCode gpu_emit_unique(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// IfElse: the condition read to the host once per call (kg::read_condition, shared with the
+/// `if` around each branch's nodes), the branch taken copied to the outputs (emit_shape_ops.cpp).
+NodeCode gpu_emit_ifelse(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 /// `a < b` in NumPy's sort order for dtype `dt` as the GPU dialects spell it (NaN last).
 std::string gpu_key_less(DType dt, const std::string& a, const std::string& b);
 /// The template data of templates/gpu/sort.mustache for kernels `name`_tile/_merge sorting keys

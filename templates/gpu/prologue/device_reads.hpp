@@ -139,4 +139,15 @@ inline int32_t bind_input_host(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, D
   return KILN_OK;
 }
 
+/// A lazy node's 0-d condition (IfElse) on the host: read once per call (`out` is -1 until it
+/// is), then 1 when nonzero, else 0. The branches' kernels are queued after it (one wait).
+template <typename T>
+inline int32_t read_condition(Ctx* ctx, const DTensor<T, 0>& cond, int8_t& out) {
+  if (out >= 0) return KILN_OK;
+  T v{};
+  KILN_TRY(read_element(ctx, cond, 0, v));
+  out = v != T{} ? 1 : 0;
+  return KILN_OK;
+}
+
 }  // namespace kg

@@ -2654,6 +2654,17 @@ inline int32_t bind_input_host(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, D
   return KILN_OK;
 }
 
+/// A lazy node's 0-d condition (IfElse) on the host: read once per call (`out` is -1 until it
+/// is), then 1 when nonzero, else 0. The branches' kernels are queued after it (one wait).
+template <typename T>
+inline int32_t read_condition(Ctx* ctx, const DTensor<T, 0>& cond, int8_t& out) {
+  if (out >= 0) return KILN_OK;
+  T v{};
+  KILN_TRY(read_element(ctx, cond, 0, v));
+  out = v != T{} ? 1 : 0;
+  return KILN_OK;
+}
+
 }  // namespace kg
 
 // The cuda backend's BLAS: cuBLAS on the context's stream, for the float32/float64 products
@@ -2894,6 +2905,7 @@ static int32_t run_graph_steps(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
   kg::DTensor<double, 2> v3;
   kg::DTensor<double, 0> v4;
   kg::DTensor<double, 2> v5;
+
   {
     static const int64_t static_shape[] = { -1, -1 };
     KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "z"));

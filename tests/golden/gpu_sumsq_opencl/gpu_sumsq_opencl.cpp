@@ -2600,6 +2600,17 @@ inline int32_t bind_input_host(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, D
   return KILN_OK;
 }
 
+/// A lazy node's 0-d condition (IfElse) on the host: read once per call (`out` is -1 until it
+/// is), then 1 when nonzero, else 0. The branches' kernels are queued after it (one wait).
+template <typename T>
+inline int32_t read_condition(Ctx* ctx, const DTensor<T, 0>& cond, int8_t& out) {
+  if (out >= 0) return KILN_OK;
+  T v{};
+  KILN_TRY(read_element(ctx, cond, 0, v));
+  out = v != T{} ? 1 : 0;
+  return KILN_OK;
+}
+
 }  // namespace kg
 
 
@@ -2619,6 +2630,7 @@ static int32_t run_graph_steps(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
   KILN_TRY(kg::check_device(ctx));
   kg::DTensor<double, 1> v0;
   kg::DTensor<double, 0> v1;
+
   {
     static const int64_t static_shape[] = { -1 };
     KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "x"));
