@@ -155,7 +155,7 @@ TEST_CASE("opencl: NumPy fixtures through the opencl backend") {
   };
   check_fixtures_compiled(opencl_options(), claims, call_opencl, 64);
   MESSAGE(refused << " cases of GPU ops refused at compile time (a scalar op the GPU dialects do not spell, or a form "
-                     "the GPU kernels lack, such as advanced indexing beyond the row form)");
+                     "the GPU kernels lack, such as boolean mask indices)");
 #endif
 }
 

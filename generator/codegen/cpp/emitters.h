@@ -37,6 +37,12 @@ std::string update_expr(DType x, DType y, bool set);
 /// AdvancedSubtensor and AdvancedIncSubtensor (emit_advanced_indexing.cpp).
 std::string emit_advanced_subtensor(const NodeEmitContext& c);
 std::string emit_advanced_inc_subtensor(const NodeEmitContext& c);
+/// Their host code over device tensors for any form but masks (the GPU backends): the same
+/// resolution of shapes and slices, index values checked by a kernel per index operand
+/// (`<kernel>_check<slot>`: the status word), then the gather (`<kernel>_take`) or the update
+/// (`<kernel>_scatter`), each named to the host by `ref` (templates/gpu/host/advanced_*).
+std::string emit_device_advanced_gather(const NodeEmitContext& c, const std::function<std::string(const std::string&)>& ref);
+std::string emit_device_advanced_update(const NodeEmitContext& c, const std::function<std::string(const std::string&)>& ref);
 
 /// Shape-building ops (emit_shape_ops.cpp).
 std::string emit_reshape(const NodeEmitContext& c, const std::string& device_fill = {});
