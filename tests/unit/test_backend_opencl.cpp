@@ -26,6 +26,7 @@
 #include "ops/softmax.h"
 #include "ops/subtensor.h"
 #include "ops/extra_ops.h"
+#include "ops/advanced_subtensor.h"
 #include "ops/alloc.h"
 #include "ops/assert.h"
 #include "ops/constant.h"
@@ -300,6 +301,17 @@ TEST_CASE("opencl: long rows take several work-items, tiles, groups, chunks and 
       [&](int64_t) { return static_cast<double>(small(rng)); });
   add("searchsorted_sorted_rows", DType::Float64, {4000},
       [](const Var& x) { return searchsorted(sort(x, 0), x, "right"); }, ties);
+  // Advanced indexing: a mask over many chunks (its true elements' coordinates by the Nonzero
+  // kernels), set through a mask, and two index arrays with repeated positions accumulating.
+  add("mask_gather_transposed", DType::Float64, {300, 200},
+      [](const Var& x) { return advanced_subtensor(transpose(x), {gt(transpose(x), 0.0)}); }, noise);
+  add("mask_set_rows", DType::Float64, {400, 150},
+      [](const Var& x) { return advanced_set_subtensor(x, scalar_constant(DType::Float64, -1), {slice(), lt(at(x, 0), 0.0)}); },
+      noise);
+  add("two_arrays_inc_repeats", DType::Int32, {50, 60}, [](const Var& x) {
+    Var rows = cast(abs(x) % 50, DType::Int64), cols = cast(abs(x * 7) % 60, DType::Int64);
+    return advanced_inc_subtensor(x, x, {rows, cols});
+  }, [&](int64_t) { return static_cast<double>(small(rng)); });
   NamedGraphs graphs;
   for (const Case& c : cases) graphs.emplace_back(&c.graph, std::string(c.graph.name()));
   const BuildResult built = compile_bundle(graphs, "long_rows_opencl", opencl_options());

@@ -88,6 +88,8 @@ AdvancedCode advanced_code(const NodeEmitContext& c, const AdvancedLayout& lay, 
   // A device backend checks index values in kernels of its own (they are not on the host).
   data.set("checked_arrays", device ? TemplateData{TemplateData::type::list} : arrays);
   data.set("masks", masks);
+  // ... and counts a mask's true elements on the device too (templates/gpu/host/advanced_checks).
+  data.set("host_masks", device ? TemplateData{TemplateData::type::list} : masks);
   data.set("count", str(nops));
   data.set("nops_or_1", str(nops > 0 ? nops : 1));
   data.set("nops_y", str(nops + 1));
@@ -236,6 +238,33 @@ TemplateData device_advanced_data(const NodeEmitContext& c, const AdvancedCode& 
     arrays.push_back(a);
   }
   data.set("arrays", arrays);
+  // Masks: the true elements' coordinates (one int64 vector per dimension the mask covers) are
+  // written by Nonzero's kernels into the node's workspace, then index like arrays along the
+  // block's last dimension.
+  TemplateData masks{TemplateData::type::list};
+  for (const auto& item : code.data.get("masks")->list_value()) {
+    TemplateData m = item;
+    const std::string slot = item.get("slot")->string_value();
+    const int rank = std::stoi(item.get("rank")->string_value()), d = std::stoi(item.get("d")->string_value());
+    for (const char* k : {"count", "offsets", "write"}) m.set(std::string(k) + "_kernel", ref(name + "_mask" + slot + "_" + k));
+    m.set("scratch", str(c.scratch_slot()));
+    m.set("out_rank", *code.data.get("rank"));
+    m.set("nb", *code.data.get("nb"));
+    m.set("block_pos", *code.data.get("block_pos"));
+    TemplateData coords{TemplateData::type::list};
+    std::string outs;
+    for (int j = 0; j < rank; ++j) {
+      TemplateData cj;
+      cj.set("j", str(j));
+      cj.set("xd", str(d + j));
+      coords.push_back(cj);
+      outs += ", coords" + slot + " + " + str(j) + " * size" + slot;
+    }
+    m.set("coords", coords);
+    m.set("coord_outputs", outs);
+    masks.push_back(m);
+  }
+  data.set("mask_items", masks);
   data.set("checks", render_template("templates/gpu/host/advanced_checks.mustache", data));
   (void)lay;
   return data;

@@ -60,9 +60,9 @@ std::vector<OpEmitter> gpu_table(const std::string& backend) {
   table.push_back({"IncSubtensor", with_dialect(gpu_emit_inc_subtensor), false});
   // Row gather and scatter; other advanced indices are refused by name at compile time.
   table.push_back({"AdvancedSubtensor1", with_dialect(gpu_emit_advanced_subtensor1), false});
-  table.push_back({"AdvancedSubtensor", with_dialect(gpu_emit_advanced_subtensor), false});
+  table.push_back({"AdvancedSubtensor", with_dialect(gpu_emit_advanced_subtensor), false, false, true});
   table.push_back({"AdvancedIncSubtensor1", with_dialect(gpu_emit_advanced_inc_subtensor1), false});
-  table.push_back({"AdvancedIncSubtensor", with_dialect(gpu_emit_advanced_inc_subtensor), false});
+  table.push_back({"AdvancedIncSubtensor", with_dialect(gpu_emit_advanced_inc_subtensor), false, false, true});
   // Row-block kernels: one work-group per row.
   table.push_back({"Softmax", with_dialect(gpu_emit_softmax), false});
   table.push_back({"LogSoftmax", with_dialect(gpu_emit_softmax), false});

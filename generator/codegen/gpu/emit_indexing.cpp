@@ -19,8 +19,9 @@
 // one check kernel per index operand (launched in operand order, so the first operand's error
 // wins), then templates/gpu/advanced.mustache: a gather with one work-item per output element,
 // or the same deterministic update — one work-item per element of the basic dimensions walking
-// the block in order (two updates of one element share their basic coordinates). Boolean masks
-// are refused by name.
+// the block in order (two updates of one element share their basic coordinates). A boolean mask
+// (one per index) is its nonzero(): the Nonzero kernels write its true elements' coordinates
+// into the node's workspace (the count read back), which then index like arrays.
 #include <functional>
 
 #include "codegen/c_names.h"
@@ -123,15 +124,16 @@ NodeCode emit_scatter(const NodeEmitContext& c, const GpuDialect& d, const std::
 }
 
 // The general forms: index arrays broadcast together, slices and newaxes around them (NumPy's
-// placement of the block). Boolean masks are refused by name; the ranks the kernels pad to 6.
+// placement of the block). One boolean mask at most; the kernels pad ranks to 6.
 TemplateData advanced_kernel_data(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend,
                                   const AdvancedLayout& lay, int first) {
   std::size_t basic = lay.basic.size();
+  int masks = 0;
   for (int a : lay.advanced) {
     const AdvancedLayout::Part& p = lay.parts[static_cast<std::size_t>(a)];
-    if (p.kind == AdvancedLayout::Part::Kind::Mask)
+    if (p.kind == AdvancedLayout::Part::Kind::Mask && ++masks > 1)
       throw NotImplementedError("`" + c.node().op().str() + "` has no " + backend +
-                                " implementation: boolean mask indices have no GPU kernels yet (docs/gpu_backends.md)");
+                                " implementation: the GPU kernels take one boolean mask per index (docs/gpu_backends.md)");
     if (p.ndim > 6)
       throw NotImplementedError("`" + c.node().op().str() + "` has no " + backend +
                                 " implementation: index arrays of rank above 6");
@@ -148,14 +150,14 @@ TemplateData advanced_kernel_data(const NodeEmitContext& c, const GpuDialect& d,
   k.set("x_bind", d.buffer_bind(xs, "p", true));
   k.set("q_param", d.buffer_param(xs, "q", false));
   k.set("q_bind", d.buffer_bind(xs, "q", false));
+  // The kernels' index operands: the arrays (checked by kernels of their own), then each mask's
+  // true-element coordinates (int64, always in range), in the order the host passes them.
   TemplateData arrays{TemplateData::type::list};
-  int slot = 0;
-  for (int a : lay.advanced) {
-    const AdvancedLayout::Part& p = lay.parts[static_cast<std::size_t>(a)];
-    const DType it = c.in_var(first + p.input).dtype();
-    const std::string is = gpu_storage_type(it), name = "i" + std::to_string(slot);
+  const auto add = [&](const std::string& slot, DType it, bool checked) {
+    const std::string is = gpu_storage_type(it), name = "i" + slot;
     TemplateData item;
-    item.set("slot", std::to_string(slot++));
+    item.set("slot", slot);
+    item.set("checked", checked);
     item.set("itype", is);
     item.set("huge", it == DType::UInt64 ? "raw > (uint64_t)0x7fffffffffffffffUL || " : "");
     item.set("i_param", d.buffer_param(is, name, true));
@@ -163,8 +165,24 @@ TemplateData advanced_kernel_data(const NodeEmitContext& c, const GpuDialect& d,
     item.set("st_param", d.buffer_param("int32_t", "st", false));
     item.set("st_bind", d.buffer_bind("int32_t", "st", false));
     arrays.push_back(item);
+  };
+  std::string mask_kernels;
+  for (int pass = 0; pass < 2; ++pass) {
+    int slot = 0;
+    for (int a : lay.advanced) {
+      const AdvancedLayout::Part& p = lay.parts[static_cast<std::size_t>(a)];
+      const std::string s = std::to_string(slot++);
+      const bool mask = p.kind == AdvancedLayout::Part::Kind::Mask;
+      if (pass == 0 && !mask) add(s, c.in_var(first + p.input).dtype(), true);
+      if (pass == 1 && mask) {
+        for (int j = 0; j < p.ndim; ++j) add("m" + s + "_" + std::to_string(j), DType::Int64, false);
+        mask_kernels += gpu_nonzero_kernels(d, c.kernel_name() + "_mask" + s, comment_text(c.node().op().str(), 100) +
+                                            ": mask operand " + s, gpu_storage_type(c.in_var(first + p.input).dtype()), p.ndim);
+      }
+    }
   }
   k.set("arrays", arrays);
+  k.set("mask_kernels", mask_kernels);
   return k;
 }
 

@@ -28,11 +28,10 @@ void select_refuse_rank(const NodeEmitContext& c, const std::string& backend) {
 
 // The selection kernels' data: names, the tree and the local arrays; the caller adds the flag,
 // the write and the parameters.
-TemplateData select_data(const NodeEmitContext& c, const GpuDialect& d) {
-  const std::string name = c.kernel_name();
+TemplateData select_data(const GpuDialect& d, const std::string& name, const std::string& comment) {
   TemplateData k = d.data();
   k.set("name", name);
-  k.set("comment", comment_text(c.node().op().str(), 100));
+  k.set("comment", comment);
   k.set("totals_param", d.buffer_param("int64_t", "totals", false));
   k.set("totals_bind", d.buffer_bind("int64_t", "totals", false));
   k.set("local_acc", d.local_array("int64_t", "acc", 256));
@@ -67,11 +66,9 @@ std::string padded_args(const std::vector<std::string>& arrays) {
 
 }  // namespace
 
-NodeCode gpu_emit_nonzero(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend) {
-  select_refuse_rank(c, backend);
-  const int rank = c.in_var(0).ndim();
-  const std::string T = gpu_storage_type(c.in_var(0).dtype());
-  TemplateData k = select_data(c, d);
+std::string gpu_nonzero_kernels(const GpuDialect& d, const std::string& name, const std::string& comment,
+                                const std::string& T, int rank) {
+  TemplateData k = select_data(d, name, comment);
   k.set("flag_note", "x's element is nonzero; NaN is");
   k.set("in_params", d.buffer_param(T, "x", true));
   k.set("in_binds", "  " + d.buffer_bind(T, "x", true));
@@ -92,6 +89,13 @@ NodeCode gpu_emit_nonzero(const NodeEmitContext& c, const GpuDialect& d, const s
   k.set("flag", "        {\n          int64_t r = e, o = 0;\n          for (int d = 5; d >= 0; --d) {\n"
                 "            o += (r % xl[d]) * xs[d];\n            r /= xl[d];\n          }\n          f = x[o] != 0;\n"
                 "        }");
+  return render_template("templates/gpu/select.mustache", k);
+}
+
+NodeCode gpu_emit_nonzero(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend) {
+  select_refuse_rank(c, backend);
+  const int rank = c.in_var(0).ndim();
+  const std::string T = gpu_storage_type(c.in_var(0).dtype());
   TemplateData host = c.base_data();
   TemplateData outputs{TemplateData::type::list};
   for (int i = 0; i < c.node().num_outputs(); ++i) {
@@ -108,7 +112,7 @@ NodeCode gpu_emit_nonzero(const NodeEmitContext& c, const GpuDialect& d, const s
   host.set("offsets_kernel", d.kernel_ref(c.kernel_name() + "_offsets"));
   host.set("write_kernel", d.kernel_ref(c.kernel_name() + "_write"));
   return NodeCode(render_template("templates/gpu/host/nonzero.mustache", host),
-                  render_template("templates/gpu/select.mustache", k));
+                  gpu_nonzero_kernels(d, c.kernel_name(), comment_text(c.node().op().str(), 100), T, rank));
 }
 
 NodeCode gpu_emit_unique(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend) {
@@ -152,7 +156,7 @@ NodeCode gpu_emit_unique(const NodeEmitContext& c, const GpuDialect& d, const st
   kernels += render_template("templates/gpu/sort.mustache", s);
 
   // The first position of each run of equal items in the sorted order.
-  TemplateData k = select_data(c, d);
+  TemplateData k = select_data(d, name, comment_text(op.str(), 100));
   k.set("flag_note", "the first of a run of equal items in the sorted order");
   k.set("in_params", d.buffer_param(T, "x", true) + ", " + d.buffer_param("int64_t", "order", true));
   k.set("in_binds", "  " + d.buffer_bind(T, "x", true) + "\n  " + d.buffer_bind("int64_t", "order", true));

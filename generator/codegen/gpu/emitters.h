@@ -72,6 +72,10 @@ NodeCode gpu_emit_searchsorted(const NodeEmitContext& c, const GpuDialect& d, co
 /// selected in order by a count, a scan of chunk totals and a write (emit_select.cpp).
 NodeCode gpu_emit_nonzero(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 NodeCode gpu_emit_unique(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// Nonzero's kernels `name`_count/_offsets/_write for a rank-`rank` tensor of storage type `T`
+/// (the coordinates of its nonzero elements; also a boolean mask index's true elements).
+std::string gpu_nonzero_kernels(const GpuDialect& d, const std::string& name, const std::string& comment,
+                                const std::string& T, int rank);
 /// IfElse: the condition read to the host once per call (kg::read_condition, shared with the
 /// `if` around each branch's nodes), the branch taken copied to the outputs (emit_shape_ops.cpp).
 NodeCode gpu_emit_ifelse(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
