@@ -23,7 +23,10 @@ namespace kiln {
 
 namespace {
 
-// A hook of the shared templates: the backend's value, else the C++ backend's.
+// A hook of the shared templates: the backend's value, else the C++ backend's. Besides those
+// backend.h lists, bind_input_values binds an input whose values a node reads (empty: as
+// bind_input) and read_condition reads a lazy node's condition to the host once per call
+// (empty: the condition is host data, `.data[0]`).
 std::string hook(const Backend& backend, const std::string& key) {
   static const std::map<std::string, std::string> defaults = {{"bind_input", "kg::bind_input"},
                                                               {"bind_input_values", ""},

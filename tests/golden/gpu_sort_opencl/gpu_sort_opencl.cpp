@@ -397,10 +397,12 @@ inline T minimum(T a, T b) {
     return a <= b ? a : b;
 }
 
-/// NumPy's clip: minimum(maximum(x, lo), hi).
+/// PyTensor's Clip (its impl and C code): lo where x < lo, else hi where x > hi, else x. It
+/// differs from NumPy's minimum(maximum(x, lo), hi) when lo > hi (x < lo gives lo) and when a
+/// bound is NaN (comparisons with NaN are false: x is kept); a NaN x stays NaN in both.
 template <typename T>
 inline T clip(T x, T lo, T hi) {
-  return minimum(maximum(x, lo), hi);
+  return x < lo ? lo : (x > hi ? hi : x);
 }
 
 template <typename T>
@@ -1182,6 +1184,20 @@ inline int32_t alloc_output(Ctx* ctx, OutputSink& sink, int k, Tensor<T, N>& t, 
   t.data = static_cast<T*>(o->buffer);
   t.set_contiguous_strides();
   return KILN_OK;
+}
+
+/// The address of a graph constant of more than one element, as a pointer the compiler cannot
+/// see through. GCC 12.2 with AVX-512VL (-march=x86-64-v4 or a native AVX-512 CPU) miscompiles
+/// copies of constant bytes it knows: a 32-byte piece {a, a, a, 0} of a memcpy from a constant
+/// array is stored as a broadcast of a (its const_wide_int drops the zero top element, and the
+/// by-pieces store turns "repeats a" into vpbroadcastq), so an output that is the constant
+/// [[1, 1, 1], [0, 0, 0]] came back as [[1, 1, 1], [1, 0, 0]]. Through an opaque pointer the
+/// bytes are loaded from memory as written. Scalars stay visible: kernels fold them.
+template <typename T>
+inline T* opaque(const T* p) {
+  T* q = const_cast<T*>(p);
+  __asm__("" : "+r"(q));
+  return q;
 }
 
 /// Copies src into dst (same shape; any strides).
