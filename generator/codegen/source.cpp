@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "codegen/c_names.h"
 #include "codegen/c_types.h"
@@ -22,9 +23,14 @@ namespace kiln {
 
 namespace {
 
-// A hook of the shared templates: the backend's value, else the C++ backend's.
+// A hook of the shared templates: the backend's value, else the C++ backend's. Besides those
+// backend.h lists, bind_input_values binds an input whose values a node reads (empty: as
+// bind_input) and read_condition reads a lazy node's condition to the host once per call
+// (empty: the condition is host data, `.data[0]`).
 std::string hook(const Backend& backend, const std::string& key) {
   static const std::map<std::string, std::string> defaults = {{"bind_input", "kg::bind_input"},
+                                                              {"bind_input_values", ""},
+                                                              {"read_condition", ""},
                                                               {"context_create", "kg::create_context"},
                                                               {"context_destroy", "kg::destroy_context"},
                                                               {"extra_exports", ""}};
@@ -49,8 +55,11 @@ std::string node_label(const Apply& node, int index) {
 
 // The lines that close the lazy branches `open` has and `next` lacks, then open those `next`
 // adds (`open` becomes `next`); empty when there are none. Branch 0 of an IfElse runs when its
-// condition is nonzero, branch 1 otherwise.
-TemplateData branch_transition(RegionPath& open, const RegionPath& next, const LoweredGraph& lg) {
+// condition is nonzero, branch 1 otherwise. A backend whose condition lives on a device reads it
+// to the host once per call with its `read_condition` hook, into `kc_<condition>` (-1 until read;
+// the function declares it).
+TemplateData branch_transition(RegionPath& open, const RegionPath& next, const LoweredGraph& lg,
+                               const std::string& read_condition) {
   std::size_t common = 0;
   while (common < open.size() && common < next.size() && open[common] == next[common]) ++common;
   std::string code;
@@ -58,7 +67,12 @@ TemplateData branch_transition(RegionPath& open, const RegionPath& next, const L
   for (std::size_t k = common; k < next.size(); ++k) {
     const auto& [lazy, branch] = next[k];
     KILN_INTERNAL_ASSERT(lazy->op().name() == "IfElse", "generated code runs the branches of IfElse only");
-    const std::string cond = lg.var(lazy->input(0).get()).cname + ".data[0] != 0";
+    const std::string c = lg.var(lazy->input(0).get()).cname;
+    std::string cond = c + ".data[0] != 0";
+    if (!read_condition.empty()) {
+      code += "  KILN_TRY(" + read_condition + "(ctx, " + c + ", kc_" + c + "));\n";
+      cond = "kc_" + c + " != 0";
+    }
     code += "  if (" + (branch == 0 ? cond : "!(" + cond + ")") + ") {  // branch " + std::to_string(branch) + "\n";
   }
   open = next;
@@ -101,6 +115,14 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
     item.set("dl", dl_dtype_literal(v.dtype()));
     item.set("static_shape", join(dims, ", "));
     item.set("label", c_string_literal(v.name().empty() ? v.file_id() : v.name()));
+    // An input whose values a node reads (not only its shape) may need a binding of its own
+    // (a GPU backend's shape function copies it to the host: Nonzero's count, Repeat's counts).
+    const std::string values = hook(backend, "bind_input_values");
+    const auto& clients = fg.clients(&v);
+    if (!values.empty() && std::any_of(clients.begin(), clients.end(), [](const Client& c) {
+          return c.node && c.node->op().name() != "Shape" && c.node->op().name() != "Shape_i";
+        }))
+      item.set("bind_input", values);
     inputs.push_back(item);
   }
   data.set("inputs", inputs);
@@ -138,8 +160,21 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
   RegionPath open_regions;
   const auto enter = [&](const Apply& node, TemplateData& item) {
     const auto r = regions.find(&node);
-    item.set("regions", branch_transition(open_regions, r == regions.end() ? RegionPath{} : r->second, lg));
+    item.set("regions", branch_transition(open_regions, r == regions.end() ? RegionPath{} : r->second, lg,
+                                          hook(backend, "read_condition")));
   };
+  // The host copies of lazy nodes' conditions (backends with a read_condition hook).
+  TemplateData conditions{TemplateData::type::list};
+  if (!hook(backend, "read_condition").empty()) {
+    std::set<std::string> seen;
+    for (const Apply* node : lg.order) {
+      if (node->op().lazy_branches().empty() || !seen.insert(lg.var(node->input(0).get()).cname).second) continue;
+      TemplateData item;
+      item.set("name", "kc_" + lg.var(node->input(0).get()).cname);
+      conditions.push_back(item);
+    }
+  }
+  data.set("conditions", conditions);
   for (std::size_t i = 0; i < lg.order.size(); ++i) {
     const Apply& node = *lg.order[i];
     const auto group = lg.group_of.find(&node);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds samples/cuda-logreg (kiln_add_graph(... BACKEND cuda), CMake's CUDA
-# language, cuBLAS) with the kiln installed into PREFIX (the deploy_install test). Builds only:
+# language, cuBLAS: the prediction and the training step, differentiated by `kiln grad` at build
+# time) with the kiln installed into PREFIX (the deploy_install test). Builds only:
 # there is no GPU to run it on. Exits 77 (skipped) without nvcc.
 #   cuda_sample.sh PREFIX SOURCE_DIR WORK_DIR
 set -euo pipefail
@@ -14,9 +15,10 @@ if [ -z "$nvcc" ]; then
 fi
 rm -rf "$work"
 mkdir -p "$work/samples"
-cp -r "$src/samples/cuda-logreg" "$src/samples/logreg_predict.json" "$work/samples/"
+cp -r "$src/samples/cuda-logreg" "$src/samples/logreg_predict.json" "$src/samples/logistic_regression" "$work/samples/"
 CUDACXX=$nvcc cmake -S "$work/samples/cuda-logreg" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF >/dev/null
 ninja -C "$work/build" >/dev/null
 grep -q "cublas" "$work/build/build.ninja" || { echo "predict_cuda does not link cuBLAS" >&2; exit 1; }
+[ -f "$work/build/kiln/logreg_train/logreg_train.cu" ] || { echo "the training step was not emitted for CUDA" >&2; exit 1; }
 echo "samples/cuda-logreg configured and built with $nvcc"

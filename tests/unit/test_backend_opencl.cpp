@@ -24,7 +24,15 @@
 #include "ops/dot.h"
 #include "ops/reduce.h"
 #include "ops/softmax.h"
+#include "ops/subtensor.h"
+#include "ops/extra_ops.h"
+#include "ops/advanced_subtensor.h"
+#include "ops/alloc.h"
+#include "ops/assert.h"
+#include "ops/constant.h"
+#include "ops/ifelse.h"
 #include "ops/sort.h"
+#include "ops/unique.h"
 
 #ifdef KILN_TEST_OPENCL
 #include "kiln/opencl.hpp"
@@ -148,7 +156,7 @@ TEST_CASE("opencl: NumPy fixtures through the opencl backend") {
   };
   check_fixtures_compiled(opencl_options(), claims, call_opencl, 64);
   MESSAGE(refused << " cases of GPU ops refused at compile time (a scalar op the GPU dialects do not spell, or a form "
-                     "the GPU kernels lack, such as advanced indexing beyond the row form)");
+                     "the GPU kernels lack, such as boolean mask indices)");
 #endif
 }
 
@@ -198,7 +206,7 @@ TEST_CASE("opencl: errors kernels find come back through the status word as the 
 #endif
 }
 
-TEST_CASE("opencl: long rows take several work-items, tiles, groups and chunks") {
+TEST_CASE("opencl: long rows take several work-items, tiles, groups, chunks and merge passes") {
 #ifndef KILN_TEST_OPENCL
   MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
 #else
@@ -208,7 +216,9 @@ TEST_CASE("opencl: long rows take several work-items, tiles, groups and chunks")
   }
   // The fixtures' rows are short (one work-item's share each); these rows span many work-items
   // (the group trees of softmax and argmax), many scan tiles, and several groups per row (the
-  // chunked scan's carry and add kernels), compared with the reference evaluator.
+  // chunked scan's carry and add kernels), sorts of several 1024-element tiles (the merge
+  // passes), selections over many chunks (Nonzero, Unique) and long Repeats and Searchsorteds,
+  // compared with the reference evaluator.
   std::mt19937_64 rng(19);
   std::normal_distribution<double> normal(0.0, 10.0);
   const auto random_array = [&](DType dt, const Shape& shape, const std::function<double(int64_t)>& value) {
@@ -220,6 +230,7 @@ TEST_CASE("opencl: long rows take several work-items, tiles, groups and chunks")
         case DType::Float32: a.data<float>()[i] = static_cast<float>(v); break;
         case DType::Int64: a.data<int64_t>()[i] = static_cast<int64_t>(v); break;
         case DType::Int8: a.data<int8_t>()[i] = static_cast<int8_t>(static_cast<int64_t>(v)); break;
+        case DType::Int32: a.data<int32_t>()[i] = static_cast<int32_t>(v); break;
         case DType::Bool: a.data<uint8_t>()[i] = v != 0; break;
         default: FAIL("dtype");
       }
@@ -231,13 +242,18 @@ TEST_CASE("opencl: long rows take several work-items, tiles, groups and chunks")
     std::vector<Array> inputs;
   };
   std::vector<Case> cases;
-  const auto add = [&](const char* name, DType dt, const Shape& shape, const std::function<Var(const Var&)>& f,
-                       const std::function<double(int64_t)>& value) {
+  const auto add_outputs = [&](const char* name, DType dt, const Shape& shape, const std::function<VarList(const Var&)>& f,
+                               const std::function<double(int64_t)>& value) {
     GraphBuilder g(name);
     Shape any(shape.size(), -1);
     auto x = g.input("x", dt, any);
-    g.output(f(x), "y");
+    const VarList ys = f(x);
+    for (std::size_t k = 0; k < ys.size(); ++k) g.output(ys[k], "y" + std::to_string(k));
     cases.push_back({g.build(), {random_array(dt, shape, value)}});
+  };
+  const auto add = [&](const char* name, DType dt, const Shape& shape, const std::function<Var(const Var&)>& f,
+                       const std::function<double(int64_t)>& value) {
+    add_outputs(name, dt, shape, [&](const Var& x) { return VarList{f(x)}; }, value);
   };
   const auto noise = [&](int64_t) { return normal(rng); };
   add("softmax_rows", DType::Float64, {3, 3000}, [](const Var& x) { return softmax(x, 1); }, noise);
@@ -264,6 +280,38 @@ TEST_CASE("opencl: long rows take several work-items, tiles, groups and chunks")
       [&](int64_t) { return 1.0 + normal(rng) * 1e-4; });
   add("cumsum_bool_transposed", DType::Bool, {5000, 4}, [](const Var& x) { return cumsum(transpose(x), 1); },
       [&](int64_t i) { return i == 4 * 4000 + 1 ? 1.0 : 0.0; });
+  // Sorts: rows of several tiles (merge passes), many ties (stability) and NaNs, any layout.
+  const auto ties = [&](int64_t i) { return i % 997 == 5 ? std::nan("") : std::round(normal(rng) / 4); };
+  add("sort_rows_float64_ties_nans", DType::Float64, {3, 5000}, [](const Var& x) { return sort(x, 1); }, ties);
+  add("argsort_rows_float64_ties_nans", DType::Float64, {2, 3100}, [](const Var& x) { return argsort(x, -1); }, ties);
+  add("argsort_columns_int8_transposed", DType::Int8, {2, 4500}, [](const Var& x) { return argsort(transpose(x), 0); },
+      [&](int64_t) { return static_cast<double>(small(rng) % 100); });
+  add("sort_float32_one_tile", DType::Float32, {5, 1000}, [](const Var& x) { return sort(x, 1); }, noise);
+  // Selections over many chunks: the counts' scan and each chunk's first position.
+  add_outputs("nonzero_sparse_3d", DType::Float64, {30, 40, 50},
+              [](const Var& x) { return nonzero(x); }, [&](int64_t i) { return i % 7 == 0 || i % 11 == 3 ? 1.5 : 0.0; });
+  add_outputs("unique_flat_all_outputs", DType::Int32, {300, 70},
+              [](const Var& x) { return unique(x, true, true, true); }, [&](int64_t) { return static_cast<double>(small(rng) % 300); });
+  add_outputs("unique_rows_axis0", DType::Int8, {3000, 3},
+              [](const Var& x) { return unique(x, true, true, true, 0); }, [&](int64_t) { return static_cast<double>(small(rng) % 3); });
+  add("unique_float64_nans", DType::Float64, {5000}, [](const Var& x) { return unique(x)[0]; }, ties);
+  // Long Repeat (running sums of the counts searched) and Searchsorted of many values.
+  add("repeat_by_counts", DType::Int64, {2, 3000},
+      [](const Var& x) { return repeat(x, cast(abs(subtensor(x, {idx(0)})) % 4, DType::Int64), 1); },
+      [&](int64_t) { return static_cast<double>(small(rng)); });
+  add("searchsorted_sorted_rows", DType::Float64, {4000},
+      [](const Var& x) { return searchsorted(sort(x, 0), x, "right"); }, ties);
+  // Advanced indexing: a mask over many chunks (its true elements' coordinates by the Nonzero
+  // kernels), set through a mask, and two index arrays with repeated positions accumulating.
+  add("mask_gather_transposed", DType::Float64, {300, 200},
+      [](const Var& x) { return advanced_subtensor(transpose(x), {gt(transpose(x), 0.0)}); }, noise);
+  add("mask_set_rows", DType::Float64, {400, 150},
+      [](const Var& x) { return advanced_set_subtensor(x, scalar_constant(DType::Float64, -1), {slice(), lt(at(x, 0), 0.0)}); },
+      noise);
+  add("two_arrays_inc_repeats", DType::Int32, {50, 60}, [](const Var& x) {
+    Var rows = cast(abs(x) % 50, DType::Int64), cols = cast(abs(x * 7) % 60, DType::Int64);
+    return advanced_inc_subtensor(x, x, {rows, cols});
+  }, [&](int64_t) { return static_cast<double>(small(rng)); });
   NamedGraphs graphs;
   for (const Case& c : cases) graphs.emplace_back(&c.graph, std::string(c.graph.name()));
   const BuildResult built = compile_bundle(graphs, "long_rows_opencl", opencl_options());
@@ -274,8 +322,12 @@ TEST_CASE("opencl: long rows take several work-items, tiles, groups and chunks")
     for (bool into : {false, true}) {
       const CallResult got = call_opencl(so, std::string(c.graph.name()), c.inputs, into);
       REQUIRE_MESSAGE(got.status == KILN_OK, got.error);
-      const auto diff = compare_arrays(got.outputs[0], want[0]);
-      CHECK_MESSAGE(!diff, *diff);
+      REQUIRE(got.outputs.size() == want.size());
+      for (std::size_t k = 0; k < want.size(); ++k) {
+        CAPTURE(k);
+        const auto diff = compare_arrays(got.outputs[k], want[k]);
+        CHECK_MESSAGE(!diff, *diff);
+      }
     }
   }
 #endif
@@ -365,20 +417,123 @@ TEST_CASE("opencl: products span many tiles, in every layout, through CLBlast an
 #endif
 }
 
+TEST_CASE("opencl: IfElse runs only the branch taken, its condition read once") {
+#ifndef KILN_TEST_OPENCL
+  MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
+#else
+  if (!have_opencl_platform()) {
+    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
+    return;
+  }
+  // Branches that must not run when not taken: an Assert that fails (its kernel would claim the
+  // status word) and an Alloc of 2^50 float64 (its allocation would fail); nested IfElses; several
+  // outputs of mixed dtypes; a condition computed on the device. Compared with the reference
+  // evaluator, and the failing branch's message with the C++ backend's words.
+  const auto vec = [](DType dt) { return TensorType(dt, {kUnknownLength}); };
+  const auto never = [](const Var& x, const char* text) { return assert_op(x, {scalar_constant(DType::Bool, 0)}, text); };
+  const auto scalar = [](DType dt, double v) {
+    Array a = Array::empty(dt, {});
+    visit_dtype(dt, [&](auto t) { *a.data<decltype(t)>() = static_cast<decltype(t)>(v); });
+    return a;
+  };
+  const auto vector = [](DType dt, const std::vector<double>& values) {
+    Array a = Array::empty(dt, {static_cast<std::int64_t>(values.size())});
+    visit_dtype(dt, [&](auto t) {
+      for (std::size_t i = 0; i < values.size(); ++i) a.data<decltype(t)>()[i] = static_cast<decltype(t)>(values[i]);
+    });
+    return a;
+  };
+  std::vector<FunctionGraph> owned;
+  {
+    Var c = make_input(scalar_type(DType::Bool), "c");
+    Var x = make_input(vec(DType::Float64), "x"), y = make_input(vec(DType::Float64), "y");
+    Var shared = x * 2.0;
+    owned.push_back(FunctionGraph({c, x, y}, {ifelse(c, exp(shared) + y, never(y - x, "else ran")), shared}));
+  }
+  {
+    Var c = make_input(scalar_type(DType::Int64), "c");
+    Var x = make_input(vec(DType::Float64), "x");
+    Var huge = alloc(scalar_constant(DType::Float64, 1), IntList{std::int64_t{1} << 50});
+    owned.push_back(FunctionGraph({c, x}, {ifelse(c, huge, x * 3.0)}));
+  }
+  {
+    Var c1 = make_input(scalar_type(DType::Bool), "c1"), c2 = make_input(scalar_type(DType::Bool), "c2");
+    Var x = make_input(vec(DType::Float64), "x");
+    Var inner = ifelse(c2, exp(x), never(x, "inner else ran"));
+    owned.push_back(FunctionGraph({c1, c2, x}, {ifelse(c1, inner + 1.0, never(x, "outer else ran") * 2.0)}));
+  }
+  {
+    Var c = make_input(scalar_type(DType::Float32), "c");
+    Var a = make_input(vec(DType::Int32), "a"), b = make_input(vec(DType::Int32), "b");
+    Var s = make_input(scalar_type(DType::Float32), "s"), t = make_input(scalar_type(DType::Float32), "t");
+    owned.push_back(FunctionGraph({c, a, b, s, t}, ifelse(c, {a + b, s * t, gt(a, b)}, {a - b, s - t, lt(a, b)})));
+  }
+  {
+    Var x = make_input(vec(DType::Float64), "x");
+    owned.push_back(FunctionGraph({x}, {ifelse(gt(sum(x), 0.0), sort(x, 0), cumsum(x) * 2.0)}));
+  }
+  NamedGraphs graphs;
+  for (std::size_t k = 0; k < owned.size(); ++k) graphs.emplace_back(&owned[k], "ifelse" + std::to_string(k));
+  const BuildResult built = compile_bundle(graphs, "ifelse_opencl", opencl_options());
+  Library so(built.library_path);
+  const Array x = vector(DType::Float64, {0.5, -1.0, 2.0}), y = vector(DType::Float64, {1.0, 2.0, 3.0});
+  struct Run {
+    std::size_t graph;
+    std::vector<Array> inputs;
+    const char* error;  ///< a substring of the expected failure, or null
+  };
+  const std::vector<Run> runs = {
+      {0, {scalar(DType::Bool, 1), x, y}, nullptr},
+      {0, {scalar(DType::Bool, 0), x, y}, "else ran"},
+      {1, {scalar(DType::Int64, 0), x}, nullptr},
+      {2, {scalar(DType::Bool, 1), scalar(DType::Bool, 1), x}, nullptr},
+      {2, {scalar(DType::Bool, 1), scalar(DType::Bool, 0), x}, "inner else ran"},
+      {2, {scalar(DType::Bool, 0), scalar(DType::Bool, 1), x}, "outer else ran"},
+      {3, {scalar(DType::Float32, 0.5), vector(DType::Int32, {1, 5}), vector(DType::Int32, {3, 2}),
+           scalar(DType::Float32, 2), scalar(DType::Float32, 7)}, nullptr},
+      {3, {scalar(DType::Float32, 0), vector(DType::Int32, {1, 5}), vector(DType::Int32, {3, 2}),
+           scalar(DType::Float32, 2), scalar(DType::Float32, 7)}, nullptr},
+      {4, {x}, nullptr},
+      {4, {vector(DType::Float64, {-0.5, -1.0, 1.0})}, nullptr},
+  };
+  for (const Run& r : runs) {
+    const std::string name = graphs[r.graph].second;
+    CAPTURE(name);
+    CAPTURE(r.error ? r.error : "ok");
+    for (bool into : {false, true}) {
+      const CallResult got = call_opencl(so, name, r.inputs, into);
+      if (r.error) {
+        CHECK(got.status == KILN_ERR_ASSERT);
+        CHECK_MESSAGE(got.error.find(r.error) != std::string::npos, got.error);
+        continue;
+      }
+      REQUIRE_MESSAGE(got.status == KILN_OK, got.error);
+      const std::vector<Array> want = evaluate(owned[r.graph], r.inputs);
+      REQUIRE(got.outputs.size() == want.size());
+      for (std::size_t k = 0; k < want.size(); ++k) {
+        const auto diff = compare_arrays(got.outputs[k], want[k]);
+        CHECK_MESSAGE(!diff, *diff);
+      }
+    }
+  }
+#endif
+}
+
 TEST_CASE("opencl: an op without a GPU kernel is a compile-time error naming op, props and backend") {
   for (const char* backend : {"opencl", "cuda"}) {
     CompileOptions o = opencl_options();
     o.backend = backend;
-    GraphBuilder g("lacks");
-    auto x = g.input("x", DType::Float64, {-1, -1});
-    g.output(sort(x, 1), "y");
+    // A Scan (fixture scan/cumsum): the GPU backends lack it.
+    const std::vector<std::string> dirs = list_fixture_cases("scan/cumsum");
+    REQUIRE(!dirs.empty());
+    const FixtureCase scan = load_fixture_case(dirs[0]);
     try {
-      emit(g.build(), o);
+      emit_bundle({{&scan.graph, "lacks"}}, "lacks", o);
       FAIL("expected a NotImplementedError");
     } catch (const NotImplementedError& e) {
       const std::string what = e.what();
-      CHECK_MESSAGE(what.find("`SortOp{kind='quicksort'}` has no " + std::string(backend) + " implementation") != std::string::npos,
-                    what);
+      CHECK_MESSAGE(what.find("`Scan{") != std::string::npos, what);
+      CHECK_MESSAGE(what.find("has no " + std::string(backend) + " implementation") != std::string::npos, what);
       CHECK_MESSAGE(what.find("no GPU kernel yet") != std::string::npos, what);
     }
   }

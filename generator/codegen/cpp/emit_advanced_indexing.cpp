@@ -5,6 +5,7 @@
 // nested walks — basic dimensions before the block, the block of broadcast index operands,
 // basic dimensions after it — with the masks' true elements walked by a cursor, so no
 // coordinate array is ever stored.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,8 @@ struct AdvancedCode {
   }
 };
 
-AdvancedCode advanced_code(const NodeEmitContext& c, const AdvancedLayout& lay, int x_input, int first) {
+AdvancedCode advanced_code(const NodeEmitContext& c, const AdvancedLayout& lay, int x_input, int first,
+                           bool device = false) {
   AdvancedCode code;
   TemplateData& data = code.data;
   const std::string x = c.in(x_input);
@@ -67,6 +69,7 @@ AdvancedCode advanced_code(const NodeEmitContext& c, const AdvancedLayout& lay, 
     item.set("rank", str(p.ndim));
     item.set("d", str(p.x_dim));
     item.set("slot", str(slot++));
+    item.set("unsigned_index", c.in_var(first + p.input).dtype() == DType::UInt64 ? "true" : "false");
     if (p.kind == Part::Kind::Array) {
       arrays.push_back(item);
       continue;
@@ -82,7 +85,11 @@ AdvancedCode advanced_code(const NodeEmitContext& c, const AdvancedLayout& lay, 
   }
   const int nops = slot;
   data.set("arrays", arrays);
+  // A device backend checks index values in kernels of its own (they are not on the host).
+  data.set("checked_arrays", device ? TemplateData{TemplateData::type::list} : arrays);
   data.set("masks", masks);
+  // ... and counts a mask's true elements on the device too (templates/gpu/host/advanced_checks).
+  data.set("host_masks", device ? TemplateData{TemplateData::type::list} : masks);
   data.set("count", str(nops));
   data.set("nops_or_1", str(nops > 0 ? nops : 1));
   data.set("nops_y", str(nops + 1));
@@ -205,7 +212,112 @@ std::string emit_advanced_inc_subtensor(const NodeEmitContext& c) {
   data.set("order_note", set || from_x ? std::string("the last write wins")
                                        : std::string("the increments accumulate (np.add.at)"));
   data.set("update", update_expr(x.dtype(), y.dtype(), set));
+  data.set("fits", render_op_template("advanced_fits", data));
   return render_op_template("advanced_update", data);
+}
+
+namespace {
+
+// What the device forms of the gather and the update share: the resolution (index values
+// unchecked: kernels check them), the check kernels' launches, the index operands' strides over
+// the block placed at the block's region dimensions, and `x.data + base`.
+TemplateData device_advanced_data(const NodeEmitContext& c, const AdvancedCode& code, const AdvancedLayout& lay,
+                                  const std::string& name, const std::function<std::string(const std::string&)>& ref) {
+  TemplateData data = c.base_data();
+  for (const char* key : {"resolve", "masks", "x", "rank", "rank_or_1", "nb", "nb_or_1", "nops_or_1", "block_pos"})
+    data.set(key, *code.data.get(key));
+  data.set("out_rank", *code.data.get("rank"));
+  TemplateData arrays{TemplateData::type::list};
+  for (const auto& item : code.data.get("arrays")->list_value()) {
+    TemplateData a = item;
+    const std::string slot = item.get("slot")->string_value();
+    a.set("check_kernel", ref(name + "_check" + slot));
+    a.set("out_rank", *code.data.get("rank"));
+    a.set("nb", *code.data.get("nb"));
+    a.set("block_pos", *code.data.get("block_pos"));
+    arrays.push_back(a);
+  }
+  data.set("arrays", arrays);
+  // Masks: the true elements' coordinates (one int64 vector per dimension the mask covers) are
+  // written by Nonzero's kernels into the node's workspace, then index like arrays along the
+  // block's last dimension.
+  TemplateData masks{TemplateData::type::list};
+  for (const auto& item : code.data.get("masks")->list_value()) {
+    TemplateData m = item;
+    const std::string slot = item.get("slot")->string_value();
+    const int rank = std::stoi(item.get("rank")->string_value()), d = std::stoi(item.get("d")->string_value());
+    for (const char* k : {"count", "offsets", "write"}) m.set(std::string(k) + "_kernel", ref(name + "_mask" + slot + "_" + k));
+    m.set("scratch", str(c.scratch_slot()));
+    m.set("out_rank", *code.data.get("rank"));
+    m.set("nb", *code.data.get("nb"));
+    m.set("block_pos", *code.data.get("block_pos"));
+    TemplateData coords{TemplateData::type::list};
+    std::string outs;
+    for (int j = 0; j < rank; ++j) {
+      TemplateData cj;
+      cj.set("j", str(j));
+      cj.set("xd", str(d + j));
+      coords.push_back(cj);
+      outs += ", coords" + slot + " + " + str(j) + " * size" + slot;
+    }
+    m.set("coords", coords);
+    m.set("coord_outputs", outs);
+    masks.push_back(m);
+  }
+  data.set("mask_items", masks);
+  data.set("checks", render_template("templates/gpu/host/advanced_checks.mustache", data));
+  (void)lay;
+  return data;
+}
+
+// `r = expression` items for the x (or out) step of each basic region dimension.
+TemplateData basic_steps(const AdvancedCode& code, const std::string& x, const std::string& out,
+                         const std::string& ys) {
+  TemplateData steps{TemplateData::type::list};
+  int k = 0;
+  for (const auto* dims : {&code.outer, &code.inner})
+    for (const AdvancedCode::BasicDim& b : *dims) {
+      TemplateData item;
+      item.set("r", str(b.region_dim));
+      item.set("k", str(k++));
+      const std::string d = str(b.x_dim);
+      item.set("x_step", b.x_dim < 0 ? "0" : "sl" + d + ".step * " + x + ".strides[" + d + "]");
+      item.set("out_step", b.x_dim < 0 || out.empty() ? "0" : "sl" + d + ".step * " + out + ".strides[" + d + "]");
+      item.set("y_step", ys.empty() ? "0" : ys + "[" + str(b.region_dim) + "]");
+      steps.push_back(item);
+    }
+  return steps;
+}
+
+}  // namespace
+
+std::string emit_device_advanced_gather(const NodeEmitContext& c, const std::function<std::string(const std::string&)>& ref) {
+  const auto& op = static_cast<const AdvancedSubtensor&>(c.node().op());
+  const AdvancedLayout lay = op.layout(c.node());
+  AdvancedCode code = advanced_code(c, lay, 0, 1, true);
+  TemplateData data = device_advanced_data(c, code, lay, c.kernel_name(), ref);
+  data.set("base", code.base(c.in(0)));
+  data.set("steps", basic_steps(code, c.in(0), "", ""));
+  data.set("take_kernel", ref(c.kernel_name() + "_take"));
+  return render_template("templates/gpu/host/advanced_take.mustache", data);
+}
+
+std::string emit_device_advanced_update(const NodeEmitContext& c, const std::function<std::string(const std::string&)>& ref) {
+  const auto& op = static_cast<const AdvancedIncSubtensor&>(c.node().op());
+  const AdvancedLayout lay = op.layout(c.node());
+  AdvancedCode code = advanced_code(c, lay, 0, 2, true);
+  TemplateData data = device_advanced_data(c, code, lay, c.kernel_name(), ref);
+  const std::string xs = c.in(0), os = c.out(0);
+  data.set("y", c.in(1));
+  data.set("xrank", str(c.in_var(0).ndim()));
+  data.set("yrank", str(c.in_var(1).ndim()));
+  data.set("fits", render_op_template("advanced_fits", data));
+  data.set("x_base", code.base(xs));
+  data.set("out_base", code.base(os));
+  data.set("steps", basic_steps(code, xs, os, "ys"));
+  data.set("basic", str(code.outer.size() + code.inner.size()));
+  data.set("scatter_kernel", ref(c.kernel_name() + "_scatter"));
+  return render_template("templates/gpu/host/advanced_update.mustache", data);
 }
 
 }  // namespace kiln

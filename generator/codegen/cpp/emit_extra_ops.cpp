@@ -38,7 +38,9 @@ std::string emit_sort(const NodeEmitContext& c) {
   return render_extra("sort", data);
 }
 
-std::string emit_repeat(const NodeEmitContext& c) {
+namespace {
+
+std::string repeat_code(const NodeEmitContext& c, const std::string& kernel_ref) {
   const auto& op = static_cast<const Repeat&>(c.node().op());
   const int rank = c.in_var(0).ndim();
   const int axis = op.normalized_axis(rank);
@@ -55,7 +57,30 @@ std::string emit_repeat(const NodeEmitContext& c) {
   data.set("n_expr", op.axis() ? c.in(0) + ".shape[" + str(axis) + "]" : c.in(0) + ".size()");
   data.set("rn_expr", scalar_repeats ? "1" : c.in(1) + ".shape[0]");
   data.set("r_index", scalar_repeats ? "0" : "i * " + c.in(1) + ".strides[0]");
+  data.set("device", !kernel_ref.empty());
+  data.set("kernel_ref", kernel_ref);
+  if (!kernel_ref.empty()) data.set("scratch", str(c.scratch_slot()));
   return render_extra("repeat", data);
+}
+
+std::string fill_diagonal_code(const NodeEmitContext& c, const std::string& kernel_ref) {
+  TemplateData data = c.base_data();
+  const bool offset = c.node().op().name() == "FillDiagonalOffset";
+  data.set("rank", str(c.in_var(0).ndim()));
+  data.set("ctype", ctype(c.in_var(0).dtype()));
+  data.set("main", !offset);
+  data.set("matrix", c.in_var(0).ndim() == 2);
+  data.set("offset", offset);
+  data.set("device", !kernel_ref.empty());
+  data.set("kernel_ref", kernel_ref);
+  return render_extra("fill_diagonal", data);
+}
+
+}  // namespace
+
+std::string emit_repeat(const NodeEmitContext& c) { return repeat_code(c, ""); }
+std::string emit_device_repeat(const NodeEmitContext& c, const std::string& kernel_ref) {
+  return repeat_code(c, kernel_ref);
 }
 
 std::string emit_broadcast_to(const NodeEmitContext& c) {
@@ -171,15 +196,9 @@ std::string emit_unique(const NodeEmitContext& c) {
   return render_extra("unique", data);
 }
 
-std::string emit_fill_diagonal(const NodeEmitContext& c) {
-  TemplateData data = c.base_data();
-  const bool offset = c.node().op().name() == "FillDiagonalOffset";
-  data.set("rank", str(c.in_var(0).ndim()));
-  data.set("ctype", ctype(c.in_var(0).dtype()));
-  data.set("main", !offset);
-  data.set("matrix", c.in_var(0).ndim() == 2);
-  data.set("offset", offset);
-  return render_extra("fill_diagonal", data);
+std::string emit_fill_diagonal(const NodeEmitContext& c) { return fill_diagonal_code(c, ""); }
+std::string emit_device_fill_diagonal(const NodeEmitContext& c, const std::string& kernel_ref) {
+  return fill_diagonal_code(c, kernel_ref);
 }
 
 }  // namespace kiln

@@ -289,7 +289,9 @@ std::string emit_extract_diag(const NodeEmitContext& c) {
   return render_shape_op("extract_diag", data);
 }
 
-std::string emit_alloc_diag(const NodeEmitContext& c) {
+namespace {
+
+std::string alloc_diag_code(const NodeEmitContext& c, const std::string& device_template) {
   const auto& op = static_cast<const AllocDiag&>(c.node().op());
   const int in_rank = c.in_var(0).ndim();
   const std::int64_t offset = op.offset();
@@ -319,7 +321,16 @@ std::string emit_alloc_diag(const NodeEmitContext& c) {
   data.set("row0", offset < 0 ? "-" + int64_literal(offset) : std::string("0"));
   data.set("col0", offset > 0 ? int64_literal(offset) : std::string("0"));
   data.set("ctype", ctype(c.in_var(0).dtype()));
+  data.set("device", !device_template.empty());
+  if (!device_template.empty()) data.set("device_fill", render_template(device_template, data));
   return render_shape_op("alloc_diag", data);
+}
+
+}  // namespace
+
+std::string emit_alloc_diag(const NodeEmitContext& c) { return alloc_diag_code(c, ""); }
+std::string emit_device_alloc_diag(const NodeEmitContext& c, const std::string& device_template) {
+  return alloc_diag_code(c, device_template);
 }
 
 std::string emit_check_and_raise(const NodeEmitContext& c) {

@@ -37,6 +37,12 @@ std::string update_expr(DType x, DType y, bool set);
 /// AdvancedSubtensor and AdvancedIncSubtensor (emit_advanced_indexing.cpp).
 std::string emit_advanced_subtensor(const NodeEmitContext& c);
 std::string emit_advanced_inc_subtensor(const NodeEmitContext& c);
+/// Their host code over device tensors for any form but masks (the GPU backends): the same
+/// resolution of shapes and slices, index values checked by a kernel per index operand
+/// (`<kernel>_check<slot>`: the status word), then the gather (`<kernel>_take`) or the update
+/// (`<kernel>_scatter`), each named to the host by `ref` (templates/gpu/host/advanced_*).
+std::string emit_device_advanced_gather(const NodeEmitContext& c, const std::function<std::string(const std::string&)>& ref);
+std::string emit_device_advanced_update(const NodeEmitContext& c, const std::function<std::string(const std::string&)>& ref);
 
 /// Shape-building ops (emit_shape_ops.cpp).
 std::string emit_reshape(const NodeEmitContext& c, const std::string& device_fill = {});
@@ -58,6 +64,9 @@ std::string emit_arange(const NodeEmitContext& c, const std::string& device_fill
 std::string emit_eye_like(const NodeEmitContext& c, const std::string& device_fill = {});
 std::string emit_extract_diag(const NodeEmitContext& c);
 std::string emit_alloc_diag(const NodeEmitContext& c);
+/// AllocDiag over device tensors (the GPU backends): the same shapes, then `device_template`
+/// (rendered with the same data) fills the output.
+std::string emit_device_alloc_diag(const NodeEmitContext& c, const std::string& device_template);
 std::string emit_check_and_raise(const NodeEmitContext& c);
 
 /// Sorting and the ops of extra_ops.py (emit_extra_ops.cpp): SortOp/ArgSortOp, Repeat,
@@ -69,6 +78,12 @@ std::string emit_searchsorted(const NodeEmitContext& c);
 std::string emit_nonzero(const NodeEmitContext& c);
 std::string emit_unique(const NodeEmitContext& c);
 std::string emit_fill_diagonal(const NodeEmitContext& c);
+/// Repeat and FillDiagonal/FillDiagonalOffset over device tensors (the GPU backends): the same
+/// shape code, checks and messages, the output filled by `kernel_ref` (a kernel of the node:
+/// templates/gpu/fill.mustache); Repeat reads its counts to the host and keeps them in the
+/// node's scratch slot (the output's length depends on them).
+std::string emit_device_repeat(const NodeEmitContext& c, const std::string& kernel_ref);
+std::string emit_device_fill_diagonal(const NodeEmitContext& c, const std::string& kernel_ref);
 
 /// Reductions (emit_reduce.cpp): every CAReduce name, and Argmax.
 std::string emit_careduce(const NodeEmitContext& c);

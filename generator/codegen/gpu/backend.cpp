@@ -35,6 +35,21 @@ std::vector<OpEmitter> gpu_table(const std::string& backend) {
   table.push_back({"Split", with_dialect(gpu_emit_split), false});
   table.push_back({"Reshape", with_dialect(gpu_emit_reshape), false});
   table.push_back({"MakeVector", with_dialect(gpu_emit_make_vector), false});
+  table.push_back({"Shape", with_dialect(gpu_emit_shape), false});
+  table.push_back({"Shape_i", with_dialect(gpu_emit_shape_i), false});
+  table.push_back({"ExtractDiag", [](const NodeEmitContext& c) { return NodeCode(emit_extract_diag(c)); }, true});
+  table.push_back({"BroadcastTo", [](const NodeEmitContext& c) { return NodeCode(emit_broadcast_to(c)); }, true});
+  table.push_back({"AllocDiag", with_dialect(gpu_emit_alloc_diag), false});
+  table.push_back({"FillDiagonal", with_dialect(gpu_emit_fill_diagonal), false});
+  table.push_back({"FillDiagonalOffset", with_dialect(gpu_emit_fill_diagonal), false});
+  table.push_back({"Repeat", with_dialect(gpu_emit_repeat), false, false, true});
+  table.push_back({"SortOp", with_dialect(gpu_emit_sort), false, false, true});
+  table.push_back({"ArgSortOp", with_dialect(gpu_emit_sort), false, false, true});
+  table.push_back({"SearchsortedOp", with_dialect(gpu_emit_searchsorted), false});
+  table.push_back({"Nonzero", with_dialect(gpu_emit_nonzero), false, false, true});
+  table.push_back({"Unique", with_dialect(gpu_emit_unique), false, false, true});
+  // IfElse driven from the host: its condition read once, only the branch taken queued.
+  table.push_back({"IfElse", with_dialect(gpu_emit_ifelse), false});
   // SpecifyShape is a view whose checks read the requested lengths from the device (kg::read_int).
   table.push_back({"SpecifyShape", [](const NodeEmitContext& c) { return NodeCode(emit_specify_shape(c)); }, true});
   // Checks report through the device status word; the output is a view of input 0.
@@ -45,9 +60,9 @@ std::vector<OpEmitter> gpu_table(const std::string& backend) {
   table.push_back({"IncSubtensor", with_dialect(gpu_emit_inc_subtensor), false});
   // Row gather and scatter; other advanced indices are refused by name at compile time.
   table.push_back({"AdvancedSubtensor1", with_dialect(gpu_emit_advanced_subtensor1), false});
-  table.push_back({"AdvancedSubtensor", with_dialect(gpu_emit_advanced_subtensor), false});
+  table.push_back({"AdvancedSubtensor", with_dialect(gpu_emit_advanced_subtensor), false, false, true});
   table.push_back({"AdvancedIncSubtensor1", with_dialect(gpu_emit_advanced_inc_subtensor1), false});
-  table.push_back({"AdvancedIncSubtensor", with_dialect(gpu_emit_advanced_inc_subtensor), false});
+  table.push_back({"AdvancedIncSubtensor", with_dialect(gpu_emit_advanced_inc_subtensor), false, false, true});
   // Row-block kernels: one work-group per row.
   table.push_back({"Softmax", with_dialect(gpu_emit_softmax), false});
   table.push_back({"LogSoftmax", with_dialect(gpu_emit_softmax), false});
@@ -87,7 +102,7 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
   };
   auto shapes = std::make_shared<Backend>(*make_cpp_backend());
   shapes->name = name + " (shape function)";
-  shapes->template_values = {{"bind_input", "kg::bind_input_shape"}};
+  shapes->template_values = {{"bind_input", "kg::bind_input_shape"}, {"bind_input_values", "kg::bind_input_host"}};
   // The shape function keeps a Reshape or Split whose lengths come from a shape vector's values
   // (read to the host by bind_input_shape); its data is not on the host, so it computes lengths
   // only.
@@ -103,6 +118,7 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
   b->function_template = "templates/gpu/function.mustache";
   b->template_values = {{"context_create", "kg::create_device_context"},
                         {"context_destroy", "kg::destroy_device_context"},
+                        {"read_condition", "kg::read_condition"},
                         {"extra_exports", "templates/" + name + "/extra_exports.mustache"}};
   b->prologue = {"runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp",
                  "templates/cpp/prologue/indexing.hpp", "templates/gpu/prologue/device_status.hpp",

@@ -62,6 +62,10 @@ std::string GpuDialect::buffer_bind(const std::string& type, const std::string& 
   return fill((*this)["buffer_bind"], {{"type", type}, {"name", name}, {"const", read_only ? "const " : ""}});
 }
 
+std::string GpuDialect::global_ptr(const std::string& type, bool read_only) const {
+  return fill((*this)["global_ptr"], {{"type", type}, {"const", read_only ? "const " : ""}});
+}
+
 std::string GpuDialect::kernel_ref(const std::string& name) const {
   return fill((*this)["kernel_ref"], {{"name", name}});
 }

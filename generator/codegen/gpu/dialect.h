@@ -24,6 +24,8 @@ class GpuDialect {
   /// `type`, read-only when `read_only`).
   std::string buffer_param(const std::string& type, const std::string& name, bool read_only) const;
   std::string buffer_bind(const std::string& type, const std::string& name, bool read_only) const;
+  /// The type of a pointer into a global buffer of `type` (a device function's parameter).
+  std::string global_ptr(const std::string& type, bool read_only) const;
   /// `{name}[{size}]` of `type` in group-local memory.
   std::string local_array(const std::string& type, const std::string& name, int size) const;
   /// How the host names kernel `name` in a launch (the kernel_ref row).

@@ -35,7 +35,10 @@ std::string gpu_copy_kernels(const GpuDialect& d) {
     data.set("dst_bind", d.buffer_bind(type, "dst", false));
     out += render_template("templates/gpu/copy.mustache", data);
   }
-  return out;
+  TemplateData put = d.data();
+  put.set("q_param", d.buffer_param("int64_t", "q", false));
+  put.set("q_bind", d.buffer_bind("int64_t", "q", false));
+  return out + render_template("templates/gpu/put.mustache", put);
 }
 
 NodeCode gpu_emit_elemwise(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend) {

@@ -12,6 +12,18 @@
 // the indices in order, so a repeated index accumulates (np.add.at) or overwrites (set,
 // ignore_duplicates) in NumPy's order, bit for bit the C++ backend's result. Parallelism is the
 // row's length; a scatter into a 1-d x runs in one work-item.
+//
+// The other AdvancedSubtensor/AdvancedIncSubtensor forms (several index arrays broadcast
+// together, slices and newaxes around them, NumPy's placement of the block) use the C++
+// backend's resolution of shapes and slices on the host (emit_device_advanced_gather/update),
+// one check kernel per index operand (launched in operand order, so the first operand's error
+// wins), then templates/gpu/advanced.mustache: a gather with one work-item per output element,
+// or the same deterministic update — one work-item per element of the basic dimensions walking
+// the block in order (two updates of one element share their basic coordinates). A boolean mask
+// (one per index) is its nonzero(): the Nonzero kernels write its true elements' coordinates
+// into the node's workspace (the count read back), which then index like arrays.
+#include <functional>
+
 #include "codegen/c_names.h"
 #include "codegen/c_types.h"
 #include "codegen/cpp/emitters.h"
@@ -111,11 +123,71 @@ NodeCode emit_scatter(const NodeEmitContext& c, const GpuDialect& d, const std::
                   render_template("templates/gpu/indexing.mustache", k));
 }
 
-// The refusal of an advanced index the row kernels do not serve.
-NotImplementedError not_row_form(const NodeEmitContext& c, const std::string& backend) {
-  return NotImplementedError("`" + c.node().op().str() + "` has no " + backend +
-                             " implementation: only one integer vector on axis 0 (the AdvancedSubtensor1 form) has "
-                             "GPU kernels (docs/gpu_backends.md)");
+// The general forms: index arrays broadcast together, slices and newaxes around them (NumPy's
+// placement of the block). One boolean mask at most; the kernels pad ranks to 6.
+TemplateData advanced_kernel_data(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend,
+                                  const AdvancedLayout& lay, int first) {
+  std::size_t basic = lay.basic.size();
+  int masks = 0;
+  for (int a : lay.advanced) {
+    const AdvancedLayout::Part& p = lay.parts[static_cast<std::size_t>(a)];
+    if (p.kind == AdvancedLayout::Part::Kind::Mask && ++masks > 1)
+      throw NotImplementedError("`" + c.node().op().str() + "` has no " + backend +
+                                " implementation: the GPU kernels take one boolean mask per index (docs/gpu_backends.md)");
+    if (p.ndim > 6)
+      throw NotImplementedError("`" + c.node().op().str() + "` has no " + backend +
+                                " implementation: index arrays of rank above 6");
+  }
+  if (lay.out_ndim() > 6 || lay.block_ndim > 6 || basic > 6 || c.in_var(0).ndim() > 6)
+    throw NotImplementedError("`" + c.node().op().str() + "` has no " + backend +
+                              " implementation: the advanced indexing kernels handle rank 6 at most");
+  const std::string xs = gpu_storage_type(c.in_var(0).dtype());
+  TemplateData k = d.data();
+  k.set("name", c.kernel_name());
+  k.set("comment", comment_text(c.node().op().str(), 100));
+  k.set("stype", xs);
+  k.set("x_param", d.buffer_param(xs, "p", true));
+  k.set("x_bind", d.buffer_bind(xs, "p", true));
+  k.set("q_param", d.buffer_param(xs, "q", false));
+  k.set("q_bind", d.buffer_bind(xs, "q", false));
+  // The kernels' index operands: the arrays (checked by kernels of their own), then each mask's
+  // true-element coordinates (int64, always in range), in the order the host passes them.
+  TemplateData arrays{TemplateData::type::list};
+  const auto add = [&](const std::string& slot, DType it, bool checked) {
+    const std::string is = gpu_storage_type(it), name = "i" + slot;
+    TemplateData item;
+    item.set("slot", slot);
+    item.set("checked", checked);
+    item.set("itype", is);
+    item.set("huge", it == DType::UInt64 ? "raw > (uint64_t)0x7fffffffffffffffUL || " : "");
+    item.set("i_param", d.buffer_param(is, name, true));
+    item.set("i_bind", d.buffer_bind(is, name, true));
+    item.set("st_param", d.buffer_param("int32_t", "st", false));
+    item.set("st_bind", d.buffer_bind("int32_t", "st", false));
+    arrays.push_back(item);
+  };
+  std::string mask_kernels;
+  for (int pass = 0; pass < 2; ++pass) {
+    int slot = 0;
+    for (int a : lay.advanced) {
+      const AdvancedLayout::Part& p = lay.parts[static_cast<std::size_t>(a)];
+      const std::string s = std::to_string(slot++);
+      const bool mask = p.kind == AdvancedLayout::Part::Kind::Mask;
+      if (pass == 0 && !mask) add(s, c.in_var(first + p.input).dtype(), true);
+      if (pass == 1 && mask) {
+        for (int j = 0; j < p.ndim; ++j) add("m" + s + "_" + std::to_string(j), DType::Int64, false);
+        mask_kernels += gpu_nonzero_kernels(d, c.kernel_name() + "_mask" + s, comment_text(c.node().op().str(), 100) +
+                                            ": mask operand " + s, gpu_storage_type(c.in_var(first + p.input).dtype()), p.ndim);
+      }
+    }
+  }
+  k.set("arrays", arrays);
+  k.set("mask_kernels", mask_kernels);
+  return k;
+}
+
+std::function<std::string(const std::string&)> kernel_refs(const GpuDialect& d) {
+  return [&d](const std::string& name) { return d.kernel_ref(name); };
 }
 
 }  // namespace
@@ -143,8 +215,11 @@ NodeCode gpu_emit_advanced_subtensor1(const NodeEmitContext& c, const GpuDialect
 
 NodeCode gpu_emit_advanced_subtensor(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend) {
   const auto& op = static_cast<const AdvancedSubtensor&>(c.node().op());
-  if (!is_row_index(op.index(), op.layout(c.node()))) throw not_row_form(c, backend);
-  return emit_take(c, d, backend);
+  const AdvancedLayout lay = op.layout(c.node());
+  if (is_row_index(op.index(), lay)) return emit_take(c, d, backend);
+  TemplateData k = advanced_kernel_data(c, d, backend, lay, 1);
+  k.set("take", true);
+  return NodeCode(emit_device_advanced_gather(c, kernel_refs(d)), render_template("templates/gpu/advanced.mustache", k));
 }
 
 NodeCode gpu_emit_advanced_inc_subtensor1(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend) {
@@ -154,8 +229,16 @@ NodeCode gpu_emit_advanced_inc_subtensor1(const NodeEmitContext& c, const GpuDia
 
 NodeCode gpu_emit_advanced_inc_subtensor(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend) {
   const auto& op = static_cast<const AdvancedIncSubtensor&>(c.node().op());
-  if (!is_row_index(op.index(), op.layout(c.node()))) throw not_row_form(c, backend);
-  return emit_scatter(c, d, backend, "AdvancedIncSubtensor", op.set_instead_of_inc(), op.ignore_duplicates());
+  const AdvancedLayout lay = op.layout(c.node());
+  if (is_row_index(op.index(), lay))
+    return emit_scatter(c, d, backend, "AdvancedIncSubtensor", op.set_instead_of_inc(), op.ignore_duplicates());
+  const bool set = op.set_instead_of_inc(), from_x = !set && op.ignore_duplicates();  // x[index] += y reads x
+  TemplateData k = advanced_kernel_data(c, d, backend, lay, 2);
+  k.set("scatter", true);
+  set_update(k, c, d, backend, set);
+  k.set("a_source", from_x ? "p[xt]" : "q[qt]");
+  k.set("order_note", set || from_x ? "the last write to an element wins" : "repeated positions accumulate (np.add.at)");
+  return NodeCode(emit_device_advanced_update(c, kernel_refs(d)), render_template("templates/gpu/advanced.mustache", k));
 }
 
 }  // namespace kiln

@@ -56,11 +56,41 @@ NodeCode gpu_emit_cumop(const NodeEmitContext& c, const GpuDialect& d, const std
 /// backend's host code over device tensors, the device's BLAS (CLBlast, cuBLAS) for float
 /// operands it can read in place, else the node's tiled kernel (emit_product.cpp).
 NodeCode gpu_emit_product(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// Shape and Shape_i (lengths written by kg::put_int64), AllocDiag (a zero fill and a copy into
+/// the diagonal), FillDiagonal/FillDiagonalOffset and Repeat: the C++ backend's host code with
+/// device fills (emit_shape_ops.cpp).
+NodeCode gpu_emit_shape(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+NodeCode gpu_emit_shape_i(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+NodeCode gpu_emit_alloc_diag(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+NodeCode gpu_emit_fill_diagonal(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+NodeCode gpu_emit_repeat(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// SortOp and ArgSortOp (a bitonic sort of tiles in local memory, then merge passes; stable,
+/// NaN last) and SearchsortedOp (a binary search per value) (emit_sort.cpp).
+NodeCode gpu_emit_sort(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+NodeCode gpu_emit_searchsorted(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// Nonzero and Unique: data-dependent output lengths, one number read back per call; elements
+/// selected in order by a count, a scan of chunk totals and a write (emit_select.cpp).
+NodeCode gpu_emit_nonzero(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+NodeCode gpu_emit_unique(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// Nonzero's kernels `name`_count/_offsets/_write for a rank-`rank` tensor of storage type `T`
+/// (the coordinates of its nonzero elements; also a boolean mask index's true elements).
+std::string gpu_nonzero_kernels(const GpuDialect& d, const std::string& name, const std::string& comment,
+                                const std::string& T, int rank);
+/// IfElse: the condition read to the host once per call (kg::read_condition, shared with the
+/// `if` around each branch's nodes), the branch taken copied to the outputs (emit_shape_ops.cpp).
+NodeCode gpu_emit_ifelse(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// `a < b` in NumPy's sort order for dtype `dt` as the GPU dialects spell it (NaN last).
+std::string gpu_key_less(DType dt, const std::string& a, const std::string& b);
+/// The template data of templates/gpu/sort.mustache for kernels `name`_tile/_merge sorting keys
+/// of type `key` and writing `out_type` (the caller adds the key order, the loads and the rows).
+TemplateData gpu_sort_data(const GpuDialect& d, const std::string& name, const std::string& comment,
+                           const std::string& key, const std::string& out_type);
 /// Statements reducing `a[0, gs)` of type `A` into `a[0]` with the device function `combine` in
 /// a work-group tree (local memory and barriers; CUDA ends with warp shuffles). The kernel names
 /// its work-item `tid` and the group size `gs` (a power of two).
 std::string gpu_group_tree(const GpuDialect& d, const std::string& combine, const std::string& A, const std::string& a);
-/// The strided copy kernels every device source has (kg::copy_tensor).
+/// The strided copy kernels every device source has (kg::copy_tensor), and the kernel writing
+/// int64 values passed as arguments (kg::put_int64).
 std::string gpu_copy_kernels(const GpuDialect& d);
 
 }  // namespace kiln

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <utility>
 #include <type_traits>
 #include <vector>
 
@@ -94,12 +95,20 @@ struct ShapeScalar {
   alignas(8) unsigned char bytes[8 * 64] = {};
 };
 
+/// The shape function's host copy of an input whose values it reads (device_reads.hpp's
+/// bind_input_host), kept per input across calls; items of 8 bytes keep any element aligned.
+struct HostCopy {
+  const char* name = nullptr;
+  std::vector<uint64_t> items;
+};
+
 /// A context of a device graph; `host` comes first (kg::Ctx* converts back with dev_of).
 struct DevCtx {
   Ctx host{};
   cudaStream_t stream = nullptr;  ///< the caller's (NAME_context_set_stream) or the default
   std::vector<DevSlot> slots;
   std::deque<ShapeScalar> shape_scalars;  ///< the shape function's host copies of 0-d inputs
+  std::deque<HostCopy> host_copies;       ///< the shape function's host copies of whole inputs
   std::vector<std::pair<const void*, void*>> constants;  ///< uploaded once per context
   int32_t* status = nullptr;  ///< the device status word (templates/gpu/prologue/device_status.hpp)
   StatusLog status_log;       ///< the current call's checks
@@ -424,6 +433,59 @@ inline int32_t copy_tensor(Ctx* ctx, const DTensor<T, N>& src, DTensor<T, N>& ds
   }();
   return launch(ctx, kernel, groups_for(n), kGroup, s, d, n, len[0], len[1], len[2], len[3], len[4], len[5], ss[0], ss[1],
                 ss[2], ss[3], ss[4], ss[5], ds[0], ds[1], ds[2], ds[3], ds[4], ds[5]);
+}
+
+/// Writes n int64 values the host computed (Shape's lengths) to dst, eight per launch of the
+/// put kernel: the values travel as kernel arguments, so no host buffer must outlive the call.
+inline int32_t put_int64(Ctx* ctx, DevPtr<int64_t> dst, const int64_t* v, int64_t n) {
+  for (int64_t at = 0; at < n; at += 8) {
+    int64_t a[8] = {};
+    const int64_t k = n - at < 8 ? n - at : 8;
+    for (int64_t i = 0; i < k; ++i) a[i] = v[at + i];
+    KILN_TRY(launch(ctx, kiln_put_int64, 1, 8, dst + at, k, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]));
+  }
+  return KILN_OK;
+}
+
+/// n elements from p on by `stride` (any sign, 0 included) read to host memory `out` in one
+/// copy on the context's stream that waits for it (a pitched copy of one-element rows).
+template <typename T>
+inline int32_t read_elements(Ctx* ctx, DevPtr<T> p, int64_t n, int64_t stride, T* out) {
+  if (n <= 0) return KILN_OK;
+  cudaStream_t stream = dev_of(ctx)->stream;
+  cudaError_t e;
+  if (stride == 0 || stride == 1 || n == 1) {
+    e = cudaMemcpyAsync(out, p, (stride == 0 ? 1 : static_cast<size_t>(n)) * sizeof(T), cudaMemcpyDeviceToHost, stream);
+  } else {
+    const T* first = stride > 0 ? p : p + (n - 1) * stride;
+    const size_t step = static_cast<size_t>(stride > 0 ? stride : -stride) * sizeof(T);
+    e = cudaMemcpy2DAsync(out, sizeof(T), first, step, sizeof(T), static_cast<size_t>(n), cudaMemcpyDeviceToHost, stream);
+  }
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+  if (e != cudaSuccess) return cuda_fail(ctx, e, "reading device elements");
+  if (stride == 0)
+    for (int64_t i = 1; i < n; ++i) out[i] = out[0];
+  if (stride < 0)
+    for (int64_t i = 0, j = n - 1; i < j; ++i, --j) std::swap(out[i], out[j]);
+  return KILN_OK;
+}
+
+/// Uploads n host values to the contiguous device tensor t on the context's stream (from
+/// pageable memory the copy is staged before the call returns, so the host memory may change
+/// after it; used where the host computed a small table, Repeat's offsets).
+template <typename T, int N>
+inline int32_t write_elements(Ctx* ctx, DTensor<T, N>& t, const T* host, int64_t n) {
+  if (n <= 0) return KILN_OK;
+  const cudaError_t e = cudaMemcpyAsync(t.data, host, static_cast<size_t>(n) * sizeof(T), cudaMemcpyHostToDevice,
+                                        dev_of(ctx)->stream);
+  return e == cudaSuccess ? KILN_OK : cuda_fail(ctx, e, "uploading to the device");
+}
+
+/// The element of type U `bytes` after p (parts of one workspace buffer holding arrays of
+/// several types; `bytes` keeps U's alignment).
+template <typename U, typename T>
+inline DevPtr<U> retype(DevPtr<T> p, int64_t bytes) {
+  return reinterpret_cast<U*>(reinterpret_cast<char*>(p) + bytes);
 }
 
 }  // namespace kg

@@ -2,6 +2,7 @@
 // device_runtime.hpp, which supplies read_element: one element to the host, waiting for it).
 // Ops whose output shape depends on input values (Alloc's lengths, ARange's bounds, Eye's n, m
 // and k) read them here: a data-dependent length is the one place a call waits for the device.
+#include <cstring>
 #include <deque>
 
 namespace kg {
@@ -75,6 +76,77 @@ inline int32_t read_shape_values(Ctx* ctx, const DTensor<T, N>& t, const char* n
   for (int64_t i = 0; i < n; ++i) KILN_TRY(read_element(ctx, t, N == 0 ? 0 : i * t.strides[0], host[i]));
   out.data = host;
   if constexpr (N == 1) out.strides[0] = 1;
+  return KILN_OK;
+}
+
+/// The n elements of a 0-d (n copies) or 1-d integer device tensor as int64 on the host, in
+/// one read (read_elements; static_cast's conversion, as the C++ backend's `count_of`).
+template <typename T, int N>
+inline int32_t read_ints(Ctx* ctx, const DTensor<T, N>& t, int64_t n, int64_t* out) {
+  static_assert(N <= 1 && sizeof(T) <= sizeof(int64_t), "0-d or 1-d integers");
+  // Read packed at the start of `out`, then widened in place from the last element down (the
+  // int64 written at i covers only packed elements i and after).
+  T* packed = reinterpret_cast<T*>(out);
+  KILN_TRY(read_elements(ctx, t.data, n, N == 0 ? 0 : t.strides[0], packed));
+  for (int64_t i = n; i-- > 0;) {
+    T v;
+    std::memcpy(&v, reinterpret_cast<const unsigned char*>(out) + i * static_cast<int64_t>(sizeof(T)), sizeof v);
+    out[i] = static_cast<int64_t>(v);
+  }
+  return KILN_OK;
+}
+
+/// How a selection over n flat positions (Nonzero, Unique: templates/gpu/select.mustache) is
+/// cut: `chunks` work-groups of `len` positions, enough to fill the device, each at least a
+/// few elements per work-item (reduce_chunks' rule).
+inline void select_chunks(int64_t n, int64_t& chunks, int64_t& len) {
+  chunks = n > 0 ? reduce_chunks(1, n) : 1;
+  len = n > 0 ? (n + chunks - 1) / chunks : 1;
+  chunks = n > 0 ? (n + len - 1) / len : 1;
+}
+
+/// The shape function's binding of an input whose values its shape graph reads beyond a 0-d
+/// scalar or a short shape vector (a data-dependent length: Nonzero's count, Unique's groups,
+/// Repeat's counts): bind_input's checks, then every element the input addresses read to host
+/// storage the context keeps per input (one read of its extent, its strides kept).
+template <typename T, int N>
+inline int32_t bind_input_host(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, DLDataType want,
+                               const int64_t* static_shape, const char* name) {
+  DTensor<T, N> d;
+  KILN_TRY(bind_input(ctx, t, d, want, static_shape, name));
+  int64_t lo = 0, hi = 0;
+  for (int i = 0; i < N; ++i) {
+    out.shape[i] = d.shape[i];
+    out.strides[i] = d.strides[i];
+    const int64_t span = d.strides[i] * (d.shape[i] - 1);
+    (span < 0 ? lo : hi) += span;
+  }
+  out.data = nullptr;
+  if (d.size() == 0) return KILN_OK;
+  HostCopy* copy = nullptr;
+  for (auto& c : dev_of(ctx)->host_copies)
+    if (c.name == name) copy = &c;
+  if (!copy) {
+    dev_of(ctx)->host_copies.emplace_back();
+    copy = &dev_of(ctx)->host_copies.back();
+    copy->name = name;
+  }
+  const size_t words = (static_cast<size_t>(hi - lo + 1) * sizeof(T) + 7) / 8;
+  if (copy->items.size() < words) copy->items.resize(words);
+  T* host = reinterpret_cast<T*>(copy->items.data());
+  KILN_TRY(read_elements(ctx, d.data + lo, hi - lo + 1, 1, host));
+  out.data = host - lo;
+  return KILN_OK;
+}
+
+/// A lazy node's 0-d condition (IfElse) on the host: read once per call (`out` is -1 until it
+/// is), then 1 when nonzero, else 0. The branches' kernels are queued after it (one wait).
+template <typename T>
+inline int32_t read_condition(Ctx* ctx, const DTensor<T, 0>& cond, int8_t& out) {
+  if (out >= 0) return KILN_OK;
+  T v{};
+  KILN_TRY(read_element(ctx, cond, 0, v));
+  out = v != T{} ? 1 : 0;
   return KILN_OK;
 }
 

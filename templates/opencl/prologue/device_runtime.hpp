@@ -20,6 +20,7 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include <dlpack/dlpack.h>
@@ -167,6 +168,13 @@ struct ShapeScalar {
   alignas(8) unsigned char bytes[8 * 64] = {};
 };
 
+/// The shape function's host copy of an input whose values it reads (device_reads.hpp's
+/// bind_input_host), kept per input across calls; items of 8 bytes keep any element aligned.
+struct HostCopy {
+  const char* name = nullptr;
+  std::vector<uint64_t> items;
+};
+
 /// A context of a device graph. `host` comes first, so a kg::Ctx* of it (what the host code
 /// and the C++ runtime take) converts back with dev_of.
 struct DevCtx {
@@ -174,6 +182,7 @@ struct DevCtx {
   cl_command_queue queue = nullptr;
   std::vector<DevSlot> slots;
   std::deque<ShapeScalar> shape_scalars;  ///< the shape function's host copies of 0-d inputs
+  std::deque<HostCopy> host_copies;       ///< the shape function's host copies of whole inputs
   std::vector<std::pair<const char*, cl_kernel>> kernels;     ///< by name (string literal identity)
   std::vector<std::pair<const void*, cl_mem>> constants;      ///< uploaded once per context
   cl_mem status = nullptr;  ///< the device status word (templates/gpu/prologue/device_status.hpp)
@@ -588,6 +597,62 @@ inline int32_t copy_tensor(Ctx* ctx, const DTensor<T, N>& src, DTensor<T, N>& ds
   const DevPtr<U> s{src.data.buf, src.data.off}, d{dst.data.buf, dst.data.off};
   return launch(ctx, name, groups_for(n), kGroup, s, d, n, len[0], len[1], len[2], len[3], len[4], len[5], ss[0], ss[1],
                 ss[2], ss[3], ss[4], ss[5], ds[0], ds[1], ds[2], ds[3], ds[4], ds[5]);
+}
+
+/// Writes n int64 values the host computed (Shape's lengths) to dst, eight per launch of the
+/// put kernel: the values travel as kernel arguments, so no host buffer must outlive the call.
+inline int32_t put_int64(Ctx* ctx, DevPtr<int64_t> dst, const int64_t* v, int64_t n) {
+  for (int64_t at = 0; at < n; at += 8) {
+    int64_t a[8] = {};
+    const int64_t k = n - at < 8 ? n - at : 8;
+    for (int64_t i = 0; i < k; ++i) a[i] = v[at + i];
+    KILN_TRY(launch(ctx, "kiln_put_int64", 1, 8, dst + at, k, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]));
+  }
+  return KILN_OK;
+}
+
+/// n elements from p on by `stride` (any sign, 0 included) read to host memory `out` in one
+/// blocking read on the context's queue (a rectangle of one-element rows): the data-dependent
+/// lengths of Repeat read its counts this way.
+template <typename T>
+inline int32_t read_elements(Ctx* ctx, DevPtr<T> p, int64_t n, int64_t stride, T* out) {
+  if (n <= 0) return KILN_OK;
+  cl_command_queue q = dev_of(ctx)->queue;
+  cl_int e;
+  if (stride == 1 || n == 1) {
+    e = clEnqueueReadBuffer(q, p.buf, CL_TRUE, static_cast<size_t>(p.off) * sizeof(T), static_cast<size_t>(n) * sizeof(T), out, 0,
+                            nullptr, nullptr);
+  } else if (stride == 0) {
+    e = clEnqueueReadBuffer(q, p.buf, CL_TRUE, static_cast<size_t>(p.off) * sizeof(T), sizeof(T), out, 0, nullptr, nullptr);
+    for (int64_t i = 1; i < n; ++i) out[i] = out[0];
+  } else {
+    // A negative stride reads the same elements from the last one up, reversed afterwards.
+    const int64_t first = stride > 0 ? p.off : p.off + (n - 1) * stride, step = stride > 0 ? stride : -stride;
+    const size_t origin[3] = {static_cast<size_t>(first) * sizeof(T), 0, 0}, host[3] = {0, 0, 0};
+    const size_t region[3] = {sizeof(T), static_cast<size_t>(n), 1};
+    e = clEnqueueReadBufferRect(q, p.buf, CL_TRUE, origin, host, region, static_cast<size_t>(step) * sizeof(T), 0, sizeof(T), 0,
+                                out, 0, nullptr, nullptr);
+    if (stride < 0)
+      for (int64_t i = 0, j = n - 1; i < j; ++i, --j) std::swap(out[i], out[j]);
+  }
+  return e == CL_SUCCESS ? KILN_OK : cl_fail(ctx, e, "reading device elements");
+}
+
+/// Uploads n host values to the contiguous device tensor t (a blocking write: the host memory
+/// may change after the call; used where the host computed a small table, Repeat's offsets).
+template <typename T, int N>
+inline int32_t write_elements(Ctx* ctx, DTensor<T, N>& t, const T* host, int64_t n) {
+  if (n <= 0) return KILN_OK;
+  const cl_int e = clEnqueueWriteBuffer(dev_of(ctx)->queue, t.data.buf, CL_TRUE, static_cast<size_t>(t.data.off) * sizeof(T),
+                                        static_cast<size_t>(n) * sizeof(T), host, 0, nullptr, nullptr);
+  return e == CL_SUCCESS ? KILN_OK : cl_fail(ctx, e, "uploading to the device");
+}
+
+/// The element of type U `bytes` after p (parts of one workspace buffer holding arrays of
+/// several types; `bytes` keeps U's alignment).
+template <typename U, typename T>
+inline DevPtr<U> retype(DevPtr<T> p, int64_t bytes) {
+  return DevPtr<U>{p.buf, (p.off * static_cast<int64_t>(sizeof(T)) + bytes) / static_cast<int64_t>(sizeof(U))};
 }
 
 }  // namespace kg

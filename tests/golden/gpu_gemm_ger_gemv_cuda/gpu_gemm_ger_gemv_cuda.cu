@@ -26,6 +26,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 #include <deque>
+#include <utility>
 #include <climits>
 #include <cublas_v2.h>
 #include <initializer_list>
@@ -406,6 +407,14 @@ static __global__ void kiln_copy_8(const uint64_t* __restrict__ src, uint64_t* _
     so += r * s0; dof += r * d0;
     dst[dof] = src[so];
   }
+}
+// Writes n <= 8 int64 values given as arguments (lengths the host knows: Shape, Shape_i), so
+// nothing waits on a host buffer (kg::put_int64).
+static __global__ void kiln_put_int64(int64_t* __restrict__ q, const int64_t n, const int64_t v0, const int64_t v1, const int64_t v2,
+    const int64_t v3, const int64_t v4, const int64_t v5, const int64_t v6, const int64_t v7) {
+  
+  const int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < n) q[i] = i == 0 ? v0 : i == 1 ? v1 : i == 2 ? v2 : i == 3 ? v3 : i == 4 ? v4 : i == 5 ? v5 : i == 6 ? v6 : v7;
 }
 
 
@@ -1252,6 +1261,35 @@ inline void* alloc_buffer(size_t bytes) {
   return std::aligned_alloc(64, rounded ? rounded : 64);
 }
 
+/// A heap buffer of a node's step (operands BLAS cannot read in place, Unique's table), reused
+/// across the iterations of one step (the batch loops) and freed at scope exit.
+class Scratch {
+ public:
+  Scratch() = default;
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch() { std::free(data_); }
+
+  /// Points `out` at >= `bytes` bytes (64-byte aligned).
+  int32_t reserve(Ctx* ctx, size_t bytes, void*& out) {
+    if (data_ == nullptr || bytes > capacity_) {
+      std::free(data_);
+      capacity_ = bytes ? (bytes + 63) / 64 * 64 : 64;
+      data_ = std::aligned_alloc(64, capacity_);
+      if (data_ == nullptr) {
+        capacity_ = 0;
+        return fail(ctx, KILN_ERR_ALLOC, "out of memory allocating %zu bytes", bytes);
+      }
+    }
+    out = data_;
+    return KILN_OK;
+  }
+
+ private:
+  void* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
 /// Points a view at a buffer of the context's workspace slot, growing it when needed. A slot
 /// is kept across calls and never shrinks, so steady-state calls allocate nothing; it grows by
 /// at least half its size so slowly growing inputs do not reallocate on every call.
@@ -1943,6 +1981,7 @@ namespace kg {
 enum class CheckKind : int32_t {
   kAssert,  ///< CheckAndRaise/Assert: `text` is the exception's message
   kIndex,   ///< an index out of range along `axis` of length `length`: NumPy's message
+  kValue,   ///< a value error (KILN_ERR_VALUE) whose message is `text` (a sorter out of range)
 };
 
 /// One launch of a checking kernel in the current call.
@@ -1982,6 +2021,8 @@ inline int32_t status_failure(Ctx* ctx, const StatusLog& log, const int32_t* wor
   int32_t status;
   if (c.kind == CheckKind::kAssert) {
     status = fail(ctx, KILN_ERR_ASSERT, "%s", c.text);
+  } else if (c.kind == CheckKind::kValue) {
+    status = fail(ctx, KILN_ERR_VALUE, "%s", c.text);
   } else if (c.unsigned_index && value < 0) {
     status = fail(ctx, KILN_ERR_INDEX, "index %llu is out of bounds for axis %d with size %lld",
                   static_cast<unsigned long long>(value), c.axis, static_cast<long long>(c.length));
@@ -2079,12 +2120,20 @@ struct ShapeScalar {
   alignas(8) unsigned char bytes[8 * 64] = {};
 };
 
+/// The shape function's host copy of an input whose values it reads (device_reads.hpp's
+/// bind_input_host), kept per input across calls; items of 8 bytes keep any element aligned.
+struct HostCopy {
+  const char* name = nullptr;
+  std::vector<uint64_t> items;
+};
+
 /// A context of a device graph; `host` comes first (kg::Ctx* converts back with dev_of).
 struct DevCtx {
   Ctx host{};
   cudaStream_t stream = nullptr;  ///< the caller's (NAME_context_set_stream) or the default
   std::vector<DevSlot> slots;
   std::deque<ShapeScalar> shape_scalars;  ///< the shape function's host copies of 0-d inputs
+  std::deque<HostCopy> host_copies;       ///< the shape function's host copies of whole inputs
   std::vector<std::pair<const void*, void*>> constants;  ///< uploaded once per context
   int32_t* status = nullptr;  ///< the device status word (templates/gpu/prologue/device_status.hpp)
   StatusLog status_log;       ///< the current call's checks
@@ -2411,6 +2460,59 @@ inline int32_t copy_tensor(Ctx* ctx, const DTensor<T, N>& src, DTensor<T, N>& ds
                 ss[2], ss[3], ss[4], ss[5], ds[0], ds[1], ds[2], ds[3], ds[4], ds[5]);
 }
 
+/// Writes n int64 values the host computed (Shape's lengths) to dst, eight per launch of the
+/// put kernel: the values travel as kernel arguments, so no host buffer must outlive the call.
+inline int32_t put_int64(Ctx* ctx, DevPtr<int64_t> dst, const int64_t* v, int64_t n) {
+  for (int64_t at = 0; at < n; at += 8) {
+    int64_t a[8] = {};
+    const int64_t k = n - at < 8 ? n - at : 8;
+    for (int64_t i = 0; i < k; ++i) a[i] = v[at + i];
+    KILN_TRY(launch(ctx, kiln_put_int64, 1, 8, dst + at, k, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]));
+  }
+  return KILN_OK;
+}
+
+/// n elements from p on by `stride` (any sign, 0 included) read to host memory `out` in one
+/// copy on the context's stream that waits for it (a pitched copy of one-element rows).
+template <typename T>
+inline int32_t read_elements(Ctx* ctx, DevPtr<T> p, int64_t n, int64_t stride, T* out) {
+  if (n <= 0) return KILN_OK;
+  cudaStream_t stream = dev_of(ctx)->stream;
+  cudaError_t e;
+  if (stride == 0 || stride == 1 || n == 1) {
+    e = cudaMemcpyAsync(out, p, (stride == 0 ? 1 : static_cast<size_t>(n)) * sizeof(T), cudaMemcpyDeviceToHost, stream);
+  } else {
+    const T* first = stride > 0 ? p : p + (n - 1) * stride;
+    const size_t step = static_cast<size_t>(stride > 0 ? stride : -stride) * sizeof(T);
+    e = cudaMemcpy2DAsync(out, sizeof(T), first, step, sizeof(T), static_cast<size_t>(n), cudaMemcpyDeviceToHost, stream);
+  }
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+  if (e != cudaSuccess) return cuda_fail(ctx, e, "reading device elements");
+  if (stride == 0)
+    for (int64_t i = 1; i < n; ++i) out[i] = out[0];
+  if (stride < 0)
+    for (int64_t i = 0, j = n - 1; i < j; ++i, --j) std::swap(out[i], out[j]);
+  return KILN_OK;
+}
+
+/// Uploads n host values to the contiguous device tensor t on the context's stream (from
+/// pageable memory the copy is staged before the call returns, so the host memory may change
+/// after it; used where the host computed a small table, Repeat's offsets).
+template <typename T, int N>
+inline int32_t write_elements(Ctx* ctx, DTensor<T, N>& t, const T* host, int64_t n) {
+  if (n <= 0) return KILN_OK;
+  const cudaError_t e = cudaMemcpyAsync(t.data, host, static_cast<size_t>(n) * sizeof(T), cudaMemcpyHostToDevice,
+                                        dev_of(ctx)->stream);
+  return e == cudaSuccess ? KILN_OK : cuda_fail(ctx, e, "uploading to the device");
+}
+
+/// The element of type U `bytes` after p (parts of one workspace buffer holding arrays of
+/// several types; `bytes` keeps U's alignment).
+template <typename U, typename T>
+inline DevPtr<U> retype(DevPtr<T> p, int64_t bytes) {
+  return reinterpret_cast<U*>(reinterpret_cast<char*>(p) + bytes);
+}
+
 }  // namespace kg
 
 // Host reads of device scalars, shared by the GPU backends' runtimes (after their
@@ -2489,6 +2591,77 @@ inline int32_t read_shape_values(Ctx* ctx, const DTensor<T, N>& t, const char* n
   for (int64_t i = 0; i < n; ++i) KILN_TRY(read_element(ctx, t, N == 0 ? 0 : i * t.strides[0], host[i]));
   out.data = host;
   if constexpr (N == 1) out.strides[0] = 1;
+  return KILN_OK;
+}
+
+/// The n elements of a 0-d (n copies) or 1-d integer device tensor as int64 on the host, in
+/// one read (read_elements; static_cast's conversion, as the C++ backend's `count_of`).
+template <typename T, int N>
+inline int32_t read_ints(Ctx* ctx, const DTensor<T, N>& t, int64_t n, int64_t* out) {
+  static_assert(N <= 1 && sizeof(T) <= sizeof(int64_t), "0-d or 1-d integers");
+  // Read packed at the start of `out`, then widened in place from the last element down (the
+  // int64 written at i covers only packed elements i and after).
+  T* packed = reinterpret_cast<T*>(out);
+  KILN_TRY(read_elements(ctx, t.data, n, N == 0 ? 0 : t.strides[0], packed));
+  for (int64_t i = n; i-- > 0;) {
+    T v;
+    std::memcpy(&v, reinterpret_cast<const unsigned char*>(out) + i * static_cast<int64_t>(sizeof(T)), sizeof v);
+    out[i] = static_cast<int64_t>(v);
+  }
+  return KILN_OK;
+}
+
+/// How a selection over n flat positions (Nonzero, Unique: templates/gpu/select.mustache) is
+/// cut: `chunks` work-groups of `len` positions, enough to fill the device, each at least a
+/// few elements per work-item (reduce_chunks' rule).
+inline void select_chunks(int64_t n, int64_t& chunks, int64_t& len) {
+  chunks = n > 0 ? reduce_chunks(1, n) : 1;
+  len = n > 0 ? (n + chunks - 1) / chunks : 1;
+  chunks = n > 0 ? (n + len - 1) / len : 1;
+}
+
+/// The shape function's binding of an input whose values its shape graph reads beyond a 0-d
+/// scalar or a short shape vector (a data-dependent length: Nonzero's count, Unique's groups,
+/// Repeat's counts): bind_input's checks, then every element the input addresses read to host
+/// storage the context keeps per input (one read of its extent, its strides kept).
+template <typename T, int N>
+inline int32_t bind_input_host(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, DLDataType want,
+                               const int64_t* static_shape, const char* name) {
+  DTensor<T, N> d;
+  KILN_TRY(bind_input(ctx, t, d, want, static_shape, name));
+  int64_t lo = 0, hi = 0;
+  for (int i = 0; i < N; ++i) {
+    out.shape[i] = d.shape[i];
+    out.strides[i] = d.strides[i];
+    const int64_t span = d.strides[i] * (d.shape[i] - 1);
+    (span < 0 ? lo : hi) += span;
+  }
+  out.data = nullptr;
+  if (d.size() == 0) return KILN_OK;
+  HostCopy* copy = nullptr;
+  for (auto& c : dev_of(ctx)->host_copies)
+    if (c.name == name) copy = &c;
+  if (!copy) {
+    dev_of(ctx)->host_copies.emplace_back();
+    copy = &dev_of(ctx)->host_copies.back();
+    copy->name = name;
+  }
+  const size_t words = (static_cast<size_t>(hi - lo + 1) * sizeof(T) + 7) / 8;
+  if (copy->items.size() < words) copy->items.resize(words);
+  T* host = reinterpret_cast<T*>(copy->items.data());
+  KILN_TRY(read_elements(ctx, d.data + lo, hi - lo + 1, 1, host));
+  out.data = host - lo;
+  return KILN_OK;
+}
+
+/// A lazy node's 0-d condition (IfElse) on the host: read once per call (`out` is -1 until it
+/// is), then 1 when nonzero, else 0. The branches' kernels are queued after it (one wait).
+template <typename T>
+inline int32_t read_condition(Ctx* ctx, const DTensor<T, 0>& cond, int8_t& out) {
+  if (out >= 0) return KILN_OK;
+  T v{};
+  KILN_TRY(read_element(ctx, cond, 0, v));
+  out = v != T{} ? 1 : 0;
   return KILN_OK;
 }
 
@@ -2732,6 +2905,7 @@ static int32_t run_graph_steps(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
   kg::DTensor<double, 2> v3;
   kg::DTensor<double, 0> v4;
   kg::DTensor<double, 2> v5;
+
   {
     static const int64_t static_shape[] = { -1, -1 };
     KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "z"));

@@ -27,6 +27,7 @@
 #include <CL/cl.h>
 #include <deque>
 #include <mutex>
+#include <utility>
 #include <clblast_c.h>
 #include <initializer_list>
 
@@ -1042,6 +1043,35 @@ inline void* alloc_buffer(size_t bytes) {
   return std::aligned_alloc(64, rounded ? rounded : 64);
 }
 
+/// A heap buffer of a node's step (operands BLAS cannot read in place, Unique's table), reused
+/// across the iterations of one step (the batch loops) and freed at scope exit.
+class Scratch {
+ public:
+  Scratch() = default;
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch() { std::free(data_); }
+
+  /// Points `out` at >= `bytes` bytes (64-byte aligned).
+  int32_t reserve(Ctx* ctx, size_t bytes, void*& out) {
+    if (data_ == nullptr || bytes > capacity_) {
+      std::free(data_);
+      capacity_ = bytes ? (bytes + 63) / 64 * 64 : 64;
+      data_ = std::aligned_alloc(64, capacity_);
+      if (data_ == nullptr) {
+        capacity_ = 0;
+        return fail(ctx, KILN_ERR_ALLOC, "out of memory allocating %zu bytes", bytes);
+      }
+    }
+    out = data_;
+    return KILN_OK;
+  }
+
+ private:
+  void* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
 /// Points a view at a buffer of the context's workspace slot, growing it when needed. A slot
 /// is kept across calls and never shrinks, so steady-state calls allocate nothing; it grows by
 /// at least half its size so slowly growing inputs do not reallocate on every call.
@@ -1733,6 +1763,7 @@ namespace kg {
 enum class CheckKind : int32_t {
   kAssert,  ///< CheckAndRaise/Assert: `text` is the exception's message
   kIndex,   ///< an index out of range along `axis` of length `length`: NumPy's message
+  kValue,   ///< a value error (KILN_ERR_VALUE) whose message is `text` (a sorter out of range)
 };
 
 /// One launch of a checking kernel in the current call.
@@ -1772,6 +1803,8 @@ inline int32_t status_failure(Ctx* ctx, const StatusLog& log, const int32_t* wor
   int32_t status;
   if (c.kind == CheckKind::kAssert) {
     status = fail(ctx, KILN_ERR_ASSERT, "%s", c.text);
+  } else if (c.kind == CheckKind::kValue) {
+    status = fail(ctx, KILN_ERR_VALUE, "%s", c.text);
   } else if (c.unsigned_index && value < 0) {
     status = fail(ctx, KILN_ERR_INDEX, "index %llu is out of bounds for axis %d with size %lld",
                   static_cast<unsigned long long>(value), c.axis, static_cast<long long>(c.length));
@@ -1941,6 +1974,13 @@ struct ShapeScalar {
   alignas(8) unsigned char bytes[8 * 64] = {};
 };
 
+/// The shape function's host copy of an input whose values it reads (device_reads.hpp's
+/// bind_input_host), kept per input across calls; items of 8 bytes keep any element aligned.
+struct HostCopy {
+  const char* name = nullptr;
+  std::vector<uint64_t> items;
+};
+
 /// A context of a device graph. `host` comes first, so a kg::Ctx* of it (what the host code
 /// and the C++ runtime take) converts back with dev_of.
 struct DevCtx {
@@ -1948,6 +1988,7 @@ struct DevCtx {
   cl_command_queue queue = nullptr;
   std::vector<DevSlot> slots;
   std::deque<ShapeScalar> shape_scalars;  ///< the shape function's host copies of 0-d inputs
+  std::deque<HostCopy> host_copies;       ///< the shape function's host copies of whole inputs
   std::vector<std::pair<const char*, cl_kernel>> kernels;     ///< by name (string literal identity)
   std::vector<std::pair<const void*, cl_mem>> constants;      ///< uploaded once per context
   cl_mem status = nullptr;  ///< the device status word (templates/gpu/prologue/device_status.hpp)
@@ -2364,6 +2405,62 @@ inline int32_t copy_tensor(Ctx* ctx, const DTensor<T, N>& src, DTensor<T, N>& ds
                 ss[2], ss[3], ss[4], ss[5], ds[0], ds[1], ds[2], ds[3], ds[4], ds[5]);
 }
 
+/// Writes n int64 values the host computed (Shape's lengths) to dst, eight per launch of the
+/// put kernel: the values travel as kernel arguments, so no host buffer must outlive the call.
+inline int32_t put_int64(Ctx* ctx, DevPtr<int64_t> dst, const int64_t* v, int64_t n) {
+  for (int64_t at = 0; at < n; at += 8) {
+    int64_t a[8] = {};
+    const int64_t k = n - at < 8 ? n - at : 8;
+    for (int64_t i = 0; i < k; ++i) a[i] = v[at + i];
+    KILN_TRY(launch(ctx, "kiln_put_int64", 1, 8, dst + at, k, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]));
+  }
+  return KILN_OK;
+}
+
+/// n elements from p on by `stride` (any sign, 0 included) read to host memory `out` in one
+/// blocking read on the context's queue (a rectangle of one-element rows): the data-dependent
+/// lengths of Repeat read its counts this way.
+template <typename T>
+inline int32_t read_elements(Ctx* ctx, DevPtr<T> p, int64_t n, int64_t stride, T* out) {
+  if (n <= 0) return KILN_OK;
+  cl_command_queue q = dev_of(ctx)->queue;
+  cl_int e;
+  if (stride == 1 || n == 1) {
+    e = clEnqueueReadBuffer(q, p.buf, CL_TRUE, static_cast<size_t>(p.off) * sizeof(T), static_cast<size_t>(n) * sizeof(T), out, 0,
+                            nullptr, nullptr);
+  } else if (stride == 0) {
+    e = clEnqueueReadBuffer(q, p.buf, CL_TRUE, static_cast<size_t>(p.off) * sizeof(T), sizeof(T), out, 0, nullptr, nullptr);
+    for (int64_t i = 1; i < n; ++i) out[i] = out[0];
+  } else {
+    // A negative stride reads the same elements from the last one up, reversed afterwards.
+    const int64_t first = stride > 0 ? p.off : p.off + (n - 1) * stride, step = stride > 0 ? stride : -stride;
+    const size_t origin[3] = {static_cast<size_t>(first) * sizeof(T), 0, 0}, host[3] = {0, 0, 0};
+    const size_t region[3] = {sizeof(T), static_cast<size_t>(n), 1};
+    e = clEnqueueReadBufferRect(q, p.buf, CL_TRUE, origin, host, region, static_cast<size_t>(step) * sizeof(T), 0, sizeof(T), 0,
+                                out, 0, nullptr, nullptr);
+    if (stride < 0)
+      for (int64_t i = 0, j = n - 1; i < j; ++i, --j) std::swap(out[i], out[j]);
+  }
+  return e == CL_SUCCESS ? KILN_OK : cl_fail(ctx, e, "reading device elements");
+}
+
+/// Uploads n host values to the contiguous device tensor t (a blocking write: the host memory
+/// may change after the call; used where the host computed a small table, Repeat's offsets).
+template <typename T, int N>
+inline int32_t write_elements(Ctx* ctx, DTensor<T, N>& t, const T* host, int64_t n) {
+  if (n <= 0) return KILN_OK;
+  const cl_int e = clEnqueueWriteBuffer(dev_of(ctx)->queue, t.data.buf, CL_TRUE, static_cast<size_t>(t.data.off) * sizeof(T),
+                                        static_cast<size_t>(n) * sizeof(T), host, 0, nullptr, nullptr);
+  return e == CL_SUCCESS ? KILN_OK : cl_fail(ctx, e, "uploading to the device");
+}
+
+/// The element of type U `bytes` after p (parts of one workspace buffer holding arrays of
+/// several types; `bytes` keeps U's alignment).
+template <typename U, typename T>
+inline DevPtr<U> retype(DevPtr<T> p, int64_t bytes) {
+  return DevPtr<U>{p.buf, (p.off * static_cast<int64_t>(sizeof(T)) + bytes) / static_cast<int64_t>(sizeof(U))};
+}
+
 }  // namespace kg
 
 // Host reads of device scalars, shared by the GPU backends' runtimes (after their
@@ -2442,6 +2539,77 @@ inline int32_t read_shape_values(Ctx* ctx, const DTensor<T, N>& t, const char* n
   for (int64_t i = 0; i < n; ++i) KILN_TRY(read_element(ctx, t, N == 0 ? 0 : i * t.strides[0], host[i]));
   out.data = host;
   if constexpr (N == 1) out.strides[0] = 1;
+  return KILN_OK;
+}
+
+/// The n elements of a 0-d (n copies) or 1-d integer device tensor as int64 on the host, in
+/// one read (read_elements; static_cast's conversion, as the C++ backend's `count_of`).
+template <typename T, int N>
+inline int32_t read_ints(Ctx* ctx, const DTensor<T, N>& t, int64_t n, int64_t* out) {
+  static_assert(N <= 1 && sizeof(T) <= sizeof(int64_t), "0-d or 1-d integers");
+  // Read packed at the start of `out`, then widened in place from the last element down (the
+  // int64 written at i covers only packed elements i and after).
+  T* packed = reinterpret_cast<T*>(out);
+  KILN_TRY(read_elements(ctx, t.data, n, N == 0 ? 0 : t.strides[0], packed));
+  for (int64_t i = n; i-- > 0;) {
+    T v;
+    std::memcpy(&v, reinterpret_cast<const unsigned char*>(out) + i * static_cast<int64_t>(sizeof(T)), sizeof v);
+    out[i] = static_cast<int64_t>(v);
+  }
+  return KILN_OK;
+}
+
+/// How a selection over n flat positions (Nonzero, Unique: templates/gpu/select.mustache) is
+/// cut: `chunks` work-groups of `len` positions, enough to fill the device, each at least a
+/// few elements per work-item (reduce_chunks' rule).
+inline void select_chunks(int64_t n, int64_t& chunks, int64_t& len) {
+  chunks = n > 0 ? reduce_chunks(1, n) : 1;
+  len = n > 0 ? (n + chunks - 1) / chunks : 1;
+  chunks = n > 0 ? (n + len - 1) / len : 1;
+}
+
+/// The shape function's binding of an input whose values its shape graph reads beyond a 0-d
+/// scalar or a short shape vector (a data-dependent length: Nonzero's count, Unique's groups,
+/// Repeat's counts): bind_input's checks, then every element the input addresses read to host
+/// storage the context keeps per input (one read of its extent, its strides kept).
+template <typename T, int N>
+inline int32_t bind_input_host(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, DLDataType want,
+                               const int64_t* static_shape, const char* name) {
+  DTensor<T, N> d;
+  KILN_TRY(bind_input(ctx, t, d, want, static_shape, name));
+  int64_t lo = 0, hi = 0;
+  for (int i = 0; i < N; ++i) {
+    out.shape[i] = d.shape[i];
+    out.strides[i] = d.strides[i];
+    const int64_t span = d.strides[i] * (d.shape[i] - 1);
+    (span < 0 ? lo : hi) += span;
+  }
+  out.data = nullptr;
+  if (d.size() == 0) return KILN_OK;
+  HostCopy* copy = nullptr;
+  for (auto& c : dev_of(ctx)->host_copies)
+    if (c.name == name) copy = &c;
+  if (!copy) {
+    dev_of(ctx)->host_copies.emplace_back();
+    copy = &dev_of(ctx)->host_copies.back();
+    copy->name = name;
+  }
+  const size_t words = (static_cast<size_t>(hi - lo + 1) * sizeof(T) + 7) / 8;
+  if (copy->items.size() < words) copy->items.resize(words);
+  T* host = reinterpret_cast<T*>(copy->items.data());
+  KILN_TRY(read_elements(ctx, d.data + lo, hi - lo + 1, 1, host));
+  out.data = host - lo;
+  return KILN_OK;
+}
+
+/// A lazy node's 0-d condition (IfElse) on the host: read once per call (`out` is -1 until it
+/// is), then 1 when nonzero, else 0. The branches' kernels are queued after it (one wait).
+template <typename T>
+inline int32_t read_condition(Ctx* ctx, const DTensor<T, 0>& cond, int8_t& out) {
+  if (out >= 0) return KILN_OK;
+  T v{};
+  KILN_TRY(read_element(ctx, cond, 0, v));
+  out = v != T{} ? 1 : 0;
   return KILN_OK;
 }
 
@@ -2644,6 +2812,7 @@ static int32_t run_graph_steps(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
   kg::DTensor<double, 2> v3;
   kg::DTensor<double, 0> v4;
   kg::DTensor<double, 2> v5;
+
   {
     static const int64_t static_shape[] = { -1, -1 };
     KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "z"));
@@ -2899,7 +3068,7 @@ namespace kg {
 
 // The OpenCL C program: templates/gpu's prelude and copy kernels, then every node's kernels.
 const char* device_program_source() {
-  return "// OpenCL C prelude of kiln's kernels: the fixed-width integer names the shared kernel text\012// uses, 64-bit floats, and the dialect's function qualifier.\012#pragma OPENCL EXTENSION cl_khr_fp64 : enable\012typedef char int8_t;\012typedef uchar uint8_t;\012typedef short int16_t;\012typedef ushort uint16_t;\012typedef int int32_t;\012typedef uint uint32_t;\012typedef long int64_t;\012typedef ulong uint64_t;\012#define KILN_FN static inline\012#define KILN_INF INFINITY\012\012// A kernel's error: the first to claim the device status word wins (check number, payload;\012// templates/gpu/prologue/device_status.hpp).\012KILN_FN void kiln_raise(__global int32_t* st, const int64_t check, const int64_t value) {\012  if (atomic_cmpxchg((volatile __global int*)st, 0, (int)check) == 0) *(__global int64_t*)(st + 2) = value;\012}\012\012// Scalar helpers of kiln's GPU kernels, written once for every GPU dialect (OpenCL C and\012// CUDA): the integer and float semantics NumPy defines and C leaves undefined or different\012// (wrapping integer arithmetic, floor division and modulo by zero, NaN-propagating max/min,\012// saturating float -> int conversion). The reference is runtime/include/kiln/runtime/\012// scalar_math.hpp (the cpp backend's kiln_scalar); names carry the C type because OpenCL C\012// has no overloading. KILN_FN comes from the dialect (templates/gpu/dialects.txt).\012\012#define KILN_INT_OPS(T, U)                                                                     \134\012  KILN_FN T kiln_wrap_add_##T(T a, T b) { return (T)((U)a + (U)b); }                         \134\012  KILN_FN T kiln_wrap_sub_##T(T a, T b) { return (T)((U)a - (U)b); }                         \134\012  KILN_FN T kiln_wrap_mul_##T(T a, T b) { return (T)((U)a * (U)b); }                         \134\012  KILN_FN T kiln_wrap_neg_##T(T a) { return (T)((U)0 - (U)a); }                              \134\012  KILN_FN T kiln_abs_##T(T a) { return a < (T)0 \077 kiln_wrap_neg_##T(a) : a; }               \134\012  KILN_FN T kiln_sgn_##T(T a) { return a > (T)0 \077 (T)1 : a < (T)0 \077 (T)-1 : (T)0; }        \134\012  KILN_FN T kiln_int_div_##T(T a, T b) {                                                     \134\012    if (b == (T)0) return (T)0;                                                              \134\012    if ((T)-1 < (T)0 && b == (T)-1) return kiln_wrap_neg_##T(a);                             \134\012    T q = (T)(a / b);                                                                         \134\012    if ((a % b != (T)0) && ((a < (T)0) != (b < (T)0))) q = (T)(q - (T)1);                    \134\012    return q;                                                                                 \134\012  }                                                                                           \134\012  KILN_FN T kiln_mod_##T(T a, T b) {                                                         \134\012    if (b == (T)0 || ((T)-1 < (T)0 && b == (T)-1)) return (T)0;                              \134\012    T r = (T)(a % b);                                                                         \134\012    if (r != (T)0 && ((r < (T)0) != (b < (T)0))) r = (T)(r + b);                             \134\012    return r;                                                                                 \134\012  }                                                                                           \134\012  KILN_FN T kiln_pow_##T(T a, T b) {                                                         \134\012    if (b < (T)0) return a == (T)1 \077 (T)1 : a == (T)-1 \077 (((b & (T)1) != (T)0) \077 (T)-1 : (T)1) : (T)0; \134\012    U r = 1, x = (U)a;                                                                        \134\012    U e = (U)b;                                                                               \134\012    while (e) {                                                                               \134\012      if (e & 1u) r *= x;                                                                     \134\012      x *= x;                                                                                 \134\012      e >>= 1;                                                                                \134\012    }                                                                                         \134\012    return (T)r;                                                                              \134\012  }                                                                                           \134\012  KILN_FN T kiln_maximum_##T(T a, T b) { return a >= b \077 a : b; }                            \134\012  KILN_FN T kiln_minimum_##T(T a, T b) { return a <= b \077 a : b; }\012\012KILN_INT_OPS(int8_t, uint8_t)\012KILN_INT_OPS(int16_t, uint16_t)\012KILN_INT_OPS(int32_t, uint32_t)\012KILN_INT_OPS(int64_t, uint64_t)\012KILN_INT_OPS(uint8_t, uint8_t)\012KILN_INT_OPS(uint16_t, uint16_t)\012KILN_INT_OPS(uint32_t, uint32_t)\012KILN_INT_OPS(uint64_t, uint64_t)\012\012#define KILN_FLOAT_OPS(T)                                                                      \134\012  KILN_FN T kiln_sgn_##T(T a) { return a > (T)0 \077 (T)1 : a < (T)0 \077 (T)-1 : a == (T)0 \077 (T)0 : a; } \134\012  KILN_FN T kiln_maximum_##T(T a, T b) { return (isnan(a) || a >= b) \077 a : b; }              \134\012  KILN_FN T kiln_minimum_##T(T a, T b) { return (isnan(a) || a <= b) \077 a : b; }              \134\012  KILN_FN T kiln_int_div_##T(T a, T b) {                                                     \134\012    const T m = fmod(a, b);                                                                   \134\012    if (b == (T)0) return a / b;                                                              \134\012    T d = (a - m) / b;                                                                        \134\012    if (m != (T)0 && ((b < (T)0) != (m < (T)0))) d -= (T)1;                                   \134\012    if (d != (T)0) {                                                                          \134\012      T f = floor(d);                                                                         \134\012      if (d - f > (T)0.5) f += (T)1;                                                          \134\012      return f;                                                                               \134\012    }                                                                                         \134\012    return copysign((T)0, a / b);                                                             \134\012  }                                                                                           \134\012  KILN_FN T kiln_mod_##T(T a, T b) {                                                         \134\012    T m = fmod(a, b);                                                                         \134\012    if (b == (T)0) return m;                                                                  \134\012    if (m != (T)0) {                                                                          \134\012      if ((b < (T)0) != (m < (T)0)) m += b;                                                   \134\012    } else {                                                                                  \134\012      m = copysign((T)0, b);                                                                  \134\012    }                                                                                         \134\012    return m;                                                                                 \134\012  }                                                                                           \134\012  KILN_FN T kiln_sigmoid_##T(T x) {                                                          \134\012    const T e = exp(-fabs(x));                                                                \134\012    const T r = (T)1 / ((T)1 + e);                                                            \134\012    return x >= (T)0 \077 r : e * r;                                                             \134\012  }                                                                                           \134\012  KILN_FN T kiln_softplus_##T(T x) { return (x > (T)0 \077 x : (T)0) + log1p(exp(-fabs(x))); } \134\012  KILN_FN T kiln_round_half_away_##T(T x) { return round(x); }                              \134\012  KILN_FN T kiln_log1mexp_##T(T x) {                                                         \134\012    return x < (T)-0.6931471805599453 \077 log1p(-exp(x)) : log(-expm1(x));                    \134\012  }\012\012KILN_FLOAT_OPS(float)\012KILN_FLOAT_OPS(double)\012\012// float -> integer conversions saturate and send NaN to 0, as kiln_scalar::convert does (a C\012// cast is undefined out of range).\012#define KILN_FLOAT_TO_INT(F, T, LO, HI)                                                       \134\012  KILN_FN T kiln_convert_##F##_##T(F x) {                                                     \134\012    if (x != x) return (T)0;                                                                   \134\012    if (x <= (F)(LO)) return (T)(LO);                                                          \134\012    if (x >= (F)(HI)) return (T)(HI);                                                          \134\012    return (T)x;                                                                               \134\012  }\012#define KILN_FLOAT_TO_INTS(F)                                                                  \134\012  KILN_FLOAT_TO_INT(F, int8_t, -128, 127)                                                      \134\012  KILN_FLOAT_TO_INT(F, int16_t, -32768, 32767)                                                 \134\012  KILN_FLOAT_TO_INT(F, int32_t, (-2147483647 - 1), 2147483647)                                 \134\012  KILN_FLOAT_TO_INT(F, int64_t, (-9223372036854775807L - 1), 9223372036854775807L)             \134\012  KILN_FLOAT_TO_INT(F, uint8_t, 0, 255)                                                        \134\012  KILN_FLOAT_TO_INT(F, uint16_t, 0, 65535)                                                     \134\012  KILN_FLOAT_TO_INT(F, uint32_t, 0, 4294967295u)                                               \134\012  KILN_FLOAT_TO_INT(F, uint64_t, 0, 18446744073709551615UL)\012KILN_FLOAT_TO_INTS(float)\012KILN_FLOAT_TO_INTS(double)\012\012// Strided copy of 1-byte items (rank <= 6, lengths and strides padded with leading 1s\012// and 0s): a graph output that is an input, a constant or a view.\012__kernel void kiln_copy_1(__global const uint8_t* src_base, const int64_t src_off, __global uint8_t* dst_base, const int64_t dst_off, const int64_t n,\012    const int64_t n0, const int64_t n1, const int64_t n2, const int64_t n3, const int64_t n4, const int64_t n5,\012    const int64_t s0, const int64_t s1, const int64_t s2, const int64_t s3, const int64_t s4, const int64_t s5,\012    const int64_t d0, const int64_t d1, const int64_t d2, const int64_t d3, const int64_t d4, const int64_t d5) {\012  __global const uint8_t* src = src_base + src_off;\012  __global uint8_t* dst = dst_base + dst_off;\012  for (int64_t e = ((int64_t)get_global_id(0)); e < n; e += ((int64_t)get_global_size(0))) {\012    int64_t r = e, so = 0, dof = 0, x;\012    x = r % n5; r /= n5; so += x * s5; dof += x * d5;\012    x = r % n4; r /= n4; so += x * s4; dof += x * d4;\012    x = r % n3; r /= n3; so += x * s3; dof += x * d3;\012    x = r % n2; r /= n2; so += x * s2; dof += x * d2;\012    x = r % n1; r /= n1; so += x * s1; dof += x * d1;\012    so += r * s0; dof += r * d0;\012    dst[dof] = src[so];\012  }\012}\012// Strided copy of 2-byte items (rank <= 6, lengths and strides padded with leading 1s\012// and 0s): a graph output that is an input, a constant or a view.\012__kernel void kiln_copy_2(__global const uint16_t* src_base, const int64_t src_off, __global uint16_t* dst_base, const int64_t dst_off, const int64_t n,\012    const int64_t n0, const int64_t n1, const int64_t n2, const int64_t n3, const int64_t n4, const int64_t n5,\012    const int64_t s0, const int64_t s1, const int64_t s2, const int64_t s3, const int64_t s4, const int64_t s5,\012    const int64_t d0, const int64_t d1, const int64_t d2, const int64_t d3, const int64_t d4, const int64_t d5) {\012  __global const uint16_t* src = src_base + src_off;\012  __global uint16_t* dst = dst_base + dst_off;\012  for (int64_t e = ((int64_t)get_global_id(0)); e < n; e += ((int64_t)get_global_size(0))) {\012    int64_t r = e, so = 0, dof = 0, x;\012    x = r % n5; r /= n5; so += x * s5; dof += x * d5;\012    x = r % n4; r /= n4; so += x * s4; dof += x * d4;\012    x = r % n3; r /= n3; so += x * s3; dof += x * d3;\012    x = r % n2; r /= n2; so += x * s2; dof += x * d2;\012    x = r % n1; r /= n1; so += x * s1; dof += x * d1;\012    so += r * s0; dof += r * d0;\012    dst[dof] = src[so];\012  }\012}\012// Strided copy of 4-byte items (rank <= 6, lengths and strides padded with leading 1s\012// and 0s): a graph output that is an input, a constant or a view.\012__kernel void kiln_copy_4(__global const uint32_t* src_base, const int64_t src_off, __global uint32_t* dst_base, const int64_t dst_off, const int64_t n,\012    const int64_t n0, const int64_t n1, const int64_t n2, const int64_t n3, const int64_t n4, const int64_t n5,\012    const int64_t s0, const int64_t s1, const int64_t s2, const int64_t s3, const int64_t s4, const int64_t s5,\012    const int64_t d0, const int64_t d1, const int64_t d2, const int64_t d3, const int64_t d4, const int64_t d5) {\012  __global const uint32_t* src = src_base + src_off;\012  __global uint32_t* dst = dst_base + dst_off;\012  for (int64_t e = ((int64_t)get_global_id(0)); e < n; e += ((int64_t)get_global_size(0))) {\012    int64_t r = e, so = 0, dof = 0, x;\012    x = r % n5; r /= n5; so += x * s5; dof += x * d5;\012    x = r % n4; r /= n4; so += x * s4; dof += x * d4;\012    x = r % n3; r /= n3; so += x * s3; dof += x * d3;\012    x = r % n2; r /= n2; so += x * s2; dof += x * d2;\012    x = r % n1; r /= n1; so += x * s1; dof += x * d1;\012    so += r * s0; dof += r * d0;\012    dst[dof] = src[so];\012  }\012}\012// Strided copy of 8-byte items (rank <= 6, lengths and strides padded with leading 1s\012// and 0s): a graph output that is an input, a constant or a view.\012__kernel void kiln_copy_8(__global const uint64_t* src_base, const int64_t src_off, __global uint64_t* dst_base, const int64_t dst_off, const int64_t n,\012    const int64_t n0, const int64_t n1, const int64_t n2, const int64_t n3, const int64_t n4, const int64_t n5,\012    const int64_t s0, const int64_t s1, const int64_t s2, const int64_t s3, const int64_t s4, const int64_t s5,\012    const int64_t d0, const int64_t d1, const int64_t d2, const int64_t d3, const int64_t d4, const int64_t d5) {\012  __global const uint64_t* src = src_base + src_off;\012  __global uint64_t* dst = dst_base + dst_off;\012  for (int64_t e = ((int64_t)get_global_id(0)); e < n; e += ((int64_t)get_global_size(0))) {\012    int64_t r = e, so = 0, dof = 0, x;\012    x = r % n5; r /= n5; so += x * s5; dof += x * d5;\012    x = r % n4; r /= n4; so += x * s4; dof += x * d4;\012    x = r % n3; r /= n3; so += x * s3; dof += x * d3;\012    x = r % n2; r /= n2; so += x * s2; dof += x * d2;\012    x = r % n1; r /= n1; so += x * s1; dof += x * d1;\012    so += r * s0; dof += r * d0;\012    dst[dof] = src[so];\012  }\012}\012\012// Gemm{no_inplace}: one multiply-add in double.\012KILN_FN double gpu_gemm_ger_gemv_opencl_run_graph_s0_mad(double acc, double a, double b) {\012  return acc + a * b;\012}\012\012// Gemm{no_inplace}: c = alpha * x @ y + beta * c for an m-by-k x and a k-by-n y of any strides (elements\012// converted to double); c is not read when beta is 0. Products BLAS does not take (integer\012// dtypes, mixed dtypes, layouts without a leading dimension) run here. Group g computes the\012// 16-by-16 output tiles g, g + groups, ...: each work-item one element, the k axis walked in\012// 16-wide steps through tiles of x and y in local memory.\012__kernel void gpu_gemm_ger_gemv_opencl_run_graph_s0(__global const double* x_base, const int64_t x_off, __global const double* y_base, const int64_t y_off, __global double* c_base, const int64_t c_off, const int64_t m, const int64_t n, const int64_t k, const int64_t xrs,\012    const int64_t xcs, const int64_t yrs, const int64_t ycs, const int64_t crs, const int64_t ccs,\012    const double alpha_in, const double beta_in) {\012  __global const double* x = x_base + x_off;\012  __global const double* y = y_base + y_off;\012  __global double* c = c_base + c_off;\012  __local double xt[256];\012  __local double yt[256];\012  const double alpha = (double)alpha_in, beta = (double)beta_in;\012  const int64_t tid = ((int64_t)get_local_id(0)), ti = tid / 16, tj = tid % 16;\012  const int64_t tiles_n = (n + 15) / 16, tiles = ((m + 15) / 16) * tiles_n;\012  for (int64_t t = ((int64_t)get_group_id(0)); t < tiles; t += ((int64_t)get_num_groups(0))) {\012    const int64_t i = (t / tiles_n) * 16 + ti, j = (t % tiles_n) * 16 + tj;\012    double acc = (double)0;\012    for (int64_t p0 = 0; p0 < k; p0 += 16) {\012      xt[tid] = (i < m && p0 + tj < k) \077 (double)x[i * xrs + (p0 + tj) * xcs] : (double)0;\012      yt[tid] = (p0 + ti < k && j < n) \077 (double)y[(p0 + ti) * yrs + j * ycs] : (double)0;\012      barrier(CLK_LOCAL_MEM_FENCE);\012      for (int q = 0; q < 16; ++q) acc = gpu_gemm_ger_gemv_opencl_run_graph_s0_mad(acc, xt[ti * 16 + q], yt[q * 16 + tj]);\012      barrier(CLK_LOCAL_MEM_FENCE);\012    }\012    if (i < m && j < n) {\012      const int64_t o = i * crs + j * ccs;\012      c[o] = beta == (double)0 \077 alpha * acc : beta * c[o] + alpha * acc;\012    }\012  }\012}\012";
+  return "// OpenCL C prelude of kiln's kernels: the fixed-width integer names the shared kernel text\012// uses, 64-bit floats, and the dialect's function qualifier.\012#pragma OPENCL EXTENSION cl_khr_fp64 : enable\012typedef char int8_t;\012typedef uchar uint8_t;\012typedef short int16_t;\012typedef ushort uint16_t;\012typedef int int32_t;\012typedef uint uint32_t;\012typedef long int64_t;\012typedef ulong uint64_t;\012#define KILN_FN static inline\012#define KILN_INF INFINITY\012\012// A kernel's error: the first to claim the device status word wins (check number, payload;\012// templates/gpu/prologue/device_status.hpp).\012KILN_FN void kiln_raise(__global int32_t* st, const int64_t check, const int64_t value) {\012  if (atomic_cmpxchg((volatile __global int*)st, 0, (int)check) == 0) *(__global int64_t*)(st + 2) = value;\012}\012\012// Scalar helpers of kiln's GPU kernels, written once for every GPU dialect (OpenCL C and\012// CUDA): the integer and float semantics NumPy defines and C leaves undefined or different\012// (wrapping integer arithmetic, floor division and modulo by zero, NaN-propagating max/min,\012// saturating float -> int conversion). The reference is runtime/include/kiln/runtime/\012// scalar_math.hpp (the cpp backend's kiln_scalar); names carry the C type because OpenCL C\012// has no overloading. KILN_FN comes from the dialect (templates/gpu/dialects.txt).\012\012#define KILN_INT_OPS(T, U)                                                                     \134\012  KILN_FN T kiln_wrap_add_##T(T a, T b) { return (T)((U)a + (U)b); }                         \134\012  KILN_FN T kiln_wrap_sub_##T(T a, T b) { return (T)((U)a - (U)b); }                         \134\012  KILN_FN T kiln_wrap_mul_##T(T a, T b) { return (T)((U)a * (U)b); }                         \134\012  KILN_FN T kiln_wrap_neg_##T(T a) { return (T)((U)0 - (U)a); }                              \134\012  KILN_FN T kiln_abs_##T(T a) { return a < (T)0 \077 kiln_wrap_neg_##T(a) : a; }               \134\012  KILN_FN T kiln_sgn_##T(T a) { return a > (T)0 \077 (T)1 : a < (T)0 \077 (T)-1 : (T)0; }        \134\012  KILN_FN T kiln_int_div_##T(T a, T b) {                                                     \134\012    if (b == (T)0) return (T)0;                                                              \134\012    if ((T)-1 < (T)0 && b == (T)-1) return kiln_wrap_neg_##T(a);                             \134\012    T q = (T)(a / b);                                                                         \134\012    if ((a % b != (T)0) && ((a < (T)0) != (b < (T)0))) q = (T)(q - (T)1);                    \134\012    return q;                                                                                 \134\012  }                                                                                           \134\012  KILN_FN T kiln_mod_##T(T a, T b) {                                                         \134\012    if (b == (T)0 || ((T)-1 < (T)0 && b == (T)-1)) return (T)0;                              \134\012    T r = (T)(a % b);                                                                         \134\012    if (r != (T)0 && ((r < (T)0) != (b < (T)0))) r = (T)(r + b);                             \134\012    return r;                                                                                 \134\012  }                                                                                           \134\012  KILN_FN T kiln_pow_##T(T a, T b) {                                                         \134\012    if (b < (T)0) return a == (T)1 \077 (T)1 : a == (T)-1 \077 (((b & (T)1) != (T)0) \077 (T)-1 : (T)1) : (T)0; \134\012    U r = 1, x = (U)a;                                                                        \134\012    U e = (U)b;                                                                               \134\012    while (e) {                                                                               \134\012      if (e & 1u) r *= x;                                                                     \134\012      x *= x;                                                                                 \134\012      e >>= 1;                                                                                \134\012    }                                                                                         \134\012    return (T)r;                                                                              \134\012  }                                                                                           \134\012  KILN_FN T kiln_maximum_##T(T a, T b) { return a >= b \077 a : b; }                            \134\012  KILN_FN T kiln_minimum_##T(T a, T b) { return a <= b \077 a : b; }\012\012KILN_INT_OPS(int8_t, uint8_t)\012KILN_INT_OPS(int16_t, uint16_t)\012KILN_INT_OPS(int32_t, uint32_t)\012KILN_INT_OPS(int64_t, uint64_t)\012KILN_INT_OPS(uint8_t, uint8_t)\012KILN_INT_OPS(uint16_t, uint16_t)\012KILN_INT_OPS(uint32_t, uint32_t)\012KILN_INT_OPS(uint64_t, uint64_t)\012\012#define KILN_FLOAT_OPS(T)                                                                      \134\012  KILN_FN T kiln_sgn_##T(T a) { return a > (T)0 \077 (T)1 : a < (T)0 \077 (T)-1 : a == (T)0 \077 (T)0 : a; } \134\012  KILN_FN T kiln_maximum_##T(T a, T b) { return (isnan(a) || a >= b) \077 a : b; }              \134\012  KILN_FN T kiln_minimum_##T(T a, T b) { return (isnan(a) || a <= b) \077 a : b; }              \134\012  KILN_FN T kiln_int_div_##T(T a, T b) {                                                     \134\012    const T m = fmod(a, b);                                                                   \134\012    if (b == (T)0) return a / b;                                                              \134\012    T d = (a - m) / b;                                                                        \134\012    if (m != (T)0 && ((b < (T)0) != (m < (T)0))) d -= (T)1;                                   \134\012    if (d != (T)0) {                                                                          \134\012      T f = floor(d);                                                                         \134\012      if (d - f > (T)0.5) f += (T)1;                                                          \134\012      return f;                                                                               \134\012    }                                                                                         \134\012    return copysign((T)0, a / b);                                                             \134\012  }                                                                                           \134\012  KILN_FN T kiln_mod_##T(T a, T b) {                                                         \134\012    T m = fmod(a, b);                                                                         \134\012    if (b == (T)0) return m;                                                                  \134\012    if (m != (T)0) {                                                                          \134\012      if ((b < (T)0) != (m < (T)0)) m += b;                                                   \134\012    } else {                                                                                  \134\012      m = copysign((T)0, b);                                                                  \134\012    }                                                                                         \134\012    return m;                                                                                 \134\012  }                                                                                           \134\012  KILN_FN T kiln_sigmoid_##T(T x) {                                                          \134\012    const T e = exp(-fabs(x));                                                                \134\012    const T r = (T)1 / ((T)1 + e);                                                            \134\012    return x >= (T)0 \077 r : e * r;                                                             \134\012  }                                                                                           \134\012  KILN_FN T kiln_softplus_##T(T x) { return (x > (T)0 \077 x : (T)0) + log1p(exp(-fabs(x))); } \134\012  KILN_FN T kiln_round_half_away_##T(T x) { return round(x); }                              \134\012  KILN_FN T kiln_log1mexp_##T(T x) {                                                         \134\012    return x < (T)-0.6931471805599453 \077 log1p(-exp(x)) : log(-expm1(x));                    \134\012  }\012\012KILN_FLOAT_OPS(float)\012KILN_FLOAT_OPS(double)\012\012// float -> integer conversions saturate and send NaN to 0, as kiln_scalar::convert does (a C\012// cast is undefined out of range).\012#define KILN_FLOAT_TO_INT(F, T, LO, HI)                                                       \134\012  KILN_FN T kiln_convert_##F##_##T(F x) {                                                     \134\012    if (x != x) return (T)0;                                                                   \134\012    if (x <= (F)(LO)) return (T)(LO);                                                          \134\012    if (x >= (F)(HI)) return (T)(HI);                                                          \134\012    return (T)x;                                                                               \134\012  }\012#define KILN_FLOAT_TO_INTS(F)                                                                  \134\012  KILN_FLOAT_TO_INT(F, int8_t, -128, 127)                                                      \134\012  KILN_FLOAT_TO_INT(F, int16_t, -32768, 32767)                                                 \134\012  KILN_FLOAT_TO_INT(F, int32_t, (-2147483647 - 1), 2147483647)                                 \134\012  KILN_FLOAT_TO_INT(F, int64_t, (-9223372036854775807L - 1), 9223372036854775807L)             \134\012  KILN_FLOAT_TO_INT(F, uint8_t, 0, 255)                                                        \134\012  KILN_FLOAT_TO_INT(F, uint16_t, 0, 65535)                                                     \134\012  KILN_FLOAT_TO_INT(F, uint32_t, 0, 4294967295u)                                               \134\012  KILN_FLOAT_TO_INT(F, uint64_t, 0, 18446744073709551615UL)\012KILN_FLOAT_TO_INTS(float)\012KILN_FLOAT_TO_INTS(double)\012\012// Strided copy of 1-byte items (rank <= 6, lengths and strides padded with leading 1s\012// and 0s): a graph output that is an input, a constant or a view.\012__kernel void kiln_copy_1(__global const uint8_t* src_base, const int64_t src_off, __global uint8_t* dst_base, const int64_t dst_off, const int64_t n,\012    const int64_t n0, const int64_t n1, const int64_t n2, const int64_t n3, const int64_t n4, const int64_t n5,\012    const int64_t s0, const int64_t s1, const int64_t s2, const int64_t s3, const int64_t s4, const int64_t s5,\012    const int64_t d0, const int64_t d1, const int64_t d2, const int64_t d3, const int64_t d4, const int64_t d5) {\012  __global const uint8_t* src = src_base + src_off;\012  __global uint8_t* dst = dst_base + dst_off;\012  for (int64_t e = ((int64_t)get_global_id(0)); e < n; e += ((int64_t)get_global_size(0))) {\012    int64_t r = e, so = 0, dof = 0, x;\012    x = r % n5; r /= n5; so += x * s5; dof += x * d5;\012    x = r % n4; r /= n4; so += x * s4; dof += x * d4;\012    x = r % n3; r /= n3; so += x * s3; dof += x * d3;\012    x = r % n2; r /= n2; so += x * s2; dof += x * d2;\012    x = r % n1; r /= n1; so += x * s1; dof += x * d1;\012    so += r * s0; dof += r * d0;\012    dst[dof] = src[so];\012  }\012}\012// Strided copy of 2-byte items (rank <= 6, lengths and strides padded with leading 1s\012// and 0s): a graph output that is an input, a constant or a view.\012__kernel void kiln_copy_2(__global const uint16_t* src_base, const int64_t src_off, __global uint16_t* dst_base, const int64_t dst_off, const int64_t n,\012    const int64_t n0, const int64_t n1, const int64_t n2, const int64_t n3, const int64_t n4, const int64_t n5,\012    const int64_t s0, const int64_t s1, const int64_t s2, const int64_t s3, const int64_t s4, const int64_t s5,\012    const int64_t d0, const int64_t d1, const int64_t d2, const int64_t d3, const int64_t d4, const int64_t d5) {\012  __global const uint16_t* src = src_base + src_off;\012  __global uint16_t* dst = dst_base + dst_off;\012  for (int64_t e = ((int64_t)get_global_id(0)); e < n; e += ((int64_t)get_global_size(0))) {\012    int64_t r = e, so = 0, dof = 0, x;\012    x = r % n5; r /= n5; so += x * s5; dof += x * d5;\012    x = r % n4; r /= n4; so += x * s4; dof += x * d4;\012    x = r % n3; r /= n3; so += x * s3; dof += x * d3;\012    x = r % n2; r /= n2; so += x * s2; dof += x * d2;\012    x = r % n1; r /= n1; so += x * s1; dof += x * d1;\012    so += r * s0; dof += r * d0;\012    dst[dof] = src[so];\012  }\012}\012// Strided copy of 4-byte items (rank <= 6, lengths and strides padded with leading 1s\012// and 0s): a graph output that is an input, a constant or a view.\012__kernel void kiln_copy_4(__global const uint32_t* src_base, const int64_t src_off, __global uint32_t* dst_base, const int64_t dst_off, const int64_t n,\012    const int64_t n0, const int64_t n1, const int64_t n2, const int64_t n3, const int64_t n4, const int64_t n5,\012    const int64_t s0, const int64_t s1, const int64_t s2, const int64_t s3, const int64_t s4, const int64_t s5,\012    const int64_t d0, const int64_t d1, const int64_t d2, const int64_t d3, const int64_t d4, const int64_t d5) {\012  __global const uint32_t* src = src_base + src_off;\012  __global uint32_t* dst = dst_base + dst_off;\012  for (int64_t e = ((int64_t)get_global_id(0)); e < n; e += ((int64_t)get_global_size(0))) {\012    int64_t r = e, so = 0, dof = 0, x;\012    x = r % n5; r /= n5; so += x * s5; dof += x * d5;\012    x = r % n4; r /= n4; so += x * s4; dof += x * d4;\012    x = r % n3; r /= n3; so += x * s3; dof += x * d3;\012    x = r % n2; r /= n2; so += x * s2; dof += x * d2;\012    x = r % n1; r /= n1; so += x * s1; dof += x * d1;\012    so += r * s0; dof += r * d0;\012    dst[dof] = src[so];\012  }\012}\012// Strided copy of 8-byte items (rank <= 6, lengths and strides padded with leading 1s\012// and 0s): a graph output that is an input, a constant or a view.\012__kernel void kiln_copy_8(__global const uint64_t* src_base, const int64_t src_off, __global uint64_t* dst_base, const int64_t dst_off, const int64_t n,\012    const int64_t n0, const int64_t n1, const int64_t n2, const int64_t n3, const int64_t n4, const int64_t n5,\012    const int64_t s0, const int64_t s1, const int64_t s2, const int64_t s3, const int64_t s4, const int64_t s5,\012    const int64_t d0, const int64_t d1, const int64_t d2, const int64_t d3, const int64_t d4, const int64_t d5) {\012  __global const uint64_t* src = src_base + src_off;\012  __global uint64_t* dst = dst_base + dst_off;\012  for (int64_t e = ((int64_t)get_global_id(0)); e < n; e += ((int64_t)get_global_size(0))) {\012    int64_t r = e, so = 0, dof = 0, x;\012    x = r % n5; r /= n5; so += x * s5; dof += x * d5;\012    x = r % n4; r /= n4; so += x * s4; dof += x * d4;\012    x = r % n3; r /= n3; so += x * s3; dof += x * d3;\012    x = r % n2; r /= n2; so += x * s2; dof += x * d2;\012    x = r % n1; r /= n1; so += x * s1; dof += x * d1;\012    so += r * s0; dof += r * d0;\012    dst[dof] = src[so];\012  }\012}\012// Writes n <= 8 int64 values given as arguments (lengths the host knows: Shape, Shape_i), so\012// nothing waits on a host buffer (kg::put_int64).\012__kernel void kiln_put_int64(__global int64_t* q_base, const int64_t q_off, const int64_t n, const int64_t v0, const int64_t v1, const int64_t v2,\012    const int64_t v3, const int64_t v4, const int64_t v5, const int64_t v6, const int64_t v7) {\012  __global int64_t* q = q_base + q_off;\012  const int64_t i = ((int64_t)get_global_id(0));\012  if (i < n) q[i] = i == 0 \077 v0 : i == 1 \077 v1 : i == 2 \077 v2 : i == 3 \077 v3 : i == 4 \077 v4 : i == 5 \077 v5 : i == 6 \077 v6 : v7;\012}\012\012// Gemm{no_inplace}: one multiply-add in double.\012KILN_FN double gpu_gemm_ger_gemv_opencl_run_graph_s0_mad(double acc, double a, double b) {\012  return acc + a * b;\012}\012\012// Gemm{no_inplace}: c = alpha * x @ y + beta * c for an m-by-k x and a k-by-n y of any strides (elements\012// converted to double); c is not read when beta is 0. Products BLAS does not take (integer\012// dtypes, mixed dtypes, layouts without a leading dimension) run here. Group g computes the\012// 16-by-16 output tiles g, g + groups, ...: each work-item one element, the k axis walked in\012// 16-wide steps through tiles of x and y in local memory.\012__kernel void gpu_gemm_ger_gemv_opencl_run_graph_s0(__global const double* x_base, const int64_t x_off, __global const double* y_base, const int64_t y_off, __global double* c_base, const int64_t c_off, const int64_t m, const int64_t n, const int64_t k, const int64_t xrs,\012    const int64_t xcs, const int64_t yrs, const int64_t ycs, const int64_t crs, const int64_t ccs,\012    const double alpha_in, const double beta_in) {\012  __global const double* x = x_base + x_off;\012  __global const double* y = y_base + y_off;\012  __global double* c = c_base + c_off;\012  __local double xt[256];\012  __local double yt[256];\012  const double alpha = (double)alpha_in, beta = (double)beta_in;\012  const int64_t tid = ((int64_t)get_local_id(0)), ti = tid / 16, tj = tid % 16;\012  const int64_t tiles_n = (n + 15) / 16, tiles = ((m + 15) / 16) * tiles_n;\012  for (int64_t t = ((int64_t)get_group_id(0)); t < tiles; t += ((int64_t)get_num_groups(0))) {\012    const int64_t i = (t / tiles_n) * 16 + ti, j = (t % tiles_n) * 16 + tj;\012    double acc = (double)0;\012    for (int64_t p0 = 0; p0 < k; p0 += 16) {\012      xt[tid] = (i < m && p0 + tj < k) \077 (double)x[i * xrs + (p0 + tj) * xcs] : (double)0;\012      yt[tid] = (p0 + ti < k && j < n) \077 (double)y[(p0 + ti) * yrs + j * ycs] : (double)0;\012      barrier(CLK_LOCAL_MEM_FENCE);\012      for (int q = 0; q < 16; ++q) acc = gpu_gemm_ger_gemv_opencl_run_graph_s0_mad(acc, xt[ti * 16 + q], yt[q * 16 + tj]);\012      barrier(CLK_LOCAL_MEM_FENCE);\012    }\012    if (i < m && j < n) {\012      const int64_t o = i * crs + j * ccs;\012      c[o] = beta == (double)0 \077 alpha * acc : beta * c[o] + alpha * acc;\012    }\012  }\012}\012";
 }
 
 }  // namespace kg

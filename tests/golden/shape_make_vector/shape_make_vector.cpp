@@ -1228,6 +1228,35 @@ inline void* alloc_buffer(size_t bytes) {
   return std::aligned_alloc(64, rounded ? rounded : 64);
 }
 
+/// A heap buffer of a node's step (operands BLAS cannot read in place, Unique's table), reused
+/// across the iterations of one step (the batch loops) and freed at scope exit.
+class Scratch {
+ public:
+  Scratch() = default;
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch() { std::free(data_); }
+
+  /// Points `out` at >= `bytes` bytes (64-byte aligned).
+  int32_t reserve(Ctx* ctx, size_t bytes, void*& out) {
+    if (data_ == nullptr || bytes > capacity_) {
+      std::free(data_);
+      capacity_ = bytes ? (bytes + 63) / 64 * 64 : 64;
+      data_ = std::aligned_alloc(64, capacity_);
+      if (data_ == nullptr) {
+        capacity_ = 0;
+        return fail(ctx, KILN_ERR_ALLOC, "out of memory allocating %zu bytes", bytes);
+      }
+    }
+    out = data_;
+    return KILN_OK;
+  }
+
+ private:
+  void* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
 /// Points a view at a buffer of the context's workspace slot, growing it when needed. A slot
 /// is kept across calls and never shrinks, so steady-state calls allocate nothing; it grows by
 /// at least half its size so slowly growing inputs do not reallocate on every call.
@@ -1935,35 +1964,6 @@ template <typename T>
 struct Mat {
   T* data;
   int64_t rows, cols, rs, cs;
-};
-
-/// A heap buffer for operands BLAS cannot read in place, reused across calls of one node
-/// (the batch loops) and freed at scope exit.
-class Scratch {
- public:
-  Scratch() = default;
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  ~Scratch() { std::free(data_); }
-
-  /// Points `out` at >= `bytes` bytes (64-byte aligned).
-  int32_t reserve(Ctx* ctx, size_t bytes, void*& out) {
-    if (data_ == nullptr || bytes > capacity_) {
-      std::free(data_);
-      capacity_ = bytes ? (bytes + 63) / 64 * 64 : 64;
-      data_ = std::aligned_alloc(64, capacity_);
-      if (data_ == nullptr) {
-        capacity_ = 0;
-        return fail(ctx, KILN_ERR_ALLOC, "out of memory allocating %zu bytes", bytes);
-      }
-    }
-    out = data_;
-    return KILN_OK;
-  }
-
- private:
-  void* data_ = nullptr;
-  size_t capacity_ = 0;
 };
 
 /// One buffer per operand of a product.
