@@ -6,7 +6,7 @@
 
 namespace kiln {
 
-std::string emit_ifelse(const NodeEmitContext& c) {
+TemplateData ifelse_data(const NodeEmitContext& c) {
   const auto& op = static_cast<const IfElse&>(c.node().op());
   TemplateData data = c.base_data();
   data.set("cond", c.in(0));
@@ -22,6 +22,11 @@ std::string emit_ifelse(const NodeEmitContext& c) {
     }
     data.set(branch == 0 ? "then" : "else", copies);
   }
+  return data;
+}
+
+std::string emit_ifelse(const NodeEmitContext& c) {
+  TemplateData data = ifelse_data(c);
   return render_template("templates/cpp/ops/control_ifelse.mustache", data);
 }
 

@@ -7,6 +7,10 @@
 
 namespace kiln {
 
+/// IfElse's template data, the same on every backend: `cond`, and for each branch (`then`,
+/// `else`) one copy per output (`ndim`, `out`, `src` — the branch's value — and `alloc`).
+TemplateData ifelse_data(const NodeEmitContext& c);
+
 /// IfElse: copies the values of the branch taken into the outputs. The nodes of each branch
 /// ran before it, inside an `if` on the same condition (codegen/source.cpp opens them).
 std::string emit_ifelse(const NodeEmitContext& c);

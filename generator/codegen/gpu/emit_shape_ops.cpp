@@ -12,10 +12,10 @@
 // branch taken is queued, and the node copies that branch's values to its outputs.
 #include "codegen/c_names.h"
 #include "codegen/c_types.h"
+#include "codegen/cpp/emit_control_flow.h"
 #include "codegen/cpp/emitters.h"
 #include "codegen/gpu/emitters.h"
 #include "ir/error.h"
-#include "ops/ifelse.h"
 #include "ops/shape.h"
 
 namespace kiln {
@@ -95,22 +95,8 @@ NodeCode gpu_emit_repeat(const NodeEmitContext& c, const GpuDialect& d, const st
 }
 
 NodeCode gpu_emit_ifelse(const NodeEmitContext& c, const GpuDialect&, const std::string& backend) {
-  const auto& op = static_cast<const IfElse&>(c.node().op());
-  TemplateData host = c.base_data();
-  host.set("cond", c.in(0));
-  for (int branch = 0; branch < 2; ++branch) {
-    TemplateData copies{TemplateData::type::list};
-    for (int i = 0; i < op.n_outs(); ++i) {
-      refuse_above_rank6(c, c.out_var(i).ndim(), backend);
-      TemplateData item;
-      item.set("ndim", std::to_string(c.out_var(i).ndim()));
-      item.set("out", c.out(i));
-      item.set("src", c.in(op.branch_input(branch, i)));
-      item.set("alloc", c.alloc(i));
-      copies.push_back(item);
-    }
-    host.set(branch == 0 ? "then" : "else", copies);
-  }
+  for (int i = 0; i < c.node().num_outputs(); ++i) refuse_above_rank6(c, c.out_var(i).ndim(), backend);
+  TemplateData host = ifelse_data(c);
   return NodeCode(render_template("templates/gpu/host/ifelse.mustache", host));
 }
 
