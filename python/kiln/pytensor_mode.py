@@ -15,6 +15,7 @@ from typing import Sequence
 from pytensor.compile.mode import Mode
 from pytensor.graph.rewriting.db import RewriteDatabaseQuery
 from pytensor.link.basic import JITLinker
+from pytensor.scalar import ScalarType
 
 from .build import compile as compile_graph
 from .errors import KilnAssertionError, UnsupportedGraphError
@@ -51,12 +52,18 @@ class KilnLinker(JITLinker):
         fn = compile_graph(self.exported, options=self.kiln_options, num_threads=self.num_threads)
         call = fn.call
         check_errors = _check_exception_types(fgraph)
+        # kiln writes a ScalarType value as a 0-d tensor; PyTensor's other linkers return it as a
+        # NumPy scalar of its dtype (np.int8(56), not array(56, dtype=int8)), and callers test that.
+        scalar_outputs = [k for k, v in enumerate(fgraph.outputs) if isinstance(v.type, ScalarType)]
 
         def run(*inputs):
             try:
-                return call(*inputs)
+                outputs = call(*inputs)
             except KilnAssertionError as e:
                 raise _as_check_exception(e, check_errors) from e
+            for k in scalar_outputs:
+                outputs[k] = outputs[k][()]
+            return outputs
 
         run.kiln_function = fn
         return run

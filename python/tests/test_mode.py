@@ -30,6 +30,18 @@ def test_mode_compiles_through_kiln():
     np.testing.assert_array_equal(got_kw[0], got[0])
 
 
+def test_scalar_outputs_are_numpy_scalars_of_their_dtype():
+    # PyTensor's test_basic::test_ScalarFromTensor: a ScalarType output is np.int8(56), as every
+    # other linker returns it, not a 0-d array.
+    from pytensor.tensor.basic import scalar_from_tensor
+
+    x = pt.bscalar("x")
+    f = pytensor.function([x], [scalar_from_tensor(x * 2), x + 1], mode=kiln.mode())
+    s, t = f(np.int8(28))
+    assert isinstance(s, np.int8) and s == 56
+    assert isinstance(t, np.ndarray) and t.shape == () and t.dtype == np.int8 and t == 29
+
+
 def test_fast_run_fusion_reaches_kiln_as_composites():
     x = pt.dvector("x")
     y = pt.exp(x) * pt.sin(x) + pt.sqrt(x + 2.0)
