@@ -243,6 +243,21 @@ def _fake_op(name, **props):
     return type(name, (), props)()
 
 
+def test_negative_split_sizes_are_refused_by_kiln_naming_the_split():
+    # PyTensor gives split(m, [5, -1])'s second output the static length -1 (test_basic's
+    # test_split_neg); the exporter writes it as unknown, so kiln's own check names the cause.
+    from pytensor.tensor.basic import Split
+
+    m = pt.dmatrix("m")
+    parts = Split(2)(m, 0, [5, -1])
+    assert parts[1].type.shape[0] == -1
+    exported = kiln.from_pytensor(parts, [m])
+    lengths = [v["type"]["shape"][0] for v in exported.graph["variables"] if v.get("type", {}).get("shape")]
+    assert -1 not in lengths
+    with pytest.raises(kiln.errors.KilnGraphError, match="split size 1 is negative"):
+        kiln.function([m], parts)
+
+
 def test_pytensor31_join_and_split_axis_props_become_v1_inputs():
     from kiln.export.writer import ExportOptions, Shared, Writer
 

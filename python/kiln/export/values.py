@@ -17,8 +17,13 @@ V2_DTYPES = {"float16", "complex64", "complex128"}
 
 
 def tensor_type(dtype: str, shape) -> dict:
-    """{"dtype": ..., "shape": [...]} with None for lengths known only at run time."""
-    return {"dtype": str(dtype), "shape": [None if s is None else int(s) for s in shape]}
+    """{"dtype": ..., "shape": [...]} with None for lengths known only at run time.
+
+    A negative static length is written as unknown: PyTensor's Split takes its outputs' static
+    lengths from constant splits without checking their sign (`split(x, [5, -1])` has a length
+    -1), and leaves the refusal to the call, as kiln's run-time check then does too.
+    """
+    return {"dtype": str(dtype), "shape": [None if s is None or int(s) < 0 else int(s) for s in shape]}
 
 
 def _scalar_json(x, kind: str):
