@@ -12,6 +12,7 @@
 #include "io/value_json.h"
 #include "ir/error.h"
 #include "kiln/runtime/npy.hpp"
+#include "ops/blockwise.h"
 #include "ops/elemwise.h"
 #include "ops/op_table.h"
 #include "ops/reshape.h"
@@ -371,29 +372,47 @@ GraphBody load_graph_object(const Json& root, const std::string& at, const LoadC
       continue;
     }
     normalize_node(spelling);
-    std::vector<TensorType> in_types;
-    for (const auto& in : spelling.inputs) in_types.push_back(in->type());
-    OpPtr op = make_op(spelling, in_types, p, ctx);
-    ApplyPtr apply;
-    try {
-      apply = make_node(op, spelling.inputs);
-    } catch (const NotImplementedError& e) {
-      throw NotImplementedError(e.message(), p);
-    } catch (const UserError& e) {
-      throw UserError(e.message(), p);
+    VarList produced;
+    std::string what;  // the op, for messages
+    const Origins origins = make_origins({Origin{p, node["op"].get<std::string>()}});
+    if (spelling.op == "Blockwise" && !blockwise_core_is_looped(spelling.props)) {
+      PropReader reader(spelling.props, p + "/props", spelling.op);
+      OriginScope scope(origins);  // every node of the expansion points back at this one
+      try {
+        produced = blockwise_by_vectorize(reader, spelling.inputs);
+      } catch (const NotImplementedError& e) {
+        throw NotImplementedError(e.message(), e.where().empty() ? p : e.where());
+      } catch (const UserError& e) {
+        throw UserError(e.message(), e.where().empty() ? p : e.where());
+      }
+      what = "Blockwise (expanded by its core op's batching rule)";
+    } else {
+      std::vector<TensorType> in_types;
+      for (const auto& in : spelling.inputs) in_types.push_back(in->type());
+      OpPtr op = make_op(spelling, in_types, p, ctx);
+      ApplyPtr apply;
+      try {
+        apply = make_node(op, spelling.inputs);
+      } catch (const NotImplementedError& e) {
+        throw NotImplementedError(e.message(), p);
+      } catch (const UserError& e) {
+        throw UserError(e.message(), p);
+      }
+      apply->set_origins(origins);
+      produced = apply->outputs();
+      what = op->str();
     }
-    apply->set_origins(make_origins({Origin{p, node["op"].get<std::string>()}}));
-    if (static_cast<int>(outs.size()) != apply->num_outputs())
-      throw UserError(op->str() + " has " + std::to_string(apply->num_outputs()) +
-                          " output(s) but the node lists " + std::to_string(outs.size()),
+    if (outs.size() != produced.size())
+      throw UserError(what + " has " + std::to_string(produced.size()) + " output(s) but the node lists " +
+                          std::to_string(outs.size()),
                       p + "/outputs");
     for (std::size_t k = 0; k < outs.size(); ++k) {
       VarDecl& d = decls[outs[k].get<std::string>()];
-      Var v = apply->output(static_cast<int>(k));
+      Var v = produced[k];
       const TensorType& inferred = v->type();
       if (d.type.kind != inferred.kind || d.type.dtype != inferred.dtype || d.type.ndim() != inferred.ndim() ||
           !d.type.compatible_with(inferred))
-        throw UserError("variable \"" + d.id + "\" is declared " + d.type.str() + " but " + op->str() +
+        throw UserError("variable \"" + d.id + "\" is declared " + d.type.str() + " but " + what +
                             " gives " + inferred.str(),
                         ptr(p + "/outputs", k));
       if (d.type.is_tensor() && !inferred.at_least_as_specific_as(d.type)) {

@@ -482,48 +482,153 @@ Var blockwise1(OpPtr core_op, const std::string& signature, VarList inputs) {
 
 // --- graph-file factory --------------------------------------------------------------------
 
-OpPtr blockwise_from_props(PropReader& props, const std::vector<TensorType>& input_types) {
+namespace {
+
+// A Blockwise node's props read and checked: its core op's entry and props, its signature.
+struct BlockwiseProps {
+  std::string core_name;
+  const OpEntry* entry = nullptr;
+  const Json* core_props = nullptr;
+  std::string core_where;
+  std::string sig_text;
+  GufuncSignature sig;
+};
+
+BlockwiseProps read_blockwise_props(PropReader& props) {
+  BlockwiseProps r;
   const Json& core = props.raw("core_op");
-  const std::string sig_text = props.get_string("signature");
+  r.sig_text = props.get_string("signature");
   props.finish();
-  const std::string core_where = props.where("core_op");
+  r.core_where = props.where("core_op");
   if (!core.is_object() || !core.contains("op") || !core["op"].is_string())
     throw UserError(
         "Blockwise: prop \"core_op\" must be an op object {\"op\": name, \"props\": {...}}, not " +
             core.dump(),
-        core_where);
+        r.core_where);
   for (auto it = core.begin(); it != core.end(); ++it)
     if (it.key() != "op" && it.key() != "props")
       throw UserError("Blockwise: unknown key \"" + it.key() + "\" in core_op",
-                      core_where + "/" + it.key());
-  const std::string core_name = core["op"].get<std::string>();
-  const OpEntry* entry = find_op(core_name);
-  if (!entry)
-    throw UserError("Blockwise: unknown core op \"" + core_name + "\"", core_where + "/op");
-  const auto& loopable = blockwise_core_ops();
-  if (std::find(loopable.begin(), loopable.end(), core_name) == loopable.end()) {
-    NotImplementedError e = unsupported_core(core_name);
-    throw NotImplementedError(e.message(), core_where);
-  }
-  GufuncSignature sig;
+                      r.core_where + "/" + it.key());
+  r.core_name = core["op"].get<std::string>();
+  r.entry = find_op(r.core_name);
+  if (!r.entry)
+    throw UserError("Blockwise: unknown core op \"" + r.core_name + "\"", r.core_where + "/op");
+  static const Json kNoProps = Json::object();
+  r.core_props = core.contains("props") ? &core["props"] : &kNoProps;
   try {
-    sig = GufuncSignature::parse(sig_text);
+    r.sig = GufuncSignature::parse(r.sig_text);
   } catch (const UserError& e) {
     throw UserError("Blockwise: " + e.message(), props.where("signature"));
   }
-  // The core op's factory sees the core part of each input's type (when the ranks allow it).
+  return r;
+}
+
+// The core op, made by its factory from the core part of each input's type (where the ranks
+// allow it).
+OpPtr make_core_op(const BlockwiseProps& b, const std::vector<TensorType>& input_types) {
   std::vector<TensorType> core_types;
-  for (std::size_t i = 0; i < input_types.size() && i < sig.inputs.size(); ++i)
-    if (input_types[i].shape.size() >= sig.inputs[i].size())
-      core_types.push_back(core_type(input_types[i], sig.inputs[i].size()));
-  static const Json kNoProps = Json::object();
-  PropReader core_props(core.contains("props") ? core["props"] : kNoProps, core_where + "/props",
-                        core_name);
-  OpPtr core_op = entry->make(core_props, core_types);
+  for (std::size_t i = 0; i < input_types.size() && i < b.sig.inputs.size(); ++i)
+    if (input_types[i].shape.size() >= b.sig.inputs[i].size())
+      core_types.push_back(core_type(input_types[i], b.sig.inputs[i].size()));
+  PropReader core_props(*b.core_props, b.core_where + "/props", b.core_name);
+  return b.entry->make(core_props, core_types);
+}
+
+// `x` without its `n` leading batch dimensions, each statically of length 1: the variable an
+// ExpandDims made it from where there is one (PyTensor pads a Join's constant axis so; it must
+// stay a constant for Join's rule), else a squeeze.
+Var drop_unit_batch(const Var& x, int n) {
+  const Apply* owner = x->owner();
+  if (owner && owner->num_inputs() == 1 && owner->input(0)->ndim() == x->ndim() - n) {
+    const auto* ds = dynamic_cast<const DimShuffle*>(&owner->op());
+    bool leading = ds && ds->is_expand_dims();
+    for (int d = 0; leading && d < n; ++d) leading = ds->new_order()[static_cast<std::size_t>(d)] == DimShuffle::kNewAxis;
+    if (leading) return owner->input(0);
+  }
+  if (x->is_constant()) {  // PyTensor's rewrites fold the padded axis into a constant of shape (1,)
+    const Array& v = x->value();
+    return make_constant(v.view(Shape(v.shape().begin() + n, v.shape().end()),
+                                Shape(v.strides().begin() + n, v.strides().end()))
+                             .copy());
+  }
+  std::vector<int> axes;
+  for (int d = 0; d < n; ++d) axes.push_back(d);
+  return squeeze(x, axes);
+}
+
+bool is_looped_core(const std::string& name) {
+  const auto& loopable = blockwise_core_ops();
+  return std::find(loopable.begin(), loopable.end(), name) != loopable.end();
+}
+
+}  // namespace
+
+bool blockwise_core_is_looped(const Json& props) {
+  if (!props.is_object() || !props.contains("core_op")) return true;  // blockwise_from_props refuses it
+  const Json& core = props["core_op"];
+  return !core.is_object() || !core.contains("op") || !core["op"].is_string() ||
+         is_looped_core(core["op"].get<std::string>()) || !find_op(core["op"].get<std::string>());
+}
+
+VarList blockwise_by_vectorize(PropReader& props, const VarList& inputs) {
+  const BlockwiseProps b = read_blockwise_props(props);
+  if (inputs.size() != b.sig.inputs.size())
+    throw UserError("Blockwise: signature " + b.sig.str() + " has " + std::to_string(b.sig.inputs.size()) +
+                        " input(s), the node " + std::to_string(inputs.size()),
+                    props.where("signature"));
+  std::vector<TensorType> types;
+  for (const Var& in : inputs) types.push_back(in->type());
+  OpPtr core_op = make_core_op(b, types);
+  // Batch dimensions all statically 1 broadcast like none, so such an input is used without
+  // them (a constant Join axis then stays a constant, as the batching rules need) wherever
+  // another input keeps the whole batch rank. The core node reads an unbatched input itself
+  // and a core-shaped stand-in for a batched one.
+  std::vector<int> batch;
+  int nb = 0;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const int core = static_cast<int>(b.sig.inputs[i].size());
+    if (inputs[i]->ndim() < core)
+      throw UserError("Blockwise: input " + std::to_string(i) + " has rank " + std::to_string(inputs[i]->ndim()) +
+                          ", fewer than its " + std::to_string(core) + " core dimension(s) in " + b.sig.str(),
+                      props.where("signature"));
+    batch.push_back(inputs[i]->ndim() - core);
+    nb = std::max(nb, batch.back());
+  }
+  auto unit_batch = [&](std::size_t i) {
+    for (int d = 0; d < batch[i]; ++d)
+      if (inputs[i]->type().shape[static_cast<std::size_t>(d)] != 1) return false;
+    return batch[i] > 0;
+  };
+  bool full_rank_kept = false;
+  for (std::size_t i = 0; i < inputs.size(); ++i) full_rank_kept |= batch[i] == nb && !unit_batch(i);
+  VarList batched = inputs, core_inputs;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (full_rank_kept && unit_batch(i)) batched[i] = drop_unit_batch(inputs[i], batch[i]);
+    const std::size_t core = b.sig.inputs[i].size();
+    core_inputs.push_back(batched[i]->type().shape.size() == core ? batched[i]
+                                                                  : make_input(core_type(batched[i]->type(), core)));
+  }
+  ApplyPtr core_node = make_node(core_op, core_inputs);
   try {
-    return std::make_shared<Blockwise>(core_op, sig_text);
+    return vectorize_node(*core_node, batched);
   } catch (const NotImplementedError& e) {
-    throw NotImplementedError(e.message(), core_where);
+    throw NotImplementedError(unsupported_core(b.core_name).message() + ", and its batching rule fails: " +
+                                  e.message(),
+                              b.core_where);
+  }
+}
+
+OpPtr blockwise_from_props(PropReader& props, const std::vector<TensorType>& input_types) {
+  const BlockwiseProps b = read_blockwise_props(props);
+  if (!is_looped_core(b.core_name)) {
+    NotImplementedError e = unsupported_core(b.core_name);
+    throw NotImplementedError(e.message(), b.core_where);
+  }
+  OpPtr core_op = make_core_op(b, input_types);
+  try {
+    return std::make_shared<Blockwise>(core_op, b.sig_text);
+  } catch (const NotImplementedError& e) {
+    throw NotImplementedError(e.message(), b.core_where);
   } catch (const UserError& e) {
     throw UserError("Blockwise: " + e.message(), props.where("signature"));
   }

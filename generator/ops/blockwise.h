@@ -76,4 +76,16 @@ Var blockwise1(OpPtr core_op, const std::string& signature, VarList inputs);
 /// /nodes/N/props/core_op or /nodes/N/props/signature.
 OpPtr blockwise_from_props(PropReader& props, const std::vector<TensorType>& input_types);
 
+/// Whether a Blockwise node's props name a core op kiln loops (or are malformed, which
+/// blockwise_from_props reports). The loader expands a Blockwise over any other op it knows
+/// with blockwise_by_vectorize.
+bool blockwise_core_is_looped(const Json& props);
+
+/// A Blockwise over a core op kiln does not loop but can batch (PyTensor leaves
+/// Blockwise{Subtensor}, Blockwise{AdvancedSubtensor} with batched indices, Blockwise{Join}...
+/// where its own rules give up): the core op's batching rule (vectorize_node) applied to
+/// `inputs`, so the graph holds ordinary ops. A core op whose rule cannot batch these inputs is
+/// a NotImplementedError naming it and the rule's reason.
+VarList blockwise_by_vectorize(PropReader& props, const VarList& inputs);
+
 }  // namespace kiln

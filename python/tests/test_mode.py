@@ -42,6 +42,28 @@ def test_scalar_outputs_are_numpy_scalars_of_their_dtype():
     assert isinstance(t, np.ndarray) and t.shape == () and t.dtype == np.int8 and t == 29
 
 
+def test_blockwise_over_join_and_indexing_is_batched_by_kiln():
+    # PyTensor's vectorize leaves Blockwise{Join} (unlike batch patterns) and, in 3.x,
+    # Blockwise{AdvancedSubtensor} (batched indices) where its own rules give up
+    # (test_basic::test_vectorize_join, test_subtensor::test_vectorize_adv_subtensor).
+    from pytensor.tensor import vectorize
+
+    rng = np.random.default_rng(3)
+    x, y = pt.tensor("x", shape=(None, 2, 3)), pt.tensor("y", shape=(1, 4, 3))
+    out = vectorize(lambda a, b: pt.join(0, a, b), signature="(i,j),(k,j)->(l,j)")(x, y)
+    xv, yv = rng.normal(size=(5, 2, 3)), rng.normal(size=(1, 4, 3))
+    got = pytensor.function([x, y], out, mode=kiln.mode())(xv, yv)
+    np.testing.assert_array_equal(got, np.concatenate([xv, np.broadcast_to(yv, (5, 4, 3))], axis=1))
+    cases = [(lambda a, i: a[i], "(a,b),(k)->(k,b)", (7, 5, 3), (7, 2)),
+             (lambda a, i: a[:, i], "(a,b),(k)->(a,k)", (4, 5, 3), (4, 2))]
+    for core, signature, x_shape, i_shape in cases if PYTENSOR_MAJOR >= 3 else []:
+        x, i = pt.tensor("x", shape=x_shape), pt.tensor("i", shape=i_shape, dtype="int64")
+        out = vectorize(core, signature=signature)(x, i)
+        xv, iv = rng.normal(size=x_shape), rng.integers(-3, 3, size=i_shape)
+        got = pytensor.function([x, i], out, mode=kiln.mode())(xv, iv)
+        np.testing.assert_array_equal(got, np.stack([core(xv[b], iv[b]) for b in range(x_shape[0])]))
+
+
 def test_fast_run_fusion_reaches_kiln_as_composites():
     x = pt.dvector("x")
     y = pt.exp(x) * pt.sin(x) + pt.sqrt(x + 2.0)

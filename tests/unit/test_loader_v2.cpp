@@ -369,6 +369,62 @@ TEST_CASE("v2 loader: Blockwise signatures with integer literals fix lengths") {
   CHECK(r.message.find("a dimension is a name or an integer length") != std::string::npos);
 }
 
+// --- Blockwise over an op kiln batches by its own rule -----------------------------------------
+
+TEST_CASE("loader: a Blockwise over Join or AdvancedSubtensor becomes the op's batched form") {
+  // PyTensor's vectorize leaves Blockwise{Join} when the inputs' batch patterns differ, and
+  // pads the constant axis with a unit batch dimension.
+  Json axis = var("a", tensor_type("int8", {1}));
+  axis["value"] = Json::array({1});
+  Json join = graph_json(1,
+                         {var("x", tensor_type("float64", {nullptr, 2, 3})), var("y", tensor_type("float64", {1, 2, 1})),
+                          axis, var("z", tensor_type("float64", {nullptr, nullptr, nullptr}))},
+                         {node("Blockwise", {"a", "x", "y"}, {"z"},
+                               {{"core_op", {{"op", "Join"}}}, {"signature", "(),(i,j),(k,l)->(m,n)"}})},
+                         {"x", "y"}, {"z"});
+  FunctionGraph fg = load_graph_text(join.dump(), "");
+  for (Apply* n : fg.toposort()) CHECK(n->op().name() != "Blockwise");
+  Array x = Array::zeros(DType::Float64, {4, 2, 3}), y = Array::zeros(DType::Float64, {1, 2, 1});
+  for (std::int64_t i = 0; i < x.size(); ++i) x.data<double>()[i] = static_cast<double>(i);
+  y.data<double>()[0] = -1, y.data<double>()[1] = -2;
+  Array z = evaluate(fg, {x, y})[0];
+  REQUIRE(z.shape() == Shape{4, 2, 4});
+  CHECK(z.data<double>()[0] == 0);    // z[0, 0, 0] = x[0, 0, 0]
+  CHECK(z.data<double>()[3] == -1);   // z[0, 0, 3] = y[0, 0, 0], broadcast over the batch
+  CHECK(z.data<double>()[28] == 21);  // z[3, 1, 0] = x[3, 1, 0]
+  CHECK(z.data<double>()[31] == -2);  // z[3, 1, 3] = y[0, 1, 0]
+
+  // Batched index arrays: out[b] = x[b][idx[b]].
+  Json adv = graph_json(1,
+                        {var("x", tensor_type("float64", {3, 5})), var("i", tensor_type("int64", {3, 2})),
+                         var("o", tensor_type("float64", {3, 2}))},
+                        {node("Blockwise", {"x", "i"}, {"o"},
+                              {{"core_op", {{"op", "AdvancedSubtensor"}, {"props", {{"idx_list", Json::array({Json{{"index", "input"}}})}}}}},
+                               {"signature", "(a),(k)->(k)"}})},
+                        {"x", "i"}, {"o"});
+  fg = load_graph_text(adv.dump(), "");
+  Array xs = Array::zeros(DType::Float64, {3, 5}), is = Array::zeros(DType::Int64, {3, 2});
+  for (std::int64_t i = 0; i < xs.size(); ++i) xs.data<double>()[i] = static_cast<double>(i);
+  const std::int64_t idx[6] = {4, 0, -1, 2, 1, 1};
+  for (int i = 0; i < 6; ++i) is.data<std::int64_t>()[i] = idx[i];
+  Array o = evaluate(fg, {xs, is})[0];
+  const double expected[6] = {4, 0, 9, 7, 11, 11};
+  for (int i = 0; i < 6; ++i) CHECK(o.data<double>()[i] == expected[i]);
+
+  // A core op whose rule cannot batch these inputs (a batched scalar index of a basic
+  // Subtensor) is refused naming the Blockwise's core op and the rule's reason.
+  Json sub = graph_json(1,
+                        {var("x", tensor_type("float64", {3, 5})), var("i", tensor_type("int64", {3})),
+                         var("o", tensor_type("float64", {3}))},
+                        {node("Blockwise", {"x", "i"}, {"o"},
+                              {{"core_op", {{"op", "Subtensor"}, {"props", {{"idx_list", Json::array({Json{{"index", "input"}}})}}}}},
+                               {"signature", "(a),()->()"}})},
+                        {"x", "i"}, {"o"});
+  Refusal r = refusal_of(sub);
+  CHECK(r.where == "/nodes/0/props/core_op");
+  CHECK(r.message.find("its batching rule fails") != std::string::npos);
+}
+
 // --- ops the format names that kiln lacks -----------------------------------------------------
 
 TEST_CASE("v2 loader: a version-2 op kiln does not implement is refused as not implemented") {

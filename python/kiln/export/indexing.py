@@ -23,13 +23,19 @@ def _idx_list(op) -> list[dict]:
     return [_basic_entry(e) for e in op.idx_list]
 
 
-def _subtensor(w: Writer, node) -> None:
-    w.emit(node, "Subtensor", {"idx_list": _idx_list(node.op)})
+def _subtensor_spell(w: Writer, op) -> tuple[str, dict]:
+    return "Subtensor", {"idx_list": _idx_list(op)}
 
 
-def _inc_subtensor(w: Writer, node) -> None:
-    props = {"idx_list": _idx_list(node.op), "set_instead_of_inc": bool(node.op.set_instead_of_inc)}
-    w.emit(node, "IncSubtensor", props)
+def _inc_subtensor_spell(w: Writer, op) -> tuple[str, dict]:
+    return "IncSubtensor", {"idx_list": _idx_list(op), "set_instead_of_inc": bool(op.set_instead_of_inc)}
+
+
+def _written_as_spelled(spell):
+    """A writer for ops whose node is the op as spelled, over the node's own inputs."""
+    def write(w: Writer, node) -> None:
+        w.emit(node, *spell(w, node.op))
+    return write
 
 
 def _advanced_subtensor1(w: Writer, node) -> None:
@@ -37,11 +43,7 @@ def _advanced_subtensor1(w: Writer, node) -> None:
 
 
 def _advanced_inc_subtensor1(w: Writer, node) -> None:
-    op = node.op
-    props = {"set_instead_of_inc": bool(op.set_instead_of_inc)}
-    if getattr(op, "ignore_duplicates", False):
-        props["ignore_duplicates"] = True
-    w.emit(node, "AdvancedIncSubtensor1", props)
+    w.emit(node, "AdvancedIncSubtensor1", _increment_flags(node.op))
 
 
 def _is_int_vector(var) -> bool:
@@ -92,13 +94,29 @@ def _advanced_subtensor(w: Writer, node) -> None:
     w.emit(node, "AdvancedSubtensor", {"idx_list": entries}, inputs=[x, *inputs])
 
 
+def _increment_flags(op) -> dict:
+    flags = {"set_instead_of_inc": bool(op.set_instead_of_inc)}
+    if getattr(op, "ignore_duplicates", False):
+        flags["ignore_duplicates"] = True
+    return flags
+
+
+def _advanced_spell(name: str, flags):
+    """A Blockwise core spelling of 3.x's AdvancedSubtensor/AdvancedIncSubtensor, whose index
+    inputs are the node's own; 2.x's (slices and newaxes as inputs) has none."""
+    def spell(w: Writer, op) -> tuple[str, dict]:
+        if not (hasattr(op, "idx_list") and op.idx_list is not None and len(op.idx_list)):
+            raise Unsupported(f"{type(op).__name__} of PyTensor 2.x (slices as inputs) cannot be a Blockwise "
+                              "core op in the graph format")
+        return name, {"idx_list": _idx_list(op), **flags(op)}
+    return spell
+
+
 def _advanced_inc_subtensor(w: Writer, node) -> None:
     op = node.op
     x, y, *index_inputs = node.inputs
     entries, inputs = _advanced_entries(w, op, index_inputs)
-    flags = {"set_instead_of_inc": bool(op.set_instead_of_inc)}
-    if getattr(op, "ignore_duplicates", False):
-        flags["ignore_duplicates"] = True
+    flags = _increment_flags(op)
     if _is_single_vector_index(entries, inputs):
         w.emit(node, "AdvancedIncSubtensor1", flags, inputs=[x, y, inputs[0]])
         return
@@ -113,11 +131,12 @@ def _make_slice(w: Writer, node) -> None:
 
 
 INDEXING_OPS = {
-    "Subtensor": Func(_subtensor),
-    "IncSubtensor": Func(_inc_subtensor),
+    "Subtensor": Func(_written_as_spelled(_subtensor_spell), spell=_subtensor_spell),
+    "IncSubtensor": Func(_written_as_spelled(_inc_subtensor_spell), spell=_inc_subtensor_spell),
     "AdvancedSubtensor1": Func(_advanced_subtensor1),
     "AdvancedIncSubtensor1": Func(_advanced_inc_subtensor1),
-    "AdvancedSubtensor": Func(_advanced_subtensor),
-    "AdvancedIncSubtensor": Func(_advanced_inc_subtensor),
+    "AdvancedSubtensor": Func(_advanced_subtensor, spell=_advanced_spell("AdvancedSubtensor", lambda op: {})),
+    "AdvancedIncSubtensor": Func(_advanced_inc_subtensor,
+                                 spell=_advanced_spell("AdvancedIncSubtensor", _increment_flags)),
     "MakeSlice": Func(_make_slice),
 }

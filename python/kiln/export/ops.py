@@ -29,6 +29,9 @@ LINALG_OPS = {
 
 #: Core ops kiln's Blockwise loops (generator/ops/blockwise.cpp, check_core()).
 KILN_BLOCKWISE_CORES = {"Dot", "Dot22"} | LINALG_OPS
+#: Core ops kiln's loader batches by their own vectorize rule (blockwise_by_vectorize): PyTensor
+#: leaves Blockwise over them where its rules give up (batched indices, unlike batch patterns).
+KILN_VECTORIZED_CORES = {"Subtensor", "IncSubtensor", "AdvancedSubtensor", "AdvancedIncSubtensor", "Join"}
 
 
 def _axes(axis):
@@ -94,6 +97,12 @@ def _join(w: Writer, node) -> None:
         w.emit(node, "Join")
     else:
         w.emit(node, "Join", inputs=[w.constant(int(axis), "int64"), *node.inputs])
+
+
+def _join_spell(w: Writer, op) -> tuple[str, dict]:
+    if getattr(op, "axis", None) is not None:
+        raise Unsupported("Join{axis} (PyTensor 3.1+) cannot be a Blockwise core op in the graph format")
+    return "Join", {}
 
 
 def _split(w: Writer, node) -> None:
@@ -165,9 +174,10 @@ def _blockwise(w: Writer, node) -> None:
     if entry is None:
         raise Unsupported(f"Blockwise over {type(core).__name__}, which the graph format does not have")
     name, props = entry.spell(w, core)
-    if name not in KILN_BLOCKWISE_CORES and not w.options.allow_unimplemented:
+    if name not in KILN_BLOCKWISE_CORES | KILN_VECTORIZED_CORES and not w.options.allow_unimplemented:
         raise Unsupported(f"Blockwise over {name} is not implemented in kiln yet (kiln loops "
-                          f"{', '.join(sorted(KILN_BLOCKWISE_CORES))})")
+                          f"{', '.join(sorted(KILN_BLOCKWISE_CORES))} and batches "
+                          f"{', '.join(sorted(KILN_VECTORIZED_CORES))} by their own rules)")
     w.emit(node, "Blockwise", {"core_op": {"op": name, "props": props}, "signature": str(node.op.signature)})
 
 
@@ -206,7 +216,7 @@ OP_TABLE: dict[str, Entry] = {
     "Alloc": Same(),
     "AllocEmpty": Same("dtype", convert={"dtype": str}),
     "MakeVector": Same("dtype", convert={"dtype": str}),
-    "Join": Func(_join),
+    "Join": Func(_join, spell=_join_spell),
     "Split": Func(_split),
     "ARange": Same("dtype", convert={"dtype": str}),
     "Eye": Same("dtype", convert={"dtype": str}),
