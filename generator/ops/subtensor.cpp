@@ -5,6 +5,7 @@
 #include "ops/math.h"
 #include "ir/error.h"
 #include "kiln/runtime/scalar_math.hpp"
+#include "ops/advanced_subtensor.h"
 #include "ops/alloc.h"
 #include "ops/array_util.h"
 #include "ops/scalar/scalar_op.h"
@@ -534,15 +535,38 @@ BasicIndex with_batch_slices(const BasicIndex& index, int b) {
   return BasicIndex(entries);
 }
 
+// The same pattern as an advanced index: an integer entry becomes a 0-d index array, which
+// NumPy lays out as the integer (one advanced entry of rank 0 adds no dimension).
+AdvancedIndex as_advanced(const BasicIndex& index) {
+  std::vector<AdvancedEntry> entries;
+  for (const IndexEntry& e : index.entries())
+    entries.push_back(e.is_slice ? AdvancedEntry::slice(e.has_start, e.has_stop, e.has_step) : AdvancedEntry::index());
+  return AdvancedIndex(entries);
+}
+
 }  // namespace
 
 std::optional<VarList> Subtensor::vectorize(const Apply& node, const VarList& batched_inputs) const {
-  const int b = only_first_batched(node, batched_inputs);
-  return make_node(std::make_shared<Subtensor>(with_batch_slices(index_, b)), batched_inputs)->outputs();
+  const std::vector<int> b = batch_dims(node, batched_inputs);
+  if (std::any_of(b.begin() + 1, b.end(), [](int d) { return d != 0; })) {
+    // Batched integer indices: x[:, i] is the advanced index x[:, array(i)], whose rule
+    // batches index arrays. Batched slice bounds stay refused (by that rule).
+    auto advanced = std::make_shared<AdvancedSubtensor>(as_advanced(index_));
+    ApplyPtr core = make_node(advanced, node.inputs());
+    return advanced->vectorize(*core, batched_inputs);
+  }
+  return make_node(std::make_shared<Subtensor>(with_batch_slices(index_, b[0])), batched_inputs)->outputs();
 }
 
 std::optional<VarList> IncSubtensor::vectorize(const Apply& node, const VarList& batched_inputs) const {
   const std::vector<int> b = batch_dims(node, batched_inputs);
+  if (std::any_of(b.begin() + 2, b.end(), [](int d) { return d != 0; })) {
+    // Batched integer indices, as in Subtensor::vectorize: each batch writes its own rows, so
+    // accumulating (np.add.at) and plain increments agree.
+    auto advanced = std::make_shared<AdvancedIncSubtensor>(as_advanced(index_), set_, false);
+    ApplyPtr core = make_node(advanced, node.inputs());
+    return advanced->vectorize(*core, batched_inputs);
+  }
   const int nb = max_batch_dims(b);
   check_unbatched_from(node, b, 2);
   VarList xy = with_full_batch({batched_inputs[0], batched_inputs[1]}, {b[0], b[1]}, nb);

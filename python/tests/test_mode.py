@@ -62,6 +62,18 @@ def test_blockwise_over_join_and_indexing_is_batched_by_kiln():
         xv, iv = rng.normal(size=x_shape), rng.integers(-3, 3, size=i_shape)
         got = pytensor.function([x, i], out, mode=kiln.mode())(xv, iv)
         np.testing.assert_array_equal(got, np.stack([core(xv[b], iv[b]) for b in range(x_shape[0])]))
+    # Basic indexing and increments with a batched integer index (test_subtensor's
+    # test_vectorize_subtensor_without_batch_indices): kiln batches them as advanced indices.
+    x, i, v = pt.tensor("x", shape=(6, 4, 5)), pt.tensor("i", shape=(6,), dtype="int64"), pt.tensor("v", shape=(6, 5))
+    take = vectorize(lambda a, k: a[k, :], signature="(m,n),()->(n)")(x, i)
+    add = vectorize(lambda a, k, b: pt.inc_subtensor(a[k], b), signature="(m,n),(),(n)->(m,n)")(x, i, v)
+    xv, iv, vv = rng.normal(size=(6, 4, 5)), rng.integers(-4, 4, size=6), rng.normal(size=(6, 5))
+    got_take, got_add = pytensor.function([x, i, v], [take, add], mode=kiln.mode())(xv, iv, vv)
+    want_add = xv.copy()
+    for b in range(6):
+        want_add[b, iv[b]] += vv[b]
+    np.testing.assert_array_equal(got_take, xv[np.arange(6), iv])
+    np.testing.assert_array_equal(got_add, want_add)
 
 
 def test_fast_run_fusion_reaches_kiln_as_composites():

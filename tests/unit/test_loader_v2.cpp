@@ -411,18 +411,51 @@ TEST_CASE("loader: a Blockwise over Join or AdvancedSubtensor becomes the op's b
   const double expected[6] = {4, 0, 9, 7, 11, 11};
   for (int i = 0; i < 6; ++i) CHECK(o.data<double>()[i] == expected[i]);
 
-  // A core op whose rule cannot batch these inputs (a batched scalar index of a basic
-  // Subtensor) is refused naming the Blockwise's core op and the rule's reason.
-  Json sub = graph_json(1,
-                        {var("x", tensor_type("float64", {3, 5})), var("i", tensor_type("int64", {3})),
-                         var("o", tensor_type("float64", {3}))},
-                        {node("Blockwise", {"x", "i"}, {"o"},
-                              {{"core_op", {{"op", "Subtensor"}, {"props", {{"idx_list", Json::array({Json{{"index", "input"}}})}}}}},
-                               {"signature", "(a),()->()"}})},
-                        {"x", "i"}, {"o"});
-  Refusal r = refusal_of(sub);
+  // A basic Subtensor with a batched integer index (x[b][i[b]]) goes through the advanced
+  // index rule.
+  auto sub = [](const Json& entry, const std::string& sig, const Json& out_type) {
+    return graph_json(1,
+                      {var("x", tensor_type("float64", {3, 5})), var("i", tensor_type("int64", {3})),
+                       var("o", out_type)},
+                      {node("Blockwise", {"x", "i"}, {"o"},
+                            {{"core_op", {{"op", "Subtensor"}, {"props", {{"idx_list", Json::array({entry})}}}}},
+                             {"signature", sig}})},
+                      {"x", "i"}, {"o"});
+  };
+  fg = load_graph_text(sub(Json{{"index", "input"}}, "(a),()->()", tensor_type("float64", {3})).dump(), "");
+  Array iv = Array::zeros(DType::Int64, {3});
+  iv.data<std::int64_t>()[0] = 1, iv.data<std::int64_t>()[1] = -1, iv.data<std::int64_t>()[2] = 0;
+  o = evaluate(fg, {xs, iv})[0];
+  CHECK(o.data<double>()[0] == 1);
+  CHECK(o.data<double>()[1] == 9);
+  CHECK(o.data<double>()[2] == 10);
+
+  // The same for an increment: o[b] = x[b] with x[b][i[b]] += y[b].
+  Json inc = graph_json(1,
+                        {var("x", tensor_type("float64", {3, 5})), var("y", tensor_type("float64", {3})),
+                         var("i", tensor_type("int64", {3})), var("o", tensor_type("float64", {3, 5}))},
+                        {node("Blockwise", {"x", "y", "i"}, {"o"},
+                              {{"core_op", {{"op", "IncSubtensor"},
+                                            {"props", {{"idx_list", Json::array({Json{{"index", "input"}}})},
+                                                       {"set_instead_of_inc", false}}}}},
+                               {"signature", "(a),(),()->(a)"}})},
+                        {"x", "y", "i"}, {"o"});
+  fg = load_graph_text(inc.dump(), "");
+  Array ys = Array::zeros(DType::Float64, {3});
+  ys.data<double>()[0] = 100, ys.data<double>()[1] = 200, ys.data<double>()[2] = 300;
+  o = evaluate(fg, {xs, ys, iv})[0];
+  for (std::int64_t k = 0; k < 15; ++k) {
+    const double added = k == 1 ? 100 : k == 9 ? 200 : k == 10 ? 300 : 0;
+    CHECK(o.data<double>()[k] == static_cast<double>(k) + added);
+  }
+
+  // A core op whose rule cannot batch these inputs (a batched slice bound) is refused naming
+  // the Blockwise's core op and the rule's reason.
+  Refusal r = refusal_of(sub(Json{{"slice", Json::array({"input", nullptr, nullptr})}}, "(a),()->(b)",
+                             tensor_type("float64", {3, nullptr})));
   CHECK(r.where == "/nodes/0/props/core_op");
   CHECK(r.message.find("its batching rule fails") != std::string::npos);
+  CHECK(r.message.find("batched slice bounds") != std::string::npos);
 }
 
 // --- ops the format names that kiln lacks -----------------------------------------------------
