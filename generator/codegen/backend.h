@@ -108,6 +108,9 @@ struct Backend {
   std::string impl_template, function_template;
   /// Device code every source starts with (a GPU dialect's prelude and shared kernels).
   std::string device_prelude;
+  /// Device functions a source embeds after device_prelude only where its device code calls
+  /// them (the GPU special functions): what to add given that code. Null: nothing.
+  std::function<std::string(const std::vector<std::string>& device_code)> device_functions;
   /// Kernels are compiled at run time from one string (OpenCL): device_prelude and every
   /// graph's kernels become the file template's `device_program` (a C string literal) instead
   /// of file-scope code.

@@ -390,10 +390,17 @@ std::string source_file(const Backend& backend, const std::string& file_name, co
   src.set("prologue", join(bodies, "\n"));
   src.set("vector_math", backend.declarations.file.empty() ? "" : backend.declarations.select(declarations.body, graph_impls));
   src.set("graphs", string_list(graph_impls));
+  // The device functions the kernels call: OpenCL's kernels are the program's, CUDA's are in
+  // the graphs' code.
+  std::string device_prelude = backend.device_prelude;
+  if (backend.device_functions) {
+    const std::string more = backend.device_functions(backend.kernels_in_program ? kernels : graph_impls);
+    if (!more.empty()) device_prelude += "\n" + more;
+  }
   if (backend.kernels_in_program)
-    src.set("device_program", c_string_literal(backend.device_prelude + "\n" + join(kernels, "\n")));
+    src.set("device_program", c_string_literal(device_prelude + "\n" + join(kernels, "\n")));
   else
-    src.set("device_prelude", backend.device_prelude);
+    src.set("device_prelude", device_prelude);
   return render_template(backend.templates + "/graph.cpp.mustache", src);
 }
 

@@ -540,9 +540,44 @@ TEST_CASE("opencl: an op without a GPU kernel is a compile-time error naming op,
 }
 
 TEST_CASE("opencl: a scalar op the GPU dialects do not spell is refused by name") {
-  GraphBuilder g("i0");
+  GraphBuilder g("grad_k");
   auto x = g.input("x", DType::Float64, {-1});
-  g.output(i0(x), "y");
-  CHECK_THROWS_WITH_AS(emit(g.build(), opencl_options()), doctest::Contains("scalar op i0 on float64 has no opencl implementation"),
+  g.output(gammainc_grad_k(x, x), "y");
+  CHECK_THROWS_WITH_AS(emit(g.build(), opencl_options()),
+                       doctest::Contains("scalar op gammainc_grad_k on float64 has no opencl implementation"),
                        NotImplementedError);
+}
+
+TEST_CASE("opencl: GPU special functions are embedded where kernels call them, CUDA's math library where it has them") {
+  const auto source = [](const FunctionGraph& fg, const char* backend) {
+    CompileOptions o = opencl_options();
+    o.backend = backend;
+    return emit(fg.clone(), o).sources.source;
+  };
+  const auto has = [](const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; };
+  GraphBuilder g("sf");
+  auto x = g.input("x", DType::Float64, {-1});
+  auto a = g.input("a", DType::Float32, {-1});
+  g.output(erfinv(x) + psi(x), "y");
+  g.output(gammainc(a, a), "z");
+  const FunctionGraph fg = g.build();
+  const std::string opencl = source(fg, "opencl"), cuda = source(fg, "cuda");
+  // OpenCL: kiln's own functions, the ones called and what they need (gammainc's Temme expansion
+  // calls erfcx), nothing else.
+  for (const char* defined : {"double kiln_erfinv_double(", "double kiln_psi_double(", "float kiln_gammainc_float(",
+                              "double kiln_erfcx_double(", "double kiln_sf_log1pmx("})
+    CHECK_MESSAGE(has(opencl, defined), defined);
+  for (const char* absent : {"kiln_i0_double", "kiln_erfcinv_double", "kiln_trigamma_double", "kiln_sf_i_series"})
+    CHECK_MESSAGE(!has(opencl, absent), absent);
+  // CUDA: its math library's erfinv (in double), kiln's psi and gammainc.
+  CHECK(has(cuda, "erfinv((double)"));
+  CHECK(!has(cuda, "kiln_erfinv_double"));
+  CHECK(has(cuda, "double kiln_psi_double("));
+  CHECK(has(cuda, "float kiln_gammainc_float("));
+  // A graph calling none embeds none.
+  GraphBuilder h("plain");
+  auto y = h.input("y", DType::Float64, {-1});
+  h.output(exp(y), "e");
+  const FunctionGraph plain = h.build();
+  for (const char* backend : {"opencl", "cuda"}) CHECK(!has(source(plain, backend), "kiln_sf_"));
 }

@@ -1,5 +1,6 @@
 #include "codegen/cpp/scalar_code.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -64,6 +65,12 @@ ScalarTable ScalarTable::parse(const std::string& backend, std::string_view text
     fields >> name >> cls;
     std::getline(fields, expr);
     expr.erase(0, expr.find_first_not_of(' '));
+    // `class@backend`: a row for that backend alone (CUDA's own math library functions).
+    const std::size_t at = cls.find('@');
+    if (at != std::string::npos) {
+      if (cls.substr(at + 1) != backend) continue;
+      cls.erase(at);
+    }
     t.rows_[name].emplace_back(cls, expr);
   }
   return t;
@@ -97,8 +104,9 @@ bool ScalarTable::c_style() const { return rows_.count("_cast") > 0; }
 std::vector<std::string> ScalarTable::classes(const std::string& name) const {
   std::vector<std::string> out;
   auto it = rows_.find(name);
-  if (it != rows_.end())
-    for (const auto& entry : it->second) out.push_back(entry.first);
+  if (it != rows_.end())  // a backend's own row shadows a shared one of its class: listed once
+    for (const auto& entry : it->second)
+      if (std::find(out.begin(), out.end(), entry.first) == out.end()) out.push_back(entry.first);
   return out;
 }
 

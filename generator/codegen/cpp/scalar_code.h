@@ -20,7 +20,8 @@ namespace kiln {
 /// row whose class ("float", "int", "bool", or "any") matches the computation type wins.
 class ScalarTable {
  public:
-  /// Parses a table in scalar_ops.txt's format; `backend` names it in errors.
+  /// Parses a table in scalar_ops.txt's format; `backend` names it in errors and keeps the rows
+  /// whose class is written `class@backend` for it alone (dropping other backends' rows).
   static ScalarTable parse(const std::string& backend, std::string_view text);
   /// The cpp backend's table (templates/cpp/scalar_ops.txt).
   static const ScalarTable& cpp();

@@ -6,6 +6,7 @@
 #include "codegen/cpp/backend.h"
 #include "codegen/cpp/emitters.h"
 #include "codegen/gpu/emitters.h"
+#include "codegen/gpu/special_select.h"
 
 namespace kiln {
 
@@ -131,6 +132,9 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
                            ""}};
   const GpuDialect& d = GpuDialect::get(name);
   b->device_prelude = d.prelude() + "\n" + gpu_copy_kernels(d);
+  b->device_functions = [qualifier = d["special_fn"]](const std::vector<std::string>& code) {
+    return gpu_special_functions(code, qualifier);
+  };
   b->scalar_classes = [name](const std::string& op) {
     // A ScalarLoop is written by the shared scalar emitter as a loop over its inner ops.
     if (op == "ScalarLoop") return std::vector<std::string>{};
