@@ -3,10 +3,15 @@
 #include <cstdio>
 #include <iostream>
 
+#include "driver/nvcc.h"
+#include "ir/error.h"
+
 namespace kiln::cli {
 
 void add_build_options(CLI::App* cmd, BuildOptions& options, std::string& cxxflags) {
-  cmd->add_option("--cxx", options.cxx, "C++ compiler (default: $CXX, else c++)");
+  cmd->add_option("--cxx", options.cxx,
+                  "compiler (default: $CXX, else c++; for --backend cuda the nvcc to use: $CUDACXX, else nvcc on PATH, "
+                  "else /usr/local/cuda/bin/nvcc)");
   cmd->add_option("--march", options.march,
                   "target architecture for -march: native (the default: this machine), x86-64-v2, "
                   "x86-64-v3, ..., or none (the compiler's portable default); use a named level for "
@@ -15,7 +20,22 @@ void add_build_options(CLI::App* cmd, BuildOptions& options, std::string& cxxfla
                   "compile for several x86-64 levels (e.g. x86-64-v3,x86-64-v2,x86-64) into one library that "
                   "picks the first one the CPU supports when loaded; replaces --march")
       ->delimiter(',');
-  cmd->add_option("--cxxflags", cxxflags, "extra compiler flags, space separated");
+  cmd->add_option("--cxxflags", cxxflags, "extra compiler flags (nvcc's for --backend cuda), space separated");
+  cmd->add_option("--cuda-arch", options.cuda_arch,
+                  "--backend cuda: the GPU architectures to build for, comma-separated: sm_NN for machine code, "
+                  "compute_NN for PTX the driver compiles at load time (default sm_75,sm_80,sm_90,compute_90; "
+                  "fewer build faster: a small graph for sm_75 alone in about half the time)")
+      ->delimiter(',')
+      ->check(CLI::Validator(
+          [](std::string& arch) -> std::string {
+            try {
+              checked_cuda_architectures({arch});
+              return "";
+            } catch (const UserError& e) {
+              return e.what();
+            }
+          },
+          "ARCH"));
   cmd->add_flag("--fast-math", options.fast_math,
                 "compile with -ffast-math: faster math, but NaN and inf may be mishandled, signed zeros "
                 "ignored and sums reassociated (results change with vector width and thread count)");

@@ -8,7 +8,7 @@
 
 namespace kiln::cli {
 
-/// Adds --cxx, --march, --march-variants, --cxxflags, --fast-math, --math-1ulp, --cache-dir, --no-cache to a command.
+/// Adds --cxx, --march, --march-variants, --cxxflags, --cuda-arch, --fast-math, --math-1ulp, --cache-dir, --no-cache to a command.
 void add_build_options(CLI::App* cmd, BuildOptions& options, std::string& cxxflags);
 
 /// Adds -v,--verbose: each stage's time, and for a build whether the cache served it and why not.

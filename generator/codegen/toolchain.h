@@ -23,7 +23,8 @@ struct Toolchain {
   /// space-separated.
   std::string blas_libraries;
   /// Why the driver cannot build this backend's sources (empty: it can). The source can still
-  /// be emitted and built by the backend's own compiler (nvcc for cuda).
+  /// be emitted and built by the backend's own compiler. (A CUDA language backend is built by
+  /// nvcc, driver/nvcc.h.)
   std::string no_driver_build;
 };
 

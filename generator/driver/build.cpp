@@ -15,6 +15,7 @@
 #include "codegen/backend.h"
 #include "driver/cache_maintenance.h"
 #include "driver/emit_files.h"
+#include "driver/nvcc.h"
 #include "driver/process.h"
 #include "driver/sanitize.h"
 #include "ir/error.h"
@@ -36,23 +37,9 @@ void write_file(const fs::path& path, const void* data, std::size_t size) {
 
 void write_file(const fs::path& path, const std::string& text) { write_file(path, text.data(), text.size()); }
 
-// `cxx --version` plus the compiler's resolved path: part of every cache key.
 // The compiler executable `cxx` names (a path, or a name looked up in PATH), symlinks
 // resolved; empty when it cannot be found.
-fs::path compiler_executable(const std::string& cxx) {
-  std::error_code ec;
-  if (cxx.find('/') != std::string::npos) return fs::canonical(cxx, ec);
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "";
-  for (std::size_t start = 0; start <= dirs.size();) {
-    std::size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    fs::path candidate = fs::path(dirs.substr(start, end - start)) / cxx;
-    if (end > start && access(candidate.c_str(), X_OK) == 0) return fs::canonical(candidate, ec);
-    start = end + 1;
-  }
-  return {};
-}
+fs::path compiler_executable(const std::string& cxx) { return find_executable(cxx); }
 
 // What identifies the compiler in cache keys: its `--version` text. Running it costs a process
 // start on every `kiln compile`, a good part of a cache hit, so the text is remembered in the
@@ -383,21 +370,50 @@ static std::vector<std::string> fast_linker_flags(const std::string& identity) {
   return {"-fuse-ld=lld"};
 }
 
+// The nvcc of a cuda build, after the checks that need no compiler; a clear error without one.
+static std::string nvcc_for_build(const BuildOptions& options, bool program) {
+  if (program)
+    throw NotImplementedError("--program with --backend cuda: the standalone program passes host (kDLCPU) tensors, "
+                              "which a CUDA library refuses; call the library with device tensors instead");
+  if (!options.march_variants.empty()) throw UserError("--march-variants is for the cpp backend's CPU code, not cuda");
+  checked_cuda_architectures(options.cuda_arch);  // a bad --cuda-arch is refused before anything runs
+  std::string nvcc = find_nvcc(options);
+  if (nvcc.empty()) {
+    const char* env = std::getenv("CUDACXX");
+    const std::string looked = !options.cxx.empty() ? "--cxx " + options.cxx
+                               : env && *env       ? "$CUDACXX " + std::string(env)
+                                                   : "nvcc on PATH, /usr/local/cuda/bin/nvcc";
+    throw CompileFailure("nvcc not found (looked for " + looked +
+                         "): --backend cuda builds its .cu source with the CUDA toolkit's nvcc. Install the toolkit, "
+                         "name nvcc with $CUDACXX or --cxx, or write the sources only with `kiln emit --backend cuda`");
+  }
+  return nvcc;
+}
+
 BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& options, bool program) {
   const Toolchain& toolchain = find_backend(lib.backend).toolchain;
   if (!toolchain.no_driver_build.empty())
     throw NotImplementedError("building " + lib.backend + " sources: " + toolchain.no_driver_build);
-  const std::string cxx = resolve_compiler(options, toolchain);
+  // CUDA sources are built by nvcc with its own flags (driver/nvcc.h): no precompiled header,
+  // no -march variants, no standalone program.
+  const bool cuda = toolchain.language == "CUDA";
+  if (!cuda && !options.cuda_arch.empty()) throw UserError("--cuda-arch is for --backend cuda");
+  const std::string cxx = cuda ? nvcc_for_build(options, program) : resolve_compiler(options, toolchain);
   check_variants(lib, options.march_variants);
   // With variants, what is not compiled per variant (dispatcher, data) targets the baseline.
   BuildOptions base = options;
   if (!options.march_variants.empty()) base.march = "none";
-  const std::vector<std::string> flags = generated_code_flags(base, toolchain);
+  const std::vector<std::string> flags = cuda ? nvcc_library_flags(options) : generated_code_flags(base, toolchain);
   std::vector<std::string> link = generated_code_libraries(lib, options);
 
   // The precompiled system headers (cache builds of one -march only): part of the key, as the
   // build depends on them (they are derived from the compiler, the flags and this text).
   const std::string identity = compiler_identity(cxx, resolve_cache_dir(options));
+  // nvcc does not assemble: a CUDA library's constant data (NAME_data.S) is assembled by the
+  // host C++ compiler into an object nvcc links.
+  BuildOptions host_options;
+  host_options.cache_dir = options.cache_dir;
+  const std::string assembler = cuda && !lib.blobs.empty() ? resolve_compiler(host_options) : "";
   for (auto& flag : fast_linker_flags(identity)) link.push_back(std::move(flag));
   // Not with data (NAME_data.S goes through the same command, and -include would reach it).
   const bool use_pch = options.use_cache && options.march_variants.empty() && lib.backend == "cpp" && lib.blobs.empty();
@@ -405,6 +421,9 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
   BuildKey key;
   key.add("kiln version", "kiln " KILN_VERSION_STRING);
   key.add("compiler", identity + "\n" + cxx);
+  if (cuda)
+    key.add("assembler", assembler.empty() ? std::string()
+                                           : compiler_identity(assembler, resolve_cache_dir(options)) + "\n" + assembler);
   key.add("precompiled header", pch.empty() ? std::string() : std::string(kPrecompiledHeader));
   std::string flag_text;
   for (const auto& f : flags) flag_text += f + "\n";
@@ -475,7 +494,14 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
     write_file(work / (lib.name + "_dispatch.cpp"), variant_dispatcher(lib.name, options.march_variants));
     inputs.push_back((work / (lib.name + "_dispatch.cpp")).string());
   }
-  if (!lib.blobs.empty()) inputs.push_back(data_source.string());
+  if (!assembler.empty()) {
+    const std::string object = (work / (lib.name + "_data.o")).string();
+    ProcessResult ar = run_process({assembler, "-c", data_source.string(), "-o", object});
+    if (ar.exit_code != 0) fail("assembling the constant data", ar);
+    inputs.push_back(object);
+  } else if (!lib.blobs.empty()) {
+    inputs.push_back(data_source.string());
+  }
 
   std::vector<std::string> cmd = {cxx};
   cmd.insert(cmd.end(), flags.begin(), flags.end());
@@ -486,6 +512,7 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
   cmd.insert(cmd.end(), link.begin(), link.end());
   ProcessResult r = run_process(cmd);
   if (r.exit_code != 0) fail("compiling the generated library", r);
+  result.compiler_output = std::move(r.output);
   // The data is in the library now; the cache keeps no second copy.
   for (const DataBlob& blob : lib.blobs) fs::remove(work / blob.file_name, ec);
   fs::remove(data_source, ec);

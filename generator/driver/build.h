@@ -14,7 +14,7 @@
 namespace kiln {
 
 struct BuildOptions {
-  std::string cxx;                    ///< compiler; empty: the toolchain's variable ($CXX), else its default
+  std::string cxx;                    ///< compiler; empty: the toolchain's variable ($CXX; $CUDACXX for cuda), else its default
   std::string march = "native";       ///< -march value; "none" or empty: the compiler's default
   /// x86-64 levels (x86-64, x86-64-v2, -v3, -v4) to compile the graph for, all in one library
   /// that picks the first one the CPU supports when loaded (the last is the fallback). Replaces
@@ -28,6 +28,9 @@ struct BuildOptions {
   /// SLEEF's 1-ULP vector functions for every vectorised math call, instead of the default mix
   /// (libmvec's, SLEEF's where libmvec is less accurate than NumPy): about half the speed.
   bool math_1ulp = false;
+  /// The GPU architectures of the cuda backend (`sm_NN`: machine code, `compute_NN`: PTX), checked
+  /// by driver/nvcc.h; empty: sm_75, sm_80, sm_90 and compute_90.
+  std::vector<std::string> cuda_arch;
   bool use_cache = true;
   std::string cache_dir;              ///< empty: $XDG_CACHE_HOME/kiln or ~/.cache/kiln
 };
@@ -40,6 +43,9 @@ struct BuildResult {
   /// On a miss: why (which part of the key changed since the last build of this library name,
   /// driver/build_key.h), for `kiln compile -v`.
   std::string miss_reason;
+  /// What the compiler printed while building the library (warnings; with `-Xptxas -v` in
+  /// nvcc's flags, ptxas's report of every kernel, driver/nvcc.h); empty on a cache hit.
+  std::string compiler_output;
 };
 
 /// The system compiler failed on generated code. The message holds its output and where the
@@ -50,7 +56,8 @@ class CompileFailure : public UserError {
 };
 
 /// Builds libNAME.so (and NAME, the standalone program, when `program` is true) with the
-/// toolchain of the backend that generated `lib`.
+/// toolchain of the backend that generated `lib`: the C++ compiler, or nvcc for CUDA sources
+/// (driver/nvcc.h; no standalone program there, since it passes host tensors).
 BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& options, bool program = false);
 
 /// The compiler a build would use (`toolchain`: the backend's; the default is the cpp one's).

@@ -60,6 +60,7 @@ DirectCacheKey direct_cache_key(const std::string& graph_text, const std::string
   for (const auto& flag : generated_code_flags(build)) update_field(h, flag);
   update_field(h, build.march);
   for (const auto& variant : build.march_variants) update_field(h, "variant " + variant);
+  for (const auto& arch : build.cuda_arch) update_field(h, "cuda arch " + arch);  // (refused by a cpp build)
   update_field(h, other_options);
   update_field(h, graph_text);
   const fs::path dir = fs::absolute(graph_dir.empty() ? "." : graph_dir).lexically_normal();

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 
 extern char** environ;
@@ -48,6 +50,26 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   return result;
+}
+
+std::string find_executable(const std::string& program) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (program.empty()) return "";
+  if (program.find('/') != std::string::npos) {
+    if (access(program.c_str(), X_OK) != 0) return "";
+    return fs::canonical(program, ec).string();
+  }
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path ? path : "";
+  for (std::size_t start = 0; start <= dirs.size();) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const fs::path candidate = fs::path(dirs.substr(start, end - start)) / program;
+    if (end > start && access(candidate.c_str(), X_OK) == 0) return fs::canonical(candidate, ec).string();
+    start = end + 1;
+  }
+  return "";
 }
 
 std::vector<std::string> split_flags(const std::string& flags) {

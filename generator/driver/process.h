@@ -15,6 +15,10 @@ struct ProcessResult {
 /// Runs argv[0] (looked up on PATH) with the arguments and waits for it.
 ProcessResult run_process(const std::vector<std::string>& argv);
 
+/// The executable `program` names (a path, or a name looked up in PATH), symbolic links
+/// resolved; "" when there is none.
+std::string find_executable(const std::string& program);
+
 /// Splits a flags string like "-O2 -g" at whitespace (no quoting).
 std::vector<std::string> split_flags(const std::string& flags);
 

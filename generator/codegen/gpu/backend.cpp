@@ -178,9 +178,6 @@ std::shared_ptr<const Backend> make_cuda_backend() {
   b->toolchain.default_compiler = "nvcc";
   b->toolchain.libraries = "-lcudart";
   b->toolchain.blas_libraries = "-lcublas";
-  b->toolchain.no_driver_build =
-      "the driver builds with the C++ toolchain only; build the emitted .cu with nvcc (tests/gpu/nvcc_build.sh, "
-      "docs/gpu_backends.md)";
   return b;
 }
 
