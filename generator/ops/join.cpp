@@ -453,10 +453,13 @@ std::optional<VarList> Join::vectorize(const Apply& node, const VarList& batched
   const int first = first_tensor();
   if (first == 1 && b[0] != 0) cannot_vectorize(node, "its axis has batch dimensions");
   std::optional<int> axis = static_axis_of(node);
-  if (!axis) cannot_vectorize(node, "its axis is not a constant");
   VarList tensors(batched_inputs.begin() + first, batched_inputs.end());
   std::vector<int> tb(b.begin() + first, b.end());
-  return VarList{join(*axis + nb, with_full_batch(tensors, tb, nb))};
+  if (axis) return VarList{join(*axis + nb, with_full_batch(tensors, tb, nb))};
+  // An axis known at run time (a shared variable): a non-negative one moves past the batch
+  // dimensions, a negative one counts from the end and stays.
+  const Var a = to_int64(batched_inputs[0]);
+  return VarList{join(switch_(ge(a, int64_constant(0)), a + int64_constant(nb), a), with_full_batch(tensors, tb, nb))};
 }
 
 }  // namespace kiln

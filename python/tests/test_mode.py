@@ -54,6 +54,10 @@ def test_blockwise_over_join_and_indexing_is_batched_by_kiln():
     xv, yv = rng.normal(size=(5, 2, 3)), rng.normal(size=(1, 4, 3))
     got = pytensor.function([x, y], out, mode=kiln.mode())(xv, yv)
     np.testing.assert_array_equal(got, np.concatenate([xv, np.broadcast_to(yv, (5, 4, 3))], axis=1))
+    for axis in (pytensor.shared(np.int64(0)), pytensor.shared(np.int64(-2))):  # known at run time only
+        out = vectorize(lambda a, b: pt.join(axis, a, b), signature="(i,j),(k,j)->(l,j)")(x, y)
+        got = pytensor.function([x, y], out, mode=kiln.mode())(xv, yv)
+        np.testing.assert_array_equal(got, np.concatenate([xv, np.broadcast_to(yv, (5, 4, 3))], axis=1))
     cases = [(lambda a, i: a[i], "(a,b),(k)->(k,b)", (7, 5, 3), (7, 2)),
              (lambda a, i: a[:, i], "(a,b),(k)->(a,k)", (4, 5, 3), (4, 2))]
     for core, signature, x_shape, i_shape in cases if PYTENSOR_MAJOR >= 3 else []:
