@@ -27,14 +27,14 @@ namespace {
 // backend.h lists, bind_input_values binds an input whose values a node reads (empty: as
 // bind_input) and read_condition reads a lazy node's condition to the host once per call
 // (empty: the condition is host data, `.data[0]`).
-std::string hook(const Backend& backend, const std::string& key) {
+std::string hook(const Backend& backend, const std::string& key, bool backend_value = true) {
   static const std::map<std::string, std::string> defaults = {{"bind_input", "kg::bind_input"},
                                                               {"bind_input_values", ""},
                                                               {"read_condition", ""},
                                                               {"context_create", "kg::create_context"},
                                                               {"context_destroy", "kg::destroy_context"},
                                                               {"extra_exports", ""}};
-  const auto it = backend.template_values.find(key);
+  const auto it = backend_value ? backend.template_values.find(key) : backend.template_values.end();
   return it != backend.template_values.end() ? it->second : defaults.at(key);
 }
 
@@ -85,14 +85,17 @@ struct FileScope {
   std::vector<std::string> kernels;
 };
 
-// One generated function: bind inputs and constants, run every node, copy outputs.
+// One generated function: bind inputs and constants, run every node, copy outputs. A step
+// function binds its inputs as the function that calls it passes them: with the backend's
+// usual binding, not a graph entry's (a GPU shape function gets device tensors from the
+// caller, but its Scan passes host rows to its step function).
 std::string emit_function(const Backend& backend, const LoweredGraph& lg, const std::string& fn,
-                          const std::string& comment, FileScope& scope) {
+                          const std::string& comment, FileScope& scope, bool step_function = false) {
   const FunctionGraph& fg = *lg.graph;
   TemplateData data;
   data.set("fn", fn);
   data.set("comment", comment);
-  data.set("bind_input", hook(backend, "bind_input"));
+  data.set("bind_input", hook(backend, "bind_input", !step_function));
   const auto type_of = [&](const Variable& v) { return backend.tensor_type ? backend.tensor_type(v) : tensor_type(v); };
   TemplateData vars{TemplateData::type::list};
   for (const Variable* v : lg.declared) {
@@ -117,7 +120,7 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
     item.set("label", c_string_literal(v.name().empty() ? v.file_id() : v.name()));
     // An input whose values a node reads (not only its shape) may need a binding of its own
     // (a GPU backend's shape function copies it to the host: Nonzero's count, Repeat's counts).
-    const std::string values = hook(backend, "bind_input_values");
+    const std::string values = hook(backend, "bind_input_values", !step_function);
     const auto& clients = fg.clients(&v);
     if (!values.empty() && std::any_of(clients.begin(), clients.end(), [](const Client& c) {
           return c.node && c.node->op().name() != "Shape" && c.node->op().name() != "Shape_i";
@@ -250,7 +253,7 @@ void emit_inner_functions(const Backend& backend, LoweredGraph& lg, const std::s
       functions.push_back(emit_function(backend, inner_lg, name,
                                         "The " + comment_text(use.role) + " function of " +
                                             comment_text(node->op().str(), 100) + ", called once per step.",
-                                        scope));
+                                        scope, true));
       lg.inner_functions[node].push_back(name);
     }
   }

@@ -1,10 +1,14 @@
 #include "ops/scan.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "ir/error.h"
 #include "ir/graph_key.h"
+#include "ops/constant.h"
+#include "ops/math.h"
+#include "ops/shape.h"
 
 namespace kiln {
 
@@ -350,6 +354,87 @@ OpPtr scan_from_props(PropReader& props, const std::vector<TensorType>&) {
   const std::string why = scan_layout_error(info, *inner);
   if (!why.empty()) throw UserError("Scan: " + why, props.where("inner"));
   return std::make_shared<Scan>(std::move(info), std::move(inner), truncate, label);
+}
+
+namespace {
+
+// Whether `v` is computed from nothing of `inner` but its constants: no inner input or node is
+// among its ancestors (shape expressions of the step that the outer graph can evaluate).
+bool free_of(const Var& v, const std::set<const Variable*>& inner_inputs, const std::set<const Apply*>& inner_nodes) {
+  std::vector<const Variable*> todo = {v.get()};
+  std::set<const Variable*> seen;
+  while (!todo.empty()) {
+    const Variable* x = todo.back();
+    todo.pop_back();
+    if (!seen.insert(x).second) continue;
+    if (inner_inputs.count(x)) return false;
+    const Apply* owner = x->owner();
+    if (!owner) continue;
+    if (inner_nodes.count(owner)) return false;
+    for (const Var& in : owner->inputs()) todo.push_back(in.get());
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<ShapeVars> Scan::infer_shape(const Apply& node, const std::vector<ShapeVars>& input_shapes) const {
+  const ScanInfo& info = info_;
+  if (info.as_while) return {};
+  auto in_shape = [&](int i) -> const ShapeVars& { return input_shapes[static_cast<std::size_t>(i)]; };
+  auto rows_of = [](const ShapeVars& s) { return ShapeVars(s.begin() + 1, s.end()); };
+  std::vector<ShapeVars> out(static_cast<std::size_t>(node.num_outputs()));
+  for (int k = 0; k < info.n_tap_outs(); ++k) out[static_cast<std::size_t>(k)] = in_shape(info.tap_buffers_begin() + k);
+  for (int j = 0; j < info.n_untraced_sit_sot; ++j)
+    out[static_cast<std::size_t>(info.untraced_outs_begin() + j)] = in_shape(info.untraced_begin() + j);
+  if (info.n_nit_sot == 0) return out;
+
+  // The step's shapes from the outer ones: a sequence's and a tap's rows, the others whole.
+  const FunctionGraph& inner = *inner_;
+  std::map<const Variable*, ShapeVars> shapes;
+  for (int s = 0; s < info.n_seqs; ++s) shapes[inner.inputs()[static_cast<std::size_t>(s)].get()] = rows_of(in_shape(info.seqs_begin() + s));
+  for (int k = 0; k < info.n_tap_outs(); ++k)
+    for (std::size_t j = 0; j < info.taps(k).size(); ++j)
+      shapes[inner.inputs()[static_cast<std::size_t>(info.inner_tap_input(k, static_cast<int>(j)))].get()] =
+          rows_of(in_shape(info.tap_buffers_begin() + k));
+  for (int j = 0; j < info.n_untraced_sit_sot; ++j)
+    shapes[inner.inputs()[static_cast<std::size_t>(info.inner_untraced_begin() + j)].get()] = in_shape(info.untraced_begin() + j);
+  for (int j = 0; j < info.n_non_seqs; ++j)
+    shapes[inner.inputs()[static_cast<std::size_t>(info.inner_non_seqs_begin() + j)].get()] = in_shape(info.non_seqs_begin() + j);
+  std::set<const Variable*> inner_inputs;
+  for (const Var& v : inner.inputs()) inner_inputs.insert(v.get());
+  const std::vector<Apply*> order = inner.toposort();
+  const std::set<const Apply*> inner_nodes(order.begin(), order.end());
+  auto shape_of = [&](const Var& v) -> ShapeVars {
+    auto it = shapes.find(v.get());
+    if (it != shapes.end()) return it->second;
+    ShapeVars dims;  // a constant of the step
+    for (int d = 0; d < v->ndim(); ++d) {
+      const std::int64_t len = v->shape()[static_cast<std::size_t>(d)];
+      dims.push_back(len != kUnknownLength ? int64_constant(len) : shape_i(v, d));
+    }
+    return dims;
+  };
+  for (const Apply* n : order) {
+    std::vector<ShapeVars> ins;
+    for (const Var& v : n->inputs()) ins.push_back(shape_of(v));
+    std::vector<ShapeVars> outs = output_shapes(*n, ins);
+    for (int o = 0; o < n->num_outputs(); ++o) shapes[n->output_ptr(o)] = outs[static_cast<std::size_t>(o)];
+  }
+
+  const Var has_steps = cast(node.input(0), DType::Int64) > int64_constant(0);
+  for (int j = 0; j < info.n_nit_sot; ++j) {
+    const int k = info.nit_sot_outs_begin() + j;
+    ShapeVars dims = {switch_(has_steps, cast(node.input(info.nit_sot_lengths_begin() + j), DType::Int64), int64_constant(0))};
+    const ShapeVars row = shape_of(inner.outputs()[static_cast<std::size_t>(info.inner_output_of(k))]);
+    // With no steps every length is 0 (Scan.perform's empty nit-sot).
+    for (std::size_t d = 0; d < row.size(); ++d)
+      dims.push_back(free_of(row[d], inner_inputs, inner_nodes)
+                         ? switch_(has_steps, row[d], int64_constant(0))
+                         : shape_i(node.output(k), static_cast<int>(d) + 1));
+    out[static_cast<std::size_t>(k)] = dims;
+  }
+  return out;
 }
 
 }  // namespace kiln

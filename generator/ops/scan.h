@@ -103,6 +103,12 @@ class Scan : public Op {
   /// Scan.perform's loop on the reference evaluator (ops/scan_perform.cpp).
   void perform(const Apply& node, const std::vector<Array>& inputs,
                std::vector<Array>& outputs) const override;
+  /// Without running the loop where its lengths do not depend on it (not a while loop): a tap
+  /// output (mit-mot included) has its buffer's shape, an untraced state its input's, a nit-sot
+  /// the requested length and the step output's shape (all 0 for no steps) when the step's
+  /// infer_shape gives it from the outer inputs' shapes and non-sequences alone; otherwise the
+  /// node's own Shape_i (the shape function then runs the Scan).
+  std::vector<ShapeVars> infer_shape(const Apply& node, const std::vector<ShapeVars>& input_shapes) const override;
   /// The same loop over batched values (ops/scan_vectorize.cpp): data inputs broadcast to every
   /// batch dimension, the step function batched by vectorize_graph. n_steps and nit-sot lengths
   /// must not be batched; while-loops and mit-mot are refused (cannot_vectorize).

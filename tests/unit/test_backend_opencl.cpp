@@ -523,16 +523,16 @@ TEST_CASE("opencl: an op without a GPU kernel is a compile-time error naming op,
   for (const char* backend : {"opencl", "cuda"}) {
     CompileOptions o = opencl_options();
     o.backend = backend;
-    // A Scan (fixture scan/cumsum): the GPU backends lack it.
-    const std::vector<std::string> dirs = list_fixture_cases("scan/cumsum");
+    // A random variable (fixture random_variables/bernoullirv_bcast_seed0): the GPU backends lack it.
+    const std::vector<std::string> dirs = list_fixture_cases("random_variables/bernoullirv_bcast_seed0");
     REQUIRE(!dirs.empty());
-    const FixtureCase scan = load_fixture_case(dirs[0]);
+    const FixtureCase rv = load_fixture_case(dirs[0]);
     try {
-      emit_bundle({{&scan.graph, "lacks"}}, "lacks", o);
+      emit_bundle({{&rv.graph, "lacks"}}, "lacks", o);
       FAIL("expected a NotImplementedError");
     } catch (const NotImplementedError& e) {
       const std::string what = e.what();
-      CHECK_MESSAGE(what.find("`Scan{") != std::string::npos, what);
+      CHECK_MESSAGE(what.find("`bernoulli_rv{") != std::string::npos, what);
       CHECK_MESSAGE(what.find("has no " + std::string(backend) + " implementation") != std::string::npos, what);
       CHECK_MESSAGE(what.find("no GPU kernel yet") != std::string::npos, what);
     }

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "codegen/shape_graph.h"
 #include "compiled.h"
 #include "eval/evaluator.h"
 #include "fixtures.h"
@@ -477,4 +478,91 @@ TEST_CASE("Scan: scan_push_out_seq leaves while loops and in-place nodes in the 
     FunctionGraph fg({n, ys, yps, buf}, {node->output(0)});
     CHECK(push_out_rule().apply(fg, *node).has_value() == !in_place);
   }
+}
+
+TEST_CASE("Scan: output shapes come without running the loop, except a while loop's") {
+  // The shape graph's lengths against the evaluated outputs' shapes.
+  const auto check_lengths = [](const FunctionGraph& graph, const FunctionGraph& shapes, const std::vector<Array>& inputs) {
+    const std::vector<Array> lengths = evaluate(shapes, inputs);
+    const std::vector<Array> outputs = evaluate(graph, inputs);
+    std::size_t k = 0;
+    for (const Array& out : outputs)
+      for (int d = 0; d < out.ndim(); ++d) {
+        REQUIRE(k < lengths.size());
+        CHECK(*lengths[k++].data<std::int64_t>() == out.shape()[static_cast<std::size_t>(d)]);
+      }
+    CHECK(k == lengths.size());
+  };
+  // Every non-while form: the shape graph (what NAME_output_shapes computes, and what a GPU
+  // library computes on the host) has no Scan; a while loop's lengths are known only by running it.
+  for (const std::string name : {"scan/ar2_filter", "scan/nit_sot_affine", "scan/nit_and_sit_float32", "scan/cumsum_empty",
+                                 "scan/untraced_sit_sot_rewritten", "scan/sit_sot_last_row", "scan/newton_while"}) {
+    CAPTURE(name);
+    const std::vector<std::string> dirs = list_fixture_cases(name);
+    REQUIRE(!dirs.empty());
+    const FixtureCase c = load_fixture_case(dirs[0]);
+    const FunctionGraph shapes = build_shape_graph(c.graph);
+    bool runs_scan = false;
+    for (const Apply* n : shapes.toposort()) runs_scan = runs_scan || n->op().name() == "Scan";
+    CHECK(runs_scan == (name == "scan/newton_while"));
+    check_lengths(c.graph, shapes, c.inputs);
+  }
+  // No steps: a nit-sot is empty whatever length it was given.
+  FixtureCase c = load_fixture_case(list_fixture_cases("scan/nit_sot_affine").at(0));
+  bool set = false;
+  for (std::size_t i = 0; i < c.graph.inputs().size(); ++i)
+    if (c.graph.inputs()[i]->name() == "n") {
+      *c.inputs[i].data<std::int64_t>() = 0;
+      set = true;
+    }
+  REQUIRE(set);
+  check_lengths(c.graph, build_shape_graph(c.graph), c.inputs);
+}
+
+TEST_CASE("Scan: compiled mit-mot buffers (PyTensor's backward scans) agree with the evaluator and fail where it fails") {
+  // m[t + 1] = m[t] + 0.5 * m[t + 1] + e[t]: a mit-mot read at taps [0, 1], written at tap 1 —
+  // the row a step writes is one it reads, as in pytensor.grad's backward scans.
+  const Json inner = graph_json(0, {var("e", kScalar), var("m0", kScalar), var("m1", kScalar), var("h", kScalar),
+                                    var("half", kScalar, 0.5), var("p", kScalar), var("q", kScalar)},
+                                {node("mul", {"half", "m1"}, {"h"}), node("add", {"m0", "h"}, {"p"}),
+                                 node("add", {"p", "e"}, {"q"})},
+                                {"e", "m0", "m1"}, {"q"});
+  const Json info = {{"n_seqs", 1},      {"mit_mot_in_slices", {{0, 1}}}, {"mit_mot_out_slices", {{1}}},
+                     {"mit_sot_in_slices", Json::array()}, {"sit_sot_in_slices", Json::array()},
+                     {"n_nit_sot", 0},   {"n_untraced_sit_sot", 0},        {"n_non_seqs", 0},
+                     {"as_while", false}};
+  const Json props = {{"info", info}, {"truncate_gradient", -1}, {"name", "mm"}, {"mode", nullptr}, {"inner", inner}};
+  FunctionGraph fg = load_graph_text(
+      graph_json(2, {var("n", kInt), var("eps", kVec), var("buf", kVec), var("out", kVec)},
+                 {node("Scan", {"n", "eps", "buf"}, {"out"}, props)}, {"n", "eps", "buf"}, {"out"})
+          .dump(),
+      "");
+  BuildResult built = build_bundle({{&fg, "mm"}}, "scan_mit_mot");
+  Library so(built.library_path);
+  const kiln_graph_info& info_abi = so.graph("mm");
+  // A buffer one row longer than the steps (what pytensor.grad builds), a longer one, no steps.
+  for (const std::vector<Array>& inputs :
+       {std::vector<Array>{i64(4), f64_array({4}, {1, 2, 3, 4}), f64_array({5}, {0.5, 1, 2, 3, 4})},
+        std::vector<Array>{i64(3), f64_array({4}, {1, 2, 3, 4}), f64_array({6}, {1, -1, 2, -2, 3, -3})},
+        std::vector<Array>{i64(0), f64_array({0}, {}), f64_array({2}, {0.5, 1})}}) {
+    const std::vector<double> expect = values_of(evaluate(fg, inputs)[0]);
+    for (bool into : {false, true}) {
+      CallResult r = call_compiled(info_abi, inputs, into);
+      REQUIRE_MESSAGE(r.status == KILN_OK, r.error);
+      CHECK(values_of(r.outputs[0]) == expect);
+    }
+  }
+  // By hand for the first: m = [0.5, 1, 2, 3, 4] -> m[t+1] = m[t] + 0.5 m[t+1] + e[t].
+  const std::vector<double> m = values_of(evaluate(fg, {i64(4), f64_array({4}, {1, 2, 3, 4}),
+                                                         f64_array({5}, {0.5, 1, 2, 3, 4})})[0]);
+  std::vector<double> hand = {0.5, 1, 2, 3, 4};
+  for (int t = 0; t < 4; ++t) hand[t + 1] = hand[t] + 0.5 * hand[t + 1] + (t + 1);
+  CHECK(m == hand);
+  // A buffer as long as the steps: the last step would write past its end.
+  const std::vector<Array> short_buf = {i64(4), f64_array({4}, {1, 2, 3, 4}), f64_array({4}, {0, 0, 0, 0})};
+  const std::string words = "mit-mot 0 writes tap 1 at step 3, past the end of its buffer of 4 rows";
+  CHECK(failure_of(fg, short_buf).find(words) != std::string::npos);
+  CallResult r = call_compiled(info_abi, short_buf);
+  CHECK(r.status == KILN_ERR_VALUE);
+  CHECK_MESSAGE(r.error.find(words) != std::string::npos, r.error);
 }

@@ -17,17 +17,18 @@ namespace kiln {
 
 namespace {
 
-std::string row_type(const Variable& v) {
-  return "kg::Tensor<" + ctype(v.dtype()) + ", " + std::to_string(v.ndim() - 1) + ">";
+// The C++ type of a host (kg::Tensor) or device (kg::DTensor) tensor of `v`'s dtype and `rank`.
+std::string scan_tensor_type(const std::string& tensor_class, const Variable& v, int rank) {
+  return tensor_class + "<" + ctype(v.dtype()) + ", " + std::to_string(rank) + ">";
 }
 
 // One tap or nit-sot buffer (output k of the node).
-TemplateData buffer_item(const NodeEmitContext& c, const ScanInfo& info, int k) {
+TemplateData buffer_item(const NodeEmitContext& c, const ScanInfo& info, int k, const std::string& tensor_class) {
   const Variable& out = c.out_var(k);
   TemplateData item;
   item.set("k", std::to_string(k));
-  item.set("type", tensor_type(out));
-  item.set("rowtype", row_type(out));
+  item.set("type", scan_tensor_type(tensor_class, out, out.ndim()));
+  item.set("rowtype", scan_tensor_type(tensor_class, out, out.ndim() - 1));
   item.set("ctype", ctype(out.dtype()));
   item.set("ndim", std::to_string(out.ndim()));
   item.set("rowdim", std::to_string(out.ndim() - 1));
@@ -63,6 +64,50 @@ TemplateData buffer_item(const NodeEmitContext& c, const ScanInfo& info, int k) 
     item.set("tap", list);
   }
   return item;
+}
+
+// The mit-mot buffers (PyTensor's backward scans): buffer k is read at rows pos + tap of its
+// input taps (circularly, as a tap buffer) and written at rows pos + tap of its output taps,
+// which must lie inside it. Every written row goes through a spare row of its own first (an
+// output tap usually is one of the rows the same step reads), copied in after the step.
+TemplateData mit_mot_items(const NodeEmitContext& c, const ScanInfo& info, const std::string& tensor_class) {
+  TemplateData items{TemplateData::type::list};
+  int oidx = 0;  // the mit-mot outputs come first among the step's outputs, in this order
+  for (int k = 0; k < info.n_mit_mot(); ++k) {
+    const Variable& out = c.out_var(k);
+    TemplateData item;
+    item.set("k", std::to_string(k));
+    item.set("type", scan_tensor_type(tensor_class, out, out.ndim()));
+    item.set("rowtype", scan_tensor_type(tensor_class, out, out.ndim() - 1));
+    item.set("dl", dl_dtype_literal(out.dtype()));
+    item.set("ndim", std::to_string(out.ndim()));
+    item.set("in", c.in(info.tap_buffers_begin() + k));
+    item.set("input_index", std::to_string(info.tap_buffers_begin() + k));
+    item.set("out", c.out(k));
+    item.set("alloc", c.alloc(k));
+    item.set("neg_min", std::to_string(-info.min_tap(k)));
+    TemplateData taps{TemplateData::type::list};
+    for (std::size_t j = 0; j < info.taps(k).size(); ++j) {
+      TemplateData one;
+      one.set("j", std::to_string(j));
+      one.set("tap", std::to_string(info.taps(k)[j]));
+      one.set("iidx", std::to_string(info.inner_tap_input(k, static_cast<int>(j))));
+      taps.push_back(one);
+    }
+    item.set("taps", taps);
+    TemplateData outs{TemplateData::type::list};
+    const ScanInfo::Taps& written = info.mit_mot_out_slices[static_cast<std::size_t>(k)];
+    for (std::size_t o = 0; o < written.size(); ++o) {
+      TemplateData one;
+      one.set("o", std::to_string(o));
+      one.set("otap", std::to_string(written[o]));
+      one.set("oidx", std::to_string(oidx++));
+      outs.push_back(one);
+    }
+    item.set("outs", outs);
+    items.push_back(item);
+  }
+  return items;
 }
 
 // Steps after the first as straight-line scalar code in the loop, when every value of the inner
@@ -175,15 +220,13 @@ InlineStep inline_scalar_step(const NodeEmitContext& c, const Scan& op, const Sc
 
 }  // namespace
 
-std::string emit_scan(const NodeEmitContext& c) {
+TemplateData scan_data(const NodeEmitContext& c, const std::string& tensor_class, const std::string& step_fn) {
   const auto& op = static_cast<const Scan&>(c.node().op());
   const ScanInfo& info = op.info();
-  if (info.n_mit_mot() > 0)
-    throw NotImplementedError("`" + op.str() + "`: compiled code for a Scan with mit-mot buffers (the buffers of "
-                              "PyTensor's backward scans) is not implemented yet; the reference evaluator runs it");
   TemplateData data = c.base_data();
   data.set("n_steps", c.in(0));
-  data.set("step_fn", c.inner_function());
+  data.set("step_fn", step_fn);
+  data.set("bytes_type", tensor_class + "<unsigned char, 1>");
   data.set("slot", std::to_string(c.scratch_slot()));
   data.set("n_in", std::to_string(std::max(1, info.n_inner_inputs())));
   data.set("n_out", std::to_string(std::max(1, info.n_inner_outputs())));
@@ -193,15 +236,16 @@ std::string emit_scan(const NodeEmitContext& c) {
     TemplateData item;
     item.set("s", std::to_string(s));
     item.set("name", c.in(info.seqs_begin() + s));
-    item.set("rowtype", row_type(v));
+    item.set("rowtype", scan_tensor_type(tensor_class, v, v.ndim() - 1));
     item.set("dl", dl_dtype_literal(v.dtype()));
     item.set("iidx", std::to_string(s));
     seqs.push_back(item);
   }
   data.set("seqs", seqs);
+  data.set("mitmots", mit_mot_items(c, info, tensor_class));
   TemplateData bufs{TemplateData::type::list};
-  for (int k = 0; k < info.untraced_outs_begin(); ++k) {
-    TemplateData item = buffer_item(c, info, k);
+  for (int k = info.n_mit_mot(); k < info.untraced_outs_begin(); ++k) {
+    TemplateData item = buffer_item(c, info, k, tensor_class);
     if (k >= info.n_tap_outs()) {
       const int j = k - info.n_tap_outs();
       TemplateData nit;
@@ -224,7 +268,7 @@ std::string emit_scan(const NodeEmitContext& c) {
     TemplateData item;
     item.set("j", std::to_string(j));
     item.set("in", c.in(info.untraced_begin() + j));
-    item.set("type", tensor_type(v));
+    item.set("type", scan_tensor_type(tensor_class, v, v.ndim()));
     item.set("ctype", ctype(v.dtype()));
     item.set("ndim", std::to_string(v.ndim()));
     item.set("dl", dl_dtype_literal(v.dtype()));
@@ -249,14 +293,21 @@ std::string emit_scan(const NodeEmitContext& c) {
   if (info.as_while) {
     const Variable& v = *op.inner_graph().outputs().back();
     TemplateData item;
-    item.set("ctype", ctype(v.dtype()));
+    item.set("condtype", scan_tensor_type(tensor_class, v, 0));
     item.set("dl", dl_dtype_literal(v.dtype()));
     item.set("oidx", std::to_string(info.inner_condition()));
     cond.push_back(item);
   }
   data.set("cond", cond);
+  data.set("inline_step", TemplateData{TemplateData::type::list});
+  return data;
+}
+
+std::string emit_scan(const NodeEmitContext& c) {
+  TemplateData data = scan_data(c, "kg::Tensor", c.inner_function());
+  const auto& op = static_cast<const Scan&>(c.node().op());
   TemplateData inline_step{TemplateData::type::list};
-  if (InlineStep step = inline_scalar_step(c, op, info); !step.body.empty()) {
+  if (InlineStep step = inline_scalar_step(c, op, op.info()); !step.body.empty()) {
     TemplateData item;
     item.set("before", step.before);
     item.set("body", step.body);

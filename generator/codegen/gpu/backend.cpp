@@ -7,6 +7,7 @@
 #include "codegen/cpp/emitters.h"
 #include "codegen/gpu/emitters.h"
 #include "codegen/gpu/special_select.h"
+#include "ir/error.h"
 
 namespace kiln {
 
@@ -51,6 +52,8 @@ std::vector<OpEmitter> gpu_table(const std::string& backend) {
   table.push_back({"Unique", with_dialect(gpu_emit_unique), false, false, true});
   // IfElse driven from the host: its condition read once, only the branch taken queued.
   table.push_back({"IfElse", with_dialect(gpu_emit_ifelse), false});
+  // Scan driven from the host: a loop queueing the step function's kernels, buffers in a slot.
+  table.push_back({"Scan", with_dialect(gpu_emit_scan), false, false, true});
   // SpecifyShape is a view whose checks read the requested lengths from the device (kg::read_int).
   table.push_back({"SpecifyShape", [](const NodeEmitContext& c) { return NodeCode(emit_specify_shape(c)); }, true});
   // Checks report through the device status word; the output is a view of input 0.
@@ -113,6 +116,14 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
         return NodeCode(emit_reshape(c, "// Lengths only: the shape function has no data to copy.\n"));
       };
     if (e.op_name == "Split") e.emit = [](const NodeEmitContext& c) { return NodeCode(emit_split_lengths(c)); };
+    // A matrix product reaches the shape function only inside a Scan it runs on the host (a
+    // while loop's lengths are known by running it), and a GPU library has no host BLAS.
+    if (e.needs_blas)
+      e.emit = [](const NodeEmitContext& c) -> NodeCode {
+        throw NotImplementedError("`" + c.node().op().str() +
+                                  "` in a while loop's step on a GPU backend: the shape function runs such a Scan on the "
+                                  "host to learn its lengths, and a GPU library has no host BLAS");
+      };
   }
   b->shape_backend = shapes;
   b->impl_template = "templates/cpp/graph_impl.cpp.mustache";
@@ -130,6 +141,7 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
                            nullptr,
                            "",
                            ""}};
+  b->optional_prologue.push_back({"kg::scan::", {"templates/cpp/prologue/scan.hpp", "templates/gpu/prologue/device_scan.hpp"}, nullptr, "", ""});
   const GpuDialect& d = GpuDialect::get(name);
   b->device_prelude = d.prelude() + "\n" + gpu_copy_kernels(d);
   b->device_functions = [qualifier = d["special_fn"]](const std::vector<std::string>& code) {

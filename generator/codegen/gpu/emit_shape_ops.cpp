@@ -9,7 +9,9 @@
 // checks and messages) with the device fills in its `device` sections. IfElse is driven from
 // the host: its condition is read once per call (kg::read_condition, by the `if` that
 // codegen/source.cpp opens around each branch's nodes or by the node itself), so only the
-// branch taken is queued, and the node copies that branch's values to its outputs.
+// branch taken is queued, and the node copies that branch's values to its outputs. Scan is
+// driven from the host as well: the C++ backend's loop (its template, over device tensors)
+// queues the step function's kernels once per step.
 #include "codegen/c_names.h"
 #include "codegen/c_types.h"
 #include "codegen/cpp/emit_control_flow.h"
@@ -98,6 +100,14 @@ NodeCode gpu_emit_ifelse(const NodeEmitContext& c, const GpuDialect&, const std:
   for (int i = 0; i < c.node().num_outputs(); ++i) refuse_above_rank6(c, c.out_var(i).ndim(), backend);
   TemplateData host = ifelse_data(c);
   return NodeCode(render_template("templates/gpu/host/ifelse.mustache", host));
+}
+
+NodeCode gpu_emit_scan(const NodeEmitContext& c, const GpuDialect&, const std::string& backend) {
+  for (int i = 0; i < c.node().num_outputs(); ++i) refuse_above_rank6(c, c.out_var(i).ndim(), backend);
+  // The step function without the status bracket (templates/gpu/function.mustache): the checks
+  // of every step join the call's log, read once when the call ends.
+  const TemplateData data = scan_data(c, "kg::DTensor", c.inner_function() + "_steps");
+  return NodeCode(render_template("templates/cpp/ops/control_scan.mustache", data));
 }
 
 }  // namespace kiln

@@ -79,6 +79,10 @@ std::string gpu_nonzero_kernels(const GpuDialect& d, const std::string& name, co
 /// IfElse: the condition read to the host once per call (kg::read_condition, shared with the
 /// `if` around each branch's nodes), the branch taken copied to the outputs (emit_shape_ops.cpp).
 NodeCode gpu_emit_ifelse(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// Scan, driven from the host: the C++ backend's loop over device buffers, its step function
+/// (the inner graph's kernels) queued once per step; a while loop reads its condition after
+/// each step (emit_shape_ops.cpp).
+NodeCode gpu_emit_scan(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 /// `a < b` in NumPy's sort order for dtype `dt` as the GPU dialects spell it (NaN last).
 std::string gpu_key_less(DType dt, const std::string& a, const std::string& b);
 /// The template data of templates/gpu/sort.mustache for kernels `name`_tile/_merge sorting keys

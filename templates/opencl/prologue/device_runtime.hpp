@@ -655,4 +655,17 @@ inline DevPtr<U> retype(DevPtr<T> p, int64_t bytes) {
   return DevPtr<U>{p.buf, (p.off * static_cast<int64_t>(sizeof(T)) + bytes) / static_cast<int64_t>(sizeof(U))};
 }
 
+/// A DLTensor's data, byte_offset and device for a device position (Scan passes rows of its
+/// buffers to its step function as DLTensors), and the position a DLTensor describes.
+template <typename T>
+inline void set_dl_data(DLTensor& d, DevPtr<T> p) {
+  d.data = p.buf;
+  d.byte_offset = static_cast<uint64_t>(p.off) * sizeof(T);
+  d.device = DLDevice{kDLOpenCL, 0};
+}
+template <typename T>
+inline DevPtr<T> dl_data(const DLTensor& d) {
+  return DevPtr<T>{static_cast<cl_mem>(d.data), static_cast<int64_t>(d.byte_offset / sizeof(T))};
+}
+
 }  // namespace kg

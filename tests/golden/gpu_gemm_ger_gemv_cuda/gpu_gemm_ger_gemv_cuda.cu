@@ -2513,6 +2513,19 @@ inline DevPtr<U> retype(DevPtr<T> p, int64_t bytes) {
   return reinterpret_cast<U*>(reinterpret_cast<char*>(p) + bytes);
 }
 
+/// A DLTensor's data, byte_offset and device for a device position (Scan passes rows of its
+/// buffers to its step function as DLTensors), and the position a DLTensor describes.
+template <typename T>
+inline void set_dl_data(DLTensor& d, DevPtr<T> p) {
+  d.data = const_cast<void*>(static_cast<const void*>(p));
+  d.byte_offset = 0;
+  d.device = DLDevice{kDLCUDA, device().id};
+}
+template <typename T>
+inline DevPtr<T> dl_data(const DLTensor& d) {
+  return reinterpret_cast<T*>(static_cast<char*>(d.data) + d.byte_offset);
+}
+
 }  // namespace kg
 
 // Host reads of device scalars, shared by the GPU backends' runtimes (after their

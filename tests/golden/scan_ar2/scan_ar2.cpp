@@ -2223,6 +2223,10 @@ inline int32_t rank1_update(Ctx* ctx, T alpha, Mat<const T> x, Mat<const T> y, M
 // of a Scan node calls. The node runs its step function (the inner graph, emitted as a function
 // of its own) once per step on rows of its buffers; the buffers live in one scratch area of the
 // context, planned once per call after the first step, so steps allocate nothing.
+//
+// The same template drives the GPU backends' Scan from the host (templates/gpu/prologue/
+// device_scan.hpp adds the device tensors' overloads), so what only moves host metadata is
+// written once here over any tensor type with kg::Tensor's layout (`data`, `shape`, `strides`).
 namespace kg {
 namespace scan {
 
@@ -2235,9 +2239,9 @@ inline int64_t wrap_once(int64_t a, int64_t b) { return a < 0 ? a + b : (a >= b 
 inline int64_t round64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 
 /// Row i of a tensor with a leading dimension (a view).
-template <typename T, int N>
-inline Tensor<T, N - 1> row(const Tensor<T, N>& t, int64_t i) {
-  Tensor<T, N - 1> r;
+template <template <typename, int> class Tn, typename T, int N>
+inline Tn<T, N - 1> row(const Tn<T, N>& t, int64_t i) {
+  Tn<T, N - 1> r;
   r.data = t.data + i * t.strides[0];
   for (int d = 1; d < N; ++d) {
     r.shape[d - 1] = t.shape[d];
@@ -2245,6 +2249,67 @@ inline Tensor<T, N - 1> row(const Tensor<T, N>& t, int64_t i) {
   }
   return r;
 }
+
+/// Rows [begin, begin + count) of a tensor with a leading dimension (a view).
+template <template <typename, int> class Tn, typename T, int N>
+inline Tn<T, N> rows(const Tn<T, N>& t, int64_t begin, int64_t count) {
+  Tn<T, N> r = t;
+  r.data = t.data + begin * t.strides[0];
+  r.shape[0] = count;
+  return r;
+}
+
+/// Whether two tensors have the same shape.
+template <template <typename, int> class Tn, typename T, int N, int M>
+inline bool same_shape(const Tn<T, N>& a, const Tn<T, M>& b) {
+  if (N != M) return false;
+  for (int i = 0; i < N; ++i)
+    if (a.shape[i] != b.shape[i]) return false;
+  return true;
+}
+
+/// The bytes of a C-contiguous tensor of t's shape, rounded to 64; -1 when too big.
+template <template <typename, int> class Tn, typename T, int N>
+inline int64_t piece_bytes(const Tn<T, N>& t) {
+  const int64_t size = checked_size(t.shape, N, sizeof(T));
+  if (size < 0 || size > (std::numeric_limits<int64_t>::max() - 63) / static_cast<int64_t>(sizeof(T))) return -1;
+  return round64(size * static_cast<int64_t>(sizeof(T)));
+}
+
+/// Adds a piece's bytes to a scratch total; false when the total overflows or a piece is too big.
+inline bool add_piece(int64_t& total, int64_t bytes) {
+  return bytes >= 0 && !__builtin_add_overflow(total, bytes, &total);
+}
+
+/// The row an output tap of mit-mot k writes at a step (pos + tap), which must lie inside its
+/// buffer (mit-mot rows are written without wrapping around, as Scan.perform).
+inline int32_t mit_mot_row(Ctx* ctx, int k, int64_t tap, int64_t pos, int64_t store, int64_t step, int64_t& at) {
+  at = pos + tap;
+  if (at >= 0 && at < store) return KILN_OK;
+  return fail(ctx, KILN_ERR_VALUE, "Scan: mit-mot %d writes tap %lld at step %lld, past the end of its buffer of %lld rows", k,
+              static_cast<long long>(tap), static_cast<long long>(step), static_cast<long long>(store));
+}
+
+/// Frees the outputs a step function allocated (its first step runs in "call" mode).
+inline void release(DLManagedTensor** owned, int n) {
+  for (int k = 0; k < n; ++k)
+    if (owned[k]) {
+      owned[k]->deleter(owned[k]);
+      owned[k] = nullptr;
+    }
+}
+
+/// The outputs of the first step (allocated by the step function), freed on every way out.
+template <int N>
+struct StepOutputs {
+  DLManagedTensor* owned[N] = {};
+  StepOutputs() = default;
+  StepOutputs(const StepOutputs&) = delete;
+  StepOutputs& operator=(const StepOutputs&) = delete;
+  ~StepOutputs() { release(owned, N); }
+};
+
+// ---- host tensors (the cpp backend) ----
 
 /// A DLTensor describing `t`: its shape and strides are t's arrays, so t must outlive it.
 template <typename T, int N>
@@ -2259,36 +2324,27 @@ inline DLTensor dl_of(Tensor<T, N>& t, DLDataType dt) {
   return d;
 }
 
-/// A typed view of a C-contiguous DLTensor of rank N (an output the step function allocated).
+/// `t` as a typed view of a C-contiguous DLTensor of its rank (an output the step function
+/// allocated).
 template <typename T, int N>
-inline Tensor<T, N> view_of(const DLTensor& d) {
-  Tensor<T, N> t;
+inline void view_into(const DLTensor& d, Tensor<T, N>& t) {
   t.data = reinterpret_cast<T*>(static_cast<char*>(d.data) + d.byte_offset);
   for (int i = 0; i < N; ++i) t.shape[i] = d.shape[i];
   t.set_contiguous_strides();
-  return t;
 }
 
-/// Whether two tensors have the same shape.
-template <typename T, int N, int M>
-inline bool same_shape(const Tensor<T, N>& a, const Tensor<T, M>& b) {
-  if (N != M) return false;
-  for (int i = 0; i < N; ++i)
-    if (a.shape[i] != b.shape[i]) return false;
-  return true;
+/// A step count or a nit-sot length (a 0-d integer).
+template <typename T>
+inline int32_t read_count(Ctx*, const Tensor<T, 0>& t, int64_t& out) {
+  out = static_cast<int64_t>(t.data[0]);
+  return KILN_OK;
 }
 
-/// The bytes of a C-contiguous tensor of t's shape, rounded to 64; -1 when too big.
-template <typename T, int N>
-inline int64_t piece_bytes(const Tensor<T, N>& t) {
-  const int64_t size = checked_size(t.shape, N, sizeof(T));
-  if (size < 0 || size > (std::numeric_limits<int64_t>::max() - 63) / static_cast<int64_t>(sizeof(T))) return -1;
-  return round64(size * static_cast<int64_t>(sizeof(T)));
-}
-
-/// Adds a piece's bytes to a scratch total; false when the total overflows or a piece is too big.
-inline bool add_piece(int64_t& total, int64_t bytes) {
-  return bytes >= 0 && !__builtin_add_overflow(total, bytes, &total);
+/// Whether a while loop's 0-d condition is nonzero (the loop stops).
+template <typename T>
+inline int32_t read_flag(Ctx*, const Tensor<T, 0>& t, bool& out) {
+  out = t.data[0] != 0;
+  return KILN_OK;
 }
 
 /// Points `t` (its shape set) at the next piece of the scratch area, C-contiguous.
@@ -2299,19 +2355,17 @@ inline void place(unsigned char*& cursor, Tensor<T, N>& t) {
   cursor += piece_bytes(t);
 }
 
-/// Frees the outputs a step function allocated (its first step runs in "call" mode).
-inline void release(DLManagedTensor** owned, int n) {
-  for (int k = 0; k < n; ++k)
-    if (owned[k]) {
-      owned[k]->deleter(owned[k]);
-      owned[k] = nullptr;
-    }
+/// Copies src into dst (same shape, any strides).
+template <typename T, int N>
+inline int32_t copy(Ctx*, const Tensor<T, N>& src, Tensor<T, N>& dst) {
+  copy_tensor(src, dst);
+  return KILN_OK;
 }
 
 /// Scan.perform's end for one buffer: rows copied into the (C-contiguous) output, rotated to
 /// start at `pos` when the buffer wrapped around, rows past `filled` zero otherwise.
 template <typename T, int N>
-inline void finish(const Tensor<T, N>& buf, Tensor<T, N>& out, int64_t pos, bool rotate, int64_t filled) {
+inline int32_t finish(Ctx*, const Tensor<T, N>& buf, Tensor<T, N>& out, int64_t pos, bool rotate, int64_t filled) {
   for (int64_t r = 0; r < out.shape[0]; ++r) {
     Tensor<T, N - 1> dst = row(out, r);
     if (!rotate && r >= filled) {  // `out` is C-contiguous: its rows are too
@@ -2320,6 +2374,7 @@ inline void finish(const Tensor<T, N>& buf, Tensor<T, N>& out, int64_t pos, bool
     }
     copy_tensor(row(buf, rotate ? (pos + r) % buf.shape[0] : r), dst);
   }
+  return KILN_OK;
 }
 
 }  // namespace scan
@@ -2337,14 +2392,6 @@ alignas(64) const int64_t krun_graph_step0_c0[] = {
 };
 
 alignas(64) const int64_t krun_graph_step0_c1[] = {
-    1LL
-};
-
-alignas(64) const int64_t krun_shapes_step0_c0[] = {
-    0LL
-};
-
-alignas(64) const int64_t krun_shapes_step0_c1[] = {
     1LL
 };
 
@@ -2369,11 +2416,11 @@ alignas(64) const int64_t krun_shapes_c0[] = {
 };
 
 alignas(64) const int64_t krun_shapes_c1[] = {
-    1LL
+    2LL
 };
 
 alignas(64) const int64_t krun_shapes_c2[] = {
-    2LL
+    0LL
 };
 
 alignas(64) const int8_t krun_shapes_c3[] = {
@@ -2430,92 +2477,6 @@ static int32_t run_graph_step0(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
 
   v4.set_contiguous_strides();
   v6.data = const_cast<int64_t*>(krun_graph_step0_c1);
-
-  v6.set_contiguous_strides();
-
-  // [0] Subtensor{i} -> v5
-  {
-    static const char kWhere[] = "node [0] Subtensor{i} -> \042v8\042 (from /nodes/12/props/inner/nodes/2 Subtensor)";
-    const int64_t ix0 = 0;
-    int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v3.shape[0], 0, at0), kWhere);
-    v5.data = v3.data;
-    if (v5.size() > 0) v5.data += at0 * v3.strides[0];
-
-  }
-
-  // [1] Subtensor{i} -> v7
-  {
-    static const char kWhere[] = "node [1] Subtensor{i} -> \042v5\042 (from /nodes/12/props/inner/nodes/0 Subtensor)";
-    const int64_t ix0 = 1;
-    int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v3.shape[0], 0, at0), kWhere);
-    v7.data = v3.data;
-    if (v7.size() > 0) v7.data += at0 * v3.strides[0];
-
-  }
-
-  // [2] Composite{(i4 + (i0 * i1) + (i2 * i3))} -> v8
-  {
-    static const char kWhere[] = "node [2] Composite{(i4 + (i0 * i1) + (i2 * i3))} -> \042v11\042 (from /nodes/12/props/inner/nodes/1 Elemwise, /nodes/12/props/inner/nodes/3 Elemwise, /nodes/12/props/inner/nodes/4 Elemwise, /nodes/12/props/inner/nodes/5 Elemwise)";
-
-
-
-
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v8, DLDataType{2, 64, 1}), kWhere);
-    {
-      const double i0 = v1.data[0];
-      const double i1 = v5.data[0];
-      const double i2 = v2.data[0];
-      const double i3 = v7.data[0];
-      const double i4 = v0.data[0];
-      const double t0 = static_cast<double>((i0 * i1));
-      const double t1 = static_cast<double>((i2 * i3));
-      const double t2 = static_cast<double>(((i4 + t0) + t1));
-
-      v8.data[0] = t2;
-    }
-
-
-
-  }
-
-  return KILN_OK;
-}
-
-// The step function of Scan{scan_fn, while_loop=False, inplace=none}, called once per step.
-static int32_t run_shapes_step0(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& sink) {
-  (void)inputs;
-  (void)sink;
-  kg::Tensor<double, 0> v0;
-  kg::Tensor<double, 0> v1;
-  kg::Tensor<double, 0> v2;
-  kg::Tensor<double, 1> v3;
-  kg::Tensor<int64_t, 0> v4;
-  kg::Tensor<double, 0> v5;
-  kg::Tensor<int64_t, 0> v6;
-  kg::Tensor<double, 0> v7;
-  kg::Tensor<double, 0> v8;
-  {
-    static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "v0"));
-  }
-  {
-    static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[1], v1, DLDataType{2, 64, 1}, static_shape, "v1"));
-  }
-  {
-    static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[2], v2, DLDataType{2, 64, 1}, static_shape, "v2"));
-  }
-  {
-    static const int64_t static_shape[] = { -1 };
-    KILN_TRY(kg::bind_input(ctx, inputs[3], v3, DLDataType{2, 64, 1}, static_shape, "v3"));
-  }
-  v4.data = const_cast<int64_t*>(krun_shapes_step0_c0);
-
-  v4.set_contiguous_strides();
-  v6.data = const_cast<int64_t*>(krun_shapes_step0_c1);
 
   v6.set_contiguous_strides();
 
@@ -2860,7 +2821,8 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     static const char kWhere[] = "node [12] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/12 Scan)";
         // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
         // rows' shapes), then the buffers get one scratch area and every later step writes in place.
-        const int64_t n_steps = static_cast<int64_t>(v6.data[0]);
+        int64_t n_steps = 0;
+        KILN_TRY_AT(kg::scan::read_count(ctx, v6, n_steps), kWhere);
         if (n_steps < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: was asked to run for a negative number of steps (%lld)",
                                            static_cast<long long>(n_steps)), kWhere);
@@ -2868,6 +2830,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 0 has %lld rows but the scan runs %lld steps",
                                            static_cast<long long>(v11.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row0;
+
         kg::Tensor<double, 1> buf0;
         int64_t store0 = 0, pos0 = 0;
         kg::Tensor<double, 0> out_row0;
@@ -2883,6 +2846,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           (void)i;
           seq_row0 = kg::scan::row(v11, i);
           step_in[0] = kg::scan::dl_of(seq_row0, DLDataType{2, 64, 1});
+
           tap0_0 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-2), store0));
           step_in[1] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
           tap0_1 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-1), store0));
@@ -2892,6 +2856,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         };
         int64_t i = 0;
         if (n_steps > 0) {
+
           buf0 = v19;
           store0 = buf0.shape[0];
           if (store0 < 2)
@@ -2900,58 +2865,51 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           pos0 = kg::scan::wrap(2, store0);
           alias0 = kg::scan::wrap(-2, store0) == 0 || kg::scan::wrap(-1, store0) == 0;  // a tap reads the row this step writes: write a copy first
 
-          DLManagedTensor* first[1] = {};
+          kg::scan::StepOutputs<1> first;  // freed on every way out of this block
           kg::OutputSink first_sink;
-          first_sink.owned = first;
+          first_sink.owned = first.owned;
           first_sink.count = 1;
           bind_step(0);
-          const int32_t first_status = run_graph_step0(ctx, step_in, first_sink);
-          if (first_status != KILN_OK) {
-            kg::scan::release(first, 1);
-            return kg::at_node(ctx, first_status, kWhere);
-          }
+          KILN_TRY_AT(run_graph_step0(ctx, step_in, first_sink), kWhere);
           // The scratch area: tap buffers (copies of the inputs), nit-sot buffers, a row per tap
           // buffer for steps that overwrite a row they read, two values per untraced state.
           int64_t total = 0;
           bool fits = true;
 
+
           fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf0));
           temp0 = kg::scan::row(buf0, 0);
           fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(temp0));
 
-          if (!fits) {
-            kg::scan::release(first, 1);
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: its buffers are too big (beyond 2^63 bytes)"), kWhere);
-          }
+
+          if (!fits) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: its buffers are too big (beyond 2^63 bytes)"), kWhere);
           kg::Tensor<unsigned char, 1> scratch;
           scratch.shape[0] = total;
-          const int32_t scratch_status = kg::alloc_workspace(ctx, 6, scratch);
-          if (scratch_status != KILN_OK) {
-            kg::scan::release(first, 1);
-            return kg::at_node(ctx, scratch_status, kWhere);
-          }
-          unsigned char* cursor = scratch.data;
+          KILN_TRY_AT(kg::alloc_workspace(ctx, 6, scratch), kWhere);
+          auto cursor = scratch.data;
+
           {
             kg::Tensor<double, 1> copy = buf0;
             kg::scan::place(cursor, copy);
-            kg::copy_tensor(buf0, copy);
+            KILN_TRY_AT(kg::scan::copy(ctx, buf0, copy), kWhere);
             buf0 = copy;
           }
           kg::scan::place(cursor, temp0);
 
 
           {
-            kg::Tensor<double, 0> value = kg::scan::view_of<double, 0>(first[0]->dl_tensor);
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[0]->dl_tensor, value);
             out_row0 = kg::scan::row(buf0, pos0);
-            if (!kg::scan::same_shape(value, out_row0)) {
-              kg::scan::release(first, 1);
+            if (!kg::scan::same_shape(value, out_row0))
               return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 0 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            }
-            kg::copy_tensor(value, out_row0);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row0), kWhere);
           }
+
           bool go_on = true;
 
-          kg::scan::release(first, 1);
+          kg::scan::release(first.owned, 1);
+
           pos0 = (pos0 + 1) % store0;
           kg::OutputSink sink_in_place;
           sink_in_place.caller_provided = true;
@@ -2961,23 +2919,28 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           for (i = 1; i < n_steps && go_on; ++i) {
 
             bind_step(i);
+
             out_row0 = kg::scan::row(buf0, pos0);
             if (alias0) out_row0 = temp0;
             step_out[0] = kg::scan::dl_of(out_row0, DLDataType{2, 64, 1});
 
 
             KILN_TRY_AT(run_graph_step0(ctx, step_in, sink_in_place), kWhere);
+
             if (alias0) {
               kg::Tensor<double, 0> dst = kg::scan::row(buf0, pos0);
-              kg::copy_tensor(temp0, dst);
+              KILN_TRY_AT(kg::scan::copy(ctx, temp0, dst), kWhere);
             }
+
 
 
             pos0 = pos0 + 1 == store0 ? 0 : pos0 + 1;
           }
         }
-        // The outputs: each buffer rotated when it wrapped around, zeroed past the rows written
-        // and shortened when a while loop stopped early (Scan.perform's end).
+        // The outputs: a mit-mot buffer as the steps left it; each other buffer rotated when it
+        // wrapped around, zeroed past the rows written and shortened when a while loop stopped
+        // early (Scan.perform's end).
+
         {
           const int64_t filled = i + (2);
           const bool rotate = n_steps > 0 && store0 < filled;
@@ -2988,8 +2951,8 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           v20.shape[0] = len;
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v20), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf0, v20, pos0, rotate, filled);
-          else kg::copy_tensor(v19, v20);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf0, v20, pos0, rotate, filled), kWhere);
+          else KILN_TRY_AT(kg::scan::copy(ctx, v19, v20), kWhere);
         }
 
 
@@ -3120,34 +3083,28 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
   kg::Tensor<int64_t, 1> v5;
   kg::Tensor<int64_t, 0> v6;
   kg::Tensor<int64_t, 0> v7;
-  kg::Tensor<int64_t, 0> v8;
-  kg::Tensor<int64_t, 0> v9;
+  kg::Tensor<double, 1> v8;
+  kg::Tensor<int64_t, 1> v9;
   kg::Tensor<int64_t, 0> v10;
-  kg::Tensor<double, 1> v11;
-  kg::Tensor<int64_t, 0> v12;
-  kg::Tensor<double, 1> v13;
-  kg::Tensor<int64_t, 1> v14;
+  kg::Tensor<int64_t, 0> v11;
+  kg::Tensor<bool, 0> v12;
+  kg::Tensor<int64_t, 0> v13;
+  kg::Tensor<bool, 0> v14;
   kg::Tensor<int64_t, 0> v15;
-  kg::Tensor<int64_t, 0> v16;
+  kg::Tensor<int8_t, 0> v16;
   kg::Tensor<bool, 0> v17;
-  kg::Tensor<double, 1> v18;
-  kg::Tensor<double, 1> v19;
-  kg::Tensor<double, 1> v20;
+  kg::Tensor<int64_t, 0> v18;
+  kg::Tensor<int64_t, 0> v19;
+  kg::Tensor<int64_t, 0> v20;
   kg::Tensor<int64_t, 0> v21;
-  kg::Tensor<int8_t, 0> v22;
-  kg::Tensor<bool, 0> v23;
+  kg::Tensor<int64_t, 0> v22;
+  kg::Tensor<int64_t, 0> v23;
   kg::Tensor<int64_t, 0> v24;
-  kg::Tensor<int64_t, 0> v25;
+  kg::Tensor<int8_t, 0> v25;
   kg::Tensor<int64_t, 0> v26;
   kg::Tensor<int64_t, 0> v27;
   kg::Tensor<int64_t, 0> v28;
   kg::Tensor<int64_t, 0> v29;
-  kg::Tensor<int64_t, 0> v30;
-  kg::Tensor<int8_t, 0> v31;
-  kg::Tensor<int64_t, 0> v32;
-  kg::Tensor<int64_t, 0> v33;
-  kg::Tensor<int64_t, 0> v34;
-  kg::Tensor<int64_t, 0> v35;
   {
     static const int64_t static_shape[] = { -1 };
     KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "eps"));
@@ -3163,27 +3120,27 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
   v3.data = const_cast<int64_t*>(krun_shapes_c0);
 
   v3.set_contiguous_strides();
-  v10.data = const_cast<int64_t*>(krun_shapes_c1);
+  v7.data = const_cast<int64_t*>(krun_shapes_c1);
 
-  v10.set_contiguous_strides();
-  v12.data = const_cast<int64_t*>(krun_shapes_c2);
+  v7.set_contiguous_strides();
+  v13.data = const_cast<int64_t*>(krun_shapes_c2);
 
-  v12.set_contiguous_strides();
-  v22.data = const_cast<int8_t*>(krun_shapes_c3);
+  v13.set_contiguous_strides();
+  v16.data = const_cast<int8_t*>(krun_shapes_c3);
 
-  v22.set_contiguous_strides();
-  v26.data = const_cast<int64_t*>(krun_shapes_c4);
+  v16.set_contiguous_strides();
+  v20.data = const_cast<int64_t*>(krun_shapes_c4);
 
-  v26.set_contiguous_strides();
-  v29.data = const_cast<int64_t*>(krun_shapes_c5);
+  v20.set_contiguous_strides();
+  v23.data = const_cast<int64_t*>(krun_shapes_c5);
 
-  v29.set_contiguous_strides();
-  v31.data = const_cast<int8_t*>(krun_shapes_c6);
+  v23.set_contiguous_strides();
+  v25.data = const_cast<int8_t*>(krun_shapes_c6);
 
-  v31.set_contiguous_strides();
-  v34.data = const_cast<int64_t*>(krun_shapes_c7);
+  v25.set_contiguous_strides();
+  v28.data = const_cast<int64_t*>(krun_shapes_c7);
 
-  v34.set_contiguous_strides();
+  v28.set_contiguous_strides();
 
   // [0] Subtensor{start:} -> v4
   {
@@ -3219,383 +3176,221 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   }
 
-  // [3] Shape_i{0} -> v7
+  // [3] Subtensor{:stop} -> v8
   {
-    static const char kWhere[] = "node [3] Shape_i{0} (from /nodes/11 Subtensor)";
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v7), kWhere);
-
-    v7.data[0] = v0.shape[0];
-
-  }
-
-  // [4] Composite{...} -> v8, v9
-  {
-    static const char kWhere[] = "node [4] Composite{...} (from /nodes/11 Subtensor)";
-
-
-
-    for (int d = 0; d < 0; ++d) v9.shape[d] = v8.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v8), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v9), kWhere);
-    {
-      const int64_t i0 = v6.data[0];
-      const int64_t i1 = v7.data[0];
-      const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t1 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i1));
-      const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_sub(i1, t1));
-      const int64_t t3 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t2));
-      const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t3, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-      const int64_t t5 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t4));
-      const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(t5, i0));
-      const int64_t t7 = static_cast<int64_t>((t0 ? t6 : i0));
-      const int64_t t8 = static_cast<int64_t>(kiln_scalar::clip(t7, static_cast<int64_t>(0LL), t5));
-      const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t8));
-      const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_sub(t9, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-      const int64_t t11 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t10));
-      const bool t12 = static_cast<bool>((t11 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t13 = static_cast<int64_t>((t12 ? t1 : static_cast<int64_t>(0LL)));
-      const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_add(t1, t11));
-      const bool t15 = static_cast<bool>((t14 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t16 = static_cast<int64_t>(kiln_scalar::wrap_sub(static_cast<int64_t>(-1LL), i1));
-      const int64_t t17 = static_cast<int64_t>((t15 ? t16 : t14));
-      const int64_t t18 = static_cast<int64_t>((t12 ? t17 : static_cast<int64_t>(0LL)));
-
-      v8.data[0] = t13;
-      v9.data[0] = t18;
-    }
-
-
-
-  }
-
-  // [5] Subtensor{start:stop:step} -> v11
-  {
-    static const char kWhere[] = "node [5] Subtensor{start:stop:step} (from /nodes/11 Subtensor)";
-    int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v8, ix0), kWhere);
-    int64_t ix1;
-    KILN_TRY_AT(kg::read_index(ctx, v9, ix1), kWhere);
-    const int64_t ix2 = 1;
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v11.shape[0] = sl0.count;
-    v11.strides[0] = v0.strides[0] * sl0.step;
-    v11.data = v0.data;
-    if (v11.size() > 0) v11.data += sl0.start * v0.strides[0];
-
-  }
-
-  // [6] Subtensor{:stop} -> v13
-  {
-    static const char kWhere[] = "node [6] Subtensor{:stop} -> \042v4\042 (from /nodes/0 Subtensor)";
+    static const char kWhere[] = "node [3] Subtensor{:stop} -> \042v4\042 (from /nodes/0 Subtensor)";
     const int64_t ix0 = 2;
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v1.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
-    v13.shape[0] = sl0.count;
-    v13.strides[0] = v1.strides[0];
-    v13.data = v1.data;
+    v8.shape[0] = sl0.count;
+    v8.strides[0] = v1.strides[0];
+    v8.data = v1.data;
 
   }
 
-  // [7] Shape -> v14
+  // [4] Shape -> v9
   {
-    static const char kWhere[] = "node [7] Shape -> \042v5\042 (from /nodes/1 Shape)";
-    v14.shape[0] = 1;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v14), kWhere);
-    v14.data[0] = v13.shape[0];
+    static const char kWhere[] = "node [4] Shape -> \042v5\042 (from /nodes/1 Shape)";
+    v9.shape[0] = 1;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v9), kWhere);
+    v9.data[0] = v8.shape[0];
 
 
   }
 
-  // [8] Subtensor{i} -> v15
+  // [5] Subtensor{i} -> v10
   {
-    static const char kWhere[] = "node [8] Subtensor{i} -> \042v7\042 (from /nodes/2 Subtensor)";
+    static const char kWhere[] = "node [5] Subtensor{i} -> \042v7\042 (from /nodes/2 Subtensor)";
     const int64_t ix0 = 0;
     int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v14.shape[0], 0, at0), kWhere);
-    v15.data = v14.data;
-    if (v15.size() > 0) v15.data += at0 * v14.strides[0];
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v9.shape[0], 0, at0), kWhere);
+    v10.data = v9.data;
+    if (v10.size() > 0) v10.data += at0 * v9.strides[0];
 
   }
 
-  // [9] Composite{...} -> v16, v17
+  // [6] Composite{...} -> v11, v12
   {
-    static const char kWhere[] = "node [9] Composite{...} (from /nodes/7 Elemwise, /nodes/14 Subtensor)";
+    static const char kWhere[] = "node [6] Composite{...} (from /nodes/7 Elemwise, /nodes/14 Subtensor)";
 
 
 
-    for (int d = 0; d < 0; ++d) v17.shape[d] = v16.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v16), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v17), kWhere);
+    for (int d = 0; d < 0; ++d) v12.shape[d] = v11.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v11), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v12), kWhere);
     {
       const int64_t i0 = v6.data[0];
-      const int64_t i1 = v15.data[0];
+      const int64_t i1 = v10.data[0];
       const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
       const bool t1 = static_cast<bool>((t0 >= static_cast<int64_t>(0LL)));
 
-      v16.data[0] = t0;
-      v17.data[0] = t1;
+      v11.data[0] = t0;
+      v12.data[0] = t1;
     }
 
 
 
   }
 
-  // [10] AllocEmpty{dtype='float64'} -> v18
+  // [7] Ge -> v14
   {
-    static const char kWhere[] = "node [10] AllocEmpty{dtype='float64'} -> \042v15\042 (from /nodes/8 AllocEmpty)";
-    KILN_TRY_AT(kg::read_length(ctx, v16, "length input 0", v18.shape[0]), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v18), kWhere);
-    // Zero-filled, as the reference evaluator does (PyTensor leaves it uninitialised).
-    if (v18.size() > 0) std::memset(v18.data, 0, static_cast<size_t>(v18.size()) * sizeof(double));
+    static const char kWhere[] = "node [7] Ge";
+
+
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v14), kWhere);
+    {
+      const int64_t i0 = v11.data[0];
+      const int64_t i1 = v13.data[0];
+      const bool t0 = static_cast<bool>((i0 >= i1));
+
+      v14.data[0] = t0;
+    }
+
+
 
   }
 
-  // [11] SetSubtensor{:stop} -> v19
+  // [8] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} -> v15
   {
-    static const char kWhere[] = "node [11] SetSubtensor{:stop} -> \042v16\042 (from /nodes/9 IncSubtensor)";
-    int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v15, ix0), kWhere);
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v18.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
-    kg::Tensor<double, 1> region;
-    region.shape[0] = sl0.count;
-    int64_t ystrides[1];
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v13.shape, v13.strides, 1, region.shape, 1, ystrides), kWhere);
-    for (int d = 0; d < 1; ++d) v19.shape[d] = v18.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v19), kWhere);
-    kg::copy_tensor(v18, v19);
-    region.strides[0] = v19.strides[0];
-    region.data = v19.data;
+    static const char kWhere[] = "node [8] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'}";
     {
-      double* __restrict q = region.data;
-      const double* __restrict p = v13.data;
-      const int64_t n = region.size();
-      kg::Tensor<const double, 1> value;  // y broadcast to the region
-      for (int d = 0; d < 1; ++d) {
-        value.shape[d] = region.shape[d];
-        value.strides[d] = ystrides[d];
-      }
-      if (region.is_contiguous() && value.is_contiguous()) {
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          for (int64_t e = begin; e < end; ++e) {
-            const double a = q[e];
-            const double b = p[e];
-            q[e] = b;
-          }
-        });
-      } else if (region.is_contiguous() && v13.size() == 1) {
-        const double b = p[0];
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          for (int64_t e = begin; e < end; ++e) {
-            const double a = q[e];
-            q[e] = b;
-          }
-        });
+      // Every element of condition 1 must be nonzero (NaN counts as true).
+      const bool* c = v14.data;
+      bool ok = true;
+      if (v14.is_contiguous()) {
+        const int64_t n = v14.size();
+        for (int64_t e = 0; e < n; ++e) ok = ok && c[e] != bool(0);
       } else {
-        // Strided region or value: the outer dimensions by offsets, the last one as a loop.
-        int64_t strides[2][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = region.strides[d];
-          strides[1][d] = ystrides[d];
-        }
-        const int64_t len = region.shape[0], qs = region.strides[0], ps = ystrides[0];
-        kg::for_each_strided<0, 2>(region.shape, strides, [&](const int64_t* off) {
-          double* qq = q + off[0];
-          const double* pp = p + off[1];
-          for (int64_t j = 0; j < len; ++j) {
-            const double a = qq[j * qs];
-            const double b = pp[j * ps];
-            qq[j * qs] = b;
-          }
-        });
+        int64_t strides[1][1] = {};
+        for (int d = 0; d < 0; ++d) strides[0][d] = v14.strides[d];
+        kg::for_each_strided<0, 1>(v14.shape, strides, [&](const int64_t* off) { ok = ok && c[off[0]] != bool(0); });
       }
+      if (!ok) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_ASSERT, "%s", "ValueError: length input 0 is negative"), kWhere);
+    }
+    v15.data = v11.data;
+    for (int d = 0; d < 0; ++d) {
+      v15.shape[d] = v11.shape[d];
+      v15.strides[d] = v11.strides[d];
     }
 
-  }
-
-  // [12] Scan{scan_fn, while_loop=False, inplace=none} -> v20
-  {
-    static const char kWhere[] = "node [12] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/12 Scan)";
-        // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
-        // rows' shapes), then the buffers get one scratch area and every later step writes in place.
-        const int64_t n_steps = static_cast<int64_t>(v6.data[0]);
-        if (n_steps < 0)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: was asked to run for a negative number of steps (%lld)",
-                                           static_cast<long long>(n_steps)), kWhere);
-        if (v11.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 0 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v11.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row0;
-        kg::Tensor<double, 1> buf0;
-        int64_t store0 = 0, pos0 = 0;
-        kg::Tensor<double, 0> out_row0;
-        bool alias0 = false;
-        kg::Tensor<double, 0> temp0;
-        kg::Tensor<double, 0> tap0_0;
-        kg::Tensor<double, 0> tap0_1;
-
-
-        DLTensor step_in[4];
-        DLTensor step_out[1];
-        auto bind_step = [&](int64_t i) {
-          (void)i;
-          seq_row0 = kg::scan::row(v11, i);
-          step_in[0] = kg::scan::dl_of(seq_row0, DLDataType{2, 64, 1});
-          tap0_0 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-2), store0));
-          step_in[1] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
-          tap0_1 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-1), store0));
-          step_in[2] = kg::scan::dl_of(tap0_1, DLDataType{2, 64, 1});
-
-          step_in[3] = kg::scan::dl_of(v2, DLDataType{2, 64, 1});
-        };
-        int64_t i = 0;
-        if (n_steps > 0) {
-          buf0 = v19;
-          store0 = buf0.shape[0];
-          if (store0 < 2)
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 2) has %lld rows but must hold at least 2 (its oldest tap is -2)",
-                                             static_cast<long long>(store0)), kWhere);
-          pos0 = kg::scan::wrap(2, store0);
-          alias0 = kg::scan::wrap(-2, store0) == 0 || kg::scan::wrap(-1, store0) == 0;  // a tap reads the row this step writes: write a copy first
-
-          DLManagedTensor* first[1] = {};
-          kg::OutputSink first_sink;
-          first_sink.owned = first;
-          first_sink.count = 1;
-          bind_step(0);
-          const int32_t first_status = run_shapes_step0(ctx, step_in, first_sink);
-          if (first_status != KILN_OK) {
-            kg::scan::release(first, 1);
-            return kg::at_node(ctx, first_status, kWhere);
-          }
-          // The scratch area: tap buffers (copies of the inputs), nit-sot buffers, a row per tap
-          // buffer for steps that overwrite a row they read, two values per untraced state.
-          int64_t total = 0;
-          bool fits = true;
-
-          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf0));
-          temp0 = kg::scan::row(buf0, 0);
-          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(temp0));
-
-          if (!fits) {
-            kg::scan::release(first, 1);
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: its buffers are too big (beyond 2^63 bytes)"), kWhere);
-          }
-          kg::Tensor<unsigned char, 1> scratch;
-          scratch.shape[0] = total;
-          const int32_t scratch_status = kg::alloc_workspace(ctx, 11, scratch);
-          if (scratch_status != KILN_OK) {
-            kg::scan::release(first, 1);
-            return kg::at_node(ctx, scratch_status, kWhere);
-          }
-          unsigned char* cursor = scratch.data;
-          {
-            kg::Tensor<double, 1> copy = buf0;
-            kg::scan::place(cursor, copy);
-            kg::copy_tensor(buf0, copy);
-            buf0 = copy;
-          }
-          kg::scan::place(cursor, temp0);
-
-
-          {
-            kg::Tensor<double, 0> value = kg::scan::view_of<double, 0>(first[0]->dl_tensor);
-            out_row0 = kg::scan::row(buf0, pos0);
-            if (!kg::scan::same_shape(value, out_row0)) {
-              kg::scan::release(first, 1);
-              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 0 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            }
-            kg::copy_tensor(value, out_row0);
-          }
-          bool go_on = true;
-
-          kg::scan::release(first, 1);
-          pos0 = (pos0 + 1) % store0;
-          kg::OutputSink sink_in_place;
-          sink_in_place.caller_provided = true;
-          sink_in_place.given = step_out;
-          sink_in_place.count = 1;
-
-          for (i = 1; i < n_steps && go_on; ++i) {
-
-            bind_step(i);
-            out_row0 = kg::scan::row(buf0, pos0);
-            if (alias0) out_row0 = temp0;
-            step_out[0] = kg::scan::dl_of(out_row0, DLDataType{2, 64, 1});
-
-
-            KILN_TRY_AT(run_shapes_step0(ctx, step_in, sink_in_place), kWhere);
-            if (alias0) {
-              kg::Tensor<double, 0> dst = kg::scan::row(buf0, pos0);
-              kg::copy_tensor(temp0, dst);
-            }
-
-
-            pos0 = pos0 + 1 == store0 ? 0 : pos0 + 1;
-          }
-        }
-        // The outputs: each buffer rotated when it wrapped around, zeroed past the rows written
-        // and shortened when a while loop stopped early (Scan.perform's end).
-        {
-          const int64_t filled = i + (2);
-          const bool rotate = n_steps > 0 && store0 < filled;
-          int64_t len = store0;
-          if (n_steps > 0 && store0 > filled && i < n_steps) len = std::max<int64_t>(0, store0 - (n_steps - i));
-          if (n_steps == 0) len = v19.shape[0];
-          for (int d = 1; d < 1; ++d) v20.shape[d] = v19.shape[d];
-
-          v20.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v20), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf0, v20, pos0, rotate, filled);
-          else kg::copy_tensor(v19, v20);
-        }
-
 
   }
 
-  // [13] Shape_i{0} -> v21
+  // [9] Lt -> v17
   {
-    static const char kWhere[] = "node [13] Shape_i{0}";
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v21), kWhere);
-
-    v21.data[0] = v20.shape[0];
-
-  }
-
-  // [14] Lt -> v23
-  {
-    static const char kWhere[] = "node [14] Lt";
+    static const char kWhere[] = "node [9] Lt";
 
 
 
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v23), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v17), kWhere);
     {
-      const int64_t i0 = v12.data[0];
-      const int8_t i1 = v22.data[0];
+      const int64_t i0 = v7.data[0];
+      const int8_t i1 = v16.data[0];
       const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(i1)));
 
-      v23.data[0] = t0;
+      v17.data[0] = t0;
     }
 
 
 
   }
 
-  // [15] Add -> v24
+  // [10] Add -> v18
   {
-    static const char kWhere[] = "node [15] Add";
+    static const char kWhere[] = "node [10] Add";
 
 
 
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v24), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v18), kWhere);
     {
-      const int64_t i0 = v12.data[0];
+      const int64_t i0 = v7.data[0];
+      const int64_t i1 = v15.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
+
+      v18.data[0] = t0;
+    }
+
+
+
+  }
+
+  // [11] Switch -> v19
+  {
+    static const char kWhere[] = "node [11] Switch";
+
+
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v19), kWhere);
+    {
+      const bool i0 = v17.data[0];
+      const int64_t i1 = v18.data[0];
+      const int64_t i2 = v7.data[0];
+      const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
+
+      v19.data[0] = t0;
+    }
+
+
+
+  }
+
+  // [12] Clip -> v21
+  {
+    static const char kWhere[] = "node [12] Clip";
+
+
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v21), kWhere);
+    {
+      const int64_t i0 = v19.data[0];
+      const int64_t i1 = v20.data[0];
+      const int64_t i2 = v15.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::clip(i0, i1, i2));
+
+      v21.data[0] = t0;
+    }
+
+
+
+  }
+
+  // [13] Sub -> v22
+  {
+    static const char kWhere[] = "node [13] Sub";
+
+
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v22), kWhere);
+    {
+      const int64_t i0 = v15.data[0];
       const int64_t i1 = v21.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
+
+      v22.data[0] = t0;
+    }
+
+
+
+  }
+
+  // [14] Add -> v24
+  {
+    static const char kWhere[] = "node [14] Add";
+
+
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v24), kWhere);
+    {
+      const int64_t i0 = v22.data[0];
+      const int64_t i1 = v23.data[0];
       const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
 
       v24.data[0] = t0;
@@ -3605,40 +3400,38 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   }
 
-  // [16] Switch -> v25
+  // [15] Sub -> v26
   {
-    static const char kWhere[] = "node [16] Switch";
+    static const char kWhere[] = "node [15] Sub";
 
 
 
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v25), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v26), kWhere);
     {
-      const bool i0 = v23.data[0];
-      const int64_t i1 = v24.data[0];
-      const int64_t i2 = v12.data[0];
-      const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
+      const int64_t i0 = v24.data[0];
+      const int8_t i1 = v25.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, kiln_scalar::convert<int64_t>(i1)));
 
-      v25.data[0] = t0;
+      v26.data[0] = t0;
     }
 
 
 
   }
 
-  // [17] Clip -> v27
+  // [16] Int_div -> v27
   {
-    static const char kWhere[] = "node [17] Clip";
+    static const char kWhere[] = "node [16] Int_div";
 
 
 
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v27), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v27), kWhere);
     {
-      const int64_t i0 = v25.data[0];
-      const int64_t i1 = v26.data[0];
-      const int64_t i2 = v21.data[0];
-      const int64_t t0 = static_cast<int64_t>(kiln_scalar::clip(i0, i1, i2));
+      const int64_t i0 = v26.data[0];
+      const int64_t i1 = v23.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::int_div(i0, i1));
 
       v27.data[0] = t0;
     }
@@ -3647,100 +3440,20 @@ static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& 
 
   }
 
-  // [18] Sub -> v28
+  // [17] Maximum -> v29
   {
-    static const char kWhere[] = "node [18] Sub";
+    static const char kWhere[] = "node [17] Maximum";
 
 
 
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v28), kWhere);
-    {
-      const int64_t i0 = v21.data[0];
-      const int64_t i1 = v27.data[0];
-      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, i1));
-
-      v28.data[0] = t0;
-    }
-
-
-
-  }
-
-  // [19] Add -> v30
-  {
-    static const char kWhere[] = "node [19] Add";
-
-
-
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v30), kWhere);
+    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v29, DLDataType{0, 64, 1}), kWhere);
     {
       const int64_t i0 = v28.data[0];
-      const int64_t i1 = v29.data[0];
-      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
-
-      v30.data[0] = t0;
-    }
-
-
-
-  }
-
-  // [20] Sub -> v32
-  {
-    static const char kWhere[] = "node [20] Sub";
-
-
-
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v32), kWhere);
-    {
-      const int64_t i0 = v30.data[0];
-      const int8_t i1 = v31.data[0];
-      const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_sub(i0, kiln_scalar::convert<int64_t>(i1)));
-
-      v32.data[0] = t0;
-    }
-
-
-
-  }
-
-  // [21] Int_div -> v33
-  {
-    static const char kWhere[] = "node [21] Int_div";
-
-
-
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v33), kWhere);
-    {
-      const int64_t i0 = v32.data[0];
-      const int64_t i1 = v29.data[0];
-      const int64_t t0 = static_cast<int64_t>(kiln_scalar::int_div(i0, i1));
-
-      v33.data[0] = t0;
-    }
-
-
-
-  }
-
-  // [22] Maximum -> v35
-  {
-    static const char kWhere[] = "node [22] Maximum";
-
-
-
-
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v35, DLDataType{0, 64, 1}), kWhere);
-    {
-      const int64_t i0 = v34.data[0];
-      const int64_t i1 = v33.data[0];
+      const int64_t i1 = v27.data[0];
       const int64_t t0 = static_cast<int64_t>(kiln_scalar::maximum(i0, i1));
 
-      v35.data[0] = t0;
+      v29.data[0] = t0;
     }
 
 
@@ -3769,7 +3482,7 @@ const int32_t kOutputKinds[] = { KILN_KIND_TENSOR, KILN_KIND_TENSOR, 0 };
 constexpr int32_t kNumInputs = 3;
 constexpr int32_t kNumOutputs = 2;
 constexpr int32_t kNumShapeOutputs = 1;
-constexpr int32_t kNumSlots = 12;
+constexpr int32_t kNumSlots = 11;
 
 int32_t check_call(kg::Ctx* ctx, const DLTensor* inputs) {
   if (!ctx) return KILN_ERR_ARGUMENT;

@@ -2224,6 +2224,10 @@ inline int32_t rank1_update(Ctx* ctx, T alpha, Mat<const T> x, Mat<const T> y, M
 // of a Scan node calls. The node runs its step function (the inner graph, emitted as a function
 // of its own) once per step on rows of its buffers; the buffers live in one scratch area of the
 // context, planned once per call after the first step, so steps allocate nothing.
+//
+// The same template drives the GPU backends' Scan from the host (templates/gpu/prologue/
+// device_scan.hpp adds the device tensors' overloads), so what only moves host metadata is
+// written once here over any tensor type with kg::Tensor's layout (`data`, `shape`, `strides`).
 namespace kg {
 namespace scan {
 
@@ -2236,9 +2240,9 @@ inline int64_t wrap_once(int64_t a, int64_t b) { return a < 0 ? a + b : (a >= b 
 inline int64_t round64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 
 /// Row i of a tensor with a leading dimension (a view).
-template <typename T, int N>
-inline Tensor<T, N - 1> row(const Tensor<T, N>& t, int64_t i) {
-  Tensor<T, N - 1> r;
+template <template <typename, int> class Tn, typename T, int N>
+inline Tn<T, N - 1> row(const Tn<T, N>& t, int64_t i) {
+  Tn<T, N - 1> r;
   r.data = t.data + i * t.strides[0];
   for (int d = 1; d < N; ++d) {
     r.shape[d - 1] = t.shape[d];
@@ -2246,6 +2250,67 @@ inline Tensor<T, N - 1> row(const Tensor<T, N>& t, int64_t i) {
   }
   return r;
 }
+
+/// Rows [begin, begin + count) of a tensor with a leading dimension (a view).
+template <template <typename, int> class Tn, typename T, int N>
+inline Tn<T, N> rows(const Tn<T, N>& t, int64_t begin, int64_t count) {
+  Tn<T, N> r = t;
+  r.data = t.data + begin * t.strides[0];
+  r.shape[0] = count;
+  return r;
+}
+
+/// Whether two tensors have the same shape.
+template <template <typename, int> class Tn, typename T, int N, int M>
+inline bool same_shape(const Tn<T, N>& a, const Tn<T, M>& b) {
+  if (N != M) return false;
+  for (int i = 0; i < N; ++i)
+    if (a.shape[i] != b.shape[i]) return false;
+  return true;
+}
+
+/// The bytes of a C-contiguous tensor of t's shape, rounded to 64; -1 when too big.
+template <template <typename, int> class Tn, typename T, int N>
+inline int64_t piece_bytes(const Tn<T, N>& t) {
+  const int64_t size = checked_size(t.shape, N, sizeof(T));
+  if (size < 0 || size > (std::numeric_limits<int64_t>::max() - 63) / static_cast<int64_t>(sizeof(T))) return -1;
+  return round64(size * static_cast<int64_t>(sizeof(T)));
+}
+
+/// Adds a piece's bytes to a scratch total; false when the total overflows or a piece is too big.
+inline bool add_piece(int64_t& total, int64_t bytes) {
+  return bytes >= 0 && !__builtin_add_overflow(total, bytes, &total);
+}
+
+/// The row an output tap of mit-mot k writes at a step (pos + tap), which must lie inside its
+/// buffer (mit-mot rows are written without wrapping around, as Scan.perform).
+inline int32_t mit_mot_row(Ctx* ctx, int k, int64_t tap, int64_t pos, int64_t store, int64_t step, int64_t& at) {
+  at = pos + tap;
+  if (at >= 0 && at < store) return KILN_OK;
+  return fail(ctx, KILN_ERR_VALUE, "Scan: mit-mot %d writes tap %lld at step %lld, past the end of its buffer of %lld rows", k,
+              static_cast<long long>(tap), static_cast<long long>(step), static_cast<long long>(store));
+}
+
+/// Frees the outputs a step function allocated (its first step runs in "call" mode).
+inline void release(DLManagedTensor** owned, int n) {
+  for (int k = 0; k < n; ++k)
+    if (owned[k]) {
+      owned[k]->deleter(owned[k]);
+      owned[k] = nullptr;
+    }
+}
+
+/// The outputs of the first step (allocated by the step function), freed on every way out.
+template <int N>
+struct StepOutputs {
+  DLManagedTensor* owned[N] = {};
+  StepOutputs() = default;
+  StepOutputs(const StepOutputs&) = delete;
+  StepOutputs& operator=(const StepOutputs&) = delete;
+  ~StepOutputs() { release(owned, N); }
+};
+
+// ---- host tensors (the cpp backend) ----
 
 /// A DLTensor describing `t`: its shape and strides are t's arrays, so t must outlive it.
 template <typename T, int N>
@@ -2260,36 +2325,27 @@ inline DLTensor dl_of(Tensor<T, N>& t, DLDataType dt) {
   return d;
 }
 
-/// A typed view of a C-contiguous DLTensor of rank N (an output the step function allocated).
+/// `t` as a typed view of a C-contiguous DLTensor of its rank (an output the step function
+/// allocated).
 template <typename T, int N>
-inline Tensor<T, N> view_of(const DLTensor& d) {
-  Tensor<T, N> t;
+inline void view_into(const DLTensor& d, Tensor<T, N>& t) {
   t.data = reinterpret_cast<T*>(static_cast<char*>(d.data) + d.byte_offset);
   for (int i = 0; i < N; ++i) t.shape[i] = d.shape[i];
   t.set_contiguous_strides();
-  return t;
 }
 
-/// Whether two tensors have the same shape.
-template <typename T, int N, int M>
-inline bool same_shape(const Tensor<T, N>& a, const Tensor<T, M>& b) {
-  if (N != M) return false;
-  for (int i = 0; i < N; ++i)
-    if (a.shape[i] != b.shape[i]) return false;
-  return true;
+/// A step count or a nit-sot length (a 0-d integer).
+template <typename T>
+inline int32_t read_count(Ctx*, const Tensor<T, 0>& t, int64_t& out) {
+  out = static_cast<int64_t>(t.data[0]);
+  return KILN_OK;
 }
 
-/// The bytes of a C-contiguous tensor of t's shape, rounded to 64; -1 when too big.
-template <typename T, int N>
-inline int64_t piece_bytes(const Tensor<T, N>& t) {
-  const int64_t size = checked_size(t.shape, N, sizeof(T));
-  if (size < 0 || size > (std::numeric_limits<int64_t>::max() - 63) / static_cast<int64_t>(sizeof(T))) return -1;
-  return round64(size * static_cast<int64_t>(sizeof(T)));
-}
-
-/// Adds a piece's bytes to a scratch total; false when the total overflows or a piece is too big.
-inline bool add_piece(int64_t& total, int64_t bytes) {
-  return bytes >= 0 && !__builtin_add_overflow(total, bytes, &total);
+/// Whether a while loop's 0-d condition is nonzero (the loop stops).
+template <typename T>
+inline int32_t read_flag(Ctx*, const Tensor<T, 0>& t, bool& out) {
+  out = t.data[0] != 0;
+  return KILN_OK;
 }
 
 /// Points `t` (its shape set) at the next piece of the scratch area, C-contiguous.
@@ -2300,19 +2356,17 @@ inline void place(unsigned char*& cursor, Tensor<T, N>& t) {
   cursor += piece_bytes(t);
 }
 
-/// Frees the outputs a step function allocated (its first step runs in "call" mode).
-inline void release(DLManagedTensor** owned, int n) {
-  for (int k = 0; k < n; ++k)
-    if (owned[k]) {
-      owned[k]->deleter(owned[k]);
-      owned[k] = nullptr;
-    }
+/// Copies src into dst (same shape, any strides).
+template <typename T, int N>
+inline int32_t copy(Ctx*, const Tensor<T, N>& src, Tensor<T, N>& dst) {
+  copy_tensor(src, dst);
+  return KILN_OK;
 }
 
 /// Scan.perform's end for one buffer: rows copied into the (C-contiguous) output, rotated to
 /// start at `pos` when the buffer wrapped around, rows past `filled` zero otherwise.
 template <typename T, int N>
-inline void finish(const Tensor<T, N>& buf, Tensor<T, N>& out, int64_t pos, bool rotate, int64_t filled) {
+inline int32_t finish(Ctx*, const Tensor<T, N>& buf, Tensor<T, N>& out, int64_t pos, bool rotate, int64_t filled) {
   for (int64_t r = 0; r < out.shape[0]; ++r) {
     Tensor<T, N - 1> dst = row(out, r);
     if (!rotate && r >= filled) {  // `out` is C-contiguous: its rows are too
@@ -2321,6 +2375,7 @@ inline void finish(const Tensor<T, N>& buf, Tensor<T, N>& out, int64_t pos, bool
     }
     copy_tensor(row(buf, rotate ? (pos + r) % buf.shape[0] : r), dst);
   }
+  return KILN_OK;
 }
 
 }  // namespace scan
@@ -2691,49 +2746,49 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   kg::Tensor<int64_t, 0> v19;
   kg::Tensor<int64_t, 0> v20;
   kg::Tensor<int64_t, 0> v21;
-  kg::Tensor<int64_t, 0> v22;
+  kg::Tensor<bool, 0> v22;
   kg::Tensor<int64_t, 0> v23;
   kg::Tensor<int64_t, 0> v24;
-  kg::Tensor<int64_t, 0> v25;
+  kg::Tensor<bool, 0> v25;
   kg::Tensor<int64_t, 0> v26;
   kg::Tensor<int64_t, 0> v27;
   kg::Tensor<int64_t, 0> v28;
-  kg::Tensor<bool, 0> v29;
+  kg::Tensor<int64_t, 0> v29;
   kg::Tensor<int64_t, 0> v30;
-  kg::Tensor<int64_t, 0> v31;
-  kg::Tensor<bool, 0> v32;
-  kg::Tensor<bool, 0> v33;
-  kg::Tensor<int64_t, 0> v34;
+  kg::Tensor<bool, 0> v31;
+  kg::Tensor<int64_t, 0> v32;
+  kg::Tensor<int64_t, 0> v33;
+  kg::Tensor<bool, 0> v34;
   kg::Tensor<int64_t, 0> v35;
-  kg::Tensor<double, 1> v36;
-  kg::Tensor<double, 1> v37;
-  kg::Tensor<double, 1> v38;
+  kg::Tensor<int64_t, 0> v36;
+  kg::Tensor<bool, 0> v37;
+  kg::Tensor<int64_t, 0> v38;
   kg::Tensor<double, 1> v39;
   kg::Tensor<double, 1> v40;
-  kg::Tensor<double, 1> v41;
+  kg::Tensor<int64_t, 0> v41;
   kg::Tensor<double, 1> v42;
   kg::Tensor<double, 1> v43;
   kg::Tensor<double, 1> v44;
   kg::Tensor<double, 1> v45;
-  kg::Tensor<double, 1> v46;
+  kg::Tensor<int64_t, 0> v46;
   kg::Tensor<double, 1> v47;
   kg::Tensor<double, 1> v48;
-  kg::Tensor<double, 0> v49;
-  kg::Tensor<int64_t, 0> v50;
-  kg::Tensor<int64_t, 0> v51;
+  kg::Tensor<double, 1> v49;
+  kg::Tensor<double, 1> v50;
+  kg::Tensor<double, 1> v51;
   kg::Tensor<double, 1> v52;
-  kg::Tensor<bool, 0> v53;
-  kg::Tensor<int64_t, 0> v54;
+  kg::Tensor<double, 1> v53;
+  kg::Tensor<double, 0> v54;
   kg::Tensor<int64_t, 0> v55;
-  kg::Tensor<bool, 0> v56;
-  kg::Tensor<int64_t, 0> v57;
+  kg::Tensor<int64_t, 0> v56;
+  kg::Tensor<double, 1> v57;
   kg::Tensor<bool, 0> v58;
-  kg::Tensor<double, 1> v59;
-  kg::Tensor<double, 0> v60;
-  kg::Tensor<double, 1> v61;
-  kg::Tensor<double, 1> v62;
-  kg::Tensor<double, 1> v63;
-  kg::Tensor<double, 1> v64;
+  kg::Tensor<int64_t, 0> v59;
+  kg::Tensor<int64_t, 0> v60;
+  kg::Tensor<bool, 0> v61;
+  kg::Tensor<int64_t, 0> v62;
+  kg::Tensor<bool, 0> v63;
+  kg::Tensor<bool, 0> v64;
   kg::Tensor<int64_t, 0> v65;
   kg::Tensor<int64_t, 0> v66;
   kg::Tensor<int64_t, 0> v67;
@@ -2743,7 +2798,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   kg::Tensor<bool, 0> v71;
   kg::Tensor<int64_t, 0> v72;
   kg::Tensor<int64_t, 0> v73;
-  kg::Tensor<bool, 0> v74;
+  kg::Tensor<int64_t, 0> v74;
   kg::Tensor<int64_t, 0> v75;
   kg::Tensor<int64_t, 0> v76;
   kg::Tensor<int64_t, 0> v77;
@@ -2759,9 +2814,9 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   kg::Tensor<int64_t, 0> v87;
   kg::Tensor<int64_t, 0> v88;
   kg::Tensor<int64_t, 0> v89;
-  kg::Tensor<int64_t, 0> v90;
-  kg::Tensor<int64_t, 0> v91;
-  kg::Tensor<double, 1> v92;
+  kg::Tensor<double, 1> v90;
+  kg::Tensor<double, 1> v91;
+  kg::Tensor<double, 0> v92;
   kg::Tensor<double, 1> v93;
   kg::Tensor<double, 1> v94;
   kg::Tensor<double, 1> v95;
@@ -2776,23 +2831,27 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   kg::Tensor<double, 1> v104;
   kg::Tensor<double, 1> v105;
   kg::Tensor<double, 1> v106;
-  kg::Tensor<int8_t, 1> v107;
+  kg::Tensor<double, 1> v107;
   kg::Tensor<double, 1> v108;
   kg::Tensor<double, 1> v109;
   kg::Tensor<double, 1> v110;
-  kg::Tensor<double, 1> v111;
+  kg::Tensor<int8_t, 1> v111;
   kg::Tensor<double, 1> v112;
   kg::Tensor<double, 1> v113;
   kg::Tensor<double, 1> v114;
   kg::Tensor<double, 1> v115;
-  kg::Tensor<double, 0> v116;
-  kg::Tensor<double, 0> v117;
-  kg::Tensor<double, 0> v118;
+  kg::Tensor<double, 1> v116;
+  kg::Tensor<double, 1> v117;
+  kg::Tensor<double, 1> v118;
   kg::Tensor<double, 1> v119;
   kg::Tensor<double, 0> v120;
-  kg::Tensor<double, 1> v121;
-  kg::Tensor<double, 1> v122;
-  kg::Tensor<double, 0> v123;
+  kg::Tensor<double, 0> v121;
+  kg::Tensor<double, 0> v122;
+  kg::Tensor<double, 1> v123;
+  kg::Tensor<double, 0> v124;
+  kg::Tensor<double, 1> v125;
+  kg::Tensor<double, 1> v126;
+  kg::Tensor<double, 0> v127;
   {
     static const int64_t static_shape[] = { -1 };
     KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "ret"));
@@ -2822,15 +2881,15 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   v10.data = const_cast<int64_t*>(krun_graph_c2);
 
   v10.set_contiguous_strides();
-  v60.data = const_cast<double*>(krun_graph_c3);
+  v92.data = const_cast<double*>(krun_graph_c3);
 
-  v60.set_contiguous_strides();
-  v95.data = const_cast<double*>(krun_graph_c4);
-  v95.shape[0] = 1;
-  v95.set_contiguous_strides();
-  v107.data = const_cast<int8_t*>(krun_graph_c5);
-  v107.shape[0] = 1;
-  v107.set_contiguous_strides();
+  v92.set_contiguous_strides();
+  v99.data = const_cast<double*>(krun_graph_c4);
+  v99.shape[0] = 1;
+  v99.set_contiguous_strides();
+  v111.data = const_cast<int8_t*>(krun_graph_c5);
+  v111.shape[0] = 1;
+  v111.set_contiguous_strides();
 
   // [0] Subtensor{start:stop} -> v7
   {
@@ -2911,9 +2970,9 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [7] Composite{...} -> v15, v16, v17, v18, v19, v20, v21, v22, v23, v24, v25, v26, v27, v28, v29, v30, v31, v32, v33, v34, v35
+  // [7] Composite{...} -> v15, v16, v17, v18, v19, v20, v21, v22, v23, v24, v25, v26, v27, v28, v29, v30, v31, v32, v33, v34, v35, v36, v37, v38
   {
-    static const char kWhere[] = "node [7] Composite{...} (from /nodes/6 Elemwise, /nodes/11 Elemwise, /nodes/15 Subtensor, /nodes/17 Subtensor, /nodes/18 Scan)";
+    static const char kWhere[] = "node [7] Composite{...} (from /nodes/6 Elemwise, /nodes/11 Elemwise, /nodes/15 Subtensor, /nodes/17 Subtensor, /nodes/18 Scan, /nodes/19 Sum)";
 
 
 
@@ -2937,6 +2996,9 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     for (int d = 0; d < 0; ++d) v33.shape[d] = v15.shape[d];
     for (int d = 0; d < 0; ++d) v34.shape[d] = v15.shape[d];
     for (int d = 0; d < 0; ++d) v35.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v36.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v37.shape[d] = v15.shape[d];
+    for (int d = 0; d < 0; ++d) v38.shape[d] = v15.shape[d];
     KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v15), kWhere);
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v16), kWhere);
     KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v17), kWhere);
@@ -2958,6 +3020,9 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     KILN_TRY_AT(kg::alloc_workspace(ctx, 21, v33), kWhere);
     KILN_TRY_AT(kg::alloc_workspace(ctx, 22, v34), kWhere);
     KILN_TRY_AT(kg::alloc_workspace(ctx, 23, v35), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 24, v36), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 25, v37), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 26, v38), kWhere);
     {
       const int64_t i0 = v9.data[0];
       const int64_t i1 = v13.data[0];
@@ -3040,55 +3105,55 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       const int64_t t75 = static_cast<int64_t>(kiln_scalar::wrap_add(t46, t72));
       const bool t76 = static_cast<bool>((t75 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
       const int64_t t77 = static_cast<int64_t>((t76 ? t19 : t75));
-      const int64_t t78 = static_cast<int64_t>((t73 ? t77 : static_cast<int64_t>(0LL)));
-      const int64_t t79 = static_cast<int64_t>(kiln_scalar::wrap_add(t63, t65));
-      const int64_t t80 = static_cast<int64_t>((t66 ? t79 : t65));
-      const int64_t t81 = static_cast<int64_t>(kiln_scalar::clip(t80, static_cast<int64_t>(0LL), t63));
-      const int64_t t82 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t81));
-      const int64_t t83 = static_cast<int64_t>(kiln_scalar::wrap_sub(t82, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-      const int64_t t84 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t83));
-      const bool t85 = static_cast<bool>((t84 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t86 = static_cast<int64_t>((t85 ? t59 : static_cast<int64_t>(0LL)));
-      const int64_t t87 = static_cast<int64_t>(kiln_scalar::wrap_add(t59, t84));
-      const bool t88 = static_cast<bool>((t87 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t89 = static_cast<int64_t>((t88 ? t19 : t87));
-      const int64_t t90 = static_cast<int64_t>((t85 ? t89 : static_cast<int64_t>(0LL)));
-      const int64_t t91 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t0));
-      const int64_t t92 = static_cast<int64_t>(kiln_scalar::wrap_add(t50, t0));
-      const int64_t t93 = static_cast<int64_t>((t1 ? t92 : t0));
-      const int64_t t94 = static_cast<int64_t>(kiln_scalar::clip(t93, static_cast<int64_t>(0LL), t50));
-      const int64_t t95 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), t50));
-      const int64_t t96 = static_cast<int64_t>(kiln_scalar::wrap_sub(t94, t95));
-      const int64_t t97 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t96));
-      const int64_t t98 = static_cast<int64_t>(kiln_scalar::wrap_sub(t97, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-      const int64_t t99 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t98));
-      const bool t100 = static_cast<bool>((t99 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t101 = static_cast<int64_t>(kiln_scalar::wrap_add(t95, t46));
-      const int64_t t102 = static_cast<int64_t>(kiln_scalar::wrap_add(t101, t99));
-      const bool t103 = static_cast<bool>((t102 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t104 = static_cast<int64_t>((t103 ? t19 : t102));
-      const int64_t t105 = static_cast<int64_t>((t100 ? t104 : static_cast<int64_t>(0LL)));
-      const int64_t t106 = static_cast<int64_t>((t100 ? t101 : static_cast<int64_t>(0LL)));
-      const bool t107 = static_cast<bool>((t106 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t108 = static_cast<int64_t>(kiln_scalar::wrap_add(t106, i2));
-      const int64_t t109 = static_cast<int64_t>((t107 ? t108 : t106));
-      const int64_t t110 = static_cast<int64_t>(kiln_scalar::wrap_add(t63, t0));
-      const int64_t t111 = static_cast<int64_t>((t1 ? t110 : t0));
-      const int64_t t112 = static_cast<int64_t>(kiln_scalar::clip(t111, static_cast<int64_t>(0LL), t63));
-      const int64_t t113 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), t63));
-      const int64_t t114 = static_cast<int64_t>(kiln_scalar::wrap_sub(t112, t113));
-      const int64_t t115 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t114));
-      const int64_t t116 = static_cast<int64_t>(kiln_scalar::wrap_sub(t115, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-      const int64_t t117 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t116));
-      const bool t118 = static_cast<bool>((t117 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t119 = static_cast<int64_t>(kiln_scalar::wrap_add(t113, t59));
-      const int64_t t120 = static_cast<int64_t>(kiln_scalar::wrap_add(t119, t117));
-      const bool t121 = static_cast<bool>((t120 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t122 = static_cast<int64_t>((t121 ? t19 : t120));
-      const int64_t t123 = static_cast<int64_t>((t118 ? t119 : static_cast<int64_t>(0LL)));
-      const bool t124 = static_cast<bool>((t123 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const bool t125 = static_cast<bool>((t91 >= static_cast<int64_t>(0LL)));
-      const int64_t t126 = static_cast<int64_t>(kiln_scalar::wrap_sub(t0, kiln_scalar::convert<int64_t>(static_cast<int8_t>(-1LL))));
+      const int64_t t78 = static_cast<int64_t>(kiln_scalar::wrap_add(t63, t65));
+      const int64_t t79 = static_cast<int64_t>((t66 ? t78 : t65));
+      const int64_t t80 = static_cast<int64_t>(kiln_scalar::clip(t79, static_cast<int64_t>(0LL), t63));
+      const int64_t t81 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t80));
+      const int64_t t82 = static_cast<int64_t>(kiln_scalar::wrap_sub(t81, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t83 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t82));
+      const bool t84 = static_cast<bool>((t83 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t85 = static_cast<int64_t>((t84 ? t59 : static_cast<int64_t>(0LL)));
+      const int64_t t86 = static_cast<int64_t>(kiln_scalar::wrap_add(t59, t83));
+      const bool t87 = static_cast<bool>((t86 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t88 = static_cast<int64_t>((t87 ? t19 : t86));
+      const int64_t t89 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t0));
+      const int64_t t90 = static_cast<int64_t>(kiln_scalar::wrap_add(t50, t0));
+      const int64_t t91 = static_cast<int64_t>((t1 ? t90 : t0));
+      const int64_t t92 = static_cast<int64_t>(kiln_scalar::clip(t91, static_cast<int64_t>(0LL), t50));
+      const int64_t t93 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), t50));
+      const int64_t t94 = static_cast<int64_t>(kiln_scalar::wrap_sub(t92, t93));
+      const int64_t t95 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t94));
+      const int64_t t96 = static_cast<int64_t>(kiln_scalar::wrap_sub(t95, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t97 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t96));
+      const bool t98 = static_cast<bool>((t97 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t99 = static_cast<int64_t>(kiln_scalar::wrap_add(t93, t46));
+      const int64_t t100 = static_cast<int64_t>(kiln_scalar::wrap_add(t99, t97));
+      const bool t101 = static_cast<bool>((t100 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t102 = static_cast<int64_t>((t101 ? t19 : t100));
+      const int64_t t103 = static_cast<int64_t>((t98 ? t102 : static_cast<int64_t>(0LL)));
+      const int64_t t104 = static_cast<int64_t>((t98 ? t99 : static_cast<int64_t>(0LL)));
+      const bool t105 = static_cast<bool>((t104 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t106 = static_cast<int64_t>(kiln_scalar::wrap_add(t104, i2));
+      const int64_t t107 = static_cast<int64_t>((t105 ? t106 : t104));
+      const int64_t t108 = static_cast<int64_t>(kiln_scalar::wrap_add(t63, t0));
+      const int64_t t109 = static_cast<int64_t>((t1 ? t108 : t0));
+      const int64_t t110 = static_cast<int64_t>(kiln_scalar::clip(t109, static_cast<int64_t>(0LL), t63));
+      const int64_t t111 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), t63));
+      const int64_t t112 = static_cast<int64_t>(kiln_scalar::wrap_sub(t110, t111));
+      const int64_t t113 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t112));
+      const int64_t t114 = static_cast<int64_t>(kiln_scalar::wrap_sub(t113, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t115 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t114));
+      const bool t116 = static_cast<bool>((t115 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t117 = static_cast<int64_t>(kiln_scalar::wrap_add(t111, t59));
+      const int64_t t118 = static_cast<int64_t>(kiln_scalar::wrap_add(t117, t115));
+      const bool t119 = static_cast<bool>((t118 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t120 = static_cast<int64_t>((t119 ? t19 : t118));
+      const int64_t t121 = static_cast<int64_t>((t116 ? t117 : static_cast<int64_t>(0LL)));
+      const bool t122 = static_cast<bool>((t89 >= static_cast<int64_t>(0LL)));
+      const int64_t t123 = static_cast<int64_t>(kiln_scalar::wrap_sub(t0, kiln_scalar::convert<int64_t>(static_cast<int8_t>(-1LL))));
+      const bool t124 = static_cast<bool>((t0 > static_cast<int64_t>(0LL)));
+      const int64_t t125 = static_cast<int64_t>((t124 ? t0 : static_cast<int64_t>(0LL)));
+      const bool t126 = static_cast<bool>((t125 >= static_cast<int64_t>(0LL)));
       const int64_t t127 = static_cast<int64_t>(kiln_scalar::wrap_add(kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL)), t0));
 
       v15.data[0] = t0;
@@ -3098,27 +3163,30 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       v19.data[0] = t21;
       v20.data[0] = t34;
       v21.data[0] = t38;
-      v22.data[0] = t74;
-      v23.data[0] = t78;
-      v24.data[0] = t86;
-      v25.data[0] = t90;
-      v26.data[0] = t91;
-      v27.data[0] = t105;
-      v28.data[0] = t109;
-      v29.data[0] = t118;
-      v30.data[0] = t122;
-      v31.data[0] = t123;
-      v32.data[0] = t124;
-      v33.data[0] = t125;
-      v34.data[0] = t126;
-      v35.data[0] = t127;
+      v22.data[0] = t73;
+      v23.data[0] = t74;
+      v24.data[0] = t77;
+      v25.data[0] = t84;
+      v26.data[0] = t85;
+      v27.data[0] = t88;
+      v28.data[0] = t89;
+      v29.data[0] = t103;
+      v30.data[0] = t107;
+      v31.data[0] = t116;
+      v32.data[0] = t120;
+      v33.data[0] = t121;
+      v34.data[0] = t122;
+      v35.data[0] = t123;
+      v36.data[0] = t125;
+      v37.data[0] = t126;
+      v38.data[0] = t127;
     }
 
 
 
   }
 
-  // [8] Subtensor{start:stop:step} -> v36
+  // [8] Subtensor{start:stop:step} -> v39
   {
     static const char kWhere[] = "node [8] Subtensor{start:stop:step} (from /nodes/17 Subtensor)";
     int64_t ix0;
@@ -3128,14 +3196,14 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     const int64_t ix2 = 1;
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v36.shape[0] = sl0.count;
-    v36.strides[0] = v0.strides[0] * sl0.step;
-    v36.data = v0.data;
-    if (v36.size() > 0) v36.data += sl0.start * v0.strides[0];
+    v39.shape[0] = sl0.count;
+    v39.strides[0] = v0.strides[0] * sl0.step;
+    v39.data = v0.data;
+    if (v39.size() > 0) v39.data += sl0.start * v0.strides[0];
 
   }
 
-  // [9] Subtensor{start:stop:step} -> v37
+  // [9] Subtensor{start:stop:step} -> v40
   {
     static const char kWhere[] = "node [9] Subtensor{start:stop:step} (from /nodes/15 Subtensor)";
     int64_t ix0;
@@ -3145,74 +3213,95 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     const int64_t ix2 = 1;
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v37.shape[0] = sl0.count;
-    v37.strides[0] = v0.strides[0] * sl0.step;
-    v37.data = v0.data;
-    if (v37.size() > 0) v37.data += sl0.start * v0.strides[0];
+    v40.shape[0] = sl0.count;
+    v40.strides[0] = v0.strides[0] * sl0.step;
+    v40.data = v0.data;
+    if (v40.size() > 0) v40.data += sl0.start * v0.strides[0];
 
   }
 
-  // [10] Subtensor{start:stop:step} -> v38
+  // [10] Switch -> v41
   {
-    static const char kWhere[] = "node [10] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [10] Switch (from /nodes/18 Scan)";
+
+
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 12, v41), kWhere);
+    {
+      const bool i0 = v22.data[0];
+      const int64_t i1 = v24.data[0];
+      const int64_t i2 = v5.data[0];
+      const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
+
+      v41.data[0] = t0;
+    }
+
+
+
+  }
+
+  // [11] Subtensor{start:stop:step} -> v42
+  {
+    static const char kWhere[] = "node [11] Subtensor{start:stop:step} (from /nodes/18 Scan)";
     int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v22, ix0), kWhere);
+    KILN_TRY_AT(kg::read_index(ctx, v23, ix0), kWhere);
     int64_t ix1;
-    KILN_TRY_AT(kg::read_index(ctx, v23, ix1), kWhere);
+    KILN_TRY_AT(kg::read_index(ctx, v41, ix1), kWhere);
     const int64_t ix2 = 1;
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v38.shape[0] = sl0.count;
-    v38.strides[0] = v0.strides[0] * sl0.step;
-    v38.data = v0.data;
-    if (v38.size() > 0) v38.data += sl0.start * v0.strides[0];
+    v42.shape[0] = sl0.count;
+    v42.strides[0] = v0.strides[0] * sl0.step;
+    v42.data = v0.data;
+    if (v42.size() > 0) v42.data += sl0.start * v0.strides[0];
 
   }
 
-  // [11] ExpandDims{axis=0} -> v39
-  {
-    static const char kWhere[] = "node [11] ExpandDims{axis=0} (from /nodes/18 Scan)";
-
-    v39.data = v2.data;
-    v39.shape[0] = 1;
-    v39.strides[0] = 0;
-
-  }
-
-  // [12] ExpandDims{axis=0} -> v40
+  // [12] ExpandDims{axis=0} -> v43
   {
     static const char kWhere[] = "node [12] ExpandDims{axis=0} (from /nodes/18 Scan)";
 
-    v40.data = v1.data;
-    v40.shape[0] = 1;
-    v40.strides[0] = 0;
+    v43.data = v2.data;
+    v43.shape[0] = 1;
+    v43.strides[0] = 0;
 
   }
 
-  // [13] Composite{(i2 + (i1 * sqr(i0)))} -> v41
+  // [13] ExpandDims{axis=0} -> v44
   {
-    static const char kWhere[] = "node [13] Composite{(i2 + (i1 * sqr(i0)))} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [13] ExpandDims{axis=0} (from /nodes/18 Scan)";
+
+    v44.data = v1.data;
+    v44.shape[0] = 1;
+    v44.strides[0] = 0;
+
+  }
+
+  // [14] Composite{(i2 + (i1 * sqr(i0)))} -> v45
+  {
+    static const char kWhere[] = "node [14] Composite{(i2 + (i1 * sqr(i0)))} (from /nodes/18 Scan)";
 
 
     {
-      const int64_t lengths[] = { v38.shape[0], v39.shape[0], v40.shape[0] };
+      const int64_t lengths[] = { v42.shape[0], v43.shape[0], v44.shape[0] };
       static const bool broadcastable[] = { false, true, true };
-      KILN_TRY_AT(kg::broadcast_length(ctx, v41.shape[0], 0, lengths, broadcastable, 3), kWhere);
+      KILN_TRY_AT(kg::broadcast_length(ctx, v45.shape[0], 0, lengths, broadcastable, 3), kWhere);
     }
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v41), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v45), kWhere);
 
     {
-      const int64_t n = v41.size();
-      if (true && v38.is_contiguous()) {
+      const int64_t n = v45.size();
+      if (true && v42.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
-          const double* __restrict p0 = v38.data;
-          const double* __restrict p1 = v39.data;
-          const double* __restrict p2 = v40.data;
+          const double* __restrict p0 = v42.data;
+          const double* __restrict p1 = v43.data;
+          const double* __restrict p2 = v44.data;
 
-          double* __restrict q0 = v41.data;
+          double* __restrict q0 = v45.data;
     #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const double i0 = p0[e];
@@ -3228,21 +3317,21 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v38.data;
-        const double* __restrict p1 = v39.data;
-        const double* __restrict p2 = v40.data;
+        const double* __restrict p0 = v42.data;
+        const double* __restrict p1 = v43.data;
+        const double* __restrict p2 = v44.data;
 
-        double* __restrict q0 = v41.data;
+        double* __restrict q0 = v45.data;
         int64_t strides[4][1] = {};
         for (int d = 0; d < 1; ++d) {
-          strides[0][d] = v38.strides[d];
-          strides[1][d] = v39.strides[d];
-          strides[2][d] = v40.strides[d];
-          strides[3][d] = v41.strides[d];
+          strides[0][d] = v42.strides[d];
+          strides[1][d] = v43.strides[d];
+          strides[2][d] = v44.strides[d];
+          strides[3][d] = v45.strides[d];
         }
         strides[1][0] = 0;
         strides[2][0] = 0;
-        kg::for_each_strided<1, 4>(v41.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<1, 4>(v45.shape, strides, [&](const int64_t* off) {
           const double i0 = p0[off[0]];
           const double i1 = p1[off[1]];
           const double i2 = p2[off[2]];
@@ -3259,45 +3348,66 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [14] Subtensor{start:stop:step} -> v42
+  // [15] Switch -> v46
   {
-    static const char kWhere[] = "node [14] Subtensor{start:stop:step} (from /nodes/18 Scan)";
-    int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v24, ix0), kWhere);
-    int64_t ix1;
-    KILN_TRY_AT(kg::read_index(ctx, v25, ix1), kWhere);
-    const int64_t ix2 = 1;
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v42.shape[0] = sl0.count;
-    v42.strides[0] = v0.strides[0] * sl0.step;
-    v42.data = v0.data;
-    if (v42.size() > 0) v42.data += sl0.start * v0.strides[0];
+    static const char kWhere[] = "node [15] Switch (from /nodes/18 Scan)";
+
+
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 15, v46), kWhere);
+    {
+      const bool i0 = v25.data[0];
+      const int64_t i1 = v27.data[0];
+      const int64_t i2 = v5.data[0];
+      const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
+
+      v46.data[0] = t0;
+    }
+
+
 
   }
 
-  // [15] Sqr -> v43
+  // [16] Subtensor{start:stop:step} -> v47
   {
-    static const char kWhere[] = "node [15] Sqr (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [16] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v26, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v46, ix1), kWhere);
+    const int64_t ix2 = 1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v47.shape[0] = sl0.count;
+    v47.strides[0] = v0.strides[0] * sl0.step;
+    v47.data = v0.data;
+    if (v47.size() > 0) v47.data += sl0.start * v0.strides[0];
+
+  }
+
+  // [17] Sqr -> v48
+  {
+    static const char kWhere[] = "node [17] Sqr (from /nodes/18 Scan)";
 
 
     {
-      const int64_t lengths[] = { v42.shape[0] };
+      const int64_t lengths[] = { v47.shape[0] };
       static const bool broadcastable[] = { false };
-      KILN_TRY_AT(kg::broadcast_length(ctx, v43.shape[0], 0, lengths, broadcastable, 1), kWhere);
+      KILN_TRY_AT(kg::broadcast_length(ctx, v48.shape[0], 0, lengths, broadcastable, 1), kWhere);
     }
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v43), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v48), kWhere);
 
     {
-      const int64_t n = v43.size();
-      if (true && v42.is_contiguous()) {
+      const int64_t n = v48.size();
+      if (true && v47.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
-          const double* __restrict p0 = v42.data;
+          const double* __restrict p0 = v47.data;
 
-          double* __restrict q0 = v43.data;
+          double* __restrict q0 = v48.data;
     #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const double i0 = p0[e];
@@ -3309,16 +3419,16 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v42.data;
+        const double* __restrict p0 = v47.data;
 
-        double* __restrict q0 = v43.data;
+        double* __restrict q0 = v48.data;
         int64_t strides[2][1] = {};
         for (int d = 0; d < 1; ++d) {
-          strides[0][d] = v42.strides[d];
-          strides[1][d] = v43.strides[d];
+          strides[0][d] = v47.strides[d];
+          strides[1][d] = v48.strides[d];
         }
 
-        kg::for_each_strided<1, 2>(v43.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<1, 2>(v48.shape, strides, [&](const int64_t* off) {
           const double i0 = p0[off[0]];
           const double t0 = static_cast<double>((i0 * i0));
 
@@ -3331,44 +3441,44 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [16] AllocEmpty{dtype='float64'} -> v44
+  // [18] AllocEmpty{dtype='float64'} -> v49
   {
-    static const char kWhere[] = "node [16] AllocEmpty{dtype='float64'} -> \042v23\042 (from /nodes/12 AllocEmpty)";
-    KILN_TRY_AT(kg::read_length(ctx, v26, "length input 0", v44.shape[0]), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v44), kWhere);
+    static const char kWhere[] = "node [18] AllocEmpty{dtype='float64'} -> \042v23\042 (from /nodes/12 AllocEmpty)";
+    KILN_TRY_AT(kg::read_length(ctx, v28, "length input 0", v49.shape[0]), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v49), kWhere);
     // Zero-filled, as the reference evaluator does (PyTensor leaves it uninitialised).
-    if (v44.size() > 0) std::memset(v44.data, 0, static_cast<size_t>(v44.size()) * sizeof(double));
+    if (v49.size() > 0) std::memset(v49.data, 0, static_cast<size_t>(v49.size()) * sizeof(double));
 
   }
 
-  // [17] ExpandDims{axis=0} -> v45
+  // [19] ExpandDims{axis=0} -> v50
   {
-    static const char kWhere[] = "node [17] ExpandDims{axis=0} -> \042v17\042 (from /nodes/7 DimShuffle)";
+    static const char kWhere[] = "node [19] ExpandDims{axis=0} -> \042v17\042 (from /nodes/7 DimShuffle)";
 
-    v45.data = v4.data;
-    v45.shape[0] = 1;
-    v45.strides[0] = 0;
+    v50.data = v4.data;
+    v50.shape[0] = 1;
+    v50.strides[0] = 0;
 
   }
 
-  // [18] SetSubtensor{:stop} -> v46
+  // [20] SetSubtensor{:stop} -> v51
   {
-    static const char kWhere[] = "node [18] SetSubtensor{:stop} -> \042v24\042 (from /nodes/13 IncSubtensor)";
+    static const char kWhere[] = "node [20] SetSubtensor{:stop} -> \042v24\042 (from /nodes/13 IncSubtensor)";
     const int64_t ix0 = 1;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v44.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
+    KILN_TRY_AT(kg::resolve_slice(ctx, v49.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
     kg::Tensor<double, 1> region;
     region.shape[0] = sl0.count;
     int64_t ystrides[1];
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v45.shape, v45.strides, 1, region.shape, 1, ystrides), kWhere);
-    for (int d = 0; d < 1; ++d) v46.shape[d] = v44.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v46), kWhere);
-    kg::copy_tensor(v44, v46);
-    region.strides[0] = v46.strides[0];
-    region.data = v46.data;
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v50.shape, v50.strides, 1, region.shape, 1, ystrides), kWhere);
+    for (int d = 0; d < 1; ++d) v51.shape[d] = v49.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v51), kWhere);
+    kg::copy_tensor(v49, v51);
+    region.strides[0] = v51.strides[0];
+    region.data = v51.data;
     {
       double* __restrict q = region.data;
-      const double* __restrict p = v45.data;
+      const double* __restrict p = v50.data;
       const int64_t n = region.size();
       kg::Tensor<const double, 1> value;  // y broadcast to the region
       for (int d = 0; d < 1; ++d) {
@@ -3383,7 +3493,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
             q[e] = b;
           }
         });
-      } else if (region.is_contiguous() && v45.size() == 1) {
+      } else if (region.is_contiguous() && v50.size() == 1) {
         const double b = p[0];
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           for (int64_t e = begin; e < end; ++e) {
@@ -3413,31 +3523,33 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [19] Scan{scan_fn, while_loop=False, inplace=none} -> v47, v48
+  // [21] Scan{scan_fn, while_loop=False, inplace=none} -> v52, v53
   {
-    static const char kWhere[] = "node [19] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [21] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
         // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
         // rows' shapes), then the buffers get one scratch area and every later step writes in place.
-        const int64_t n_steps = static_cast<int64_t>(v15.data[0]);
+        int64_t n_steps = 0;
+        KILN_TRY_AT(kg::scan::read_count(ctx, v15, n_steps), kWhere);
         if (n_steps < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: was asked to run for a negative number of steps (%lld)",
                                            static_cast<long long>(n_steps)), kWhere);
-        if (v36.shape[0] < n_steps)
+        if (v39.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 0 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v36.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v39.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row0;
-        if (v37.shape[0] < n_steps)
+        if (v40.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 1 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v37.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v40.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row1;
-        if (v41.shape[0] < n_steps)
+        if (v45.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 2 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v41.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v45.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row2;
-        if (v43.shape[0] < n_steps)
+        if (v48.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 3 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v43.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v48.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row3;
+
         kg::Tensor<double, 1> buf0;
         int64_t store0 = 0, pos0 = 0;
         kg::Tensor<double, 0> out_row0;
@@ -3449,7 +3561,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         int64_t store1 = 0, pos1 = 0;
         kg::Tensor<double, 0> out_row1;
 
-        store1 = static_cast<int64_t>(v15.data[0]);
+        KILN_TRY_AT(kg::scan::read_count(ctx, v15, store1), kWhere);
         if (store1 < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 was given a negative length (%lld)",
                                            static_cast<long long>(store1)), kWhere);
@@ -3458,14 +3570,15 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
         auto bind_step = [&](int64_t i) {
           (void)i;
-          seq_row0 = kg::scan::row(v36, i);
+          seq_row0 = kg::scan::row(v39, i);
           step_in[0] = kg::scan::dl_of(seq_row0, DLDataType{2, 64, 1});
-          seq_row1 = kg::scan::row(v37, i);
+          seq_row1 = kg::scan::row(v40, i);
           step_in[1] = kg::scan::dl_of(seq_row1, DLDataType{2, 64, 1});
-          seq_row2 = kg::scan::row(v41, i);
+          seq_row2 = kg::scan::row(v45, i);
           step_in[2] = kg::scan::dl_of(seq_row2, DLDataType{2, 64, 1});
-          seq_row3 = kg::scan::row(v43, i);
+          seq_row3 = kg::scan::row(v48, i);
           step_in[3] = kg::scan::dl_of(seq_row3, DLDataType{2, 64, 1});
+
           tap0_0 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-1), store0));
           step_in[4] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
 
@@ -3476,7 +3589,8 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         };
         int64_t i = 0;
         if (n_steps > 0) {
-          buf0 = v46;
+
+          buf0 = v51;
           store0 = buf0.shape[0];
           if (store0 < 1)
             return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 5) has %lld rows but must hold at least 1 (its oldest tap is -1)",
@@ -3487,45 +3601,37 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           if (store1 < 1)
             return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 has 0 rows but must hold at least 1"), kWhere);
-          DLManagedTensor* first[2] = {};
+          kg::scan::StepOutputs<2> first;  // freed on every way out of this block
           kg::OutputSink first_sink;
-          first_sink.owned = first;
+          first_sink.owned = first.owned;
           first_sink.count = 2;
           bind_step(0);
-          const int32_t first_status = run_graph_step0(ctx, step_in, first_sink);
-          if (first_status != KILN_OK) {
-            kg::scan::release(first, 2);
-            return kg::at_node(ctx, first_status, kWhere);
-          }
+          KILN_TRY_AT(run_graph_step0(ctx, step_in, first_sink), kWhere);
           // The scratch area: tap buffers (copies of the inputs), nit-sot buffers, a row per tap
           // buffer for steps that overwrite a row they read, two values per untraced state.
           int64_t total = 0;
           bool fits = true;
 
+
           fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf0));
           temp0 = kg::scan::row(buf0, 0);
           fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(temp0));
           buf1.shape[0] = store1;
-          for (int d = 1; d < 1; ++d) buf1.shape[d] = first[1]->dl_tensor.shape[d - 1];
+          for (int d = 1; d < 1; ++d) buf1.shape[d] = first.owned[1]->dl_tensor.shape[d - 1];
           fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf1));
 
 
-          if (!fits) {
-            kg::scan::release(first, 2);
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: its buffers are too big (beyond 2^63 bytes)"), kWhere);
-          }
+
+          if (!fits) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: its buffers are too big (beyond 2^63 bytes)"), kWhere);
           kg::Tensor<unsigned char, 1> scratch;
           scratch.shape[0] = total;
-          const int32_t scratch_status = kg::alloc_workspace(ctx, 29, scratch);
-          if (scratch_status != KILN_OK) {
-            kg::scan::release(first, 2);
-            return kg::at_node(ctx, scratch_status, kWhere);
-          }
-          unsigned char* cursor = scratch.data;
+          KILN_TRY_AT(kg::alloc_workspace(ctx, 31, scratch), kWhere);
+          auto cursor = scratch.data;
+
           {
             kg::Tensor<double, 1> copy = buf0;
             kg::scan::place(cursor, copy);
-            kg::copy_tensor(buf0, copy);
+            KILN_TRY_AT(kg::scan::copy(ctx, buf0, copy), kWhere);
             buf0 = copy;
           }
           kg::scan::place(cursor, temp0);
@@ -3534,26 +3640,26 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           kg::scan::place(cursor, buf1);
 
           {
-            kg::Tensor<double, 0> value = kg::scan::view_of<double, 0>(first[0]->dl_tensor);
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[0]->dl_tensor, value);
             out_row0 = kg::scan::row(buf0, pos0);
-            if (!kg::scan::same_shape(value, out_row0)) {
-              kg::scan::release(first, 2);
+            if (!kg::scan::same_shape(value, out_row0))
               return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 0 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            }
-            kg::copy_tensor(value, out_row0);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row0), kWhere);
           }
           {
-            kg::Tensor<double, 0> value = kg::scan::view_of<double, 0>(first[1]->dl_tensor);
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[1]->dl_tensor, value);
             out_row1 = kg::scan::row(buf1, pos1);
-            if (!kg::scan::same_shape(value, out_row1)) {
-              kg::scan::release(first, 2);
+            if (!kg::scan::same_shape(value, out_row1))
               return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            }
-            kg::copy_tensor(value, out_row1);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row1), kWhere);
           }
+
           bool go_on = true;
 
-          kg::scan::release(first, 2);
+          kg::scan::release(first.owned, 2);
+
           pos0 = (pos0 + 1) % store0;
           pos1 = (pos1 + 1) % store1;
 
@@ -3565,10 +3671,10 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           const double step_in7 = v3.data[0];
           for (i = 1; i < n_steps && go_on; ++i) {
             {
-              const double step_in0 = v36.data[i * v36.strides[0]];
-              const double step_in1 = v37.data[i * v37.strides[0]];
-              const double step_in2 = v41.data[i * v41.strides[0]];
-              const double step_in3 = v43.data[i * v43.strides[0]];
+              const double step_in0 = v39.data[i * v39.strides[0]];
+              const double step_in1 = v40.data[i * v40.strides[0]];
+              const double step_in2 = v45.data[i * v45.strides[0]];
+              const double step_in3 = v48.data[i * v48.strides[0]];
               const double step_in4 = step_carry0;
               const double step_t0 = static_cast<double>((step_in4 * step_in7));
               const double step_t1 = static_cast<double>((step_in2 + step_t0));
@@ -3583,24 +3689,27 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
               buf1.data[pos1 * buf1.strides[0]] = step_v1;
             }
 
+
             pos0 = pos0 + 1 == store0 ? 0 : pos0 + 1;
             pos1 = pos1 + 1 == store1 ? 0 : pos1 + 1;
           }
         }
-        // The outputs: each buffer rotated when it wrapped around, zeroed past the rows written
-        // and shortened when a while loop stopped early (Scan.perform's end).
+        // The outputs: a mit-mot buffer as the steps left it; each other buffer rotated when it
+        // wrapped around, zeroed past the rows written and shortened when a while loop stopped
+        // early (Scan.perform's end).
+
         {
           const int64_t filled = i + (1);
           const bool rotate = n_steps > 0 && store0 < filled;
           int64_t len = store0;
           if (n_steps > 0 && store0 > filled && i < n_steps) len = std::max<int64_t>(0, store0 - (n_steps - i));
-          if (n_steps == 0) len = v46.shape[0];
-          for (int d = 1; d < 1; ++d) v47.shape[d] = v46.shape[d];
+          if (n_steps == 0) len = v51.shape[0];
+          for (int d = 1; d < 1; ++d) v52.shape[d] = v51.shape[d];
 
-          v47.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v47), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf0, v47, pos0, rotate, filled);
-          else kg::copy_tensor(v46, v47);
+          v52.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v52), kWhere);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf0, v52, pos0, rotate, filled), kWhere);
+          else KILN_TRY_AT(kg::scan::copy(ctx, v51, v52), kWhere);
         }
         {
           const int64_t filled = i + (0);
@@ -3608,24 +3717,24 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           int64_t len = store1;
           if (n_steps > 0 && store1 > filled && i < n_steps) len = std::max<int64_t>(0, store1 - (n_steps - i));
 
-          for (int d = 1; d < 1; ++d) v48.shape[d] = buf1.shape[d];
+          for (int d = 1; d < 1; ++d) v53.shape[d] = buf1.shape[d];
           if (n_steps == 0) len = 0;
-          v48.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v48), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf1, v48, pos1, rotate, filled);
+          v53.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v53), kWhere);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf1, v53, pos1, rotate, filled), kWhere);
 
         }
 
 
   }
 
-  // [20] Sum{axes=None} -> v49
+  // [22] Sum{axes=None} -> v54
   {
-    static const char kWhere[] = "node [20] Sum{axes=None} -> \042v31\042 (from /nodes/19 Sum)";
+    static const char kWhere[] = "node [22] Sum{axes=None} -> \042v31\042 (from /nodes/19 Sum)";
     // Output shape: the dimensions that are not reduced.
 
 
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v49, DLDataType{2, 64, 1}), kWhere);
+    KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v54, DLDataType{2, 64, 1}), kWhere);
     {
       using T = double;  // input element
       using A = double;  // accumulator
@@ -3643,10 +3752,10 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         return t0;
       };
       static const int axes[] = { 0 };
-      const kg::Rows<1, 1> rows(v48, axes);  // one row per output element
+      const kg::Rows<1, 1> rows(v53, axes);  // one row per output element
       const int64_t len = rows.len;
-      const T* __restrict px = v48.data;
-      O* __restrict py = v49.data;
+      const T* __restrict px = v53.data;
+      O* __restrict py = v54.data;
       if (rows.count == 0) {
         // No output element.
       } else if (rows.unit) {
@@ -3729,19 +3838,19 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [21] Composite{...} -> v50, v51
+  // [23] Composite{...} -> v55, v56
   {
-    static const char kWhere[] = "node [21] Composite{...} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [23] Composite{...} (from /nodes/18 Scan)";
 
 
 
-    for (int d = 0; d < 0; ++d) v51.shape[d] = v50.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 15, v50), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 16, v51), kWhere);
+    for (int d = 0; d < 0; ++d) v56.shape[d] = v55.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 17, v55), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 18, v56), kWhere);
     {
-      const int64_t i0 = v27.data[0];
+      const int64_t i0 = v29.data[0];
       const int64_t i1 = v14.data[0];
-      const int64_t i2 = v28.data[0];
+      const int64_t i2 = v30.data[0];
       const int64_t i3 = v18.data[0];
       const bool t0 = static_cast<bool>((i0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
       const int64_t t1 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
@@ -3761,487 +3870,228 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       const int64_t t15 = static_cast<int64_t>((t14 ? i3 : t13));
       const int64_t t16 = static_cast<int64_t>((t9 ? t15 : static_cast<int64_t>(0LL)));
 
-      v50.data[0] = t12;
-      v51.data[0] = t16;
+      v55.data[0] = t12;
+      v56.data[0] = t16;
     }
 
 
 
   }
 
-  // [22] Subtensor{start:stop:step} -> v52
+  // [24] Subtensor{start:stop:step} -> v57
   {
-    static const char kWhere[] = "node [22] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [24] Subtensor{start:stop:step} (from /nodes/18 Scan)";
     int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v50, ix0), kWhere);
+    KILN_TRY_AT(kg::read_index(ctx, v55, ix0), kWhere);
     int64_t ix1;
-    KILN_TRY_AT(kg::read_index(ctx, v51, ix1), kWhere);
+    KILN_TRY_AT(kg::read_index(ctx, v56, ix1), kWhere);
     const int64_t ix2 = -1;
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v52.shape[0] = sl0.count;
-    v52.strides[0] = v0.strides[0] * sl0.step;
-    v52.data = v0.data;
-    if (v52.size() > 0) v52.data += sl0.start * v0.strides[0];
+    v57.shape[0] = sl0.count;
+    v57.strides[0] = v0.strides[0] * sl0.step;
+    v57.data = v0.data;
+    if (v57.size() > 0) v57.data += sl0.start * v0.strides[0];
 
   }
 
-  // [23] Composite{...} -> v53, v54, v55, v56
+  // [25] Composite{...} -> v58, v59, v60, v61
   {
-    static const char kWhere[] = "node [23] Composite{...} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [25] Composite{...} (from /nodes/18 Scan)";
 
 
 
-    for (int d = 0; d < 0; ++d) v54.shape[d] = v53.shape[d];
-    for (int d = 0; d < 0; ++d) v55.shape[d] = v53.shape[d];
-    for (int d = 0; d < 0; ++d) v56.shape[d] = v53.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 17, v53), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 18, v54), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 19, v55), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 20, v56), kWhere);
+    for (int d = 0; d < 0; ++d) v59.shape[d] = v58.shape[d];
+    for (int d = 0; d < 0; ++d) v60.shape[d] = v58.shape[d];
+    for (int d = 0; d < 0; ++d) v61.shape[d] = v58.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 19, v58), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 20, v59), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 21, v60), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v61), kWhere);
     {
-      const bool i0 = v29.data[0];
-      const int64_t i1 = v30.data[0];
+      const bool i0 = v31.data[0];
+      const int64_t i1 = v32.data[0];
       const int64_t i2 = v14.data[0];
-      const int64_t i3 = v31.data[0];
-      const bool i4 = v32.data[0];
+      const int64_t i3 = v33.data[0];
       const int64_t t0 = static_cast<int64_t>((i0 ? i1 : static_cast<int64_t>(0LL)));
       const bool t1 = static_cast<bool>((t0 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
       const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_add(t0, i2));
       const int64_t t3 = static_cast<int64_t>((t1 ? t2 : t0));
       const int64_t t4 = static_cast<int64_t>(kiln_scalar::clip(t3, static_cast<int64_t>(0LL), i2));
-      const int64_t t5 = static_cast<int64_t>(kiln_scalar::wrap_add(i3, i2));
-      const int64_t t6 = static_cast<int64_t>((i4 ? t5 : i3));
-      const int64_t t7 = static_cast<int64_t>(kiln_scalar::clip(t6, static_cast<int64_t>(0LL), i2));
-      const int64_t t8 = static_cast<int64_t>(kiln_scalar::wrap_sub(t4, t7));
-      const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t8));
-      const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_sub(t9, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
-      const int64_t t11 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t10));
-      const bool t12 = static_cast<bool>((t11 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
-      const int64_t t13 = static_cast<int64_t>(kiln_scalar::wrap_sub(t11, static_cast<int64_t>(1LL)));
-      const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_add(t7, t13));
-      const int64_t t15 = static_cast<int64_t>((t12 ? t14 : static_cast<int64_t>(0LL)));
-      const int64_t t16 = static_cast<int64_t>(kiln_scalar::wrap_sub(t14, t11));
-      const bool t17 = static_cast<bool>((t16 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const bool t5 = static_cast<bool>((i3 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(i3, i2));
+      const int64_t t7 = static_cast<int64_t>((t5 ? t6 : i3));
+      const int64_t t8 = static_cast<int64_t>(kiln_scalar::clip(t7, static_cast<int64_t>(0LL), i2));
+      const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_sub(t4, t8));
+      const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t9));
+      const int64_t t11 = static_cast<int64_t>(kiln_scalar::wrap_sub(t10, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t12 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t11));
+      const bool t13 = static_cast<bool>((t12 > kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
+      const int64_t t14 = static_cast<int64_t>(kiln_scalar::wrap_sub(t12, static_cast<int64_t>(1LL)));
+      const int64_t t15 = static_cast<int64_t>(kiln_scalar::wrap_add(t8, t14));
+      const int64_t t16 = static_cast<int64_t>((t13 ? t15 : static_cast<int64_t>(0LL)));
+      const int64_t t17 = static_cast<int64_t>(kiln_scalar::wrap_sub(t15, t12));
+      const bool t18 = static_cast<bool>((t17 < kiln_scalar::convert<int64_t>(static_cast<int8_t>(0LL))));
 
-      v53.data[0] = t12;
-      v54.data[0] = t15;
-      v55.data[0] = t16;
-      v56.data[0] = t17;
+      v58.data[0] = t13;
+      v59.data[0] = t16;
+      v60.data[0] = t17;
+      v61.data[0] = t18;
     }
 
 
 
   }
 
-  // [24] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} -> v57
+  // [26] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} -> v62
   {
-    static const char kWhere[] = "node [24] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [26] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} (from /nodes/18 Scan)";
     {
       // Every element of condition 1 must be nonzero (NaN counts as true).
-      const bool* c = v33.data;
+      const bool* c = v34.data;
       bool ok = true;
-      if (v33.is_contiguous()) {
-        const int64_t n = v33.size();
+      if (v34.is_contiguous()) {
+        const int64_t n = v34.size();
         for (int64_t e = 0; e < n; ++e) ok = ok && c[e] != bool(0);
       } else {
         int64_t strides[1][1] = {};
-        for (int d = 0; d < 0; ++d) strides[0][d] = v33.strides[d];
-        kg::for_each_strided<0, 1>(v33.shape, strides, [&](const int64_t* off) { ok = ok && c[off[0]] != bool(0); });
+        for (int d = 0; d < 0; ++d) strides[0][d] = v34.strides[d];
+        kg::for_each_strided<0, 1>(v34.shape, strides, [&](const int64_t* off) { ok = ok && c[off[0]] != bool(0); });
       }
       if (!ok) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_ASSERT, "%s", "ValueError: length input 0 is negative"), kWhere);
     }
-    v57.data = v26.data;
+    v62.data = v28.data;
     for (int d = 0; d < 0; ++d) {
-      v57.shape[d] = v26.shape[d];
-      v57.strides[d] = v26.strides[d];
+      v62.shape[d] = v28.shape[d];
+      v62.strides[d] = v28.strides[d];
     }
 
 
   }
 
-  // [25] Ge -> v58
+  // [27] Ge -> v63
   {
-    static const char kWhere[] = "node [25] Ge (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [27] Ge (from /nodes/18 Scan)";
 
 
 
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v58), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v63), kWhere);
     {
-      const int64_t i0 = v57.data[0];
-      const int64_t i1 = v34.data[0];
+      const int64_t i0 = v62.data[0];
+      const int64_t i1 = v35.data[0];
       const bool t0 = static_cast<bool>((i0 >= i1));
 
-      v58.data[0] = t0;
+      v63.data[0] = t0;
     }
 
 
 
   }
 
-  // [26] Subtensor{start:stop} -> v59
+  if (!(v63.data[0] != 0)) {  // branch 1
+  // [28] Ge -> v64
   {
-    static const char kWhere[] = "node [26] Subtensor{start:stop} (from /nodes/18 Scan)";
-    const int64_t ix0 = 0;
-    const int64_t ix1 = 1;
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v46.shape[0], true, ix0, true, ix1, false, 0, sl0), kWhere);
-    v59.shape[0] = sl0.count;
-    v59.strides[0] = v46.strides[0];
-    v59.data = v46.data;
-    if (v59.size() > 0) v59.data += sl0.start * v46.strides[0];
-
-  }
-
-  // [27] Alloc -> v61
-  {
-    static const char kWhere[] = "node [27] Alloc (from /nodes/18 Scan)";
-    KILN_TRY_AT(kg::read_length(ctx, v15, "length input 1", v61.shape[0]), kWhere);
-
-    int64_t vstrides[1] = {};  // the value broadcast to the output's shape
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v60.shape, v60.strides, 0, v61.shape, 1, vstrides), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v61), kWhere);
-    {
-      const double* __restrict p = v60.data;
-      double* __restrict q = v61.data;
-      const int64_t n = v61.size();
-      if (n > 0 && v60.size() == 1) {
-        const double value = p[0];
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          for (int64_t e = begin; e < end; ++e) q[e] = value;
-        });
-      } else if (n > 0) {
-        // Row by row (the last dimension), the outer dimensions by offsets into the value.
-        const int64_t len = v61.shape[0], vs = vstrides[0];
-        int64_t strides[1][1] = {};
-        for (int d = 0; d < 0; ++d) strides[0][d] = vstrides[d];
-        int64_t row = 0;
-        kg::for_each_strided<0, 1>(v61.shape, strides, [&](const int64_t* off) {
-          const double* src = p + off[0];
-          double* dst = q + row * len;
-          ++row;
-          if (vs == 1) {
-            for (int64_t j = 0; j < len; ++j) dst[j] = src[j];
-          } else {
-            for (int64_t j = 0; j < len; ++j) dst[j] = src[j * vs];
-          }
-        });
-      }
-    }
-
-  }
-
-  // [28] Join{axis=0} -> v62
-  {
-    static const char kWhere[] = "node [28] Join{axis=0} (from /nodes/18 Scan)";
-    const int axis = 0;
-
-    for (int d = 0; d < 1; ++d) v62.shape[d] = v59.shape[d];
-    v62.shape[axis] = 0;
-    for (int d = 0; d < 1; ++d) {
-      if (d != axis && v59.shape[d] != v62.shape[d])
-        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 0 has length %lld", d, static_cast<long long>(v62.shape[d]), static_cast<long long>(v59.shape[d])), kWhere);
-    }
-    if (__builtin_add_overflow(v62.shape[axis], v59.shape[axis], &v62.shape[axis]))
-      return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Join: array is too big (the lengths along axis %d overflow)", axis), kWhere);
-    for (int d = 0; d < 1; ++d) {
-      if (d != axis && v61.shape[d] != v62.shape[d])
-        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 1 has length %lld", d, static_cast<long long>(v62.shape[d]), static_cast<long long>(v61.shape[d])), kWhere);
-    }
-    if (__builtin_add_overflow(v62.shape[axis], v61.shape[axis], &v62.shape[axis]))
-      return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Join: array is too big (the lengths along axis %d overflow)", axis), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 11, v62), kWhere);
-    {
-      // Each input into its region of the output (the output's strides, offset along the axis).
-      int64_t offset = 0;
-      {
-        kg::Tensor<double, 1> region;
-        for (int d = 0; d < 1; ++d) {
-          region.shape[d] = v59.shape[d];
-          region.strides[d] = v62.strides[d];
-        }
-        region.data = v62.data;
-        if (region.size() > 0) region.data += offset * v62.strides[axis];
-        kg::copy_tensor(v59, region);
-
-        offset += v59.shape[axis];
-      }
-      {
-        kg::Tensor<double, 1> region;
-        for (int d = 0; d < 1; ++d) {
-          region.shape[d] = v61.shape[d];
-          region.strides[d] = v62.strides[d];
-        }
-        region.data = v62.data;
-        if (region.size() > 0) region.data += offset * v62.strides[axis];
-        kg::copy_tensor(v61, region);
-
-        offset += v61.shape[axis];
-      }
-    }
-
-  }
-
-  // [29] Scan{scan_fn, while_loop=False, inplace=none} -> v63, v64
-  {
-    static const char kWhere[] = "node [29] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
-        // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
-        // rows' shapes), then the buffers get one scratch area and every later step writes in place.
-        const int64_t n_steps = static_cast<int64_t>(v15.data[0]);
-        if (n_steps < 0)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: was asked to run for a negative number of steps (%lld)",
-                                           static_cast<long long>(n_steps)), kWhere);
-        if (v36.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 0 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v36.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row0;
-        if (v37.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 1 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v37.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row1;
-        if (v41.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 2 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v41.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row2;
-        if (v43.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 3 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v43.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row3;
-        kg::Tensor<double, 1> buf0;
-        int64_t store0 = 0, pos0 = 0;
-        kg::Tensor<double, 0> out_row0;
-        bool alias0 = false;
-        kg::Tensor<double, 0> temp0;
-        kg::Tensor<double, 0> tap0_0;
-
-        kg::Tensor<double, 1> buf1;
-        int64_t store1 = 0, pos1 = 0;
-        kg::Tensor<double, 0> out_row1;
-
-        store1 = static_cast<int64_t>(v15.data[0]);
-        if (store1 < 0)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 was given a negative length (%lld)",
-                                           static_cast<long long>(store1)), kWhere);
-
-        DLTensor step_in[8];
-
-        auto bind_step = [&](int64_t i) {
-          (void)i;
-          seq_row0 = kg::scan::row(v36, i);
-          step_in[0] = kg::scan::dl_of(seq_row0, DLDataType{2, 64, 1});
-          seq_row1 = kg::scan::row(v37, i);
-          step_in[1] = kg::scan::dl_of(seq_row1, DLDataType{2, 64, 1});
-          seq_row2 = kg::scan::row(v41, i);
-          step_in[2] = kg::scan::dl_of(seq_row2, DLDataType{2, 64, 1});
-          seq_row3 = kg::scan::row(v43, i);
-          step_in[3] = kg::scan::dl_of(seq_row3, DLDataType{2, 64, 1});
-          tap0_0 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-1), store0));
-          step_in[4] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
+    static const char kWhere[] = "node [28] Ge (from /nodes/18 Scan)";
 
 
-          step_in[5] = kg::scan::dl_of(v1, DLDataType{2, 64, 1});
-          step_in[6] = kg::scan::dl_of(v2, DLDataType{2, 64, 1});
-          step_in[7] = kg::scan::dl_of(v3, DLDataType{2, 64, 1});
-        };
-        int64_t i = 0;
-        if (n_steps > 0) {
-          buf0 = v62;
-          store0 = buf0.shape[0];
-          if (store0 < 1)
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 5) has %lld rows but must hold at least 1 (its oldest tap is -1)",
-                                             static_cast<long long>(store0)), kWhere);
-          pos0 = kg::scan::wrap(1, store0);
-          alias0 = kg::scan::wrap(-1, store0) == 0;  // a tap reads the row this step writes: write a copy first
 
 
-          if (store1 < 1)
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 has 0 rows but must hold at least 1"), kWhere);
-          DLManagedTensor* first[2] = {};
-          kg::OutputSink first_sink;
-          first_sink.owned = first;
-          first_sink.count = 2;
-          bind_step(0);
-          const int32_t first_status = run_graph_step1(ctx, step_in, first_sink);
-          if (first_status != KILN_OK) {
-            kg::scan::release(first, 2);
-            return kg::at_node(ctx, first_status, kWhere);
-          }
-          // The scratch area: tap buffers (copies of the inputs), nit-sot buffers, a row per tap
-          // buffer for steps that overwrite a row they read, two values per untraced state.
-          int64_t total = 0;
-          bool fits = true;
-
-          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf0));
-          temp0 = kg::scan::row(buf0, 0);
-          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(temp0));
-          buf1.shape[0] = store1;
-          for (int d = 1; d < 1; ++d) buf1.shape[d] = first[1]->dl_tensor.shape[d - 1];
-          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf1));
-
-
-          if (!fits) {
-            kg::scan::release(first, 2);
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: its buffers are too big (beyond 2^63 bytes)"), kWhere);
-          }
-          kg::Tensor<unsigned char, 1> scratch;
-          scratch.shape[0] = total;
-          const int32_t scratch_status = kg::alloc_workspace(ctx, 30, scratch);
-          if (scratch_status != KILN_OK) {
-            kg::scan::release(first, 2);
-            return kg::at_node(ctx, scratch_status, kWhere);
-          }
-          unsigned char* cursor = scratch.data;
-          {
-            kg::Tensor<double, 1> copy = buf0;
-            kg::scan::place(cursor, copy);
-            kg::copy_tensor(buf0, copy);
-            buf0 = copy;
-          }
-          kg::scan::place(cursor, temp0);
-
-
-          kg::scan::place(cursor, buf1);
-
-          {
-            kg::Tensor<double, 0> value = kg::scan::view_of<double, 0>(first[0]->dl_tensor);
-            out_row0 = kg::scan::row(buf0, pos0);
-            if (!kg::scan::same_shape(value, out_row0)) {
-              kg::scan::release(first, 2);
-              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 0 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            }
-            kg::copy_tensor(value, out_row0);
-          }
-          {
-            kg::Tensor<double, 0> value = kg::scan::view_of<double, 0>(first[1]->dl_tensor);
-            out_row1 = kg::scan::row(buf1, pos1);
-            if (!kg::scan::same_shape(value, out_row1)) {
-              kg::scan::release(first, 2);
-              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            }
-            kg::copy_tensor(value, out_row1);
-          }
-          bool go_on = true;
-
-          kg::scan::release(first, 2);
-          pos0 = (pos0 + 1) % store0;
-          pos1 = (pos1 + 1) % store1;
-
-          // The steps after the first inline: the inner graph is 0-d Elemwise nodes
-          // (codegen/cpp/emit_scan.cpp, inline_scalar_step).
-          double step_carry0 = buf0.data[kg::scan::wrap_once(pos0 - 1, store0) * buf0.strides[0]];
-          const double step_in5 = v1.data[0];
-          const double step_in6 = v2.data[0];
-          const double step_in7 = v3.data[0];
-          for (i = 1; i < n_steps && go_on; ++i) {
-            {
-              const double step_in0 = v36.data[i * v36.strides[0]];
-              const double step_in1 = v37.data[i * v37.strides[0]];
-              const double step_in2 = v41.data[i * v41.strides[0]];
-              const double step_in3 = v43.data[i * v43.strides[0]];
-              const double step_in4 = step_carry0;
-              const double step_t0 = static_cast<double>((step_in4 * step_in7));
-              const double step_t1 = static_cast<double>((step_in2 + step_t0));
-              const double step_t2 = static_cast<double>(std::log(step_t1));
-              const double step_t3 = static_cast<double>((step_in3 / step_t1));
-              const double step_t4 = static_cast<double>((step_t2 + step_t3));
-              const double step_t5 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * step_t4));
-              const double step_v0 = step_t1;
-              const double step_v1 = step_t5;
-              buf0.data[pos0 * buf0.strides[0]] = step_v0;
-              step_carry0 = step_v0;
-              buf1.data[pos1 * buf1.strides[0]] = step_v1;
-            }
-
-            pos0 = pos0 + 1 == store0 ? 0 : pos0 + 1;
-            pos1 = pos1 + 1 == store1 ? 0 : pos1 + 1;
-          }
-        }
-        // The outputs: each buffer rotated when it wrapped around, zeroed past the rows written
-        // and shortened when a while loop stopped early (Scan.perform's end).
-        {
-          const int64_t filled = i + (1);
-          const bool rotate = n_steps > 0 && store0 < filled;
-          int64_t len = store0;
-          if (n_steps > 0 && store0 > filled && i < n_steps) len = std::max<int64_t>(0, store0 - (n_steps - i));
-          if (n_steps == 0) len = v62.shape[0];
-          for (int d = 1; d < 1; ++d) v63.shape[d] = v62.shape[d];
-
-          v63.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v63), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf0, v63, pos0, rotate, filled);
-          else kg::copy_tensor(v62, v63);
-        }
-        {
-          const int64_t filled = i + (0);
-          const bool rotate = n_steps > 0 && store1 < filled;
-          int64_t len = store1;
-          if (n_steps > 0 && store1 > filled && i < n_steps) len = std::max<int64_t>(0, store1 - (n_steps - i));
-
-          for (int d = 1; d < 1; ++d) v64.shape[d] = buf1.shape[d];
-          if (n_steps == 0) len = 0;
-          v64.shape[0] = len;
     KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v64), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf1, v64, pos1, rotate, filled);
+    {
+      const int64_t i0 = v15.data[0];
+      const int64_t i1 = v5.data[0];
+      const bool t0 = static_cast<bool>((i0 >= i1));
 
-        }
+      v64.data[0] = t0;
+    }
+
+
+
+  }
+
+  // [29] CheckAndRaise{raises=ValueError, msg='length input 1 is negative'} -> v65
+  {
+    static const char kWhere[] = "node [29] CheckAndRaise{raises=ValueError, msg='length input 1 is negative'} (from /nodes/18 Scan)";
+    {
+      // Every element of condition 1 must be nonzero (NaN counts as true).
+      const bool* c = v64.data;
+      bool ok = true;
+      if (v64.is_contiguous()) {
+        const int64_t n = v64.size();
+        for (int64_t e = 0; e < n; ++e) ok = ok && c[e] != bool(0);
+      } else {
+        int64_t strides[1][1] = {};
+        for (int d = 0; d < 0; ++d) strides[0][d] = v64.strides[d];
+        kg::for_each_strided<0, 1>(v64.shape, strides, [&](const int64_t* off) { ok = ok && c[off[0]] != bool(0); });
+      }
+      if (!ok) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_ASSERT, "%s", "ValueError: length input 1 is negative"), kWhere);
+    }
+    v65.data = v15.data;
+    for (int d = 0; d < 0; ++d) {
+      v65.shape[d] = v15.shape[d];
+      v65.strides[d] = v15.strides[d];
+    }
 
 
   }
 
-  if (v58.data[0] != 0) {  // branch 0
-  // [30] Shape_i{0} -> v65
+  // [30] Composite{(i1 + maximum(0, ((1 + (clip(1, 0, i0) - clip(0, 0, i0))) - 1)))} -> v66
   {
-    static const char kWhere[] = "node [30] Shape_i{0} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [30] Composite{(i1 + maximum(0, ((1 + (clip(1, 0, i0) - clip(0, 0, i0))) - 1)))} (from /nodes/18 Scan)";
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v65), kWhere);
 
-    v65.data[0] = v47.shape[0];
 
-  }
 
-  }  // branch 0
-  if (!(v58.data[0] != 0)) {  // branch 1
-  // [31] Shape_i{0} -> v66
-  {
-    static const char kWhere[] = "node [31] Shape_i{0} (from /nodes/18 Scan)";
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v66), kWhere);
+    {
+      const int64_t i0 = v62.data[0];
+      const int64_t i1 = v65.data[0];
+      const int64_t t0 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(1LL), static_cast<int64_t>(0LL), i0));
+      const int64_t t1 = static_cast<int64_t>(kiln_scalar::clip(static_cast<int64_t>(0LL), static_cast<int64_t>(0LL), i0));
+      const int64_t t2 = static_cast<int64_t>(kiln_scalar::wrap_sub(t0, t1));
+      const int64_t t3 = static_cast<int64_t>(kiln_scalar::wrap_add(static_cast<int64_t>(1LL), t2));
+      const int64_t t4 = static_cast<int64_t>(kiln_scalar::wrap_sub(t3, kiln_scalar::convert<int64_t>(static_cast<int8_t>(1LL))));
+      const int64_t t5 = static_cast<int64_t>(kiln_scalar::maximum(static_cast<int64_t>(0LL), t4));
+      const int64_t t6 = static_cast<int64_t>(kiln_scalar::wrap_add(i1, t5));
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v66), kWhere);
+      v66.data[0] = t6;
+    }
 
-    v66.data[0] = v63.shape[0];
+
 
   }
 
   }  // branch 1
-  // [32] if{shape_Scan scan_fn states} -> v67
+  // [31] if{shape_Scan scan_fn states} -> v67
   {
-    static const char kWhere[] = "node [32] if{shape_Scan scan_fn states} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [31] if{shape_Scan scan_fn states} (from /nodes/18 Scan)";
     // IfElse: only the branch taken has been computed; its values are copied to the outputs.
-    if (v58.data[0] != 0) {
-      for (int d = 0; d < 0; ++d) v67.shape[d] = v65.shape[d];
-      KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v67), kWhere);
-      kg::copy_tensor(v65, v67);
+    if (v63.data[0] != 0) {
+      for (int d = 0; d < 0; ++d) v67.shape[d] = v62.shape[d];
+      KILN_TRY_AT(kg::alloc_workspace(ctx, 11, v67), kWhere);
+      kg::copy_tensor(v62, v67);
     } else {
       for (int d = 0; d < 0; ++d) v67.shape[d] = v66.shape[d];
-      KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v67), kWhere);
+      KILN_TRY_AT(kg::alloc_workspace(ctx, 11, v67), kWhere);
       kg::copy_tensor(v66, v67);
     }
 
   }
 
-  // [33] Composite{...} -> v68, v69, v70, v71
+  // [32] Composite{...} -> v68, v69, v70, v71
   {
-    static const char kWhere[] = "node [33] Composite{...} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [32] Composite{...} (from /nodes/18 Scan)";
 
 
 
     for (int d = 0; d < 0; ++d) v69.shape[d] = v68.shape[d];
     for (int d = 0; d < 0; ++d) v70.shape[d] = v68.shape[d];
     for (int d = 0; d < 0; ++d) v71.shape[d] = v68.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v68), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v69), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 11, v70), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 12, v71), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v68), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 12, v69), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 13, v70), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 14, v71), kWhere);
     {
       const int64_t i0 = v15.data[0];
       const int64_t i1 = v67.data[0];
@@ -4269,14 +4119,14 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [34] Sub -> v72
+  // [33] Sub -> v72
   {
-    static const char kWhere[] = "node [34] Sub (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [33] Sub (from /nodes/18 Scan)";
 
 
 
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 13, v72), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 15, v72), kWhere);
     {
       const int64_t i0 = v6.data[0];
       const int64_t i1 = v67.data[0];
@@ -4289,75 +4139,45 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [35] Shape_i{0} -> v73
+  // [34] CheckAndRaise{raises=ValueError, msg='length input 1 is negative'} -> v73
   {
-    static const char kWhere[] = "node [35] Shape_i{0} (from /nodes/19 Sum)";
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 21, v73), kWhere);
-
-    v73.data[0] = v48.shape[0];
-
-  }
-
-  // [36] Ge -> v74
-  {
-    static const char kWhere[] = "node [36] Ge (from /nodes/18 Scan)";
-
-
-
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v74), kWhere);
-    {
-      const int64_t i0 = v73.data[0];
-      const int64_t i1 = v5.data[0];
-      const bool t0 = static_cast<bool>((i0 >= i1));
-
-      v74.data[0] = t0;
-    }
-
-
-
-  }
-
-  // [37] CheckAndRaise{raises=ValueError, msg='length input 1 is negative'} -> v75
-  {
-    static const char kWhere[] = "node [37] CheckAndRaise{raises=ValueError, msg='length input 1 is negative'} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [34] CheckAndRaise{raises=ValueError, msg='length input 1 is negative'} (from /nodes/18 Scan)";
     {
       // Every element of condition 1 must be nonzero (NaN counts as true).
-      const bool* c = v74.data;
+      const bool* c = v37.data;
       bool ok = true;
-      if (v74.is_contiguous()) {
-        const int64_t n = v74.size();
+      if (v37.is_contiguous()) {
+        const int64_t n = v37.size();
         for (int64_t e = 0; e < n; ++e) ok = ok && c[e] != bool(0);
       } else {
         int64_t strides[1][1] = {};
-        for (int d = 0; d < 0; ++d) strides[0][d] = v74.strides[d];
-        kg::for_each_strided<0, 1>(v74.shape, strides, [&](const int64_t* off) { ok = ok && c[off[0]] != bool(0); });
+        for (int d = 0; d < 0; ++d) strides[0][d] = v37.strides[d];
+        kg::for_each_strided<0, 1>(v37.shape, strides, [&](const int64_t* off) { ok = ok && c[off[0]] != bool(0); });
       }
       if (!ok) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_ASSERT, "%s", "ValueError: length input 1 is negative"), kWhere);
     }
-    v75.data = v73.data;
+    v73.data = v36.data;
     for (int d = 0; d < 0; ++d) {
-      v75.shape[d] = v73.shape[d];
-      v75.strides[d] = v73.strides[d];
+      v73.shape[d] = v36.shape[d];
+      v73.strides[d] = v36.strides[d];
     }
 
 
   }
 
-  // [38] Composite{...} -> v76, v77, v78
+  // [35] Composite{...} -> v74, v75, v76
   {
-    static const char kWhere[] = "node [38] Composite{...} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [35] Composite{...} (from /nodes/18 Scan)";
 
 
 
-    for (int d = 0; d < 0; ++d) v77.shape[d] = v76.shape[d];
-    for (int d = 0; d < 0; ++d) v78.shape[d] = v76.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v76), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 22, v77), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 24, v78), kWhere);
+    for (int d = 0; d < 0; ++d) v75.shape[d] = v74.shape[d];
+    for (int d = 0; d < 0; ++d) v76.shape[d] = v74.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 22, v74), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 23, v75), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 25, v76), kWhere);
     {
-      const int64_t i0 = v75.data[0];
+      const int64_t i0 = v73.data[0];
       const int64_t i1 = v15.data[0];
       const bool i2 = v16.data[0];
       const int64_t t0 = static_cast<int64_t>(kiln_scalar::wrap_add(i0, i1));
@@ -4372,65 +4192,65 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       const int64_t t9 = static_cast<int64_t>(kiln_scalar::wrap_add(t3, t8));
       const int64_t t10 = static_cast<int64_t>(kiln_scalar::wrap_sub(t9, t7));
 
-      v76.data[0] = t7;
-      v77.data[0] = t9;
-      v78.data[0] = t10;
+      v74.data[0] = t7;
+      v75.data[0] = t9;
+      v76.data[0] = t10;
     }
 
 
 
   }
 
-  // [39] Composite{...} -> v79, v80, v81, v82, v83, v84, v85, v86, v87, v88, v89, v90, v91
+  // [36] Composite{...} -> v77, v78, v79, v80, v81, v82, v83, v84, v85, v86, v87, v88, v89
   {
-    static const char kWhere[] = "node [39] Composite{...} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [36] Composite{...} (from /nodes/18 Scan)";
 
 
 
-    for (int d = 0; d < 0; ++d) v80.shape[d] = v79.shape[d];
-    for (int d = 0; d < 0; ++d) v81.shape[d] = v79.shape[d];
-    for (int d = 0; d < 0; ++d) v82.shape[d] = v79.shape[d];
-    for (int d = 0; d < 0; ++d) v83.shape[d] = v79.shape[d];
-    for (int d = 0; d < 0; ++d) v84.shape[d] = v79.shape[d];
-    for (int d = 0; d < 0; ++d) v85.shape[d] = v79.shape[d];
-    for (int d = 0; d < 0; ++d) v86.shape[d] = v79.shape[d];
-    for (int d = 0; d < 0; ++d) v87.shape[d] = v79.shape[d];
-    for (int d = 0; d < 0; ++d) v88.shape[d] = v79.shape[d];
-    for (int d = 0; d < 0; ++d) v89.shape[d] = v79.shape[d];
-    for (int d = 0; d < 0; ++d) v90.shape[d] = v79.shape[d];
-    for (int d = 0; d < 0; ++d) v91.shape[d] = v79.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 19, v79), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v80), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v81), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 13, v82), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 11, v83), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v84), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 22, v85), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 24, v86), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v87), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 25, v88), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 26, v89), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 27, v90), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 28, v91), kWhere);
+    for (int d = 0; d < 0; ++d) v78.shape[d] = v77.shape[d];
+    for (int d = 0; d < 0; ++d) v79.shape[d] = v77.shape[d];
+    for (int d = 0; d < 0; ++d) v80.shape[d] = v77.shape[d];
+    for (int d = 0; d < 0; ++d) v81.shape[d] = v77.shape[d];
+    for (int d = 0; d < 0; ++d) v82.shape[d] = v77.shape[d];
+    for (int d = 0; d < 0; ++d) v83.shape[d] = v77.shape[d];
+    for (int d = 0; d < 0; ++d) v84.shape[d] = v77.shape[d];
+    for (int d = 0; d < 0; ++d) v85.shape[d] = v77.shape[d];
+    for (int d = 0; d < 0; ++d) v86.shape[d] = v77.shape[d];
+    for (int d = 0; d < 0; ++d) v87.shape[d] = v77.shape[d];
+    for (int d = 0; d < 0; ++d) v88.shape[d] = v77.shape[d];
+    for (int d = 0; d < 0; ++d) v89.shape[d] = v77.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 21, v77), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v78), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 12, v79), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 15, v80), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 13, v81), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 22, v82), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 23, v83), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 25, v84), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v85), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 27, v86), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 28, v87), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 29, v88), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 30, v89), kWhere);
     {
-      const bool i0 = v56.data[0];
+      const bool i0 = v61.data[0];
       const int64_t i1 = v18.data[0];
-      const int64_t i2 = v55.data[0];
-      const bool i3 = v53.data[0];
+      const int64_t i2 = v60.data[0];
+      const bool i3 = v58.data[0];
       const int64_t i4 = v68.data[0];
       const int64_t i5 = v69.data[0];
       const bool i6 = v71.data[0];
       const int64_t i7 = v72.data[0];
       const int64_t i8 = v70.data[0];
-      const int64_t i9 = v76.data[0];
-      const int64_t i10 = v77.data[0];
-      const int64_t i11 = v78.data[0];
-      const int64_t i12 = v75.data[0];
-      const int64_t i13 = v50.data[0];
+      const int64_t i9 = v74.data[0];
+      const int64_t i10 = v75.data[0];
+      const int64_t i11 = v76.data[0];
+      const int64_t i12 = v73.data[0];
+      const int64_t i13 = v55.data[0];
       const int64_t i14 = v14.data[0];
-      const int64_t i15 = v51.data[0];
+      const int64_t i15 = v56.data[0];
       const int64_t i16 = v15.data[0];
-      const int64_t i17 = v54.data[0];
+      const int64_t i17 = v59.data[0];
       const int64_t i18 = v67.data[0];
       const int64_t t0 = static_cast<int64_t>((i0 ? i1 : i2));
       const int64_t t1 = static_cast<int64_t>((i3 ? t0 : static_cast<int64_t>(0LL)));
@@ -4561,99 +4381,81 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       const int64_t t126 = static_cast<int64_t>((t125 ? i7 : t124));
       const int64_t t127 = static_cast<int64_t>((t119 ? t126 : static_cast<int64_t>(0LL)));
 
-      v79.data[0] = t1;
-      v80.data[0] = t3;
-      v81.data[0] = t5;
-      v82.data[0] = t7;
-      v83.data[0] = t11;
-      v84.data[0] = t78;
-      v85.data[0] = t83;
-      v86.data[0] = t93;
-      v87.data[0] = t98;
-      v88.data[0] = t107;
-      v89.data[0] = t112;
-      v90.data[0] = t122;
-      v91.data[0] = t127;
+      v77.data[0] = t1;
+      v78.data[0] = t3;
+      v79.data[0] = t5;
+      v80.data[0] = t7;
+      v81.data[0] = t11;
+      v82.data[0] = t78;
+      v83.data[0] = t83;
+      v84.data[0] = t93;
+      v85.data[0] = t98;
+      v86.data[0] = t107;
+      v87.data[0] = t112;
+      v88.data[0] = t122;
+      v89.data[0] = t127;
     }
 
 
 
   }
 
-  // [40] Subtensor{start:stop:step} -> v92
+  // [37] Subtensor{start:stop:step} -> v90
   {
-    static const char kWhere[] = "node [40] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [37] Subtensor{start:stop:step} (from /nodes/18 Scan)";
     int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v54, ix0), kWhere);
+    KILN_TRY_AT(kg::read_index(ctx, v59, ix0), kWhere);
     int64_t ix1;
-    KILN_TRY_AT(kg::read_index(ctx, v79, ix1), kWhere);
+    KILN_TRY_AT(kg::read_index(ctx, v77, ix1), kWhere);
     const int64_t ix2 = -1;
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v92.shape[0] = sl0.count;
-    v92.strides[0] = v0.strides[0] * sl0.step;
-    v92.data = v0.data;
-    if (v92.size() > 0) v92.data += sl0.start * v0.strides[0];
+    v90.shape[0] = sl0.count;
+    v90.strides[0] = v0.strides[0] * sl0.step;
+    v90.data = v0.data;
+    if (v90.size() > 0) v90.data += sl0.start * v0.strides[0];
 
   }
 
-  // [41] if{Scan scan_fn states} -> v93
+  if (!(v63.data[0] != 0)) {  // branch 1
+  // [38] Subtensor{start:stop} -> v91
   {
-    static const char kWhere[] = "node [41] if{Scan scan_fn states} (from /nodes/18 Scan)";
-    // IfElse: only the branch taken has been computed; its values are copied to the outputs.
-    if (v58.data[0] != 0) {
-      for (int d = 0; d < 1; ++d) v93.shape[d] = v47.shape[d];
-      KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v93), kWhere);
-      kg::copy_tensor(v47, v93);
-    } else {
-      for (int d = 0; d < 1; ++d) v93.shape[d] = v63.shape[d];
-      KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v93), kWhere);
-      kg::copy_tensor(v63, v93);
-    }
-
-  }
-
-  // [42] Subtensor{start:stop:step} -> v94
-  {
-    static const char kWhere[] = "node [42] Subtensor{start:stop:step} (from /nodes/18 Scan)";
-    int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v80, ix0), kWhere);
-    int64_t ix1;
-    KILN_TRY_AT(kg::read_index(ctx, v81, ix1), kWhere);
-    const int64_t ix2 = -1;
+    static const char kWhere[] = "node [38] Subtensor{start:stop} (from /nodes/18 Scan)";
+    const int64_t ix0 = 0;
+    const int64_t ix1 = 1;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v93.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v94.shape[0] = sl0.count;
-    v94.strides[0] = v93.strides[0] * sl0.step;
-    v94.data = v93.data;
-    if (v94.size() > 0) v94.data += sl0.start * v93.strides[0];
+    KILN_TRY_AT(kg::resolve_slice(ctx, v51.shape[0], true, ix0, true, ix1, false, 0, sl0), kWhere);
+    v91.shape[0] = sl0.count;
+    v91.strides[0] = v51.strides[0];
+    v91.data = v51.data;
+    if (v91.size() > 0) v91.data += sl0.start * v51.strides[0];
 
   }
 
-  // [43] Alloc -> v96
+  // [39] Alloc -> v93
   {
-    static const char kWhere[] = "node [43] Alloc (from /nodes/19 Sum)";
-    KILN_TRY_AT(kg::read_length(ctx, v73, "length input 1", v96.shape[0]), kWhere);
+    static const char kWhere[] = "node [39] Alloc (from /nodes/18 Scan)";
+    KILN_TRY_AT(kg::read_length(ctx, v15, "length input 1", v93.shape[0]), kWhere);
 
     int64_t vstrides[1] = {};  // the value broadcast to the output's shape
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v95.shape, v95.strides, 1, v96.shape, 1, vstrides), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v96), kWhere);
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v92.shape, v92.strides, 0, v93.shape, 1, vstrides), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v93), kWhere);
     {
-      const double* __restrict p = v95.data;
-      double* __restrict q = v96.data;
-      const int64_t n = v96.size();
-      if (n > 0 && v95.size() == 1) {
+      const double* __restrict p = v92.data;
+      double* __restrict q = v93.data;
+      const int64_t n = v93.size();
+      if (n > 0 && v92.size() == 1) {
         const double value = p[0];
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           for (int64_t e = begin; e < end; ++e) q[e] = value;
         });
       } else if (n > 0) {
         // Row by row (the last dimension), the outer dimensions by offsets into the value.
-        const int64_t len = v96.shape[0], vs = vstrides[0];
+        const int64_t len = v93.shape[0], vs = vstrides[0];
         int64_t strides[1][1] = {};
         for (int d = 0; d < 0; ++d) strides[0][d] = vstrides[d];
         int64_t row = 0;
-        kg::for_each_strided<0, 1>(v96.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 1>(v93.shape, strides, [&](const int64_t* off) {
           const double* src = p + off[0];
           double* dst = q + row * len;
           ++row;
@@ -4668,43 +4470,388 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [44] Subtensor{start:stop:step} -> v97
+  // [40] Join{axis=0} -> v94
   {
-    static const char kWhere[] = "node [44] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [40] Join{axis=0} (from /nodes/18 Scan)";
+    const int axis = 0;
+
+    for (int d = 0; d < 1; ++d) v94.shape[d] = v91.shape[d];
+    v94.shape[axis] = 0;
+    for (int d = 0; d < 1; ++d) {
+      if (d != axis && v91.shape[d] != v94.shape[d])
+        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 0 has length %lld", d, static_cast<long long>(v94.shape[d]), static_cast<long long>(v91.shape[d])), kWhere);
+    }
+    if (__builtin_add_overflow(v94.shape[axis], v91.shape[axis], &v94.shape[axis]))
+      return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Join: array is too big (the lengths along axis %d overflow)", axis), kWhere);
+    for (int d = 0; d < 1; ++d) {
+      if (d != axis && v93.shape[d] != v94.shape[d])
+        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 1 has length %lld", d, static_cast<long long>(v94.shape[d]), static_cast<long long>(v93.shape[d])), kWhere);
+    }
+    if (__builtin_add_overflow(v94.shape[axis], v93.shape[axis], &v94.shape[axis]))
+      return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Join: array is too big (the lengths along axis %d overflow)", axis), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v94), kWhere);
+    {
+      // Each input into its region of the output (the output's strides, offset along the axis).
+      int64_t offset = 0;
+      {
+        kg::Tensor<double, 1> region;
+        for (int d = 0; d < 1; ++d) {
+          region.shape[d] = v91.shape[d];
+          region.strides[d] = v94.strides[d];
+        }
+        region.data = v94.data;
+        if (region.size() > 0) region.data += offset * v94.strides[axis];
+        kg::copy_tensor(v91, region);
+
+        offset += v91.shape[axis];
+      }
+      {
+        kg::Tensor<double, 1> region;
+        for (int d = 0; d < 1; ++d) {
+          region.shape[d] = v93.shape[d];
+          region.strides[d] = v94.strides[d];
+        }
+        region.data = v94.data;
+        if (region.size() > 0) region.data += offset * v94.strides[axis];
+        kg::copy_tensor(v93, region);
+
+        offset += v93.shape[axis];
+      }
+    }
+
+  }
+
+  // [41] Scan{scan_fn, while_loop=False, inplace=none} -> v95, v96
+  {
+    static const char kWhere[] = "node [41] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
+        // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
+        // rows' shapes), then the buffers get one scratch area and every later step writes in place.
+        int64_t n_steps = 0;
+        KILN_TRY_AT(kg::scan::read_count(ctx, v15, n_steps), kWhere);
+        if (n_steps < 0)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: was asked to run for a negative number of steps (%lld)",
+                                           static_cast<long long>(n_steps)), kWhere);
+        if (v39.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 0 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v39.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row0;
+        if (v40.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 1 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v40.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row1;
+        if (v45.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 2 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v45.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row2;
+        if (v48.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 3 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v48.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row3;
+
+        kg::Tensor<double, 1> buf0;
+        int64_t store0 = 0, pos0 = 0;
+        kg::Tensor<double, 0> out_row0;
+        bool alias0 = false;
+        kg::Tensor<double, 0> temp0;
+        kg::Tensor<double, 0> tap0_0;
+
+        kg::Tensor<double, 1> buf1;
+        int64_t store1 = 0, pos1 = 0;
+        kg::Tensor<double, 0> out_row1;
+
+        KILN_TRY_AT(kg::scan::read_count(ctx, v15, store1), kWhere);
+        if (store1 < 0)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 was given a negative length (%lld)",
+                                           static_cast<long long>(store1)), kWhere);
+
+        DLTensor step_in[8];
+
+        auto bind_step = [&](int64_t i) {
+          (void)i;
+          seq_row0 = kg::scan::row(v39, i);
+          step_in[0] = kg::scan::dl_of(seq_row0, DLDataType{2, 64, 1});
+          seq_row1 = kg::scan::row(v40, i);
+          step_in[1] = kg::scan::dl_of(seq_row1, DLDataType{2, 64, 1});
+          seq_row2 = kg::scan::row(v45, i);
+          step_in[2] = kg::scan::dl_of(seq_row2, DLDataType{2, 64, 1});
+          seq_row3 = kg::scan::row(v48, i);
+          step_in[3] = kg::scan::dl_of(seq_row3, DLDataType{2, 64, 1});
+
+          tap0_0 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-1), store0));
+          step_in[4] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
+
+
+          step_in[5] = kg::scan::dl_of(v1, DLDataType{2, 64, 1});
+          step_in[6] = kg::scan::dl_of(v2, DLDataType{2, 64, 1});
+          step_in[7] = kg::scan::dl_of(v3, DLDataType{2, 64, 1});
+        };
+        int64_t i = 0;
+        if (n_steps > 0) {
+
+          buf0 = v94;
+          store0 = buf0.shape[0];
+          if (store0 < 1)
+            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 5) has %lld rows but must hold at least 1 (its oldest tap is -1)",
+                                             static_cast<long long>(store0)), kWhere);
+          pos0 = kg::scan::wrap(1, store0);
+          alias0 = kg::scan::wrap(-1, store0) == 0;  // a tap reads the row this step writes: write a copy first
+
+
+          if (store1 < 1)
+            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 has 0 rows but must hold at least 1"), kWhere);
+          kg::scan::StepOutputs<2> first;  // freed on every way out of this block
+          kg::OutputSink first_sink;
+          first_sink.owned = first.owned;
+          first_sink.count = 2;
+          bind_step(0);
+          KILN_TRY_AT(run_graph_step1(ctx, step_in, first_sink), kWhere);
+          // The scratch area: tap buffers (copies of the inputs), nit-sot buffers, a row per tap
+          // buffer for steps that overwrite a row they read, two values per untraced state.
+          int64_t total = 0;
+          bool fits = true;
+
+
+          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf0));
+          temp0 = kg::scan::row(buf0, 0);
+          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(temp0));
+          buf1.shape[0] = store1;
+          for (int d = 1; d < 1; ++d) buf1.shape[d] = first.owned[1]->dl_tensor.shape[d - 1];
+          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf1));
+
+
+
+          if (!fits) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: its buffers are too big (beyond 2^63 bytes)"), kWhere);
+          kg::Tensor<unsigned char, 1> scratch;
+          scratch.shape[0] = total;
+          KILN_TRY_AT(kg::alloc_workspace(ctx, 32, scratch), kWhere);
+          auto cursor = scratch.data;
+
+          {
+            kg::Tensor<double, 1> copy = buf0;
+            kg::scan::place(cursor, copy);
+            KILN_TRY_AT(kg::scan::copy(ctx, buf0, copy), kWhere);
+            buf0 = copy;
+          }
+          kg::scan::place(cursor, temp0);
+
+
+          kg::scan::place(cursor, buf1);
+
+          {
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[0]->dl_tensor, value);
+            out_row0 = kg::scan::row(buf0, pos0);
+            if (!kg::scan::same_shape(value, out_row0))
+              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 0 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row0), kWhere);
+          }
+          {
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[1]->dl_tensor, value);
+            out_row1 = kg::scan::row(buf1, pos1);
+            if (!kg::scan::same_shape(value, out_row1))
+              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row1), kWhere);
+          }
+
+          bool go_on = true;
+
+          kg::scan::release(first.owned, 2);
+
+          pos0 = (pos0 + 1) % store0;
+          pos1 = (pos1 + 1) % store1;
+
+          // The steps after the first inline: the inner graph is 0-d Elemwise nodes
+          // (codegen/cpp/emit_scan.cpp, inline_scalar_step).
+          double step_carry0 = buf0.data[kg::scan::wrap_once(pos0 - 1, store0) * buf0.strides[0]];
+          const double step_in5 = v1.data[0];
+          const double step_in6 = v2.data[0];
+          const double step_in7 = v3.data[0];
+          for (i = 1; i < n_steps && go_on; ++i) {
+            {
+              const double step_in0 = v39.data[i * v39.strides[0]];
+              const double step_in1 = v40.data[i * v40.strides[0]];
+              const double step_in2 = v45.data[i * v45.strides[0]];
+              const double step_in3 = v48.data[i * v48.strides[0]];
+              const double step_in4 = step_carry0;
+              const double step_t0 = static_cast<double>((step_in4 * step_in7));
+              const double step_t1 = static_cast<double>((step_in2 + step_t0));
+              const double step_t2 = static_cast<double>(std::log(step_t1));
+              const double step_t3 = static_cast<double>((step_in3 / step_t1));
+              const double step_t4 = static_cast<double>((step_t2 + step_t3));
+              const double step_t5 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * step_t4));
+              const double step_v0 = step_t1;
+              const double step_v1 = step_t5;
+              buf0.data[pos0 * buf0.strides[0]] = step_v0;
+              step_carry0 = step_v0;
+              buf1.data[pos1 * buf1.strides[0]] = step_v1;
+            }
+
+
+            pos0 = pos0 + 1 == store0 ? 0 : pos0 + 1;
+            pos1 = pos1 + 1 == store1 ? 0 : pos1 + 1;
+          }
+        }
+        // The outputs: a mit-mot buffer as the steps left it; each other buffer rotated when it
+        // wrapped around, zeroed past the rows written and shortened when a while loop stopped
+        // early (Scan.perform's end).
+
+        {
+          const int64_t filled = i + (1);
+          const bool rotate = n_steps > 0 && store0 < filled;
+          int64_t len = store0;
+          if (n_steps > 0 && store0 > filled && i < n_steps) len = std::max<int64_t>(0, store0 - (n_steps - i));
+          if (n_steps == 0) len = v94.shape[0];
+          for (int d = 1; d < 1; ++d) v95.shape[d] = v94.shape[d];
+
+          v95.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v95), kWhere);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf0, v95, pos0, rotate, filled), kWhere);
+          else KILN_TRY_AT(kg::scan::copy(ctx, v94, v95), kWhere);
+        }
+        {
+          const int64_t filled = i + (0);
+          const bool rotate = n_steps > 0 && store1 < filled;
+          int64_t len = store1;
+          if (n_steps > 0 && store1 > filled && i < n_steps) len = std::max<int64_t>(0, store1 - (n_steps - i));
+
+          for (int d = 1; d < 1; ++d) v96.shape[d] = buf1.shape[d];
+          if (n_steps == 0) len = 0;
+          v96.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v96), kWhere);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf1, v96, pos1, rotate, filled), kWhere);
+
+        }
+
+
+  }
+
+  }  // branch 1
+  // [42] if{Scan scan_fn states} -> v97
+  {
+    static const char kWhere[] = "node [42] if{Scan scan_fn states} (from /nodes/18 Scan)";
+    // IfElse: only the branch taken has been computed; its values are copied to the outputs.
+    if (v63.data[0] != 0) {
+      for (int d = 0; d < 1; ++d) v97.shape[d] = v52.shape[d];
+      KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v97), kWhere);
+      kg::copy_tensor(v52, v97);
+    } else {
+      for (int d = 0; d < 1; ++d) v97.shape[d] = v95.shape[d];
+      KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v97), kWhere);
+      kg::copy_tensor(v95, v97);
+    }
+
+  }
+
+  // [43] Subtensor{start:stop:step} -> v98
+  {
+    static const char kWhere[] = "node [43] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v78, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v79, ix1), kWhere);
+    const int64_t ix2 = -1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v97.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v98.shape[0] = sl0.count;
+    v98.strides[0] = v97.strides[0] * sl0.step;
+    v98.data = v97.data;
+    if (v98.size() > 0) v98.data += sl0.start * v97.strides[0];
+
+  }
+
+  // [44] Alloc -> v100
+  {
+    static const char kWhere[] = "node [44] Alloc (from /nodes/19 Sum)";
+    KILN_TRY_AT(kg::read_length(ctx, v36, "length input 1", v100.shape[0]), kWhere);
+
+    int64_t vstrides[1] = {};  // the value broadcast to the output's shape
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v99.shape, v99.strides, 1, v100.shape, 1, vstrides), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v100), kWhere);
+    {
+      const double* __restrict p = v99.data;
+      double* __restrict q = v100.data;
+      const int64_t n = v100.size();
+      if (n > 0 && v99.size() == 1) {
+        const double value = p[0];
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+          for (int64_t e = begin; e < end; ++e) q[e] = value;
+        });
+      } else if (n > 0) {
+        // Row by row (the last dimension), the outer dimensions by offsets into the value.
+        const int64_t len = v100.shape[0], vs = vstrides[0];
+        int64_t strides[1][1] = {};
+        for (int d = 0; d < 0; ++d) strides[0][d] = vstrides[d];
+        int64_t row = 0;
+        kg::for_each_strided<0, 1>(v100.shape, strides, [&](const int64_t* off) {
+          const double* src = p + off[0];
+          double* dst = q + row * len;
+          ++row;
+          if (vs == 1) {
+            for (int64_t j = 0; j < len; ++j) dst[j] = src[j];
+          } else {
+            for (int64_t j = 0; j < len; ++j) dst[j] = src[j * vs];
+          }
+        });
+      }
+    }
+
+  }
+
+  // [45] Subtensor{start:stop:step} -> v101
+  {
+    static const char kWhere[] = "node [45] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v80, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v81, ix1), kWhere);
+    const int64_t ix2 = -1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v100.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v101.shape[0] = sl0.count;
+    v101.strides[0] = v100.strides[0] * sl0.step;
+    v101.data = v100.data;
+    if (v101.size() > 0) v101.data += sl0.start * v100.strides[0];
+
+  }
+
+  // [46] Subtensor{start:stop:step} -> v102
+  {
+    static const char kWhere[] = "node [46] Subtensor{start:stop:step} (from /nodes/18 Scan)";
     int64_t ix0;
     KILN_TRY_AT(kg::read_index(ctx, v82, ix0), kWhere);
     int64_t ix1;
     KILN_TRY_AT(kg::read_index(ctx, v83, ix1), kWhere);
     const int64_t ix2 = -1;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v96.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v97.shape[0] = sl0.count;
-    v97.strides[0] = v96.strides[0] * sl0.step;
-    v97.data = v96.data;
-    if (v97.size() > 0) v97.data += sl0.start * v96.strides[0];
+    KILN_TRY_AT(kg::resolve_slice(ctx, v100.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v102.shape[0] = sl0.count;
+    v102.strides[0] = v100.strides[0] * sl0.step;
+    v102.data = v100.data;
+    if (v102.size() > 0) v102.data += sl0.start * v100.strides[0];
 
   }
 
-  // [45] Subtensor{start:stop:step} -> v98
+  // [47] Subtensor{start:stop:step} -> v103
   {
-    static const char kWhere[] = "node [45] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [47] Subtensor{start:stop:step} (from /nodes/18 Scan)";
     int64_t ix0;
     KILN_TRY_AT(kg::read_index(ctx, v84, ix0), kWhere);
     int64_t ix1;
     KILN_TRY_AT(kg::read_index(ctx, v85, ix1), kWhere);
     const int64_t ix2 = -1;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v96.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v98.shape[0] = sl0.count;
-    v98.strides[0] = v96.strides[0] * sl0.step;
-    v98.data = v96.data;
-    if (v98.size() > 0) v98.data += sl0.start * v96.strides[0];
+    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v103.shape[0] = sl0.count;
+    v103.strides[0] = v0.strides[0] * sl0.step;
+    v103.data = v0.data;
+    if (v103.size() > 0) v103.data += sl0.start * v0.strides[0];
 
   }
 
-  // [46] Subtensor{start:stop:step} -> v99
+  // [48] Subtensor{start:stop:step} -> v104
   {
-    static const char kWhere[] = "node [46] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [48] Subtensor{start:stop:step} (from /nodes/18 Scan)";
     int64_t ix0;
     KILN_TRY_AT(kg::read_index(ctx, v86, ix0), kWhere);
     int64_t ix1;
@@ -4712,93 +4859,76 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     const int64_t ix2 = -1;
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v99.shape[0] = sl0.count;
-    v99.strides[0] = v0.strides[0] * sl0.step;
-    v99.data = v0.data;
-    if (v99.size() > 0) v99.data += sl0.start * v0.strides[0];
+    v104.shape[0] = sl0.count;
+    v104.strides[0] = v0.strides[0] * sl0.step;
+    v104.data = v0.data;
+    if (v104.size() > 0) v104.data += sl0.start * v0.strides[0];
 
   }
 
-  // [47] Subtensor{start:stop:step} -> v100
+  // [49] ExpandDims{axis=0} -> v105
   {
-    static const char kWhere[] = "node [47] Subtensor{start:stop:step} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [49] ExpandDims{axis=0} (from /nodes/18 Scan)";
+
+    v105.data = v3.data;
+    v105.shape[0] = 1;
+    v105.strides[0] = 0;
+
+  }
+
+  // [50] Subtensor{start:stop:step} -> v106
+  {
+    static const char kWhere[] = "node [50] Subtensor{start:stop:step} (from /nodes/18 Scan)";
     int64_t ix0;
     KILN_TRY_AT(kg::read_index(ctx, v88, ix0), kWhere);
     int64_t ix1;
     KILN_TRY_AT(kg::read_index(ctx, v89, ix1), kWhere);
     const int64_t ix2 = -1;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v100.shape[0] = sl0.count;
-    v100.strides[0] = v0.strides[0] * sl0.step;
-    v100.data = v0.data;
-    if (v100.size() > 0) v100.data += sl0.start * v0.strides[0];
+    KILN_TRY_AT(kg::resolve_slice(ctx, v97.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v106.shape[0] = sl0.count;
+    v106.strides[0] = v97.strides[0] * sl0.step;
+    v106.data = v97.data;
+    if (v106.size() > 0) v106.data += sl0.start * v97.strides[0];
 
   }
 
-  // [48] ExpandDims{axis=0} -> v101
+  // [51] Composite{...} -> v107, v108, v109, v110
   {
-    static const char kWhere[] = "node [48] ExpandDims{axis=0} (from /nodes/18 Scan)";
-
-    v101.data = v3.data;
-    v101.shape[0] = 1;
-    v101.strides[0] = 0;
-
-  }
-
-  // [49] Subtensor{start:stop:step} -> v102
-  {
-    static const char kWhere[] = "node [49] Subtensor{start:stop:step} (from /nodes/18 Scan)";
-    int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v90, ix0), kWhere);
-    int64_t ix1;
-    KILN_TRY_AT(kg::read_index(ctx, v91, ix1), kWhere);
-    const int64_t ix2 = -1;
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v93.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v102.shape[0] = sl0.count;
-    v102.strides[0] = v93.strides[0] * sl0.step;
-    v102.data = v93.data;
-    if (v102.size() > 0) v102.data += sl0.start * v93.strides[0];
-
-  }
-
-  // [50] Composite{...} -> v103, v104, v105, v106
-  {
-    static const char kWhere[] = "node [50] Composite{...} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [51] Composite{...} (from /nodes/18 Scan)";
 
 
     {
-      const int64_t lengths[] = { v98.shape[0], v99.shape[0], v100.shape[0], v39.shape[0], v101.shape[0], v102.shape[0], v40.shape[0] };
+      const int64_t lengths[] = { v102.shape[0], v103.shape[0], v104.shape[0], v43.shape[0], v105.shape[0], v106.shape[0], v44.shape[0] };
       static const bool broadcastable[] = { false, false, false, true, true, false, true };
-      KILN_TRY_AT(kg::broadcast_length(ctx, v103.shape[0], 0, lengths, broadcastable, 7), kWhere);
+      KILN_TRY_AT(kg::broadcast_length(ctx, v107.shape[0], 0, lengths, broadcastable, 7), kWhere);
     }
-    for (int d = 0; d < 1; ++d) v104.shape[d] = v103.shape[d];
-    for (int d = 0; d < 1; ++d) v105.shape[d] = v103.shape[d];
-    for (int d = 0; d < 1; ++d) v106.shape[d] = v103.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v103), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v104), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v105), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v106), kWhere);
+    for (int d = 0; d < 1; ++d) v108.shape[d] = v107.shape[d];
+    for (int d = 0; d < 1; ++d) v109.shape[d] = v107.shape[d];
+    for (int d = 0; d < 1; ++d) v110.shape[d] = v107.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v107), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v108), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v109), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v110), kWhere);
 
     {
-      const int64_t n = v103.size();
-      if (true && v98.is_contiguous() && v99.is_contiguous() && v100.is_contiguous() && v102.is_contiguous()) {
+      const int64_t n = v107.size();
+      if (true && v102.is_contiguous() && v103.is_contiguous() && v104.is_contiguous() && v106.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
-          const double* __restrict p0 = v98.data;
-          const double* __restrict p1 = v99.data;
-          const double* __restrict p2 = v100.data;
-          const double* __restrict p3 = v39.data;
-          const double* __restrict p4 = v101.data;
-          const double* __restrict p5 = v102.data;
-          const double* __restrict p6 = v40.data;
+          const double* __restrict p0 = v102.data;
+          const double* __restrict p1 = v103.data;
+          const double* __restrict p2 = v104.data;
+          const double* __restrict p3 = v43.data;
+          const double* __restrict p4 = v105.data;
+          const double* __restrict p5 = v106.data;
+          const double* __restrict p6 = v44.data;
 
-          double* __restrict q0 = v103.data;
-          double* __restrict q1 = v104.data;
-          double* __restrict q2 = v105.data;
-          double* __restrict q3 = v106.data;
+          double* __restrict q0 = v107.data;
+          double* __restrict q1 = v108.data;
+          double* __restrict q2 = v109.data;
+          double* __restrict q3 = v110.data;
     #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const double i0 = p0[e];
@@ -4831,36 +4961,36 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v98.data;
-        const double* __restrict p1 = v99.data;
-        const double* __restrict p2 = v100.data;
-        const double* __restrict p3 = v39.data;
-        const double* __restrict p4 = v101.data;
-        const double* __restrict p5 = v102.data;
-        const double* __restrict p6 = v40.data;
+        const double* __restrict p0 = v102.data;
+        const double* __restrict p1 = v103.data;
+        const double* __restrict p2 = v104.data;
+        const double* __restrict p3 = v43.data;
+        const double* __restrict p4 = v105.data;
+        const double* __restrict p5 = v106.data;
+        const double* __restrict p6 = v44.data;
 
-        double* __restrict q0 = v103.data;
-        double* __restrict q1 = v104.data;
-        double* __restrict q2 = v105.data;
-        double* __restrict q3 = v106.data;
+        double* __restrict q0 = v107.data;
+        double* __restrict q1 = v108.data;
+        double* __restrict q2 = v109.data;
+        double* __restrict q3 = v110.data;
         int64_t strides[11][1] = {};
         for (int d = 0; d < 1; ++d) {
-          strides[0][d] = v98.strides[d];
-          strides[1][d] = v99.strides[d];
-          strides[2][d] = v100.strides[d];
-          strides[3][d] = v39.strides[d];
-          strides[4][d] = v101.strides[d];
-          strides[5][d] = v102.strides[d];
-          strides[6][d] = v40.strides[d];
-          strides[7][d] = v103.strides[d];
-          strides[8][d] = v104.strides[d];
-          strides[9][d] = v105.strides[d];
-          strides[10][d] = v106.strides[d];
+          strides[0][d] = v102.strides[d];
+          strides[1][d] = v103.strides[d];
+          strides[2][d] = v104.strides[d];
+          strides[3][d] = v43.strides[d];
+          strides[4][d] = v105.strides[d];
+          strides[5][d] = v106.strides[d];
+          strides[6][d] = v44.strides[d];
+          strides[7][d] = v107.strides[d];
+          strides[8][d] = v108.strides[d];
+          strides[9][d] = v109.strides[d];
+          strides[10][d] = v110.strides[d];
         }
         strides[3][0] = 0;
         strides[4][0] = 0;
         strides[6][0] = 0;
-        kg::for_each_strided<1, 11>(v103.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<1, 11>(v107.shape, strides, [&](const int64_t* off) {
           const double i0 = p0[off[0]];
           const double i1 = p1[off[1]];
           const double i2 = p2[off[2]];
@@ -4894,29 +5024,29 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [51] Mul -> v108
+  // [52] Mul -> v112
   {
-    static const char kWhere[] = "node [51] Mul (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [52] Mul (from /nodes/18 Scan)";
 
 
     {
-      const int64_t lengths[] = { v107.shape[0], v100.shape[0] };
+      const int64_t lengths[] = { v111.shape[0], v104.shape[0] };
       static const bool broadcastable[] = { true, false };
-      KILN_TRY_AT(kg::broadcast_length(ctx, v108.shape[0], 0, lengths, broadcastable, 2), kWhere);
+      KILN_TRY_AT(kg::broadcast_length(ctx, v112.shape[0], 0, lengths, broadcastable, 2), kWhere);
     }
 
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v108), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v112), kWhere);
 
     {
-      const int64_t n = v108.size();
-      if (true && v100.is_contiguous()) {
+      const int64_t n = v112.size();
+      if (true && v104.is_contiguous()) {
         // Every operand is contiguous with the output's shape, or a single broadcast element.
         // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
-          const int8_t* __restrict p0 = v107.data;
-          const double* __restrict p1 = v100.data;
+          const int8_t* __restrict p0 = v111.data;
+          const double* __restrict p1 = v104.data;
 
-          double* __restrict q0 = v108.data;
+          double* __restrict q0 = v112.data;
     #pragma GCC ivdep
           for (int64_t e = begin; e < end; ++e) {
             const int8_t i0 = p0[0];
@@ -4929,18 +5059,18 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         });
       } else {
         // General strided loop (transposed, sliced or broadcast operands).
-        const int8_t* __restrict p0 = v107.data;
-        const double* __restrict p1 = v100.data;
+        const int8_t* __restrict p0 = v111.data;
+        const double* __restrict p1 = v104.data;
 
-        double* __restrict q0 = v108.data;
+        double* __restrict q0 = v112.data;
         int64_t strides[3][1] = {};
         for (int d = 0; d < 1; ++d) {
-          strides[0][d] = v107.strides[d];
-          strides[1][d] = v100.strides[d];
-          strides[2][d] = v108.strides[d];
+          strides[0][d] = v111.strides[d];
+          strides[1][d] = v104.strides[d];
+          strides[2][d] = v112.strides[d];
         }
         strides[0][0] = 0;
-        kg::for_each_strided<1, 3>(v108.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<1, 3>(v112.shape, strides, [&](const int64_t* off) {
           const int8_t i0 = p0[off[0]];
           const double i1 = p1[off[1]];
           const double t0 = static_cast<double>((kiln_scalar::convert<double>(i0) * i1));
@@ -4954,30 +5084,30 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [52] Alloc -> v109
+  // [53] Alloc -> v113
   {
-    static const char kWhere[] = "node [52] Alloc (from /nodes/18 Scan)";
-    KILN_TRY_AT(kg::read_length(ctx, v35, "length input 1", v109.shape[0]), kWhere);
+    static const char kWhere[] = "node [53] Alloc (from /nodes/18 Scan)";
+    KILN_TRY_AT(kg::read_length(ctx, v38, "length input 1", v113.shape[0]), kWhere);
 
     int64_t vstrides[1] = {};  // the value broadcast to the output's shape
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v60.shape, v60.strides, 0, v109.shape, 1, vstrides), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v109), kWhere);
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v92.shape, v92.strides, 0, v113.shape, 1, vstrides), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v113), kWhere);
     {
-      const double* __restrict p = v60.data;
-      double* __restrict q = v109.data;
-      const int64_t n = v109.size();
-      if (n > 0 && v60.size() == 1) {
+      const double* __restrict p = v92.data;
+      double* __restrict q = v113.data;
+      const int64_t n = v113.size();
+      if (n > 0 && v92.size() == 1) {
         const double value = p[0];
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           for (int64_t e = begin; e < end; ++e) q[e] = value;
         });
       } else if (n > 0) {
         // Row by row (the last dimension), the outer dimensions by offsets into the value.
-        const int64_t len = v109.shape[0], vs = vstrides[0];
+        const int64_t len = v113.shape[0], vs = vstrides[0];
         int64_t strides[1][1] = {};
         for (int d = 0; d < 0; ++d) strides[0][d] = vstrides[d];
         int64_t row = 0;
-        kg::for_each_strided<0, 1>(v109.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 1>(v113.shape, strides, [&](const int64_t* off) {
           const double* src = p + off[0];
           double* dst = q + row * len;
           ++row;
@@ -4992,51 +5122,53 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [53] Scan{grad_of_scan_fn, while_loop=False, inplace=none} -> v110, v111, v112, v113, v114, v115
+  // [54] Scan{grad_of_scan_fn, while_loop=False, inplace=none} -> v114, v115, v116, v117, v118, v119
   {
-    static const char kWhere[] = "node [53] Scan{grad_of_scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [54] Scan{grad_of_scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
         // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
         // rows' shapes), then the buffers get one scratch area and every later step writes in place.
-        const int64_t n_steps = static_cast<int64_t>(v15.data[0]);
+        int64_t n_steps = 0;
+        KILN_TRY_AT(kg::scan::read_count(ctx, v15, n_steps), kWhere);
         if (n_steps < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: was asked to run for a negative number of steps (%lld)",
                                            static_cast<long long>(n_steps)), kWhere);
-        if (v52.shape[0] < n_steps)
+        if (v57.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 0 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v52.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v57.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row0;
-        if (v92.shape[0] < n_steps)
+        if (v90.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 1 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v92.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v90.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row1;
-        if (v94.shape[0] < n_steps)
+        if (v98.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 2 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v94.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v98.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row2;
-        if (v97.shape[0] < n_steps)
+        if (v101.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 3 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v97.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v101.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row3;
-        if (v104.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 4 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v104.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row4;
-        if (v105.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 5 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v105.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row5;
-        if (v103.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 6 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v103.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row6;
         if (v108.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 7 has %lld rows but the scan runs %lld steps",
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 4 has %lld rows but the scan runs %lld steps",
                                            static_cast<long long>(v108.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row4;
+        if (v109.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 5 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v109.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row5;
+        if (v107.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 6 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v107.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row6;
+        if (v112.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 7 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v112.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row7;
-        if (v106.shape[0] < n_steps)
+        if (v110.shape[0] < n_steps)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 8 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v106.shape[0]), static_cast<long long>(n_steps)), kWhere);
+                                           static_cast<long long>(v110.shape[0]), static_cast<long long>(n_steps)), kWhere);
         kg::Tensor<double, 0> seq_row8;
+
         kg::Tensor<double, 1> buf0;
         int64_t store0 = 0, pos0 = 0;
         kg::Tensor<double, 0> out_row0;
@@ -5069,7 +5201,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         int64_t store4 = 0, pos4 = 0;
         kg::Tensor<double, 0> out_row4;
 
-        store4 = static_cast<int64_t>(v15.data[0]);
+        KILN_TRY_AT(kg::scan::read_count(ctx, v15, store4), kWhere);
         if (store4 < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 was given a negative length (%lld)",
                                            static_cast<long long>(store4)), kWhere);
@@ -5077,7 +5209,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         int64_t store5 = 0, pos5 = 0;
         kg::Tensor<double, 0> out_row5;
 
-        store5 = static_cast<int64_t>(v15.data[0]);
+        KILN_TRY_AT(kg::scan::read_count(ctx, v15, store5), kWhere);
         if (store5 < 0)
           return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 1 was given a negative length (%lld)",
                                            static_cast<long long>(store5)), kWhere);
@@ -5086,24 +5218,25 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
         auto bind_step = [&](int64_t i) {
           (void)i;
-          seq_row0 = kg::scan::row(v52, i);
+          seq_row0 = kg::scan::row(v57, i);
           step_in[0] = kg::scan::dl_of(seq_row0, DLDataType{2, 64, 1});
-          seq_row1 = kg::scan::row(v92, i);
+          seq_row1 = kg::scan::row(v90, i);
           step_in[1] = kg::scan::dl_of(seq_row1, DLDataType{2, 64, 1});
-          seq_row2 = kg::scan::row(v94, i);
+          seq_row2 = kg::scan::row(v98, i);
           step_in[2] = kg::scan::dl_of(seq_row2, DLDataType{2, 64, 1});
-          seq_row3 = kg::scan::row(v97, i);
+          seq_row3 = kg::scan::row(v101, i);
           step_in[3] = kg::scan::dl_of(seq_row3, DLDataType{2, 64, 1});
-          seq_row4 = kg::scan::row(v104, i);
+          seq_row4 = kg::scan::row(v108, i);
           step_in[4] = kg::scan::dl_of(seq_row4, DLDataType{2, 64, 1});
-          seq_row5 = kg::scan::row(v105, i);
+          seq_row5 = kg::scan::row(v109, i);
           step_in[5] = kg::scan::dl_of(seq_row5, DLDataType{2, 64, 1});
-          seq_row6 = kg::scan::row(v103, i);
+          seq_row6 = kg::scan::row(v107, i);
           step_in[6] = kg::scan::dl_of(seq_row6, DLDataType{2, 64, 1});
-          seq_row7 = kg::scan::row(v108, i);
+          seq_row7 = kg::scan::row(v112, i);
           step_in[7] = kg::scan::dl_of(seq_row7, DLDataType{2, 64, 1});
-          seq_row8 = kg::scan::row(v106, i);
+          seq_row8 = kg::scan::row(v110, i);
           step_in[8] = kg::scan::dl_of(seq_row8, DLDataType{2, 64, 1});
+
           tap0_0 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-1), store0));
           step_in[9] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
           tap1_0 = kg::scan::row(buf1, kg::scan::wrap(pos1 + (-1), store1));
@@ -5121,7 +5254,8 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         };
         int64_t i = 0;
         if (n_steps > 0) {
-          buf0 = v109;
+
+          buf0 = v113;
           store0 = buf0.shape[0];
           if (store0 < 1)
             return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 10) has %lld rows but must hold at least 1 (its oldest tap is -1)",
@@ -5129,7 +5263,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           pos0 = kg::scan::wrap(1, store0);
           alias0 = kg::scan::wrap(-1, store0) == 0;  // a tap reads the row this step writes: write a copy first
 
-          buf1 = v109;
+          buf1 = v113;
           store1 = buf1.shape[0];
           if (store1 < 1)
             return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 1 (input 11) has %lld rows but must hold at least 1 (its oldest tap is -1)",
@@ -5137,7 +5271,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           pos1 = kg::scan::wrap(1, store1);
           alias1 = kg::scan::wrap(-1, store1) == 0;  // a tap reads the row this step writes: write a copy first
 
-          buf2 = v109;
+          buf2 = v113;
           store2 = buf2.shape[0];
           if (store2 < 1)
             return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 2 (input 12) has %lld rows but must hold at least 1 (its oldest tap is -1)",
@@ -5145,7 +5279,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           pos2 = kg::scan::wrap(1, store2);
           alias2 = kg::scan::wrap(-1, store2) == 0;  // a tap reads the row this step writes: write a copy first
 
-          buf3 = v109;
+          buf3 = v113;
           store3 = buf3.shape[0];
           if (store3 < 1)
             return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 3 (input 13) has %lld rows but must hold at least 1 (its oldest tap is -1)",
@@ -5159,20 +5293,17 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
           if (store5 < 1)
             return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 1 has 0 rows but must hold at least 1"), kWhere);
-          DLManagedTensor* first[6] = {};
+          kg::scan::StepOutputs<6> first;  // freed on every way out of this block
           kg::OutputSink first_sink;
-          first_sink.owned = first;
+          first_sink.owned = first.owned;
           first_sink.count = 6;
           bind_step(0);
-          const int32_t first_status = run_graph_step2(ctx, step_in, first_sink);
-          if (first_status != KILN_OK) {
-            kg::scan::release(first, 6);
-            return kg::at_node(ctx, first_status, kWhere);
-          }
+          KILN_TRY_AT(run_graph_step2(ctx, step_in, first_sink), kWhere);
           // The scratch area: tap buffers (copies of the inputs), nit-sot buffers, a row per tap
           // buffer for steps that overwrite a row they read, two values per untraced state.
           int64_t total = 0;
           bool fits = true;
+
 
           fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf0));
           temp0 = kg::scan::row(buf0, 0);
@@ -5190,30 +5321,25 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           temp3 = kg::scan::row(buf3, 0);
           fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(temp3));
           buf4.shape[0] = store4;
-          for (int d = 1; d < 1; ++d) buf4.shape[d] = first[4]->dl_tensor.shape[d - 1];
+          for (int d = 1; d < 1; ++d) buf4.shape[d] = first.owned[4]->dl_tensor.shape[d - 1];
           fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf4));
 
           buf5.shape[0] = store5;
-          for (int d = 1; d < 1; ++d) buf5.shape[d] = first[5]->dl_tensor.shape[d - 1];
+          for (int d = 1; d < 1; ++d) buf5.shape[d] = first.owned[5]->dl_tensor.shape[d - 1];
           fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf5));
 
 
-          if (!fits) {
-            kg::scan::release(first, 6);
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: its buffers are too big (beyond 2^63 bytes)"), kWhere);
-          }
+
+          if (!fits) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: its buffers are too big (beyond 2^63 bytes)"), kWhere);
           kg::Tensor<unsigned char, 1> scratch;
           scratch.shape[0] = total;
-          const int32_t scratch_status = kg::alloc_workspace(ctx, 31, scratch);
-          if (scratch_status != KILN_OK) {
-            kg::scan::release(first, 6);
-            return kg::at_node(ctx, scratch_status, kWhere);
-          }
-          unsigned char* cursor = scratch.data;
+          KILN_TRY_AT(kg::alloc_workspace(ctx, 33, scratch), kWhere);
+          auto cursor = scratch.data;
+
           {
             kg::Tensor<double, 1> copy = buf0;
             kg::scan::place(cursor, copy);
-            kg::copy_tensor(buf0, copy);
+            KILN_TRY_AT(kg::scan::copy(ctx, buf0, copy), kWhere);
             buf0 = copy;
           }
           kg::scan::place(cursor, temp0);
@@ -5221,7 +5347,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           {
             kg::Tensor<double, 1> copy = buf1;
             kg::scan::place(cursor, copy);
-            kg::copy_tensor(buf1, copy);
+            KILN_TRY_AT(kg::scan::copy(ctx, buf1, copy), kWhere);
             buf1 = copy;
           }
           kg::scan::place(cursor, temp1);
@@ -5229,7 +5355,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           {
             kg::Tensor<double, 1> copy = buf2;
             kg::scan::place(cursor, copy);
-            kg::copy_tensor(buf2, copy);
+            KILN_TRY_AT(kg::scan::copy(ctx, buf2, copy), kWhere);
             buf2 = copy;
           }
           kg::scan::place(cursor, temp2);
@@ -5237,7 +5363,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           {
             kg::Tensor<double, 1> copy = buf3;
             kg::scan::place(cursor, copy);
-            kg::copy_tensor(buf3, copy);
+            KILN_TRY_AT(kg::scan::copy(ctx, buf3, copy), kWhere);
             buf3 = copy;
           }
           kg::scan::place(cursor, temp3);
@@ -5248,62 +5374,58 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           kg::scan::place(cursor, buf5);
 
           {
-            kg::Tensor<double, 0> value = kg::scan::view_of<double, 0>(first[0]->dl_tensor);
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[0]->dl_tensor, value);
             out_row0 = kg::scan::row(buf0, pos0);
-            if (!kg::scan::same_shape(value, out_row0)) {
-              kg::scan::release(first, 6);
+            if (!kg::scan::same_shape(value, out_row0))
               return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 0 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            }
-            kg::copy_tensor(value, out_row0);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row0), kWhere);
           }
           {
-            kg::Tensor<double, 0> value = kg::scan::view_of<double, 0>(first[1]->dl_tensor);
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[1]->dl_tensor, value);
             out_row1 = kg::scan::row(buf1, pos1);
-            if (!kg::scan::same_shape(value, out_row1)) {
-              kg::scan::release(first, 6);
+            if (!kg::scan::same_shape(value, out_row1))
               return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 1 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            }
-            kg::copy_tensor(value, out_row1);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row1), kWhere);
           }
           {
-            kg::Tensor<double, 0> value = kg::scan::view_of<double, 0>(first[2]->dl_tensor);
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[2]->dl_tensor, value);
             out_row2 = kg::scan::row(buf2, pos2);
-            if (!kg::scan::same_shape(value, out_row2)) {
-              kg::scan::release(first, 6);
+            if (!kg::scan::same_shape(value, out_row2))
               return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 2 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            }
-            kg::copy_tensor(value, out_row2);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row2), kWhere);
           }
           {
-            kg::Tensor<double, 0> value = kg::scan::view_of<double, 0>(first[3]->dl_tensor);
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[3]->dl_tensor, value);
             out_row3 = kg::scan::row(buf3, pos3);
-            if (!kg::scan::same_shape(value, out_row3)) {
-              kg::scan::release(first, 6);
+            if (!kg::scan::same_shape(value, out_row3))
               return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 3 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            }
-            kg::copy_tensor(value, out_row3);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row3), kWhere);
           }
           {
-            kg::Tensor<double, 0> value = kg::scan::view_of<double, 0>(first[4]->dl_tensor);
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[4]->dl_tensor, value);
             out_row4 = kg::scan::row(buf4, pos4);
-            if (!kg::scan::same_shape(value, out_row4)) {
-              kg::scan::release(first, 6);
+            if (!kg::scan::same_shape(value, out_row4))
               return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            }
-            kg::copy_tensor(value, out_row4);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row4), kWhere);
           }
           {
-            kg::Tensor<double, 0> value = kg::scan::view_of<double, 0>(first[5]->dl_tensor);
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[5]->dl_tensor, value);
             out_row5 = kg::scan::row(buf5, pos5);
-            if (!kg::scan::same_shape(value, out_row5)) {
-              kg::scan::release(first, 6);
+            if (!kg::scan::same_shape(value, out_row5))
               return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 1 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            }
-            kg::copy_tensor(value, out_row5);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row5), kWhere);
           }
+
           bool go_on = true;
 
-          kg::scan::release(first, 6);
+          kg::scan::release(first.owned, 6);
+
           pos0 = (pos0 + 1) % store0;
           pos1 = (pos1 + 1) % store1;
           pos2 = (pos2 + 1) % store2;
@@ -5322,15 +5444,15 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           const double step_in15 = v3.data[0];
           for (i = 1; i < n_steps && go_on; ++i) {
             {
-              const double step_in0 = v52.data[i * v52.strides[0]];
-              const double step_in1 = v92.data[i * v92.strides[0]];
-              const double step_in2 = v94.data[i * v94.strides[0]];
-              const double step_in3 = v97.data[i * v97.strides[0]];
-              const double step_in4 = v104.data[i * v104.strides[0]];
-              const double step_in5 = v105.data[i * v105.strides[0]];
-              const double step_in6 = v103.data[i * v103.strides[0]];
-              const double step_in7 = v108.data[i * v108.strides[0]];
-              const double step_in8 = v106.data[i * v106.strides[0]];
+              const double step_in0 = v57.data[i * v57.strides[0]];
+              const double step_in1 = v90.data[i * v90.strides[0]];
+              const double step_in2 = v98.data[i * v98.strides[0]];
+              const double step_in3 = v101.data[i * v101.strides[0]];
+              const double step_in4 = v108.data[i * v108.strides[0]];
+              const double step_in5 = v109.data[i * v109.strides[0]];
+              const double step_in6 = v107.data[i * v107.strides[0]];
+              const double step_in7 = v112.data[i * v112.strides[0]];
+              const double step_in8 = v110.data[i * v110.strides[0]];
               const double step_in9 = step_carry0;
               const double step_in10 = step_carry1;
               const double step_in11 = step_carry2;
@@ -5360,6 +5482,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
               buf5.data[pos5 * buf5.strides[0]] = step_in8;
             }
 
+
             pos0 = pos0 + 1 == store0 ? 0 : pos0 + 1;
             pos1 = pos1 + 1 == store1 ? 0 : pos1 + 1;
             pos2 = pos2 + 1 == store2 ? 0 : pos2 + 1;
@@ -5368,59 +5491,61 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
             pos5 = pos5 + 1 == store5 ? 0 : pos5 + 1;
           }
         }
-        // The outputs: each buffer rotated when it wrapped around, zeroed past the rows written
-        // and shortened when a while loop stopped early (Scan.perform's end).
+        // The outputs: a mit-mot buffer as the steps left it; each other buffer rotated when it
+        // wrapped around, zeroed past the rows written and shortened when a while loop stopped
+        // early (Scan.perform's end).
+
         {
           const int64_t filled = i + (1);
           const bool rotate = n_steps > 0 && store0 < filled;
           int64_t len = store0;
           if (n_steps > 0 && store0 > filled && i < n_steps) len = std::max<int64_t>(0, store0 - (n_steps - i));
-          if (n_steps == 0) len = v109.shape[0];
-          for (int d = 1; d < 1; ++d) v110.shape[d] = v109.shape[d];
+          if (n_steps == 0) len = v113.shape[0];
+          for (int d = 1; d < 1; ++d) v114.shape[d] = v113.shape[d];
 
-          v110.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v110), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf0, v110, pos0, rotate, filled);
-          else kg::copy_tensor(v109, v110);
+          v114.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v114), kWhere);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf0, v114, pos0, rotate, filled), kWhere);
+          else KILN_TRY_AT(kg::scan::copy(ctx, v113, v114), kWhere);
         }
         {
           const int64_t filled = i + (1);
           const bool rotate = n_steps > 0 && store1 < filled;
           int64_t len = store1;
           if (n_steps > 0 && store1 > filled && i < n_steps) len = std::max<int64_t>(0, store1 - (n_steps - i));
-          if (n_steps == 0) len = v109.shape[0];
-          for (int d = 1; d < 1; ++d) v111.shape[d] = v109.shape[d];
+          if (n_steps == 0) len = v113.shape[0];
+          for (int d = 1; d < 1; ++d) v115.shape[d] = v113.shape[d];
 
-          v111.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v111), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf1, v111, pos1, rotate, filled);
-          else kg::copy_tensor(v109, v111);
+          v115.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v115), kWhere);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf1, v115, pos1, rotate, filled), kWhere);
+          else KILN_TRY_AT(kg::scan::copy(ctx, v113, v115), kWhere);
         }
         {
           const int64_t filled = i + (1);
           const bool rotate = n_steps > 0 && store2 < filled;
           int64_t len = store2;
           if (n_steps > 0 && store2 > filled && i < n_steps) len = std::max<int64_t>(0, store2 - (n_steps - i));
-          if (n_steps == 0) len = v109.shape[0];
-          for (int d = 1; d < 1; ++d) v112.shape[d] = v109.shape[d];
+          if (n_steps == 0) len = v113.shape[0];
+          for (int d = 1; d < 1; ++d) v116.shape[d] = v113.shape[d];
 
-          v112.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 11, v112), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf2, v112, pos2, rotate, filled);
-          else kg::copy_tensor(v109, v112);
+          v116.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 11, v116), kWhere);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf2, v116, pos2, rotate, filled), kWhere);
+          else KILN_TRY_AT(kg::scan::copy(ctx, v113, v116), kWhere);
         }
         {
           const int64_t filled = i + (1);
           const bool rotate = n_steps > 0 && store3 < filled;
           int64_t len = store3;
           if (n_steps > 0 && store3 > filled && i < n_steps) len = std::max<int64_t>(0, store3 - (n_steps - i));
-          if (n_steps == 0) len = v109.shape[0];
-          for (int d = 1; d < 1; ++d) v113.shape[d] = v109.shape[d];
+          if (n_steps == 0) len = v113.shape[0];
+          for (int d = 1; d < 1; ++d) v117.shape[d] = v113.shape[d];
 
-          v113.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 12, v113), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf3, v113, pos3, rotate, filled);
-          else kg::copy_tensor(v109, v113);
+          v117.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 12, v117), kWhere);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf3, v117, pos3, rotate, filled), kWhere);
+          else KILN_TRY_AT(kg::scan::copy(ctx, v113, v117), kWhere);
         }
         {
           const int64_t filled = i + (0);
@@ -5428,11 +5553,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           int64_t len = store4;
           if (n_steps > 0 && store4 > filled && i < n_steps) len = std::max<int64_t>(0, store4 - (n_steps - i));
 
-          for (int d = 1; d < 1; ++d) v114.shape[d] = buf4.shape[d];
+          for (int d = 1; d < 1; ++d) v118.shape[d] = buf4.shape[d];
           if (n_steps == 0) len = 0;
-          v114.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 13, v114), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf4, v114, pos4, rotate, filled);
+          v118.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 13, v118), kWhere);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf4, v118, pos4, rotate, filled), kWhere);
 
         }
         {
@@ -5441,74 +5566,74 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
           int64_t len = store5;
           if (n_steps > 0 && store5 > filled && i < n_steps) len = std::max<int64_t>(0, store5 - (n_steps - i));
 
-          for (int d = 1; d < 1; ++d) v115.shape[d] = buf5.shape[d];
+          for (int d = 1; d < 1; ++d) v119.shape[d] = buf5.shape[d];
           if (n_steps == 0) len = 0;
-          v115.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 15, v115), kWhere);
-          if (n_steps > 0) kg::scan::finish(buf5, v115, pos5, rotate, filled);
+          v119.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 14, v119), kWhere);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf5, v119, pos5, rotate, filled), kWhere);
 
         }
 
 
   }
 
-  // [54] Subtensor{i} -> v116
-  {
-    static const char kWhere[] = "node [54] Subtensor{i} (from /nodes/18 Scan)";
-    const int64_t ix0 = -1;
-    int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v111.shape[0], 0, at0), kWhere);
-    v116.data = v111.data;
-    if (v116.size() > 0) v116.data += at0 * v111.strides[0];
-
-  }
-
-  // [55] Subtensor{i} -> v117
+  // [55] Subtensor{i} -> v120
   {
     static const char kWhere[] = "node [55] Subtensor{i} (from /nodes/18 Scan)";
     const int64_t ix0 = -1;
     int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v112.shape[0], 0, at0), kWhere);
-    v117.data = v112.data;
-    if (v117.size() > 0) v117.data += at0 * v112.strides[0];
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v115.shape[0], 0, at0), kWhere);
+    v120.data = v115.data;
+    if (v120.size() > 0) v120.data += at0 * v115.strides[0];
 
   }
 
-  // [56] Subtensor{i} -> v118
+  // [56] Subtensor{i} -> v121
   {
     static const char kWhere[] = "node [56] Subtensor{i} (from /nodes/18 Scan)";
     const int64_t ix0 = -1;
     int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v113.shape[0], 0, at0), kWhere);
-    v118.data = v113.data;
-    if (v118.size() > 0) v118.data += at0 * v113.strides[0];
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v116.shape[0], 0, at0), kWhere);
+    v121.data = v116.data;
+    if (v121.size() > 0) v121.data += at0 * v116.strides[0];
 
   }
 
-  // [57] Alloc -> v119
+  // [57] Subtensor{i} -> v122
   {
-    static const char kWhere[] = "node [57] Alloc (from /nodes/18 Scan)";
-    KILN_TRY_AT(kg::read_length(ctx, v57, "length input 1", v119.shape[0]), kWhere);
+    static const char kWhere[] = "node [57] Subtensor{i} (from /nodes/18 Scan)";
+    const int64_t ix0 = -1;
+    int64_t at0;
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v117.shape[0], 0, at0), kWhere);
+    v122.data = v117.data;
+    if (v122.size() > 0) v122.data += at0 * v117.strides[0];
+
+  }
+
+  // [58] Alloc -> v123
+  {
+    static const char kWhere[] = "node [58] Alloc (from /nodes/18 Scan)";
+    KILN_TRY_AT(kg::read_length(ctx, v62, "length input 1", v123.shape[0]), kWhere);
 
     int64_t vstrides[1] = {};  // the value broadcast to the output's shape
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v60.shape, v60.strides, 0, v119.shape, 1, vstrides), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v119), kWhere);
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v92.shape, v92.strides, 0, v123.shape, 1, vstrides), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v123), kWhere);
     {
-      const double* __restrict p = v60.data;
-      double* __restrict q = v119.data;
-      const int64_t n = v119.size();
-      if (n > 0 && v60.size() == 1) {
+      const double* __restrict p = v92.data;
+      double* __restrict q = v123.data;
+      const int64_t n = v123.size();
+      if (n > 0 && v92.size() == 1) {
         const double value = p[0];
         kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           for (int64_t e = begin; e < end; ++e) q[e] = value;
         });
       } else if (n > 0) {
         // Row by row (the last dimension), the outer dimensions by offsets into the value.
-        const int64_t len = v119.shape[0], vs = vstrides[0];
+        const int64_t len = v123.shape[0], vs = vstrides[0];
         int64_t strides[1][1] = {};
         for (int d = 0; d < 0; ++d) strides[0][d] = vstrides[d];
         int64_t row = 0;
-        kg::for_each_strided<0, 1>(v119.shape, strides, [&](const int64_t* off) {
+        kg::for_each_strided<0, 1>(v123.shape, strides, [&](const int64_t* off) {
           const double* src = p + off[0];
           double* dst = q + row * len;
           ++row;
@@ -5523,59 +5648,59 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
 
-  // [58] Subtensor{i} -> v120
+  // [59] Subtensor{i} -> v124
   {
-    static const char kWhere[] = "node [58] Subtensor{i} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [59] Subtensor{i} (from /nodes/18 Scan)";
     const int64_t ix0 = -1;
     int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v110.shape[0], 0, at0), kWhere);
-    v120.data = v110.data;
-    if (v120.size() > 0) v120.data += at0 * v110.strides[0];
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v114.shape[0], 0, at0), kWhere);
+    v124.data = v114.data;
+    if (v124.size() > 0) v124.data += at0 * v114.strides[0];
 
   }
 
-  // [59] IncSubtensor{i} -> v121
+  // [60] IncSubtensor{i} -> v125
   {
-    static const char kWhere[] = "node [59] IncSubtensor{i} (from /nodes/18 Scan)";
+    static const char kWhere[] = "node [60] IncSubtensor{i} (from /nodes/18 Scan)";
     const int64_t ix0 = 0;
     int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v119.shape[0], 0, at0), kWhere);
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v123.shape[0], 0, at0), kWhere);
     kg::Tensor<double, 0> region;
     int64_t ystrides[1];
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v120.shape, v120.strides, 0, region.shape, 0, ystrides), kWhere);
-    for (int d = 0; d < 1; ++d) v121.shape[d] = v119.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v121), kWhere);
-    kg::copy_tensor(v119, v121);
-    region.data = v121.data;
-    if (region.size() > 0) region.data += at0 * v121.strides[0];
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v124.shape, v124.strides, 0, region.shape, 0, ystrides), kWhere);
+    for (int d = 0; d < 1; ++d) v125.shape[d] = v123.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v125), kWhere);
+    kg::copy_tensor(v123, v125);
+    region.data = v125.data;
+    if (region.size() > 0) region.data += at0 * v125.strides[0];
     {
       // A single element (integer indices only).
       double& a = region.data[0];
-      const double b = v120.data[0];
+      const double b = v124.data[0];
       a = a + b;
     }
 
   }
 
-  // [60] Subtensor{:stop} -> v122
+  // [61] Subtensor{:stop} -> v126
   {
-    static const char kWhere[] = "node [60] Subtensor{:stop} (from /nodes/13 IncSubtensor)";
+    static const char kWhere[] = "node [61] Subtensor{:stop} (from /nodes/13 IncSubtensor)";
     const int64_t ix0 = 1;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v121.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
-    v122.shape[0] = sl0.count;
-    v122.strides[0] = v121.strides[0];
-    v122.data = v121.data;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v125.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
+    v126.shape[0] = sl0.count;
+    v126.strides[0] = v125.strides[0];
+    v126.data = v125.data;
 
   }
 
-  // [61] Sum{axis=0} -> v123
+  // [62] Sum{axis=0} -> v127
   {
-    static const char kWhere[] = "node [61] Sum{axis=0} -> \042grad_s0\042 (from /nodes/13 IncSubtensor)";
+    static const char kWhere[] = "node [62] Sum{axis=0} -> \042grad_s0\042 (from /nodes/13 IncSubtensor)";
     // Output shape: the dimensions that are not reduced.
 
 
-    KILN_TRY_AT(kg::alloc_output(ctx, sink, 4, v123, DLDataType{2, 64, 1}), kWhere);
+    KILN_TRY_AT(kg::alloc_output(ctx, sink, 4, v127, DLDataType{2, 64, 1}), kWhere);
     {
       using T = double;  // input element
       using A = double;  // accumulator
@@ -5593,10 +5718,10 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         return t0;
       };
       static const int axes[] = { 0 };
-      const kg::Rows<1, 1> rows(v122, axes);  // one row per output element
+      const kg::Rows<1, 1> rows(v126, axes);  // one row per output element
       const int64_t len = rows.len;
-      const T* __restrict px = v122.data;
-      O* __restrict py = v123.data;
+      const T* __restrict px = v126.data;
+      O* __restrict py = v127.data;
       if (rows.count == 0) {
         // No output element.
       } else if (rows.unit) {
@@ -5679,25 +5804,25 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
   }
   {
-    // graph output 1 is v116: copy it into the output's memory
+    // graph output 1 is v120: copy it into the output's memory
     kg::Tensor<double, 0> out;
-    for (int d = 0; d < 0; ++d) out.shape[d] = v116.shape[d];
+    for (int d = 0; d < 0; ++d) out.shape[d] = v120.shape[d];
     KILN_TRY(kg::alloc_output(ctx, sink, 1, out, DLDataType{2, 64, 1}));
-    kg::copy_tensor(v116, out);
+    kg::copy_tensor(v120, out);
   }
   {
-    // graph output 2 is v117: copy it into the output's memory
+    // graph output 2 is v121: copy it into the output's memory
     kg::Tensor<double, 0> out;
-    for (int d = 0; d < 0; ++d) out.shape[d] = v117.shape[d];
+    for (int d = 0; d < 0; ++d) out.shape[d] = v121.shape[d];
     KILN_TRY(kg::alloc_output(ctx, sink, 2, out, DLDataType{2, 64, 1}));
-    kg::copy_tensor(v117, out);
+    kg::copy_tensor(v121, out);
   }
   {
-    // graph output 3 is v118: copy it into the output's memory
+    // graph output 3 is v122: copy it into the output's memory
     kg::Tensor<double, 0> out;
-    for (int d = 0; d < 0; ++d) out.shape[d] = v118.shape[d];
+    for (int d = 0; d < 0; ++d) out.shape[d] = v122.shape[d];
     KILN_TRY(kg::alloc_output(ctx, sink, 3, out, DLDataType{2, 64, 1}));
-    kg::copy_tensor(v118, out);
+    kg::copy_tensor(v122, out);
   }
   return KILN_OK;
 }
@@ -5761,7 +5886,7 @@ const int32_t kOutputKinds[] = { KILN_KIND_TENSOR, KILN_KIND_TENSOR, KILN_KIND_T
 constexpr int32_t kNumInputs = 5;
 constexpr int32_t kNumOutputs = 5;
 constexpr int32_t kNumShapeOutputs = 0;
-constexpr int32_t kNumSlots = 32;
+constexpr int32_t kNumSlots = 34;
 
 int32_t check_call(kg::Ctx* ctx, const DLTensor* inputs) {
   if (!ctx) return KILN_ERR_ARGUMENT;
