@@ -41,13 +41,17 @@ def _axes(axis):
 # --- elementwise, reductions ----------------------------------------------------------------------
 
 
+def _dtypes(variables) -> list[str]:
+    return [str(v.type.dtype) for v in variables]
+
+
 def _elemwise(w: Writer, node) -> None:
-    w.emit(node, "Elemwise", {"scalar_op": spell_scalar_op(w, node.op.scalar_op)})
+    w.emit(node, "Elemwise", {"scalar_op": spell_scalar_op(w, node.op.scalar_op, _dtypes(node.inputs))})
 
 
 def _scalar_apply(w: Writer, node) -> None:
     """A scalar op applied outside an Elemwise (index arithmetic): an Elemwise on 0-d tensors."""
-    w.emit(node, "Elemwise", {"scalar_op": spell_scalar_op(w, node.op)})
+    w.emit(node, "Elemwise", {"scalar_op": spell_scalar_op(w, node.op, _dtypes(node.inputs))})
 
 
 def _careduce(w: Writer, node) -> None:
