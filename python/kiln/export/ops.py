@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .entries import Entry, Func, Same
 from .indexing import INDEXING_OPS
+from .lowered import LOWERED_OPS
 from .scalar import ScalarSpeller, spell_scalar_op
 from .writer import Unsupported, Writer
 
@@ -267,6 +268,8 @@ OP_TABLE: dict[str, Entry] = {
     "Unique": Same("return_index", "return_inverse", "return_counts", "axis"),
     "FillDiagonal": Same(),
     "FillDiagonalOffset": Same(),
+    # ops the format lacks, written as subgraphs of ops it has (lowered.py)
+    **LOWERED_OPS,
 }
 
 

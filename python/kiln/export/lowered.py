@@ -1,0 +1,184 @@
+"""PyTensor ops the graph format does not have, written as PyTensor subgraphs of ops it has.
+
+Each handler builds, from the node's own inputs, a PyTensor expression of ops kiln implements
+(indexing, ARange, Elemwise, Reshape, MatrixInverse, CheckAndRaise, ...) that computes what the
+op's perform() computes, and writes that subgraph in the node's place. Being ordinary graph
+ops, the pieces also give kiln's own differentiation of the exported graph something to
+differentiate. Errors perform() raises for bad run-time values are CheckAndRaise nodes raising
+the same exception class; what cannot be reproduced is refused (Unsupported) with the reason.
+The scalar ops of the same kind (GammaU, J0, ...) are in scalar.py (LOWERED_SCALAR_OPS).
+"""
+from __future__ import annotations
+
+from .entries import Func
+from .writer import Unsupported, Writer
+
+
+def _write_subgraph(w: Writer, node, outputs) -> None:
+    """Writes the nodes between node.inputs and `outputs` and makes them the node's outputs."""
+    from .compat import io_toposort
+    from .walk import write_nodes
+
+    outputs = [_fit(o, out) for o, out in zip(outputs, node.outputs)]
+    write_nodes(w, io_toposort(list(node.inputs), outputs))
+    for out, new in zip(node.outputs, outputs):
+        w.alias(out, new)
+
+
+def _fit(var, like):
+    """`var` with `like`'s dtype, and `like`'s static lengths where `var` has none (so consumers
+    see the types PyTensor gave them). A static length `var` knows and `like` contradicts is
+    kept: PyTensor's type is the wrong one then (TensorInv says its input's shape)."""
+    import pytensor.tensor as pt
+
+    if var.type.dtype != like.type.dtype:
+        var = pt.cast(var, like.type.dtype)
+    if var.type.ndim != like.type.ndim:
+        raise Unsupported(f"internal: lowered {like} has rank {var.type.ndim}")
+    if any(s is None and t is not None for s, t in zip(var.type.shape, like.type.shape)):
+        var = pt.specify_shape(var, [s if s is not None else t for s, t in zip(var.type.shape, like.type.shape)])
+    return var
+
+
+def _check(value, message: str, *conds):
+    """value, after checking conds (0-d booleans) at run time, raising ValueError(message) as
+    NumPy does; no node when there is nothing to check."""
+    from pytensor.raise_op import CheckAndRaise
+
+    return CheckAndRaise(ValueError, message)(value, *conds) if conds else value
+
+
+def _index_along(length, axis: int, ndim: int, static_one: bool):
+    """arange(length) as an index array along `axis` of `ndim` axes (length 1 elsewhere); a
+    constant [0] when the length is statically 1, so the index's static shape says so."""
+    import numpy as np
+    import pytensor.tensor as pt
+
+    ar = pt.constant(np.zeros(1, "int64")) if static_one else pt.arange(length, dtype="int64")
+    return ar.dimshuffle(*["x" if k != axis else 0 for k in range(ndim)])
+
+
+# --- PermuteRowElements -----------------------------------------------------------------------------
+
+
+def _permute_row_elements(w: Writer, node) -> None:
+    """out[..., j] = x[..., y[..., j]] (inverse: out[..., y[..., j]] = x[..., j]) with x and y's
+    leading axes broadcast: a gather (AdvancedSubtensor) or a scatter into zeros
+    (AdvancedIncSubtensor, set) over arange indices of the leading axes. make_node already
+    padded x and y to one rank. perform() broadcasts a leading axis only where its static length
+    is 1 and raises ValueError otherwise: the equal-length checks say the same."""
+    import pytensor.tensor as pt
+
+    x, y = node.inputs
+    d = x.type.ndim
+    if d == 0:
+        raise Unsupported("PermuteRowElements of 0-d tensors (PyTensor's perform fails on every call)")
+    xs, ys = x.type.shape, y.type.shape
+    conds = [pt.eq(x.shape[k], y.shape[k]) for k in range(d - 1) if xs[k] != 1 and ys[k] != 1]
+    n, m = x.shape[-1], y.shape[-1]
+    row_known = xs[-1] == 1 or (xs[-1] is not None and xs[-1] == ys[-1])
+    inverse = node.op.inverse
+    if not row_known and not (ys[-1] == 1 and not inverse):
+        # The row itself: perform's out[:] = x[y] broadcasts a y row of length 1 over x's row;
+        # out[y] = x[:] (inverse) takes an x row of length 1 (or as long as y's) only.
+        ok = pt.or_(pt.eq(n, m), pt.eq(n, 1))
+        conds.append(ok if inverse else pt.or_(ok, pt.eq(m, 1)))
+    if conds:  # checked before anything is computed from x, as perform() does
+        x = _check(x, "PermuteRowElements: dimension mismatch between x and y",
+                   pt.all(pt.stack(conds)) if len(conds) > 1 else conds[0])
+    y64 = pt.cast(y, "int64") if y.type.dtype != "int64" else y
+    if not inverse:
+        lead = [_index_along(x.shape[k], k, d, xs[k] == 1) for k in range(d - 1)]
+        out = x[(*lead, y64)] if d > 1 else x[y64]
+        if not row_known:
+            length = n if ys[-1] == 1 else pt.switch(pt.eq(m, 1), n, m)
+            out = pt.broadcast_to(out, [*[out.shape[k] for k in range(d - 1)], length])
+    else:
+        shape = [y.shape[k] if xs[k] == 1 else x.shape[k] for k in range(d - 1)] + [m]
+        lead = [_index_along(shape[k], k, d, xs[k] == 1 and ys[k] == 1) for k in range(d - 1)]
+        zeros = pt.zeros(shape, dtype=x.type.dtype)
+        out = pt.set_subtensor(zeros[(*lead, y64)] if d > 1 else zeros[y64], pt.broadcast_to(x, shape))
+    _write_subgraph(w, node, [out])
+
+
+# --- Choose -------------------------------------------------------------------------------------------
+
+
+def _choose(w: Writer, node) -> None:
+    """np.choose(a, choices, mode): choices[a', j1, ..., jk] with a' the checked (raise),
+    wrapped (a mod N) or clipped index and j the aranges of the choices' own axes, all broadcast
+    as NumPy broadcasts a with choices[0]. NumPy's ValueErrors (no choices; an entry out of
+    range under mode="raise") are CheckAndRaise nodes."""
+    import pytensor.tensor as pt
+    from pytensor.tensor.type import TensorType
+
+    a, c = node.inputs
+    if not isinstance(c.type, TensorType):
+        raise Unsupported("Choose over a typed list of choices (choices of different shapes): kiln has no "
+                          "typed lists")
+    mode = node.op.mode
+    r = max(a.type.ndim, c.type.ndim - 1)
+    N = c.shape[0]
+    ai = pt.cast(a, "int64")
+    if mode == "wrap":
+        ai = pt.mod(ai, N)
+    elif mode == "clip":
+        ai = pt.clip(ai, 0, N - 1)
+    if a.type.ndim < r:
+        ai = pt.shape_padleft(ai, r - a.type.ndim)
+    first = r - (c.type.ndim - 1)
+    axes = [_index_along(c.shape[k], first + k - 1, r, c.type.shape[k] == 1) for k in range(1, c.type.ndim)]
+    if mode == "raise":
+        ok = pt.all(pt.and_(pt.ge(ai, 0), pt.lt(ai, N)))
+        ai = _check(ai, "invalid entry in choice array", ok)
+    ai = _check(ai, "0-length sequence.", pt.gt(N, 0))
+    out = c[(ai, *axes)]
+    _write_subgraph(w, node, [out])
+
+
+# --- Bartlett -------------------------------------------------------------------------------------------
+
+
+def _bartlett(w: Writer, node) -> None:
+    """np.bartlett(M): n = arange(1 - M, M, 2); 1 - |n| / (M - 1), which is bit for bit NumPy's
+    where(n <= 0, 1 + n/(M-1), 1 - n/(M-1)); M - 1 is taken at least 1 so that M = 1 gives [1.]
+    (NumPy's special case); M < 1 gives an empty arange. In int64, as NumPy's int arange."""
+    import pytensor.tensor as pt
+
+    M = pt.cast(node.inputs[0], "int64")
+    n = pt.arange(1 - M, M, 2, dtype="int64")
+    out = 1.0 - pt.cast(pt.abs(n), "float64") / pt.cast(pt.maximum(M - 1, 1), "float64")
+    _write_subgraph(w, node, [out])
+
+
+# --- TensorInv ------------------------------------------------------------------------------------------
+
+
+def _tensor_inv(w: Writer, node) -> None:
+    """np.linalg.tensorinv(a, ind): inv(a.reshape(prod(a.shape[ind:]), -1)) reshaped to
+    a.shape[ind:] + a.shape[:ind] (MatrixInverse raises for a singular or non-square matrix)."""
+    import pytensor.tensor as pt
+    from pytensor.tensor.linalg import inv
+
+    (a,) = node.inputs
+    ind = int(node.op.ind)
+    if ind <= 0:
+        raise Unsupported(f"TensorInv with ind={ind}: NumPy raises ValueError('Invalid ind argument.') on every call")
+    if not a.type.dtype.startswith("float"):
+        raise Unsupported(f"TensorInv of {a.type.dtype}: PyTensor's output type says {a.type.dtype} where NumPy "
+                          "returns float64")
+    d = a.type.ndim
+    rows = pt.constant(1, dtype="int64")
+    for k in range(ind, d):
+        rows = rows * a.shape[k]
+    square = pt.reshape(a, pt.stack([rows, pt.constant(-1, dtype="int64")]), ndim=2)
+    out = pt.reshape(inv(square), [a.shape[k] for k in [*range(ind, d), *range(min(ind, d))]], ndim=d)
+    _write_subgraph(w, node, [out])
+
+
+LOWERED_OPS = {
+    "PermuteRowElements": Func(_permute_row_elements),
+    "Choose": Func(_choose),
+    "Bartlett": Func(_bartlett),
+    "TensorInv": Func(_tensor_inv),
+}
