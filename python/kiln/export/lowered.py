@@ -176,6 +176,57 @@ def _tensor_inv(w: Writer, node) -> None:
     _write_subgraph(w, node, [out])
 
 
+# --- Blockwise{Reshape} ---------------------------------------------------------------------------
+
+
+def blockwise_reshape(w: Writer, node) -> None:
+    """A Blockwise over Reshape{ndim} with a batched shape (PyTensor's vectorize rule keeps one
+    Reshape when only x is batched). Blockwise reshapes x[b] to shape[b] for every batch index b
+    and stacks the results, so they must all have one shape: every row, its -1 resolved against
+    x's core size as np.reshape does, equals the first. Then it is one Reshape of x broadcast to
+    the batch shape, to batch shape + that row. Checked as Blockwise and NumPy check: no
+    run-time broadcasting of a batch axis not statically 1, rows NumPy can reshape to (at most
+    one -1, no other negative length, a -1 beside no zero length), and no empty batch (Blockwise
+    raises NotImplementedError there)."""
+    import pytensor.tensor as pt
+
+    x, shp = node.inputs
+    ndim = int(node.op.core_op.ndim)
+    B = node.outputs[0].type.ndim - ndim
+    core_x = [x.shape[k] for k in range(B, x.type.ndim)]
+    batch, conds = [], []
+    for k in range(B):
+        free = [v.shape[k] for v in (x, shp) if v.type.shape[k] != 1]
+        length = free[0] if len(free) == 1 else (pt.maximum(*free) if free else pt.constant(1, dtype="int64"))
+        conds += [pt.eq(f, length) for f in free]
+        batch.append(length)
+    size = pt.constant(1, dtype="int64")
+    for c in core_x:
+        size = size * c
+    rows = pt.cast(shp, "int64")
+    unknown = pt.eq(rows, -1)
+    known = pt.prod(pt.switch(unknown, 1, rows), axis=-1, keepdims=True)
+    n_unknown = pt.sum(unknown, axis=-1)
+    conds += [pt.all(pt.le(n_unknown, 1)), pt.all(pt.ge(rows, -1)),
+              pt.all(pt.or_(pt.eq(n_unknown, 0), pt.neq(known[..., 0], 0)))]
+    resolved = pt.switch(unknown, size // pt.maximum(known, 1), rows)
+    n_batch = pt.constant(1, dtype="int64")
+    for b in batch:
+        n_batch = n_batch * b
+    resolved = _check(resolved, "Blockwise{Reshape}: incompatible batch shapes or shapes to reshape to",
+                      pt.all(pt.stack(conds)))
+    from pytensor.raise_op import CheckAndRaise
+
+    resolved = CheckAndRaise(NotImplementedError, "vectorize with zero size not implemented")(
+        resolved, pt.gt(n_batch, 0))
+    first = pt.reshape(resolved, (-1, ndim), ndim=2)[0]
+    same = pt.all(pt.eq(resolved, first))
+    first = _check(first, "Blockwise{Reshape}: the batch's reshapes give different shapes", same)
+    xb = pt.broadcast_to(x, [*batch, *core_x]) if any(x.type.shape[k] == 1 for k in range(B)) else x
+    out = pt.reshape(xb, pt.concatenate([pt.stack(batch), first]) if B else first, ndim=B + ndim)
+    _write_subgraph(w, node, [out])
+
+
 LOWERED_OPS = {
     "PermuteRowElements": Func(_permute_row_elements),
     "Choose": Func(_choose),

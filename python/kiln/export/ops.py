@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .entries import Entry, Func, Same
 from .indexing import INDEXING_OPS
-from .lowered import LOWERED_OPS
+from .lowered import LOWERED_OPS, blockwise_reshape
 from .scalar import ScalarSpeller, spell_scalar_op
 from .writer import Unsupported, Writer
 
@@ -169,6 +169,8 @@ def _blockwise(w: Writer, node) -> None:
     from .walk import write_node
 
     core = node.op.core_op
+    if type(core).__name__ == "Reshape" and _blockwise_batch_ndim(node) > 0:
+        return blockwise_reshape(w, node)  # kiln's Reshape has no batching rule (lowered.py)
     if _blockwise_batch_ndim(node) == 0:
         core_node = core.make_node(*node.inputs)
         write_node(w, core_node)
