@@ -48,6 +48,8 @@ def _permute() -> list[Case]:
                 permute_row_elements(x32, Y8), permute_row_elements(x32, Y8, inverse=True),
                 permute_row_elements(xi, Y), permute_row_elements(xi, Y, inverse=True),
                 permute_row_elements(x32, y, inverse=True), permute_row_elements(e, Y[:0]),
+                # rows of run-time length 1 (not static): perform broadcasts y's row (and x's, inverse)
+                permute_row_elements(x, Y[:, :1]), permute_row_elements(x[:, :1], Y, inverse=True),
                 inverse_permutation(y), inverse_permutation(Y), inverse_permutation(Y8), inverse_permutation(y[:0]),
                 pytensor.grad((permute_row_elements(x, Y) ** 2 * np.arange(4.0)).sum(), x),
                 pytensor.grad((permute_row_elements(v, Y, inverse=True) * np.arange(20.0).reshape(5, 4)).sum(), v),
@@ -79,6 +81,8 @@ def _choose() -> list[Case]:
             outs += [choose(a, c, mode=mode), choose(a8, c32, mode=mode), choose(a0, c, mode=mode),
                      choose(a, ci, mode=mode), choose(a0, c32[:, 0], mode=mode), choose(a[:0], c[:, :1], mode=mode),
                      choose(ab, c32, mode=mode), choose(a[:, :, None], c[:, :1, :], mode=mode)]
+        # a list of choices (MakeList): NumPy broadcasts them with each other, lengths 1 at run time too
+        outs += [choose(a, [c[0], c[1, :1], c[2, :, :1]], mode="wrap"), choose(a8, [c32[0, :1], c32[1]], mode="clip")]
         return outs + [choose(wild, c, mode="wrap"), choose(wild, c32, mode="clip"), a.choose(c)]
 
     return [case("choose", lambda: ([a, a8, a0, ab, c, c32, ci, wild], outs(),

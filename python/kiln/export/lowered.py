@@ -14,13 +14,14 @@ from .entries import Func
 from .writer import Unsupported, Writer
 
 
-def _write_subgraph(w: Writer, node, outputs) -> None:
-    """Writes the nodes between node.inputs and `outputs` and makes them the node's outputs."""
+def _write_subgraph(w: Writer, node, outputs, inputs=()) -> None:
+    """Writes the nodes between node.inputs (and `inputs`, other variables already written) and
+    `outputs` and makes them the node's outputs."""
     from .compat import io_toposort
     from .walk import write_nodes
 
     outputs = [_fit(o, out) for o, out in zip(outputs, node.outputs)]
-    write_nodes(w, io_toposort(list(node.inputs), outputs))
+    write_nodes(w, io_toposort([*node.inputs, *inputs], outputs))
     for out, new in zip(node.outputs, outputs):
         w.alias(out, new)
 
@@ -46,6 +47,22 @@ def _check(value, message: str, *conds):
     from pytensor.raise_op import CheckAndRaise
 
     return CheckAndRaise(ValueError, message)(value, *conds) if conds else value
+
+
+def _broadcast_to(x, shape):
+    """np.broadcast_to(x, shape), where a length of 1 at run time broadcasts too (PyTensor's Alloc,
+    what pt.broadcast_to gives, and kiln's refuse that unless the length is statically 1): a
+    gather x[arange(L0) % l0, arange(L1) % l1, ...] of outer-product indices. The caller has
+    checked that each length l is 1 or L."""
+    import pytensor.tensor as pt
+
+    d = len(shape)
+    x = pt.shape_padleft(x, d - x.type.ndim) if x.type.ndim < d else x
+    if all(s == 1 for s in x.type.shape):
+        return pt.broadcast_to(x, shape)
+    index = [(pt.arange(shape[k], dtype="int64") % pt.maximum(x.shape[k], 1)).dimshuffle(
+        *["x" if j != k else 0 for j in range(d)]) for k in range(d)]
+    return x[tuple(index)] if d > 1 else x[index[0]]
 
 
 def _index_along(length, axis: int, ndim: int, static_one: bool):
@@ -92,12 +109,12 @@ def _permute_row_elements(w: Writer, node) -> None:
         out = x[(*lead, y64)] if d > 1 else x[y64]
         if not row_known:
             length = n if ys[-1] == 1 else pt.switch(pt.eq(m, 1), n, m)
-            out = pt.broadcast_to(out, [*[out.shape[k] for k in range(d - 1)], length])
+            out = _broadcast_to(out, [*[out.shape[k] for k in range(d - 1)], length])
     else:
         shape = [y.shape[k] if xs[k] == 1 else x.shape[k] for k in range(d - 1)] + [m]
         lead = [_index_along(shape[k], k, d, xs[k] == 1 and ys[k] == 1) for k in range(d - 1)]
         zeros = pt.zeros(shape, dtype=x.type.dtype)
-        out = pt.set_subtensor(zeros[(*lead, y64)] if d > 1 else zeros[y64], pt.broadcast_to(x, shape))
+        out = pt.set_subtensor(zeros[(*lead, y64)] if d > 1 else zeros[y64], _broadcast_to(x, shape))
     _write_subgraph(w, node, [out])
 
 
@@ -113,9 +130,16 @@ def _choose(w: Writer, node) -> None:
     from pytensor.tensor.type import TensorType
 
     a, c = node.inputs
+    items = ()
     if not isinstance(c.type, TensorType):
-        raise Unsupported("Choose over a typed list of choices (choices of different shapes): kiln has no "
-                          "typed lists")
+        # A list of choices (make_node's MakeList when choose() is given a list): NumPy broadcasts
+        # them with each other, so they are the stack of the broadcast items.
+        if c.owner is None or type(c.owner.op).__name__ != "MakeList":
+            raise Unsupported("Choose over a typed list that is not a MakeList of tensors: kiln has no typed lists")
+        items = c.owner.inputs
+        shape, conds = _numpy_broadcast_shape(items)
+        c = pt.stack([_broadcast_to(_check(i, "shape mismatch: objects cannot be broadcast to a single shape",
+                                             *conds), shape) for i in items])
     mode = node.op.mode
     r = max(a.type.ndim, c.type.ndim - 1)
     N = c.shape[0]
@@ -133,7 +157,36 @@ def _choose(w: Writer, node) -> None:
         ai = _check(ai, "invalid entry in choice array", ok)
     ai = _check(ai, "0-length sequence.", pt.gt(N, 0))
     out = c[(ai, *axes)]
-    _write_subgraph(w, node, [out])
+    _write_subgraph(w, node, [out], inputs=items)
+
+
+def _numpy_broadcast_shape(variables):
+    """NumPy's broadcast shape of `variables` (a length of 1 at run time broadcasts, unlike
+    PyTensor's broadcast_shape), and the conditions under which it exists."""
+    import pytensor.tensor as pt
+
+    ndim = max(v.type.ndim for v in variables)
+    shape, conds = [], []
+    for k in range(ndim):
+        lengths = [v.shape[v.type.ndim - ndim + k] for v in variables if v.type.ndim - ndim + k >= 0
+                   and v.type.shape[v.type.ndim - ndim + k] != 1]
+        if not lengths:
+            shape.append(1)
+            continue
+        length = lengths[0]
+        for other in lengths[1:]:
+            length = pt.switch(pt.eq(length, 1), other, length)
+        conds += [pt.or_(pt.eq(n, 1), pt.eq(n, length)) for n in lengths[1:] + lengths[:1]] if len(lengths) > 1 else []
+        shape.append(length)
+    return shape, conds
+
+
+def _make_list(w: Writer, node) -> None:
+    """A typed list has no format equivalent: Choose reads a MakeList's items itself (above), so
+    the list gets an id only for the walk's bookkeeping; any other use of it is refused where it
+    is used (or declared as a graph output)."""
+    for out in node.outputs:
+        w.ids[out] = w.shared.fresh("list")
 
 
 # --- Bartlett -------------------------------------------------------------------------------------------
@@ -230,6 +283,7 @@ def blockwise_reshape(w: Writer, node) -> None:
 LOWERED_OPS = {
     "PermuteRowElements": Func(_permute_row_elements),
     "Choose": Func(_choose),
+    "MakeList": Func(_make_list),
     "Bartlett": Func(_bartlett),
     "TensorInv": Func(_tensor_inv),
 }
