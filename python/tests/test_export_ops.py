@@ -57,7 +57,7 @@ def test_lowered_ops_raise_numpy_s_errors_through_kiln_mode():
     k, vec, shapes = pt.lscalar("k"), pt.dvector("vec"), pt.lmatrix("shapes")
     shape = pt.as_tensor_variable([-1, k])
     batched = vectorize_graph(pt.reshape(vec, shape), {shape: shapes})
-    outs = [choose(a, c), permute_row_elements(x, y), batched]
+    outs = [choose(a, c), choose(a, c, mode="wrap"), permute_row_elements(x, y), batched]
     f = pytensor.function([a, c, x, y, vec, shapes], outs, mode=kiln.mode(name="lowered_errors"))
     ref = pytensor.function([a, c, x, y, vec, shapes], outs, mode=REFERENCE_MODE)
     good = dict(a=np.array([0, 1, 1]), c=np.arange(6.0).reshape(2, 3), x=np.ones((2, 3)),
@@ -65,7 +65,8 @@ def test_lowered_ops_raise_numpy_s_errors_through_kiln_mode():
     for g, w in zip(f(**good), ref(**good)):
         assert_same("good", g, w)
     bad = [dict(a=np.array([0, 2, 1])), dict(a=np.array([0, -1, 1])), dict(c=np.zeros((0, 3))),
-           dict(x=np.ones((1, 3))), dict(shapes=np.array([[2, -1], [3, -1]]))]
+           dict(x=np.ones((1, 3))), dict(shapes=np.array([[2, -1], [3, -1]])), dict(shapes=np.array([[2, -1], [4, -1]])),
+           dict(shapes=np.array([[2, 3], [3, 3]]))]
     for change in bad:
         values = {**good, **change}
         with pytest.raises(ValueError):

@@ -143,7 +143,8 @@ def _choose(w: Writer, node) -> None:
     mode = node.op.mode
     r = max(a.type.ndim, c.type.ndim - 1)
     N = c.shape[0]
-    ai = pt.cast(a, "int64")
+    # NumPy's first check (before a mod by zero could happen): there are choices at all.
+    ai = _check(pt.cast(a, "int64"), "0-length sequence.", pt.gt(N, 0))
     if mode == "wrap":
         ai = pt.mod(ai, N)
     elif mode == "clip":
@@ -155,7 +156,6 @@ def _choose(w: Writer, node) -> None:
     if mode == "raise":
         ok = pt.all(pt.and_(pt.ge(ai, 0), pt.lt(ai, N)))
         ai = _check(ai, "invalid entry in choice array", ok)
-    ai = _check(ai, "0-length sequence.", pt.gt(N, 0))
     out = c[(ai, *axes)]
     _write_subgraph(w, node, [out], inputs=items)
 
@@ -263,6 +263,7 @@ def blockwise_reshape(w: Writer, node) -> None:
     conds += [pt.all(pt.le(n_unknown, 1)), pt.all(pt.ge(rows, -1)),
               pt.all(pt.or_(pt.eq(n_unknown, 0), pt.neq(known[..., 0], 0)))]
     resolved = pt.switch(unknown, size // pt.maximum(known, 1), rows)
+    conds.append(pt.all(pt.eq(pt.prod(resolved, axis=-1), size)))  # np.reshape's size check, every row
     n_batch = pt.constant(1, dtype="int64")
     for b in batch:
         n_batch = n_batch * b
