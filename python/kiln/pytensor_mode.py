@@ -105,11 +105,20 @@ def _check_exception_types(fgraph) -> dict[str, type]:
 _CHECK_FAILED = re.compile(r": (\w+): (.*?) \[kiln status")
 
 
+def _builtin_exception(name: str):
+    """A built-in exception class by name: the exporter's own checks (the NumPy errors of the ops
+    it writes as subgraphs, kiln/export/lowered.py) raise ValueError, which no graph node names."""
+    import builtins
+
+    cls = getattr(builtins, name, None)
+    return cls if isinstance(cls, type) and issubclass(cls, Exception) else None
+
+
 def _as_check_exception(error: KilnAssertionError, types: dict[str, type]) -> Exception:
     """kiln's message names the check's exception class and message; the graph's own class when
     it is one of `types` (else the KilnAssertionError itself)."""
     m = _CHECK_FAILED.search(str(error))
-    cls = types.get(m.group(1)) if m else None
+    cls = (types.get(m.group(1)) or _builtin_exception(m.group(1))) if m else None
     if cls is None or cls is AssertionError:
         return error
     try:

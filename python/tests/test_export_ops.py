@@ -12,9 +12,10 @@ import pytest
 import kiln
 from helpers import REFERENCE_MODE, assert_same, check_family
 from op_cases import FAMILIES
+from op_cases_lowered import FAMILIES_LOWERED
 from op_cases_v2 import FAMILIES_V2
 
-ALL_FAMILIES = {**FAMILIES, **FAMILIES_V2}
+ALL_FAMILIES = {**FAMILIES, **FAMILIES_V2, **FAMILIES_LOWERED}
 
 VARIANTS = {
     "raw": dict(rewrite=None),
@@ -40,3 +41,113 @@ def test_rewritten_alloc_diag_is_an_advanced_inc_subtensor():
     f = kiln.function([v], y, rewrite=True)
     vv = np.arange(1.0, 4.0)
     assert_same("diag", f(vv), pytensor.function([v], y, mode=REFERENCE_MODE)(vv))
+
+
+def test_lowered_ops_raise_numpy_s_errors_through_kiln_mode():
+    """The run-time errors of the ops the exporter writes as subgraphs (op_cases_lowered.py) are
+    CheckAndRaise nodes raising what PyTensor's perform raises: ValueError for Choose entries out
+    of range under mode="raise" (also negative ones, which indexing would wrap) and for no choices,
+    for PermuteRowElements with a leading axis of run-time length 1 that is not broadcastable, and
+    for a Blockwise{Reshape} whose batch reshapes to different shapes."""
+    from pytensor.graph.replace import vectorize_graph
+    from pytensor.tensor.basic import choose, permute_row_elements
+
+    a, c = pt.lvector("a"), pt.dmatrix("c")
+    x, y = pt.dmatrix("x"), pt.lmatrix("y")
+    k, vec, shapes = pt.lscalar("k"), pt.dvector("vec"), pt.lmatrix("shapes")
+    shape = pt.as_tensor_variable([-1, k])
+    batched = vectorize_graph(pt.reshape(vec, shape), {shape: shapes})
+    outs = [choose(a, c), choose(a, c, mode="wrap"), permute_row_elements(x, y), batched]
+    f = pytensor.function([a, c, x, y, vec, shapes], outs, mode=kiln.mode(name="lowered_errors"))
+    ref = pytensor.function([a, c, x, y, vec, shapes], outs, mode=REFERENCE_MODE)
+    good = dict(a=np.array([0, 1, 1]), c=np.arange(6.0).reshape(2, 3), x=np.ones((2, 3)),
+                y=np.array([[2, 0, 1], [0, 1, 2]]), vec=np.arange(6.0), shapes=np.array([[2, -1], [-1, 3]]))
+    for g, w in zip(f(**good), ref(**good)):
+        assert_same("good", g, w)
+    bad = [dict(a=np.array([0, 2, 1])), dict(a=np.array([0, -1, 1])), dict(c=np.zeros((0, 3))),
+           dict(x=np.ones((1, 3))), dict(shapes=np.array([[2, -1], [3, -1]])), dict(shapes=np.array([[2, -1], [4, -1]])),
+           dict(shapes=np.array([[2, 3], [3, 3]]))]
+    for change in bad:
+        values = {**good, **change}
+        with pytest.raises(ValueError):
+            ref(**values)
+        with pytest.raises(ValueError):
+            f(**values)
+
+
+def test_lowered_ops_refuse_what_they_cannot_reproduce():
+    """Cases the subgraphs cannot reproduce stay refused, naming the op and why."""
+    from pytensor.tensor.basic import choose
+
+    try:
+        from pytensor.tensor.linalg import tensorinv
+    except ImportError:
+        from pytensor.tensor.nlinalg import tensorinv
+
+    a = pt.lvector("a")
+    m = pt.lmatrix("m")
+    with pytest.raises(kiln.UnsupportedGraphError, match=r"(?s)TensorInv.*integer|TensorInv.*int64"):
+        kiln.from_pytensor(tensorinv(m.reshape((2, 2, 2, 2))), [m])
+    # Choose reads a MakeList of choices itself; the typed list alone is not a value kiln has.
+    import pytensor.typed_list as tl
+
+    c0, c1 = pt.dvector("c0"), pt.dvector("c1")
+    kiln.from_pytensor(choose(a, [c0, c1]), [a, c0, c1])
+    with pytest.raises(kiln.UnsupportedGraphError, match="TypedListType cannot be a graph output"):
+        kiln.from_pytensor(tl.make_list([c0, c1]), [c0, c1])
+    with pytest.raises(kiln.UnsupportedGraphError, match="Length"):
+        kiln.from_pytensor(tl.length(tl.make_list([c0, c1])), [c0, c1])
+
+
+def test_kiln_differentiates_the_lowered_ops(tmp_path):
+    """`kiln grad` differentiates the exported subgraphs themselves: PermuteRowElements (both
+    directions, a broadcast leading axis), Choose (in the choices), TensorInv, Blockwise{Reshape},
+    J0/J1 and GammaU/GammaL in x equal pytensor.grad's gradients (PyTensor has none for Choose,
+    TensorInv, GammaU and GammaL: there the reference is the gradient of the same decomposition
+    written by hand)."""
+    from pytensor.tensor.basic import choose, permute_row_elements
+
+    try:
+        from pytensor.tensor.linalg import tensorinv
+    except ImportError:
+        from pytensor.tensor.nlinalg import tensorinv
+    from kiln.build import library_for
+    from kiln.compiler import run_kiln
+
+    t = pt.dvector("t")
+    x = t[:12].reshape((3, 4))
+    perm = pt.as_tensor_variable(np.array([[1, 3, 0, 2], [3, 2, 1, 0], [0, 1, 2, 3]]))
+    a = pt.as_tensor_variable(np.array([[0, 2, 1, 2], [1, 1, 0, 0]]))
+    w = np.arange(12.0).reshape(3, 4)
+    # (PyTensor types TensorInv's output as its input, so the shape has to read the same permuted)
+    sq = t[:16].reshape((2, 2, 2, 2)) + pt.as_tensor_variable(4 * np.eye(4).reshape(2, 2, 2, 2))
+    z = t[4:9]
+    k1, k2 = pt.constant(2.5, dtype="float64"), pt.constant(1.5, dtype="float64")  # not float32 (gamma(k) in k's dtype)
+    cost_of = {
+        "permute": lambda: (permute_row_elements(x, perm) * w).sum()
+        + (permute_row_elements(t[:4], perm, inverse=True) ** 2 * w).sum(),
+        "choose": lambda: (choose(a, x[:, None, :], mode="wrap") ** 2).sum(),
+        "special": lambda: (pt.math.j0(z) * pt.math.j1(z)).sum() + pt.math.gammau(k1, pt.exp(z)).sum()
+        + pt.math.gammal(k2, pt.exp(z)).sum(),
+        "tensorinv": lambda: (tensorinv(sq, ind=2) * np.arange(16.0).reshape(2, 2, 2, 2)).sum(),
+    }
+    by_hand = {  # PyTensor's gradient of what the lowering computes, where PyTensor has none
+        "choose": lambda: (x[np.array([[0, 2, 1, 2], [1, 1, 0, 0]]) % 3, np.arange(4)[None, :]] ** 2).sum(),
+        "special": lambda: (pt.math.j0(z) * pt.math.j1(z)).sum()
+        + (pt.math.gammaincc(k1, pt.exp(z)) * pt.gamma(k1)).sum() + (pt.math.gammainc(k2, pt.exp(z)) * pt.gamma(k2)).sum(),
+        "tensorinv": lambda: (pt.linalg.inv(sq.reshape((4, 4))).reshape((2, 2, 2, 2)) * np.arange(16.0).reshape(2, 2, 2, 2)).sum(),
+    }
+    tv = np.random.default_rng(45).normal(size=16) * 0.5 + 1.0
+    for name, cost_fn in cost_of.items():
+        cost = cost_fn()
+        cost.name = "cost"
+        exported = kiln.from_pytensor([cost], [t], name=f"lowered_grad_{name}")
+        graph = exported.save(tmp_path / f"{name}.json")
+        grad_file = tmp_path / f"{name}_grad.json"
+        run_kiln(["grad", str(graph), "--cost", "cost", "--wrt", "t", "-o", str(grad_file), "--disconnected", "zero"])
+        fn = kiln.load(library_for(grad_file, name=f"lowered_grad_{name}"))
+        got = fn(tv)
+        ref_cost = by_hand.get(name, cost_fn)()
+        want = pytensor.function([t], [ref_cost, pytensor.grad(ref_cost, t)], mode=REFERENCE_MODE)(tv)
+        assert_same(f"{name} cost", got[0], want[0], dict(rtol=1e-10, atol=1e-12))
+        assert_same(f"{name} gradient", got[1], want[1], dict(rtol=1e-9, atol=1e-12))

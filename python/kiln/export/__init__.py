@@ -232,11 +232,17 @@ def from_pytensor(
             w.ids[var] = state.fresh("bad")
     write_nodes(w, fgraph.toposort())
     output_ids = []
+    declared = {v["id"] for v in w.variables}
     for k, var in enumerate(fgraph.outputs):
         try:
-            output_ids.append(w.var_id(var))
+            vid = w.var_id(var)
         except Unsupported as e:
             state.problems.append(_input_problem(var, str(e)))
+            continue
+        if vid not in declared and not vid.startswith("bad"):  # a slice or typed list: bookkeeping only
+            state.problems.append(_input_problem(var, f"a {type(var.type).__name__} cannot be a graph output "
+                                                      "(the graph format's values are tensors)"))
+        output_ids.append(vid)
     if state.problems:
         raise UnsupportedGraphError(state.problems, name)
     output_ids = _name_outputs(w, output_ids, [getattr(v, "name", None) for v in original_outputs], input_ids)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .entries import Entry, Func, Same
 from .indexing import INDEXING_OPS
+from .lowered import LOWERED_OPS, blockwise_reshape
 from .scalar import ScalarSpeller, spell_scalar_op
 from .writer import Unsupported, Writer
 
@@ -41,13 +42,17 @@ def _axes(axis):
 # --- elementwise, reductions ----------------------------------------------------------------------
 
 
+def _dtypes(variables) -> list[str]:
+    return [str(v.type.dtype) for v in variables]
+
+
 def _elemwise(w: Writer, node) -> None:
-    w.emit(node, "Elemwise", {"scalar_op": spell_scalar_op(w, node.op.scalar_op)})
+    w.emit(node, "Elemwise", {"scalar_op": spell_scalar_op(w, node.op.scalar_op, _dtypes(node.inputs))})
 
 
 def _scalar_apply(w: Writer, node) -> None:
     """A scalar op applied outside an Elemwise (index arithmetic): an Elemwise on 0-d tensors."""
-    w.emit(node, "Elemwise", {"scalar_op": spell_scalar_op(w, node.op)})
+    w.emit(node, "Elemwise", {"scalar_op": spell_scalar_op(w, node.op, _dtypes(node.inputs))})
 
 
 def _careduce(w: Writer, node) -> None:
@@ -164,6 +169,8 @@ def _blockwise(w: Writer, node) -> None:
     from .walk import write_node
 
     core = node.op.core_op
+    if type(core).__name__ == "Reshape" and _blockwise_batch_ndim(node) > 0:
+        return blockwise_reshape(w, node)  # kiln's Reshape has no batching rule (lowered.py)
     if _blockwise_batch_ndim(node) == 0:
         core_node = core.make_node(*node.inputs)
         write_node(w, core_node)
@@ -263,6 +270,8 @@ OP_TABLE: dict[str, Entry] = {
     "Unique": Same("return_index", "return_inverse", "return_counts", "axis"),
     "FillDiagonal": Same(),
     "FillDiagonalOffset": Same(),
+    # ops the format lacks, written as subgraphs of ops it has (lowered.py)
+    **LOWERED_OPS,
 }
 
 

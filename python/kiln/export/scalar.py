@@ -71,6 +71,35 @@ SCALAR_OPS: dict[str, ScalarEntry] = {
 }
 
 
+def _gamma_times(inc):
+    def build(k, x):
+        import pytensor.scalar.math as psm
+
+        return getattr(psm, inc)(k, x) * psm.gamma(k)
+    return build
+
+
+def _bessel_j(order: int):
+    def build(x, out_dtype):
+        import pytensor.scalar as ps
+        import pytensor.scalar.math as psm
+
+        return psm.jv(ps.constant(order, dtype=out_dtype), x)
+    return build
+
+
+#: Scalar ops the format does not have, as Composites of ops it has (built over the op's input
+#: types, so they also give kiln's differentiation something to differentiate): GammaU and
+#: GammaL are what their impl() computes (SciPy's regularised function times gamma(k)); J0 and
+#: J1 are jv of order 0 and 1 (with jv's order constant in the output's dtype).
+LOWERED_SCALAR_OPS = {
+    "GammaU": (_gamma_times("gammaincc"), False),
+    "GammaL": (_gamma_times("gammainc"), False),
+    "J0": (_bessel_j(0), True),
+    "J1": (_bessel_j(1), True),
+}
+
+
 def _is_scalar_loop(op) -> bool:
     try:
         from pytensor.scalar.loop import ScalarLoop
@@ -87,10 +116,12 @@ class ScalarSpeller:
         self.writer = writer
         self.missing: list[str] = []
 
-    def spell(self, op):
+    def spell(self, op, in_dtypes=None):
         """The format's form of a scalar op: a name, {"name": "cast", ...}, a Composite or a ScalarLoop
-        object."""
+        object. in_dtypes (the op's input dtypes) are needed by LOWERED_SCALAR_OPS only."""
         cls = type(op).__name__
+        if cls in LOWERED_SCALAR_OPS:
+            return self.lowered(op, in_dtypes)
         if cls == "Cast":
             dtype = str(op.o_type.dtype)
             if dtype not in V1_DTYPES:
@@ -113,6 +144,24 @@ class ScalarSpeller:
         if not entry.kiln and not self.writer.options.allow_unimplemented:
             self.missing.append(f"{entry.name} (not implemented in kiln yet)")
         return entry.name
+
+    def lowered(self, op, in_dtypes) -> dict:
+        """A LOWERED_SCALAR_OPS op as the Composite of its decomposition, cast to the op's own output
+        dtype."""
+        import pytensor.scalar as ps
+
+        cls = type(op).__name__
+        if in_dtypes is None:
+            self.missing.append(f"{cls} (not in the graph format; written as a Composite only where its "
+                                "input types are known)")
+            return cls
+        build, wants_out_dtype = LOWERED_SCALAR_OPS[cls]
+        ins = [ps.get_scalar_type(str(d))() for d in in_dtypes]
+        out_dtype = op.make_node(*ins).outputs[0].type.dtype
+        out = build(*ins, out_dtype) if wants_out_dtype else build(*ins)
+        if out.type.dtype != out_dtype:
+            out = ps.cast(out, out_dtype)
+        return self.composite(ps.Composite(ins, [out]))
 
     def composite(self, comp) -> dict:
         """A Composite's inner scalar graph, in its own id scope."""
@@ -142,7 +191,7 @@ class ScalarSpeller:
         inputs = [declare(v, "i") for v in comp.inputs]
         for apply in io_toposort(comp.inputs, comp.outputs):
             in_ids = [ref(v) for v in apply.inputs]
-            op = self.spell(apply.op)
+            op = self.spell(apply.op, [v.type.dtype for v in apply.inputs])
             out_ids = [declare(v, "t") for v in apply.outputs]
             nodes.append({"op": op, "inputs": in_ids, "outputs": out_ids})
         outputs = [ref(v) for v in comp.outputs]
@@ -154,9 +203,9 @@ class ScalarSpeller:
             raise Unsupported("scalar op(s) " + ", ".join(dict.fromkeys(self.missing)))
 
 
-def spell_scalar_op(writer, op):
+def spell_scalar_op(writer, op, in_dtypes=None):
     """The format's spelling of one scalar op, raising Unsupported for what kiln lacks."""
     speller = ScalarSpeller(writer)
-    spelled = speller.spell(op)
+    spelled = speller.spell(op, in_dtypes)
     speller.check()
     return spelled
