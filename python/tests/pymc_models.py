@@ -118,3 +118,29 @@ def mvnormal_lkj():
         mu = pm.Normal("mu", 0.0, 2.0, shape=3)
         pm.MvNormal("y", mu=mu, chol=chol, observed=data)
     return model
+
+
+def garch_scan():
+    """A GARCH(1,1) likelihood written with pytensor.scan (a sit-sot variance beside a nit-sot of
+    log-likelihood terms) in a Potential: PyMC's gradient of it is pytensor.grad's backward scan,
+    a Scan with mit-mot buffers."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    rng = np.random.default_rng(15)
+    returns = 0.3 * rng.normal(size=40)
+    with pm.Model() as model:
+        omega = pm.HalfNormal("omega", 0.2)
+        alpha = pm.Beta("alpha", 2, 5)
+        beta = pm.Beta("beta", 5, 2)
+        s0 = pm.HalfNormal("s0", 0.5)
+        ret = pt.as_tensor_variable(returns)
+
+        def step(rm1, rt, s2m1, omega, alpha, beta):
+            s2 = omega + alpha * rm1**2 + beta * s2m1
+            return s2, -0.5 * (pt.log(2 * np.pi * s2) + rt**2 / s2)
+
+        _, terms = pytensor.scan(step, sequences=[dict(input=ret, taps=[-1, 0])], outputs_info=[s0, None],
+                                 non_sequences=[omega, alpha, beta], return_updates=False)
+        pm.Potential("loglik", terms.sum())
+    return model

@@ -12,7 +12,7 @@ import kiln  # noqa: E402
 import kiln.pymc  # noqa: E402
 from helpers import REFERENCE_MODE  # noqa: E402
 from pymc.blocking import DictToArrayBijection  # noqa: E402
-from pymc_models import (categorical, censored, distributions_zoo, eight_schools, gaussian_process,  # noqa: E402
+from pymc_models import (categorical, censored, distributions_zoo, eight_schools, garch_scan, gaussian_process,  # noqa: E402
                          logistic_glm, mvnormal_lkj, radon, truncated)
 
 N_POINTS = 25
@@ -48,10 +48,12 @@ SUPPORTED = {
     "categorical": categorical,
     "gaussian_process": gaussian_process,
     "mvnormal_lkj": mvnormal_lkj,
+    # PyMC's gradient of a scan: pytensor.grad's backward scan (mit-mot buffers), compiled
+    "garch_scan": garch_scan,
 }
 
 #: Models whose graphs need graph format version 2 (the others must be written as version 1).
-NEEDS_V2 = set()
+NEEDS_V2 = {"garch_scan"}  # Scan
 
 
 @pytest.mark.parametrize("name", list(SUPPORTED))
