@@ -22,21 +22,28 @@ std::string scan_tensor_type(const std::string& tensor_class, const Variable& v,
   return tensor_class + "<" + ctype(v.dtype()) + ", " + std::to_string(rank) + ">";
 }
 
-// One tap or nit-sot buffer (output k of the node).
-TemplateData buffer_item(const NodeEmitContext& c, const ScanInfo& info, int k, const std::string& tensor_class) {
+// What every buffer (output k of the node) tells the template: its types, rank, output.
+TemplateData buffer_fields(const NodeEmitContext& c, const ScanInfo& info, int k, const std::string& tensor_class) {
   const Variable& out = c.out_var(k);
   TemplateData item;
   item.set("k", std::to_string(k));
   item.set("type", scan_tensor_type(tensor_class, out, out.ndim()));
   item.set("rowtype", scan_tensor_type(tensor_class, out, out.ndim() - 1));
-  item.set("ctype", ctype(out.dtype()));
   item.set("ndim", std::to_string(out.ndim()));
-  item.set("rowdim", std::to_string(out.ndim() - 1));
   item.set("dl", dl_dtype_literal(out.dtype()));
   item.set("out", c.out(k));
   item.set("alloc", c.alloc(k));
-  item.set("oidx", std::to_string(info.inner_output_of(k)));
   item.set("neg_min", std::to_string(-info.min_tap(k)));
+  return item;
+}
+
+// One tap or nit-sot buffer (output k of the node).
+TemplateData buffer_item(const NodeEmitContext& c, const ScanInfo& info, int k, const std::string& tensor_class) {
+  const Variable& out = c.out_var(k);
+  TemplateData item = buffer_fields(c, info, k, tensor_class);
+  item.set("ctype", ctype(out.dtype()));
+  item.set("rowdim", std::to_string(out.ndim() - 1));
+  item.set("oidx", std::to_string(info.inner_output_of(k)));
   const bool tap = k < info.n_tap_outs();
   if (tap) {
     TemplateData t;
@@ -74,18 +81,9 @@ TemplateData mit_mot_items(const NodeEmitContext& c, const ScanInfo& info, const
   TemplateData items{TemplateData::type::list};
   int oidx = 0;  // the mit-mot outputs come first among the step's outputs, in this order
   for (int k = 0; k < info.n_mit_mot(); ++k) {
-    const Variable& out = c.out_var(k);
-    TemplateData item;
-    item.set("k", std::to_string(k));
-    item.set("type", scan_tensor_type(tensor_class, out, out.ndim()));
-    item.set("rowtype", scan_tensor_type(tensor_class, out, out.ndim() - 1));
-    item.set("dl", dl_dtype_literal(out.dtype()));
-    item.set("ndim", std::to_string(out.ndim()));
+    TemplateData item = buffer_fields(c, info, k, tensor_class);
     item.set("in", c.in(info.tap_buffers_begin() + k));
     item.set("input_index", std::to_string(info.tap_buffers_begin() + k));
-    item.set("out", c.out(k));
-    item.set("alloc", c.alloc(k));
-    item.set("neg_min", std::to_string(-info.min_tap(k)));
     TemplateData taps{TemplateData::type::list};
     for (std::size_t j = 0; j < info.taps(k).size(); ++j) {
       TemplateData one;
