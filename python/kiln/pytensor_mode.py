@@ -20,6 +20,7 @@ from pytensor.scalar import ScalarType
 from .build import compile as compile_graph
 from .errors import KilnAssertionError, UnsupportedGraphError
 from .export import from_pytensor
+from .export.rng import generator_from_words
 
 
 class KilnFallbackWarning(UserWarning):
@@ -55,6 +56,9 @@ class KilnLinker(JITLinker):
         # kiln writes a ScalarType value as a 0-d tensor; PyTensor's other linkers return it as a
         # NumPy scalar of its dtype (np.int8(56), not array(56, dtype=int8)), and callers test that.
         scalar_outputs = [k for k, v in enumerate(fgraph.outputs) if isinstance(v.type, ScalarType)]
+        # An rng comes back as its state words (uint64[6]); PyTensor's storage holds Generators,
+        # which the function's updates write into shared variables that other functions share.
+        rng_outputs = [k for k, spec in enumerate(fn.outputs) if spec.kind == "rng"]
 
         def run(*inputs):
             try:
@@ -63,6 +67,8 @@ class KilnLinker(JITLinker):
                 raise _as_check_exception(e, check_errors) from e
             for k in scalar_outputs:
                 outputs[k] = outputs[k][()]
+            for k in rng_outputs:
+                outputs[k] = generator_from_words(outputs[k])
             return outputs
 
         run.kiln_function = fn

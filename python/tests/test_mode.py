@@ -101,6 +101,28 @@ def test_shared_variables_and_updates():
     assert calls.get_value() == 3
 
 
+def test_rng_updates_are_generators_other_functions_can_use():
+    """A random stream's update writes a NumPy Generator back into the shared variable (not
+    kiln's uint64[6] words), in the state NumPy would leave it, so another function sharing it
+    (on any linker) and a reset of its value keep working."""
+    from pytensor.tensor.random.utils import RandomStream
+
+    srng = RandomStream(123)
+    draws = srng.normal(size=(4,))
+    f = pytensor.function([], draws, mode=kiln.mode())
+    g = pytensor.function([], draws, mode="FAST_COMPILE")
+    rng_var = next(iter(srng.state_updates))[0]
+    reference = np.random.default_rng(123)
+    rng_var.set_value(np.random.default_rng(123))
+    first = f()
+    np.testing.assert_array_equal(first, reference.normal(size=4))
+    assert isinstance(rng_var.get_value(borrow=True), np.random.Generator)
+    assert rng_var.get_value(borrow=True).bit_generator.state == reference.bit_generator.state
+    np.testing.assert_array_equal(g(), reference.normal(size=4))  # PyTensor's own linker continues the stream
+    rng_var.set_value(np.random.default_rng(123))  # a reset, as PyTensor's tests do
+    np.testing.assert_array_equal(f(), first)
+
+
 def _eigenvalues(A):
     """Eig's eigenvalues, real parts: kiln has no complex dtypes (nor Eig) yet."""
     return pt.real(pt.linalg.eig(A)[0])
