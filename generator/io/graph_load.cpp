@@ -195,6 +195,17 @@ struct GraphBody {
 
 GraphBody load_graph_object(const Json& root, const std::string& at, const LoadContext& ctx);
 
+// Lets `reader` read inner graphs (props such as a Scan's `inner`) as graph objects of this file.
+void read_inner_graphs(PropReader& reader, const LoadContext& ctx) {
+  reader.set_inner_graph_loader([&ctx](const Json& g, const std::string& where) {
+    check_keys(g, {"variables", "nodes", "inputs", "outputs"}, where, "an inner graph");
+    GraphBody body = load_graph_object(g, where, ctx);
+    auto inner = std::make_shared<FunctionGraph>(body.inputs, body.outputs, "inner");
+    inner->set_output_names(body.output_names);
+    return std::shared_ptr<const FunctionGraph>(inner);
+  });
+}
+
 // The op of a node, from its (normalised) spelling.
 OpPtr make_op(const NodeSpelling& node, const std::vector<TensorType>& in_types, const std::string& p,
               const LoadContext& ctx) {
@@ -216,13 +227,7 @@ OpPtr make_op(const NodeSpelling& node, const std::vector<TensorType>& in_types,
     throw UserError("unknown op \"" + op_name + "\"" + did_you_mean(op_name, names), p + "/op");
   }
   PropReader reader(node.props, p + "/props", op_name);
-  reader.set_inner_graph_loader([&ctx](const Json& g, const std::string& where) {
-    check_keys(g, {"variables", "nodes", "inputs", "outputs"}, where, "an inner graph");
-    GraphBody body = load_graph_object(g, where, ctx);
-    auto inner = std::make_shared<FunctionGraph>(body.inputs, body.outputs, "inner");
-    inner->set_output_names(body.output_names);
-    return std::shared_ptr<const FunctionGraph>(inner);
-  });
+  read_inner_graphs(reader, ctx);
   return entry->make(reader, in_types);
 }
 
@@ -377,6 +382,7 @@ GraphBody load_graph_object(const Json& root, const std::string& at, const LoadC
     const Origins origins = make_origins({Origin{p, node["op"].get<std::string>()}});
     if (spelling.op == "Blockwise" && !blockwise_core_is_looped(spelling.props)) {
       PropReader reader(spelling.props, p + "/props", spelling.op);
+      read_inner_graphs(reader, ctx);  // a core op's (a Scan's step function)
       OriginScope scope(origins);  // every node of the expansion points back at this one
       try {
         produced = blockwise_by_vectorize(reader, spelling.inputs);

@@ -492,6 +492,7 @@ struct BlockwiseProps {
   std::string core_where;
   std::string sig_text;
   GufuncSignature sig;
+  InnerGraphLoader inner_loader;  ///< the core op's inner graph (a Scan's step)
 };
 
 BlockwiseProps read_blockwise_props(PropReader& props) {
@@ -500,6 +501,7 @@ BlockwiseProps read_blockwise_props(PropReader& props) {
   r.sig_text = props.get_string("signature");
   props.finish();
   r.core_where = props.where("core_op");
+  r.inner_loader = props.inner_graph_loader();
   if (!core.is_object() || !core.contains("op") || !core["op"].is_string())
     throw UserError(
         "Blockwise: prop \"core_op\" must be an op object {\"op\": name, \"props\": {...}}, not " +
@@ -531,6 +533,7 @@ OpPtr make_core_op(const BlockwiseProps& b, const std::vector<TensorType>& input
     if (input_types[i].shape.size() >= b.sig.inputs[i].size())
       core_types.push_back(core_type(input_types[i], b.sig.inputs[i].size()));
   PropReader core_props(*b.core_props, b.core_where + "/props", b.core_name);
+  if (b.inner_loader) core_props.set_inner_graph_loader(b.inner_loader);
   return b.entry->make(core_props, core_types);
 }
 

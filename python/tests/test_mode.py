@@ -11,6 +11,10 @@ from helpers import PYTENSOR_MAJOR, REFERENCE_MODE, assert_same, cholesky
 from kiln.pytensor_mode import KilnFallbackWarning, KilnLinker
 
 
+#: pytensor.scan's outputs alone (3.x warns unless asked; 2.x has no such argument).
+SCAN_KW = {"return_updates": False} if PYTENSOR_MAJOR >= 3 else {}
+
+
 def test_mode_compiles_through_kiln():
     x, W = pt.dvector("x"), pt.dmatrix("W")
     h = pt.tanh(pt.dot(W, x) + 1.0)
@@ -78,6 +82,22 @@ def test_blockwise_over_join_and_indexing_is_batched_by_kiln():
         want_add[b, iv[b]] += vv[b]
     np.testing.assert_array_equal(got_take, xv[np.arange(6), iv])
     np.testing.assert_array_equal(got_add, want_add)
+
+
+def test_blockwise_over_scan_is_batched_by_kiln():
+    """vectorize_graph of a scan leaves Blockwise{Scan}; the exporter writes the Scan (its step
+    function included) as the core op and kiln's loader batches it by Scan's own rule."""
+    from pytensor.graph.replace import vectorize_graph
+
+    x = pt.tensor("x", shape=())
+    out = pytensor.scan(lambda x: x + 1, outputs_info=[x], n_steps=10, **SCAN_KW)
+    out = out[0] if isinstance(out, tuple) else out
+    x_vec = pt.tensor("x_vec", shape=(None,))
+    out_vec = vectorize_graph(out, {x: x_vec})
+    f = pytensor.function([x_vec], out_vec, mode=kiln.mode())
+    assert any(n["op"] == "Blockwise" and n["props"]["core_op"]["op"] == "Scan"
+               for n in f.maker.linker.exported.graph["nodes"])
+    np.testing.assert_array_equal(f(np.array([1.0, 2.0, 3.0])), np.arange(2, 12) + np.arange(3).reshape(-1, 1))
 
 
 def test_fast_run_fusion_reaches_kiln_as_composites():

@@ -32,7 +32,7 @@ LINALG_OPS = {
 KILN_BLOCKWISE_CORES = {"Dot", "Dot22"} | LINALG_OPS
 #: Core ops kiln's loader batches by their own vectorize rule (blockwise_by_vectorize): PyTensor
 #: leaves Blockwise over them where its rules give up (batched indices, unlike batch patterns).
-KILN_VECTORIZED_CORES = {"Subtensor", "IncSubtensor", "AdvancedSubtensor", "AdvancedIncSubtensor", "Join"}
+KILN_VECTORIZED_CORES = {"Subtensor", "IncSubtensor", "AdvancedSubtensor", "AdvancedIncSubtensor", "Join", "Scan"}
 
 
 def _axes(axis):
@@ -178,9 +178,14 @@ def _blockwise(w: Writer, node) -> None:
             w.alias(out, core_out)
         return
     entry = OP_TABLE.get(type(core).__name__)
-    if entry is None:
+    if type(core).__name__ == "Scan":
+        from .walk import scan_props
+
+        name, props = "Scan", scan_props(w, core)
+    elif entry is None:
         raise Unsupported(f"Blockwise over {type(core).__name__}, which the graph format does not have")
-    name, props = entry.spell(w, core)
+    else:
+        name, props = entry.spell(w, core)
     if name not in KILN_BLOCKWISE_CORES | KILN_VECTORIZED_CORES and not w.options.allow_unimplemented:
         raise Unsupported(f"Blockwise over {name} is not implemented in kiln yet (kiln loops "
                           f"{', '.join(sorted(KILN_BLOCKWISE_CORES))} and batches "

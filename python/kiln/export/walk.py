@@ -95,7 +95,12 @@ SCAN_INFO_FIELDS = ("n_seqs", "mit_mot_in_slices", "mit_mot_out_slices", "mit_so
 def write_scan(w: Writer, node) -> None:
     """A Scan written as one node with its step function in props.inner (graph format v2), its
     ScanInfo in props.info (2.x's n_shared_outs written as it is called there)."""
-    op = node.op
+    w.emit(node, "Scan", scan_props(w, node.op))
+
+
+def scan_props(w: Writer, op) -> dict:
+    """A Scan op's props: info, truncate_gradient, name and its step function as `inner` (also
+    what a Blockwise over a Scan names as its core op)."""
     info = op.info
     sub = w.child()
     in_ids = [sub.declare(v, prefix="i") for v in op.inner_inputs]
@@ -112,5 +117,5 @@ def write_scan(w: Writer, node) -> None:
         "n_untraced_sit_sot" in type(info).__dataclass_fields__ else "n_shared_outs"
     fields[untraced] = int(getattr(info, untraced))
     w.require_v2("a Scan node written with its step function")
-    w.emit(node, "Scan", {"info": fields, "truncate_gradient": int(op.truncate_gradient),
-                          "name": str(op.name or "scan_fn"), "inner": inner})
+    return {"info": fields, "truncate_gradient": int(op.truncate_gradient), "name": str(op.name or "scan_fn"),
+            "inner": inner}
