@@ -4,6 +4,7 @@
 #include "ops/advanced_subtensor.h"
 #include "ops/alloc.h"
 #include "ops/assert.h"
+#include "ops/gradient_ops.h"
 #include "ops/blas.h"
 #include "ops/blockwise.h"
 #include "ops/cumulative.h"
@@ -95,6 +96,12 @@ const std::vector<OpEntry>& op_table() {
       {"AllocDiag", alloc_diag_from_props},
       {"CheckAndRaise", check_and_raise_from_props},
       {"Assert", assert_from_props},
+      // pytensor.gradient's ops: views that change only the gradient (ops/gradient_ops)
+      {"ZeroGrad", zero_grad_from_props},
+      {"DisconnectedGrad", disconnected_grad_from_props},
+      {"UndefinedGrad", undefined_grad_from_props},
+      {"GradClip", grad_clip_from_props},
+      {"GradScale", grad_scale_from_props},
       // --- indexing (ops/subtensor, ops/advanced_subtensor)
       {"Subtensor", subtensor_from_props},
       {"IncSubtensor", inc_subtensor_from_props},

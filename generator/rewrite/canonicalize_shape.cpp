@@ -455,6 +455,12 @@ std::vector<NodeRewrite> canonicalize_shape_rules() {
   rules.push_back(node_rule("subtensor_merge", "Subtensor", merge_subtensors));
   for (const char* kind : {"Sum", "Prod", "Max", "Min", "All", "Any"})
     rules.push_back(node_rule(std::string("reduce_of_reduce_") + kind, kind, merge_reductions));
+  // pytensor.gradient's ops only matter to differentiation, which comes before rewriting:
+  // their output is their input (PyTensor's local_view_op).
+  for (const char* op : {"ZeroGrad", "DisconnectedGrad", "UndefinedGrad", "GradClip", "GradScale"})
+    rules.push_back(node_rule(std::string("remove_") + op, op, [](const FunctionGraph&, const Apply& node) {
+      return std::optional<VarList>(VarList{node.input(0)});
+    }));
   return rules;
 }
 

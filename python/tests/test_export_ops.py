@@ -151,3 +151,32 @@ def test_kiln_differentiates_the_lowered_ops(tmp_path):
         want = pytensor.function([t], [ref_cost, pytensor.grad(ref_cost, t)], mode=REFERENCE_MODE)(tv)
         assert_same(f"{name} cost", got[0], want[0], dict(rtol=1e-10, atol=1e-12))
         assert_same(f"{name} gradient", got[1], want[1], dict(rtol=1e-9, atol=1e-12))
+
+
+def test_gradient_ops_export_and_kiln_differentiates_them_as_pytensor(tmp_path):
+    """pytensor.gradient's zero_grad, disconnected_grad, grad_clip and grad_scale are exported as
+    kiln's ops of the same names: their values pass through, and `kiln grad` of the exported
+    cost equals pytensor.grad's gradient; a symbolic multiplier is refused."""
+    from pytensor.gradient import disconnected_grad, grad_clip, grad_scale, zero_grad
+
+    from kiln.build import library_for
+    from kiln.compiler import run_kiln
+
+    t = pt.dvector("t")
+    cost = ((zero_grad(t) * t).sum() + (disconnected_grad(t ** 2) * t).sum() + (grad_clip(t, -0.5, 0.75) ** 2).sum()
+            + (grad_scale(pt.exp(t), 2.5) * t).sum())
+    cost.name = "cost"
+    exported = kiln.from_pytensor([cost], [t], name="gradient_ops")
+    assert {"ZeroGrad", "DisconnectedGrad", "GradClip", "GradScale"} <= {n["op"] for n in exported.graph["nodes"]}
+    graph = exported.save(tmp_path / "gradient_ops.json")
+    run_kiln(["grad", str(graph), "--cost", "cost", "--wrt", "t", "-o", str(tmp_path / "g.json")])
+    fn = kiln.load(library_for(tmp_path / "g.json", name="gradient_ops"))
+    tv = np.random.default_rng(46).normal(size=7)
+    got = fn(tv)
+    want = pytensor.function([t], [cost, pytensor.grad(cost, t)], mode=REFERENCE_MODE)(tv)
+    assert_same("cost", got[0], want[0], dict(rtol=1e-12, atol=1e-14))
+    assert_same("gradient", got[1], want[1], dict(rtol=1e-12, atol=1e-14))
+
+    m = pt.dscalar("m")
+    with pytest.raises(kiln.UnsupportedGraphError, match="GradScale"):
+        kiln.from_pytensor([grad_scale(t, m).sum()], [t, m])

@@ -333,6 +333,10 @@ std::string emit_device_alloc_diag(const NodeEmitContext& c, const std::string& 
   return alloc_diag_code(c, device_template);
 }
 
+std::string emit_pass_through(const NodeEmitContext& c) {
+  return render_template("templates/cpp/ops/shape_ops_pass_through.mustache", c.base_data());
+}
+
 std::string emit_check_and_raise(const NodeEmitContext& c) {
   const auto& op = static_cast<const CheckAndRaise&>(c.node().op());
   const std::string message = op.exc_type() + (op.msg().empty() ? "" : ": " + op.msg());

@@ -68,6 +68,9 @@ std::string emit_alloc_diag(const NodeEmitContext& c);
 /// (rendered with the same data) fills the output.
 std::string emit_device_alloc_diag(const NodeEmitContext& c, const std::string& device_template);
 std::string emit_check_and_raise(const NodeEmitContext& c);
+/// ZeroGrad, DisconnectedGrad, UndefinedGrad, GradClip, GradScale (left by --no-rewrite;
+/// canonicalize removes them): the output is the input.
+std::string emit_pass_through(const NodeEmitContext& c);
 
 /// Sorting and the ops of extra_ops.py (emit_extra_ops.cpp): SortOp/ArgSortOp, Repeat,
 /// BroadcastTo (a view), SearchsortedOp, Nonzero, Unique, FillDiagonal/FillDiagonalOffset.

@@ -59,6 +59,9 @@ std::vector<OpEmitter> gpu_table(const std::string& backend) {
   // Checks report through the device status word; the output is a view of input 0.
   table.push_back({"CheckAndRaise", with_dialect(gpu_emit_check_and_raise), true});
   table.push_back({"Assert", with_dialect(gpu_emit_check_and_raise), true});
+  // pytensor.gradient's ops pass their input through (host metadata, as on the cpp backend).
+  for (const char* op : {"ZeroGrad", "DisconnectedGrad", "UndefinedGrad", "GradClip", "GradScale"})
+    table.push_back({op, [](const NodeEmitContext& c) { return NodeCode(emit_pass_through(c)); }, true});
   // Subtensor is a view (the cpp backend's emitter; index scalars are read by kg::read_index).
   table.push_back({"Subtensor", [](const NodeEmitContext& c) { return NodeCode(emit_subtensor(c)); }, true});
   table.push_back({"IncSubtensor", with_dialect(gpu_emit_inc_subtensor), false});

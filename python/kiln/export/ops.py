@@ -35,6 +35,18 @@ KILN_BLOCKWISE_CORES = {"Dot", "Dot22"} | LINALG_OPS
 KILN_VECTORIZED_CORES = {"Subtensor", "IncSubtensor", "AdvancedSubtensor", "AdvancedIncSubtensor", "Join", "Scan"}
 
 
+def _number(value) -> float:
+    """A prop that must be a finite number (GradClip's bounds, GradScale's multiplier): a
+    symbolic or array multiplier is not in the graph format."""
+    import numpy as np
+
+    if isinstance(value, (int, float, np.number)) and np.isfinite(value):
+        return float(value)
+    if isinstance(value, np.ndarray) and value.ndim == 0 and np.isfinite(value):
+        return float(value)
+    raise Unsupported(f"a number (the graph format keeps it as a prop), not {type(value).__name__} {value!r}")
+
+
 def _axes(axis):
     return None if axis is None else [int(a) for a in axis]
 
@@ -246,6 +258,11 @@ OP_TABLE: dict[str, Entry] = {
     # identity wrappers (version 2 names them; version 1 needs no node at all)
     **{cls: _IDENTITY for cls in ("ViewOp", "DeepCopyOp", "OutputGuard", "SpecifyAssumptions", "TensorFromScalar",
                                   "ScalarFromTensor", "CpuContiguous", "Unbroadcast")},
+    # pytensor.gradient's ops: views that change only the gradient (kiln's ops/gradient_ops.h)
+    "ZeroGrad": Same(), "DisconnectedGrad": Same(), "UndefinedGrad": Same(),
+    "GradClip": Same("clip_lower_bound", "clip_upper_bound",
+                     convert={"clip_lower_bound": _number, "clip_upper_bound": _number}),
+    "GradScale": Same("multiplier", convert={"multiplier": _number}),
     # linear algebra (2.x slinalg/nlinalg, 3.x pytensor.tensor.linalg; overwrite_* props are left out). The
     # format's "More ops" are version 1 too (PyTensor 2.26 has them under these names), except Eig.
     "Cholesky": Same("lower", "on_error"),
