@@ -66,7 +66,9 @@ std::vector<ShapeVars> output_shapes(const Apply& node, const std::vector<ShapeV
   for (int i = 0; i < node.num_outputs(); ++i) {
     ShapeVars dims;
     Var o = node.output(i);
-    for (int d = 0; d < o->ndim(); ++d) dims.push_back(shape_i(o, d));
+    // An rng's or a none's carrier has a fixed shape, and Shape_i takes tensors only.
+    for (int d = 0; d < o->ndim(); ++d)
+      dims.push_back(o->type().is_tensor() ? shape_i(o, d) : int64_constant(o->shape()[static_cast<std::size_t>(d)]));
     out.push_back(dims);
   }
   return out;

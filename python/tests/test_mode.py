@@ -100,6 +100,23 @@ def test_blockwise_over_scan_is_batched_by_kiln():
     np.testing.assert_array_equal(f(np.array([1.0, 2.0, 3.0])), np.arange(2, 12) + np.arange(3).reshape(-1, 1))
 
 
+def test_while_scan_with_a_random_stream_and_its_gradient():
+    """A while loop drawing from a random stream (an rng carried by the Scan) with the gradient of
+    its outputs (PyTensor's test_until_random_infer_shape): the shape function keeps the Scan, and
+    its rng output's shape is the carrier's fixed one, not a Shape_i of the rng."""
+    from pytensor.scan.utils import until
+    from pytensor.tensor.random.utils import RandomStream
+
+    x = pt.dscalar("x")
+    srng = RandomStream(0)
+    out, updates = pytensor.scan(lambda prev: (prev + srng.uniform(), until(prev > 5)), outputs_info=x, n_steps=10)
+    g = pytensor.grad(out.sum(), x)
+    f = pytensor.function([x], [out, g], updates=updates, mode=kiln.mode())
+    for start in range(-5, 5):
+        values, gradient = f(float(start))
+        assert len(values) == gradient  # d/dx of the sum of len(values) terms x + draws
+
+
 def test_fast_run_fusion_reaches_kiln_as_composites():
     x = pt.dvector("x")
     y = pt.exp(x) * pt.sin(x) + pt.sqrt(x + 2.0)
