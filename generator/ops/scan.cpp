@@ -128,8 +128,10 @@ std::string scan_layout_error(const ScanInfo& info, const FunctionGraph& inner) 
   }
   if (info.as_while) {
     const TensorType& c = outs.back()->type();
-    if (!c.is_tensor() || c.ndim() != 0 || !(c.dtype == DType::Bool || is_integer(c.dtype)))
-      return "the last inner output (the while condition) must be a 0-d boolean or integer, got " + type_words(c);
+    // Any 0-d number: the loop stops when it is nonzero (Scan.perform tests its truth, so
+    // PyTensor's until() of a float works too).
+    if (!c.is_tensor() || c.ndim() != 0)
+      return "the last inner output (the while condition) must be a 0-d number, got " + type_words(c);
   }
   return {};
 }
