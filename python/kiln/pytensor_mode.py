@@ -144,7 +144,11 @@ def mode(*, optimizer="fast_run", options: Sequence[str] = (), num_threads: int 
         express; off by default, so such functions raise kiln's UnsupportedGraphError.
     """
     linker = KilnLinker(options=options, num_threads=num_threads, fallback=fallback, name=name)
-    if isinstance(optimizer, str):
+    if optimizer == "fast_run":
+        # As PyTensor's other JIT linkers (Numba, JAX): the scan trace rewrite for a backend that
+        # does not preallocate outputs (sit-sots read only at [-1] become untraced states).
+        optimizer = RewriteDatabaseQuery(include=["fast_run", "scan_save_mem_no_prealloc"])
+    elif isinstance(optimizer, str):
         optimizer = RewriteDatabaseQuery(include=[optimizer])
     elif optimizer is None:
         optimizer = RewriteDatabaseQuery(include=[])

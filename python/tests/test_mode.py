@@ -117,6 +117,46 @@ def test_while_scan_with_a_random_stream_and_its_gradient():
         assert len(values) == gradient  # d/dx of the sum of len(values) terms x + draws
 
 
+def test_while_scan_with_a_float_condition():
+    """until() of a float: the loop stops where the condition is nonzero (Scan.perform's truth)."""
+    from pytensor.scan.utils import until
+
+    x = pt.dscalar("x")
+    out = pytensor.scan(lambda prev: (prev * 2.0, until(pt.cast(prev > 20.0, "float64") * 0.5)), outputs_info=x,
+                        n_steps=50, **SCAN_KW)
+    out = out[0] if isinstance(out, tuple) else out
+    f = pytensor.function([x], out, mode=kiln.mode())
+    ref = pytensor.function([x], out, mode=REFERENCE_MODE)
+    for start in (1.0, 3.0, 100.0):
+        np.testing.assert_array_equal(f(start), ref(start))
+
+
+def test_jacobian_by_a_scan_over_gradients_of_scans():
+    """PyTensor's test_pushout_seqs: a scan over pytensor.grad of another scan's outputs (its
+    backward scan nested in the step). The gradient of pt.diag is an OpFromGraph whose inner
+    input is the very variable of the step around it; inlining it must not rename that variable
+    outside the body."""
+    def predict(i, x_star, s_star, X, h):
+        D = X.shape[1]
+        iL = pt.diag(h[i, :D])
+        inp = (X - x_star).dot(iL)
+        return ((inp * inp.dot(iL.dot(s_star).dot(iL))).sum()) * h[i, D]
+
+    h = pytensor.shared(np.random.default_rng(3).uniform(0.5, 1.5, size=(3, 5)))
+    X, x_star, s_star = pt.dmatrix("X"), pt.dvector("x_star"), pt.dmatrix("s_star")
+    M = pytensor.scan(predict, sequences=pt.arange(h.shape[0]), non_sequences=[x_star, s_star, X, h], **SCAN_KW)
+    M = M[0] if isinstance(M, tuple) else M
+    J = pytensor.scan(lambda i, M, x: pytensor.grad(M[i], x), sequences=pt.arange(M.shape[0]),
+                      non_sequences=[M, x_star], **SCAN_KW)
+    J = J[0] if isinstance(J, tuple) else J
+    rng = np.random.default_rng(4)
+    args = (rng.random((6, 4)), rng.random(4), np.eye(4) + 0.1)
+    got = pytensor.function([X, x_star, s_star], J, mode=kiln.mode())(*args)
+    want = pytensor.function([X, x_star, s_star], J, mode=REFERENCE_MODE)(*args)
+    assert np.abs(want).max() > 1e-3
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
 def test_fast_run_fusion_reaches_kiln_as_composites():
     x = pt.dvector("x")
     y = pt.exp(x) * pt.sin(x) + pt.sqrt(x + 2.0)

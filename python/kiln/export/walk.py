@@ -63,16 +63,23 @@ def inline_inner_graph(w: Writer, node) -> None:
     """An OpFromGraph's body written in place of the node (its inner variables get new ids in
     the same scope; the node's outputs become the body's outputs)."""
     inner_in, inner_out, order = _inner(node.op)
+    # PyTensor may build an OpFromGraph over the very variables of the graph around it (its
+    # inner inputs and nodes are those objects, not clones): the aliases and ids the body sets
+    # hold only inside it, so they are undone afterwards.
+    outside = dict(w.ids)
     for inner, outer in zip(inner_in, node.inputs):
         w.alias(inner, outer)
     problems_before = len(w.shared.problems)
     write_nodes(w, order)
     if len(w.shared.problems) > problems_before:
+        w.ids = outside
         for out in node.outputs:
             w.ids.setdefault(out, w.shared.fresh("bad"))
         return
-    for outer, inner in zip(node.outputs, inner_out):
-        w.alias(outer, inner)
+    out_ids = [w.var_id(inner) for inner in inner_out]
+    w.ids = outside
+    for outer, vid in zip(node.outputs, out_ids):
+        w.ids[outer] = vid
 
 
 def write_inner_graph(w: Writer, node) -> None:
