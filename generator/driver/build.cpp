@@ -371,10 +371,7 @@ static std::vector<std::string> fast_linker_flags(const std::string& identity) {
 }
 
 // The nvcc of a cuda build, after the checks that need no compiler; a clear error without one.
-static std::string nvcc_for_build(const BuildOptions& options, bool program) {
-  if (program)
-    throw NotImplementedError("--program with --backend cuda: the standalone program passes host (kDLCPU) tensors, "
-                              "which a CUDA library refuses; call the library with device tensors instead");
+static std::string nvcc_for_build(const BuildOptions& options) {
   if (!options.march_variants.empty()) throw UserError("--march-variants is for the cpp backend's CPU code, not cuda");
   checked_cuda_architectures(options.cuda_arch);  // a bad --cuda-arch is refused before anything runs
   std::string nvcc = find_nvcc(options);
@@ -398,7 +395,12 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
   // no -march variants, no standalone program.
   const bool cuda = toolchain.language == "CUDA";
   if (!cuda && !options.cuda_arch.empty()) throw UserError("--cuda-arch is for --backend cuda");
-  const std::string cxx = cuda ? nvcc_for_build(options, program) : resolve_compiler(options, toolchain);
+  // The GPU backends take device tensors (kDLCUDA, kDLOpenCL); the program reads .npy files.
+  if (program && (cuda || lib.backend == "opencl"))
+    throw NotImplementedError("--program with --backend " + lib.backend +
+                              ": the standalone program passes host (kDLCPU) tensors, which a " + lib.backend +
+                              " library refuses; call the library with device tensors instead");
+  const std::string cxx = cuda ? nvcc_for_build(options) : resolve_compiler(options, toolchain);
   check_variants(lib, options.march_variants);
   // With variants, what is not compiled per variant (dispatcher, data) targets the baseline.
   BuildOptions base = options;
