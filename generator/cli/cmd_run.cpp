@@ -12,6 +12,7 @@
 #include "compile/compile.h"
 #include "driver/process.h"
 #include "io/graph_load.h"
+#include "ir/error.h"
 #include "kiln/loader.hpp"
 
 namespace kiln::cli {
@@ -39,6 +40,11 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->callback([&exit_code, args] {
     exit_code = run_guarded([&] {
       args->options.build.cxxflags = split_flags(args->cxxflags);
+      // run passes host (kDLCPU) tensors, which a GPU library refuses: say so before compiling.
+      if (args->options.backend == "opencl" || args->options.backend == "cuda")
+        throw NotImplementedError("kiln run --backend " + args->options.backend +
+                                  ": run passes host (kDLCPU) tensors, which a " + args->options.backend +
+                                  " library refuses; compile it and call it with device tensors instead");
       const auto start = std::chrono::steady_clock::now();
       FunctionGraph fg = load_graph_file(args->file);
       const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
