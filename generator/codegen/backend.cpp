@@ -75,6 +75,19 @@ const OpEmitter& Backend::emitter(const Op& op) const {
   throw NotImplementedError(message);
 }
 
+void Backend::check_dtypes(const Apply& node) const {
+  if (unsupported_dtypes.empty()) return;
+  const auto check = [&](const Variable& v) {
+    for (const auto& u : unsupported_dtypes)
+      if (v.type().is_tensor() && v.dtype() == u.dtype)
+        throw NotImplementedError("`" + node.op().str() + "`: variable \"" + (v.name().empty() ? v.file_id() : v.name()) +
+                                  "\" is " + std::string(dtype_name(u.dtype)) +
+                                  ", which the " + name + " backend does not have (" + std::string(u.reason) + ")");
+  };
+  for (const auto& in : node.inputs()) check(*in);
+  for (const auto& out : node.outputs()) check(*out);
+}
+
 const Backend& find_backend(const std::string& name) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);

@@ -48,11 +48,20 @@ struct UnsupportedOp {
   std::string_view reason;
 };
 
+/// An element type a backend declares it lacks, and why.
+struct UnsupportedDType {
+  DType dtype;
+  std::string_view reason;
+};
+
 struct Backend {
   std::string name;         ///< what --backend and kiln_add_graph(BACKEND) name
   std::string description;  ///< one line for --help and docs/op_coverage.md
   std::vector<OpEmitter> ops;
   std::vector<UnsupportedOp> unsupported;
+  /// Element types its functions cannot hold: a variable of one is a NotImplementedError
+  /// naming it (check_dtypes).
+  std::vector<UnsupportedDType> unsupported_dtypes;
   /// Folder of the host templates: function.mustache (one graph function), graph_impl.cpp.mustache
   /// (a graph's ABI entry points), graph.cpp.mustache (the source file around them).
   std::string templates;
@@ -121,6 +130,9 @@ struct Backend {
   /// The entry for a node's op; NotImplementedError "`Op{props}` has no <name> implementation"
   /// (with the reason when the backend declares one) when it has none.
   const OpEmitter& emitter(const Op& op) const;
+  /// NotImplementedError naming the first variable `node` reads or writes whose dtype is one
+  /// of unsupported_dtypes.
+  void check_dtypes(const Apply& node) const;
   bool is_view(const Apply& node) const { return emitter(node.op()).is_view; }
   bool needs_scratch(const Apply& node) const { return emitter(node.op()).needs_scratch; }
 };

@@ -18,6 +18,7 @@ std::string ctype(DType dt) {
     case DType::UInt64: return "uint64_t";
     case DType::Float32: return "float";
     case DType::Float64: return "double";
+    case DType::Float16: return "kiln_scalar::half";
   }
   return "void";
 }
@@ -38,7 +39,11 @@ std::string scalar_literal(const Array& v, bool c_style) {
     T x = *v.data<T>();
     if constexpr (std::is_same_v<T, bool>) {
       out = x ? "true" : "false";
-    } else if constexpr (std::is_floating_point_v<T>) {
+    } else if constexpr (std::is_same_v<T, kiln_scalar::half>) {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "kiln_scalar::half::from_bits(0x%04x)", static_cast<unsigned>(x.bits));
+      out = buf;
+    } else if constexpr (kiln_scalar::is_float_v<T>) {
       const bool single = std::is_same_v<T, float>;
       if (std::isnan(x)) {
         out = single ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";

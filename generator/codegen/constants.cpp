@@ -47,12 +47,16 @@ std::string add_constant(ConstantSink& sink, const std::string& fn, std::size_t 
   blob.file_name = blob.symbol + ".bin";
   blob.data = value.contiguous();
   blob.sha256 = sha256_hex(std::string_view(static_cast<const char*>(blob.data.data()), blob.data.nbytes()));
-  // Hidden: shared with NAME_data.S's object, never exported from a shared library.
-  sink.declarations.push_back("extern \"C\" const " + ctype(value.dtype()) + " " + blob.symbol +
+  // Hidden: shared with NAME_data.S's object, never exported from a shared library. float16's
+  // C++ type lives in the generated file's anonymous namespace: the symbol is declared as its
+  // bits and read through a cast.
+  const bool as_bits = value.dtype() == DType::Float16;
+  sink.declarations.push_back("extern \"C\" const " + (as_bits ? std::string("uint16_t") : ctype(value.dtype())) + " " + blob.symbol +
                               "[] __attribute__((visibility(\"hidden\")));  // " +
                               std::to_string(blob.data.nbytes()) + " bytes, in " + blob.file_name + "\n");
   sink.blobs.push_back(std::move(blob));
-  return sink.blobs.back().symbol;
+  const std::string& symbol = sink.blobs.back().symbol;
+  return as_bits ? "reinterpret_cast<const " + ctype(value.dtype()) + "*>(" + symbol + ")" : symbol;
 }
 
 std::string data_assembly(const std::string& name, const std::vector<DataBlob>& blobs, const std::string& data_dir) {

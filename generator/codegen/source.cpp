@@ -201,6 +201,7 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
       continue;
     }
     if (lg.fused_gathers.count(&node)) continue;  // its reader computes it (gather_fusion.h)
+    backend.check_dtypes(node);
     const OpEmitter& entry = backend.emitter(node.op());
     NodeEmitContext ctx(node, lg, static_cast<int>(i), scope.constants.prefix + "_" + fn);
     std::string label = node_label(node, static_cast<int>(i));

@@ -56,8 +56,9 @@ const std::set<std::string, std::less<>>& version_2_props() {
   throw UserError(what + " needs graph format version 2 (this file says \"version\": 1)", where);
 }
 
+// The dtypes version 2 added: float16 and the complex ones (which kiln reserves).
 void check_dtype_name(const Json& v, const std::string& where) {
-  if (v.is_string() && is_reserved_dtype_name(v.get<std::string>()))
+  if (v.is_string() && (v.get<std::string>() == "float16" || is_reserved_dtype_name(v.get<std::string>())))
     needs_version_2("the dtype \"" + v.get<std::string>() + "\"", where);
 }
 
@@ -119,6 +120,7 @@ void check_op(const Json& op, const Json& props, const std::string& where) {
   if ((name == "Softmax" || name == "LogSoftmax") && props.contains("axis") && props["axis"].is_array())
     needs_version_2("a list as " + name + "'s axis", at + "axis");
   if (props.contains("dtype")) check_dtype_name(props["dtype"], at + "dtype");
+  if (props.contains("acc_dtype")) check_dtype_name(props["acc_dtype"], at + "acc_dtype");
   if (props.contains("scalar_op")) check_scalar_op(props["scalar_op"], at + "scalar_op");
   if (name == "Blockwise") {
     if (props.contains("signature") && props["signature"].is_string() &&

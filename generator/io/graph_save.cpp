@@ -140,13 +140,24 @@ bool has_version_2_scalar_op(const ScalarOp& op) {
   return false;
 }
 
+// Whether a props object names float16 anywhere (a cast, an accumulator, a Composite's inner
+// variable): a version-2 dtype.
+bool names_float16(const Json& j) {
+  if (j.is_string()) return j.get_ref<const std::string&>() == "float16";
+  if (j.is_array() || j.is_object())
+    for (const auto& item : j)
+      if (names_float16(item)) return true;
+  return false;
+}
+
 }  // namespace
 
 int graph_format_version(const FunctionGraph& fg) {
   for (Variable* v : fg.variables())
-    if (!v->type().is_tensor()) return 2;
+    if (!v->type().is_tensor() || v->dtype() == DType::Float16) return 2;
   for (Apply* node : fg.toposort()) {
     const Op& op = node->op();
+    if (names_float16(op.props())) return 2;
     if (dynamic_cast<const OpFromGraph*>(&op) || op.name() == "IfElse" || op.name() == "Scan") return 2;
     if (const auto* b = dynamic_cast<const Blockwise*>(&op); b && has_literal_dimension(b->signature())) return 2;
     if (const auto* e = dynamic_cast<const Elemwise*>(&op); e && has_version_2_scalar_op(e->scalar_op())) return 2;

@@ -18,7 +18,7 @@ Json element_to_json(const Array& a, const std::int64_t* index) {
   visit_dtype(a.dtype(), [&](auto t) {
     using T = decltype(t);
     T v = *static_cast<const T*>(a.element_ptr(index));
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (kiln_scalar::is_float_v<T>) {
       if (std::isnan(v)) out = "nan";
       else if (std::isinf(v)) out = v > 0 ? "inf" : "-inf";
       else out = static_cast<double>(v);

@@ -28,7 +28,7 @@ T parse_json_element(const nlohmann::json& j, const std::string& ptr) {
       if (v == 0 || v == 1) return v == 1;
     }
     throw UserError("a bool value must be true, false, 0 or 1, not " + j.dump(), ptr);
-  } else if constexpr (std::is_floating_point_v<T>) {
+  } else if constexpr (kiln_scalar::is_float_v<T>) {
     double v;
     if (j.is_string()) {
       const auto& s = j.get_ref<const std::string&>();

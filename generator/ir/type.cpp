@@ -24,7 +24,7 @@ TensorType none_type() {
 }
 
 bool is_reserved_dtype_name(std::string_view name) {
-  return name == "float16" || name == "complex64" || name == "complex128";
+  return name == "complex64" || name == "complex128";
 }
 
 bool TensorType::fully_static() const {

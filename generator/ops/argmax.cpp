@@ -22,7 +22,7 @@ void argmax_rows(const T* in, std::int64_t* out, std::int64_t rows, std::int64_t
     const T* row = in + r * len;
     std::int64_t best = 0;
     for (std::int64_t k = 1; k < len; ++k) {
-      if constexpr (std::is_floating_point_v<T>) {
+      if constexpr (kiln_scalar::is_float_v<T>) {
         if (std::isnan(row[best])) break;
         if (std::isnan(row[k])) {
           best = k;

@@ -28,13 +28,14 @@ void matmul_loop(const Array& x, const Array& y, Array& out) {
   const T* xp = x.data<T>();
   const T* yp = y.data<T>();
   T* op = out.data<T>();
+  using A = kiln_scalar::arithmetic_t<T>;  // float16 accumulates in float32 (NumPy's HALF_dot)
   for (std::int64_t i = 0; i < m; ++i) {
     for (std::int64_t j = 0; j < n; ++j) {
-      T acc = T(0);
+      A acc = A(0);
       for (std::int64_t p = 0; p < k; ++p)
         acc = kiln_scalar::wrap_add(
-            acc, kiln_scalar::wrap_mul(xp[i * xs0 + p * xs1], yp[p * ys0 + j * ys1]));
-      op[i * os0 + j * os1] = acc;
+            acc, kiln_scalar::wrap_mul(A(xp[i * xs0 + p * xs1]), A(yp[p * ys0 + j * ys1])));
+      op[i * os0 + j * os1] = T(acc);
     }
   }
 }

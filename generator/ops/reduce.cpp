@@ -138,6 +138,7 @@ DType upcast_discrete_output(DType in) {
 }
 
 DType default_acc_dtype(DType in) {
+  if (in == DType::Float16) return DType::Float32;
   return in == DType::Float32 ? DType::Float64 : upcast_discrete_output(in);
 }
 
@@ -215,12 +216,12 @@ A identity_of(ScalarOpId id) {
         return static_cast<A>(~A(0));
       break;
     case ScalarOpId::Maximum:
-      if constexpr (std::is_floating_point_v<A>)
+      if constexpr (kiln_scalar::is_float_v<A>)
         return -std::numeric_limits<A>::infinity();
       else
         return std::numeric_limits<A>::lowest();
     case ScalarOpId::Minimum:
-      if constexpr (std::is_floating_point_v<A>)
+      if constexpr (kiln_scalar::is_float_v<A>)
         return std::numeric_limits<A>::infinity();
       else
         return std::numeric_limits<A>::max();
@@ -419,12 +420,16 @@ void CAReduce::perform(const Apply&, const std::vector<Array>& inputs,
     acc = fold_with_scalar_op(scalar_op_, *composite_accumulator(*scalar_op_.composite_graph()),
                               moved, out_shape, len, dt.acc);
   } else {
-    Array src = astype(moved, dt.acc);  // contiguous, in the accumulator dtype
-    acc = Array::empty(dt.acc, out_shape);
+    // Contiguous, in the accumulator dtype; a float16 accumulator is a float32 one rounded at
+    // the end (NumPy's float16 reductions).
+    const DType fold = arithmetic_dtype(dt.acc);
+    Array src = astype(moved, fold);
+    acc = Array::empty(fold, out_shape);
     const bool without_zeros = kind_ == ReduceKind::ProdWithoutZeros;
-    visit_dtype(dt.acc, [&](auto t) {
+    visit_dtype(fold, [&](auto t) {
       using A = decltype(t);
-      fold_typed<A>(scalar_op_.id(), without_zeros, src.data<A>(), acc.data<A>(), acc.size(), len);
+      if constexpr (!std::is_same_v<A, kiln_scalar::half>)
+        fold_typed<A>(scalar_op_.id(), without_zeros, src.data<A>(), acc.data<A>(), acc.size(), len);
     });
   }
   outputs[0] = astype(acc, dt.out);

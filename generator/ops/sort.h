@@ -17,7 +17,7 @@ namespace kiln {
 /// NumPy's sort order: NaN after every number (sort, argsort, searchsorted and unique use it).
 template <typename T>
 bool sorts_before(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>)
+  if constexpr (kiln_scalar::is_float_v<T>)
     return a < b || (std::isnan(b) && !std::isnan(a));
   else
     return a < b;

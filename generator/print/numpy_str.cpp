@@ -47,15 +47,20 @@ std::string printf_string(const char* fmt, int precision, double v) {
   return buf;
 }
 
-// The shortest digits that read back as the same double (or float, when `single`).
-Decimal shortest(double v, bool single) {
-  const int max_precision = single ? 8 : 16;
+// `v` rounded to a float of `bits` bits (16, 32 or 64).
+double rounded_to(double v, int bits) {
+  if (bits == 16) return static_cast<float>(kiln_scalar::half(v));
+  if (bits == 32) return static_cast<float>(v);
+  return v;
+}
+
+// The shortest digits that read back as the same float of `bits` bits.
+Decimal shortest(double v, int bits) {
+  const int max_precision = bits == 16 ? 5 : bits == 32 ? 8 : 16;
   std::string s;
   for (int p = 0; p <= max_precision; ++p) {
     s = printf_string("%.*e", p, v);
-    bool same = single ? std::strtof(s.c_str(), nullptr) == static_cast<float>(v)
-                       : std::strtod(s.c_str(), nullptr) == v;
-    if (same) break;
+    if (rounded_to(std::strtod(s.c_str(), nullptr), bits) == rounded_to(v, bits)) break;
   }
   return parse_scientific(s);
 }
@@ -85,8 +90,8 @@ Parts positional_parts(const Decimal& d) {
 }
 
 // Positional digits, unique but at most kPrecision after the point (Dragon4, trim=".").
-Parts positional_capped(double v, bool single) {
-  Parts p = positional_parts(shortest(v, single));
+Parts positional_capped(double v, int bits) {
+  Parts p = positional_parts(shortest(v, bits));
   if (p.frac.size() <= static_cast<std::size_t>(kPrecision)) return p;
   std::string s = printf_string("%.*f", kPrecision, v);
   std::size_t dot = s.find('.');
@@ -97,8 +102,8 @@ Parts positional_capped(double v, bool single) {
 }
 
 // Scientific digits, unique but at most kPrecision after the point.
-Parts scientific_capped(double v, bool single) {
-  Decimal d = shortest(v, single);
+Parts scientific_capped(double v, int bits) {
+  Decimal d = shortest(v, bits);
   if (d.digits.size() > static_cast<std::size_t>(kPrecision) + 1)
     d = parse_scientific(printf_string("%.*e", kPrecision, v));
   Parts p;
@@ -126,7 +131,7 @@ std::string non_finite_str(double v) { return std::isnan(v) ? "nan" : v < 0 ? "-
 // values that will be shown.
 class FloatFormat {
  public:
-  FloatFormat(const std::vector<double>& data, bool single) : single_(single) {
+  FloatFormat(const std::vector<double>& data, int bits) : bits_(bits) {
     std::vector<double> finite;
     bool any_non_finite = false, neg_inf = false;
     for (double x : data) {
@@ -141,20 +146,20 @@ class FloatFormat {
     bool any_non_zero = false;
     for (double x : finite) {
       if (x == 0) continue;
-      double a = single ? static_cast<double>(std::fabs(static_cast<float>(x))) : std::fabs(x);
+      double a = std::fabs(rounded_to(x, bits));
       max_val = any_non_zero ? std::max(max_val, a) : a;
       min_val = any_non_zero ? std::min(min_val, a) : a;
       any_non_zero = true;
     }
     if (any_non_zero) {
-      const double small = single ? static_cast<double>(1e-4f) : 1e-4;
+      const double small = rounded_to(1e-4, bits);
       exp_format_ = max_val >= 1e8 || min_val < small || max_val / min_val > 1000.0;
     }
     if (finite.empty()) {
       exp_format_ = false;
     } else if (exp_format_) {
       for (double x : finite) {
-        Parts p = scientific_capped(x, single);
+        Parts p = scientific_capped(x, bits);
         exp_size_ = std::max(exp_size_, std::max<std::size_t>(2, exponent_digits(p.exponent).size()));
         precision_ = std::max(precision_, p.frac.size());
         pad_left_ = std::max(pad_left_, p.int_part.size());
@@ -162,7 +167,7 @@ class FloatFormat {
       pad_right_ = exp_size_ + 2 + precision_;
     } else {
       for (double x : finite) {
-        Parts p = positional_capped(x, single);
+        Parts p = positional_capped(x, bits);
         pad_left_ = std::max(pad_left_, p.int_part.size());
         pad_right_ = std::max(pad_right_, p.frac.size());
       }
@@ -178,7 +183,7 @@ class FloatFormat {
   std::string operator()(double x) const {
     if (!std::isfinite(x)) return pad_left(non_finite_str(x), pad_left_ + pad_right_ + 1);
     if (exp_format_) {
-      Parts p = scientific_capped(x, single_);
+      Parts p = scientific_capped(x, bits_);
       if (p.frac.size() < precision_) {
         // min_digits: the further digits are the exact value's (zeros only when it ends there).
         Decimal d = parse_scientific(printf_string("%.*e", static_cast<int>(precision_), x));
@@ -188,13 +193,13 @@ class FloatFormat {
       }
       return pad_left(p.int_part, pad_left_) + "." + p.frac + "e" + exponent_str(p.exponent, exp_size_);
     }
-    Parts p = positional_capped(x, single_);
+    Parts p = positional_capped(x, bits_);
     return pad_left(p.int_part, pad_left_) + "." + p.frac +
            std::string(pad_right_ - std::min(pad_right_, p.frac.size()), ' ');
   }
 
  private:
-  bool single_;
+  int bits_;
   bool exp_format_ = false;
   std::size_t precision_ = 0;
   std::size_t pad_left_ = 0, pad_right_ = 0;
@@ -249,10 +254,10 @@ ElementFormatter make_formatter(const Array& a, bool summarise) {
     auto value = [a](const std::int64_t* idx) { return *static_cast<const T*>(a.element_ptr(idx)); };
     if constexpr (std::is_same_v<T, bool>) {
       result = [value](const std::int64_t* idx) { return std::string(value(idx) ? " True" : "False"); };
-    } else if constexpr (std::is_floating_point_v<T>) {
+    } else if constexpr (kiln_scalar::is_float_v<T>) {
       std::vector<double> data;
       for_each_shown(shown, [&](const std::int64_t* idx) { data.push_back(static_cast<double>(value(idx))); });
-      FloatFormat fmt(data, std::is_same_v<T, float>);
+      FloatFormat fmt(data, static_cast<int>(sizeof(T) * 8));
       result = [value, fmt](const std::int64_t* idx) { return fmt(static_cast<double>(value(idx))); };
     } else {
       std::size_t width = 0;
@@ -348,8 +353,8 @@ std::string scalar_str(const Array& a) {
     T v = *static_cast<const T*>(a.data());
     if constexpr (std::is_same_v<T, bool>)
       out = v ? "True" : "False";
-    else if constexpr (std::is_floating_point_v<T>)
-      out = python_float_repr(static_cast<double>(v), std::is_same_v<T, float>);
+    else if constexpr (kiln_scalar::is_float_v<T>)
+      out = python_float_repr(static_cast<double>(v), static_cast<int>(sizeof(T) * 8));
     else
       out = std::to_string(v);
   });
@@ -365,9 +370,9 @@ std::string strip(const std::string& s) {
 
 }  // namespace
 
-std::string python_float_repr(double v, bool single) {
+std::string python_float_repr(double v, int bits) {
   if (!std::isfinite(v)) return non_finite_str(v);
-  Decimal d = shortest(v, single);
+  Decimal d = shortest(v, bits);
   const double a = std::fabs(v);
   if (a == 0 || (a >= 1e-4 && a < 1e16)) {
     Parts p = positional_parts(d);

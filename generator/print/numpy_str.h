@@ -14,8 +14,8 @@ namespace kiln {
 std::string numpy_str(const Array& a);
 
 /// Python's repr of one float (shortest round-trip digits; "1.0", "1e-05", "1e+16", "nan",
-/// "-inf"). `single` selects float32's shortest digits, as NumPy's float32 scalars print.
-std::string python_float_repr(double v, bool single = false);
+/// "-inf"). `bits` (16, 32, 64) selects that float's shortest digits, as NumPy's scalars print.
+std::string python_float_repr(double v, int bits = 64);
 
 /// PyTensor's Constant.__str__ of a value: numpy_str with newlines removed, abbreviated to
 /// "first10 ... last10" (each side stripped) when longer than 20 characters; `name{value}`

@@ -126,7 +126,7 @@ std::shared_ptr<Backend> make_plain_backend() {
       b->unsupported.push_back({op, "outside the seam test: loops, scans and views only"});
   }
   b->templates = "templates/cpp";
-  b->prologue = {"runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp"};
+  b->prologue = {"runtime/include/kiln/runtime/half.hpp", "runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp"};
   // scipy.special's functions are plain scalar C++ (kiln/runtime/special/): the same pieces.
   b->optional_prologue = {{"", {}, special_math_pieces, "", ""}};
   b->scalar_classes = [](const std::string& name) { return plain_scalar_table().classes(name); };

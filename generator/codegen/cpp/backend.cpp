@@ -119,7 +119,7 @@ std::shared_ptr<const Backend> make_cpp_backend() {
   b->ops = cpp_backend_table();
   b->unsupported = {{"OpFromGraph", "inlined before code generation (rewrite/inline_op_from_graph.h), so it never reaches a backend"}};
   b->templates = "templates/cpp";
-  b->prologue = {"runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp",
+  b->prologue = {"runtime/include/kiln/runtime/half.hpp", "runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp",
                  "templates/cpp/prologue/indexing.hpp", "templates/cpp/prologue/blas.hpp"};
   std::vector<std::string> random_pieces;  // NumPy's Generator, in its layering order
   for (const char* part :

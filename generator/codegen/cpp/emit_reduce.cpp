@@ -70,7 +70,10 @@ std::string emit_careduce(const NodeEmitContext& c) {
   const auto& op = static_cast<const CAReduce&>(c.node().op());
   const DType in = c.in_var(0).dtype();
   const int ndim = c.in_var(0).ndim();
-  const ReduceDTypes dt = op.dtypes_for(in);
+  ReduceDTypes dt = op.dtypes_for(in);
+  // A float16 accumulator folds in float32 and is rounded once at the end (as perform).
+  const DType declared_acc = dt.acc;
+  dt.acc = arithmetic_dtype(dt.acc);
   TemplateData data = c.base_data();
   std::vector<int> reduced;
   split_axes(op.axis(), ndim, data, reduced);
@@ -97,7 +100,7 @@ std::string emit_careduce(const NodeEmitContext& c) {
     const CompositeFold fold = analyse_composite_fold(*scalar.composite_graph());
     if (!fold.found) throw InternalError("`" + op.str() + "` has no accumulating operation");
     data.set("init", fold_identity(fold.op, dt.acc));
-    data.set("step", scalar_return(scalar, {"a", "x"}, {dt.acc, in}));
+    data.set("step", scalar_return(scalar, {"a", "x"}, {declared_acc, in}));
     combinable = fold.splittable;
     if (combinable) data.set("combine", scalar_return(ScalarOp(fold.op), {"a", "b"}, acc2));
   } else {

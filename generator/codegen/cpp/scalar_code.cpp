@@ -185,7 +185,10 @@ ScalarCode emit_scalar_code(const ScalarOp& op, const std::vector<std::string>& 
 
   if (op.id() == ScalarOpId::ScalarLoop) return emit_scalar_loop(op, args, prefix, counter, table);
 
+  // float16 operands are computed on as float32, and the result is rounded once when it is
+  // stored as half (NumPy's float16 loops).
   std::vector<DType> operand_dtypes = op.operand_dtypes(arg_dtypes);
+  for (DType& d : operand_dtypes) d = arithmetic_dtype(d);
   std::vector<std::string> operands;
   for (std::size_t k = 0; k < args.size(); ++k) operands.push_back(convert_scalar(args[k], arg_dtypes[k], operand_dtypes[k], table));
   // The computation type is that of the last operand (switch's first operand is its condition).
@@ -227,6 +230,10 @@ std::string scalar_return(const ScalarOp& op, const std::vector<std::string>& ar
 }
 
 std::string fold_identity(ScalarOpId id, DType acc) {
+  // Generated code has no std::numeric_limits for float16 (its type lives in an anonymous
+  // namespace): its infinities are spelled through float.
+  if (acc == DType::Float16 && (id == ScalarOpId::Maximum || id == ScalarOpId::Minimum))
+    return id == ScalarOpId::Maximum ? "A(-INFINITY)" : "A(INFINITY)";
   switch (id) {
     case ScalarOpId::Mul:
       return "A(1)";

@@ -104,6 +104,7 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
   b->name = name;
   b->ops = gpu_table(name);
   b->unsupported = gpu_unsupported(b->ops);
+  b->unsupported_dtypes = {{DType::Float16, "no half-precision kernels yet; compute in float32 or use the cpp backend"}};
   b->tensor_type = [](const Variable& v) {
     return "kg::DTensor<" + ctype(v.dtype()) + ", " + std::to_string(v.ndim()) + ">";
   };
@@ -135,7 +136,8 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
                         {"context_destroy", "kg::destroy_device_context"},
                         {"read_condition", "kg::read_condition"},
                         {"extra_exports", "templates/" + name + "/extra_exports.mustache"}};
-  b->prologue = {"runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp",
+  b->prologue = {"runtime/include/kiln/runtime/half.hpp", "runtime/include/kiln/runtime/scalar_math.hpp",
+                 "templates/cpp/prologue/runtime.hpp",
                  "templates/cpp/prologue/indexing.hpp", "templates/gpu/prologue/device_status.hpp",
                  "templates/" + name + "/prologue/device_runtime.hpp", "templates/gpu/prologue/device_reads.hpp"};
   // The products' host side, only where a graph has one (its BLAS library is linked then).

@@ -219,14 +219,26 @@ std::vector<Array> eval_scalar_op(const ScalarOp& op, const std::vector<Array>& 
 
   // The same operand conversion the generated code does (PyTensor computes in the output
   // dtype, comparisons in the inputs' upcast, and tests switch's condition as bool).
-  const std::vector<DType> operands = op.operand_dtypes(in_dtypes);
+  // float16 is computed on as float32 and the result rounded once (NumPy's float16 loops).
+  std::vector<DType> operands = op.operand_dtypes(in_dtypes);
+  for (DType& d : operands) d = arithmetic_dtype(d);
+  const DType out_dtype = out_dtypes[0], result_dtype = arithmetic_dtype(out_dtype);
   std::vector<Array> converted;
   for (std::size_t k = 0; k < args.size(); ++k) converted.push_back(astype(args[k], operands[k]));
-  if (is_special_function(op.id())) return {eval_special_function(op.id(), converted, out_dtypes[0], shape)};
-  const DType compute = operands.back();
-  Array out = Array::empty(out_dtypes[0], shape);
-  visit_dtype(compute, [&](auto t) { eval_typed<decltype(t)>(op, converted, out); });
-  return {out};
+  Array out;
+  if (is_special_function(op.id())) {
+    out = eval_special_function(op.id(), converted, result_dtype, shape);
+  } else {
+    out = Array::empty(result_dtype, shape);
+    visit_dtype(operands.back(), [&](auto t) {
+      using C = decltype(t);
+      if constexpr (std::is_same_v<C, kiln_scalar::half>)
+        throw InternalError("float16 reached scalar evaluation unconverted");
+      else
+        eval_typed<C>(op, converted, out);
+    });
+  }
+  return {out_dtype == result_dtype ? out : astype(out, out_dtype).copy()};
 }
 
 }  // namespace kiln

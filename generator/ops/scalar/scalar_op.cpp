@@ -47,11 +47,14 @@ DType upcast(DType a, DType b) {
   if (is_bool(a)) return b;
   if (is_bool(b)) return a;
   if (is_float(a) || is_float(b)) {
-    if (is_float(a) && is_float(b)) return DType::Float64;
+    // NumPy's promotion: the wider float; an integer needs float16 (8 bits), float32 (16
+    // bits) or float64 (wider) to hold its values.
+    const auto rank = [](DType f) { return f == DType::Float16 ? 0 : f == DType::Float32 ? 1 : 2; };
+    if (is_float(a) && is_float(b)) return rank(a) >= rank(b) ? a : b;
     DType f = is_float(a) ? a : b;
     DType i = is_float(a) ? b : a;
-    if (f == DType::Float64) return f;
-    return int_bits(i) <= 16 ? DType::Float32 : DType::Float64;
+    const DType needed = int_bits(i) <= 8 ? DType::Float16 : int_bits(i) <= 16 ? DType::Float32 : DType::Float64;
+    return rank(f) >= rank(needed) ? f : needed;
   }
   // Two different integer types.
   if (is_signed_int(a) == is_signed_int(b))

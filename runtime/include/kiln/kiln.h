@@ -68,7 +68,8 @@ typedef enum kiln_dtype {
   KILN_UINT32 = 7,
   KILN_UINT64 = 8,
   KILN_FLOAT32 = 9,
-  KILN_FLOAT64 = 10
+  KILN_FLOAT64 = 10,
+  KILN_FLOAT16 = 11          /**< IEEE binary16 (NumPy's float16), passed as its 16 bits */
 } kiln_dtype;
 
 /** What an input or output holds (append only). An rng is a NumPy Generator's PCG64 state,

@@ -48,12 +48,12 @@ template <> struct dtype_of<double> { static constexpr kiln_dtype value = KILN_F
 inline DLDataType dl_dtype(kiln_dtype dt) {
   static const DLDataType table[] = {
       {6, 8, 1},  {kDLInt, 8, 1},  {kDLInt, 16, 1},  {kDLInt, 32, 1},  {kDLInt, 64, 1},   {kDLUInt, 8, 1},
-      {kDLUInt, 16, 1}, {kDLUInt, 32, 1}, {kDLUInt, 64, 1}, {kDLFloat, 32, 1}, {kDLFloat, 64, 1}};
+      {kDLUInt, 16, 1}, {kDLUInt, 32, 1}, {kDLUInt, 64, 1}, {kDLFloat, 32, 1}, {kDLFloat, 64, 1}, {kDLFloat, 16, 1}};
   return table[static_cast<int>(dt)];
 }
 
 inline std::size_t dtype_bytes(kiln_dtype dt) {
-  static const std::size_t sizes[] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8};
+  static const std::size_t sizes[] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 2};
   return sizes[static_cast<int>(dt)];
 }
 
@@ -214,7 +214,7 @@ class Tensor {
   }
 
   static kiln_dtype from_dl(DLDataType t) {
-    for (int d = 0; d <= KILN_FLOAT64; ++d) {
+    for (int d = 0; d <= KILN_FLOAT16; ++d) {
       DLDataType e = dl_dtype(static_cast<kiln_dtype>(d));
       if (e.code == t.code && e.bits == t.bits && t.lanes == 1) return static_cast<kiln_dtype>(d);
     }

@@ -256,14 +256,15 @@ inline int32_t product(Ctx* ctx, T alpha, Mat<const X> x, Mat<const Y> y, T beta
   using kiln_scalar::convert;
   using kiln_scalar::wrap_add;
   using kiln_scalar::wrap_mul;
+  using A = kiln_scalar::arithmetic_t<T>;  // float16 accumulates in float32 and rounds once
   parallel_for(ctx, m, m * n * k, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       for (int64_t j = 0; j < n; ++j) {
-        T acc = T(0);
+        A acc = A(0);
         for (int64_t p = 0; p < k; ++p)
-          acc = wrap_add(acc, wrap_mul(convert<T>(x.data[i * x.rs + p * x.cs]), convert<T>(y.data[p * y.rs + j * y.cs])));
+          acc = wrap_add(acc, wrap_mul(convert<A>(x.data[i * x.rs + p * x.cs]), convert<A>(y.data[p * y.rs + j * y.cs])));
         T& out = c.data[i * c.rs + j * c.cs];
-        out = beta == T(0) ? wrap_mul(alpha, acc) : wrap_add(wrap_mul(beta, out), wrap_mul(alpha, acc));
+        out = beta == T(0) ? T(wrap_mul(A(alpha), acc)) : T(wrap_add(wrap_mul(A(beta), A(out)), wrap_mul(A(alpha), acc)));
       }
     }
   });

@@ -194,7 +194,7 @@ __attribute__((noinline)) int32_t check_indices(Ctx* ctx, const T* idx, int64_t 
 /// NumPy's sort order: NaN after every number.
 template <typename T>
 inline bool sorts_before(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>)
+  if constexpr (kiln_scalar::is_float_v<T>)
     return a < b || (std::isnan(b) && !std::isnan(a));
   else
     return a < b;

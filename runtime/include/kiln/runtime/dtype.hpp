@@ -7,10 +7,35 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string_view>
 
 #include <dlpack/dlpack.h>
+
+#include "kiln/runtime/half.hpp"
+
+// float16's limits for the evaluator's generic code (not in half.hpp: generated code
+// embeds half.hpp inside an anonymous namespace, where std cannot be specialised).
+template <>
+struct std::numeric_limits<kiln_scalar::half> {
+  using half = kiln_scalar::half;
+  static constexpr bool is_specialized = true;
+  static constexpr bool is_signed = true;
+  static constexpr bool is_integer = false;
+  static constexpr bool is_exact = false;
+  static constexpr bool has_infinity = true;
+  static constexpr bool has_quiet_NaN = true;
+  static constexpr int digits = 11;
+  static constexpr half min() { return half::from_bits(0x0400); }
+  static constexpr half max() { return half::from_bits(0x7bff); }
+  static constexpr half lowest() { return half::from_bits(0xfbff); }
+  static constexpr half epsilon() { return half::from_bits(0x1400); }
+  static constexpr half infinity() { return half::from_bits(0x7c00); }
+  static constexpr half quiet_NaN() { return half::from_bits(0x7e00); }
+  static constexpr half denorm_min() { return half::from_bits(0x0001); }
+};
+
 
 namespace kiln {
 
@@ -26,7 +51,8 @@ namespace kiln {
   X(UInt32, std::uint32_t, "uint32", kDLUInt, 32) \
   X(UInt64, std::uint64_t, "uint64", kDLUInt, 64) \
   X(Float32, float, "float32", kDLFloat, 32)     \
-  X(Float64, double, "float64", kDLFloat, 64)
+  X(Float64, double, "float64", kDLFloat, 64)   \
+  X(Float16, kiln_scalar::half, "float16", kDLFloat, 16)
 
 /// DLPack's type code for booleans (kDLBool in DLPack >= 0.8; Debian 12 ships 0.6, which
 /// predates it, so the value is spelled out here).
@@ -99,7 +125,12 @@ inline std::optional<DType> from_dlpack(DLDataType t) {
 }
 
 constexpr bool is_bool(DType dt) { return dt == DType::Bool; }
-constexpr bool is_float(DType dt) { return dt == DType::Float32 || dt == DType::Float64; }
+constexpr bool is_float(DType dt) {
+  return dt == DType::Float16 || dt == DType::Float32 || dt == DType::Float64;
+}
+/// The dtype arithmetic on `dt` is done in: float32 for float16 (NumPy computes each float16
+/// operation in float32 and rounds the result), `dt` itself otherwise.
+constexpr DType arithmetic_dtype(DType dt) { return dt == DType::Float16 ? DType::Float32 : dt; }
 constexpr bool is_signed_int(DType dt) {
   return dt == DType::Int8 || dt == DType::Int16 || dt == DType::Int32 || dt == DType::Int64;
 }

@@ -39,6 +39,7 @@ inline const char* descr_of(DType dt) {
     case DType::UInt64: return "<u8";
     case DType::Float32: return "<f4";
     case DType::Float64: return "<f8";
+    case DType::Float16: return "<f2";
   }
   return "?";
 }
@@ -62,7 +63,8 @@ inline DType dtype_of_descr(const std::string& d) {
   if (code == "u8") return DType::UInt64;
   if (code == "f4") return DType::Float32;
   if (code == "f8") return DType::Float64;
-  throw NpyError("unsupported .npy dtype '" + d + "' (kiln supports bool, [u]int8..64, float32, float64)");
+  if (code == "f2") return DType::Float16;
+  throw NpyError("unsupported .npy dtype '" + d + "' (kiln supports bool, [u]int8..64, float16, float32, float64)");
 }
 
 // A tiny parser for the header's Python dict literal:

@@ -12,7 +12,11 @@
 #include <limits>
 #include <type_traits>
 
+#include "kiln/runtime/half.hpp"
+
 namespace kiln_scalar {
+
+
 
 template <typename T>
 using Unsigned = std::make_unsigned_t<T>;
@@ -21,7 +25,9 @@ using Unsigned = std::make_unsigned_t<T>;
 /// float -> integer truncates toward zero and saturates at the type's range, NaN -> 0.
 template <typename To, typename From>
 inline To convert(From x) {
-  if constexpr (std::is_same_v<To, bool>) {
+  if constexpr (std::is_same_v<From, half>) {
+    return convert<To>(static_cast<float>(x));
+  } else if constexpr (std::is_same_v<To, bool>) {
     return x != From(0);
   } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
     if (x != x) return To(0);
