@@ -115,6 +115,7 @@ KILN_DTYPES = [
     np.dtype(np.uint64),
     np.dtype(np.float32),
     np.dtype(np.float64),
+    np.dtype(np.float16),
 ]
 
 

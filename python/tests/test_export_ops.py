@@ -180,3 +180,34 @@ def test_gradient_ops_export_and_kiln_differentiates_them_as_pytensor(tmp_path):
     m = pt.dscalar("m")
     with pytest.raises(kiln.UnsupportedGraphError, match="GradScale"):
         kiln.from_pytensor([grad_scale(t, m).sum()], [t, m])
+
+
+def test_float16_graphs_compute_as_pytensor_and_numpy():
+    """A float16 graph (graph format v2) through kiln equals PyTensor's Python implementation
+    (NumPy's float16 arithmetic: each operation in float32, rounded): elementwise ops fused into
+    one loop, promotion with int8 (stays float16) and float32, a Sum (float32 accumulator), a
+    dot, and a cast back from float64."""
+    x = pt.tensor("x", dtype="float16", shape=(None,))
+    y = pt.tensor("y", dtype="float16", shape=(None,))
+    k = pt.tensor("k", dtype="int8", shape=(None,))
+    m = pt.tensor("m", dtype="float16", shape=(None, None))
+    w = pt.fvector("w")
+    outs = [x * y + pt.exp(x) - 1.5, x * k, (x * w).sum(), pt.tanh(x).sum(), pt.dot(m, y),
+            pt.cast(pt.cast(x, "float64") / 3, "float16"), x * y + y]
+    exported = kiln.from_pytensor(outs, [x, y, k, m, w], name="half")
+    assert exported.graph["version"] == 2
+    fn = kiln.function([x, y, k, m, w], outs)
+    r = np.random.default_rng(16)
+    xv = r.normal(size=50).astype("float16")
+    yv = r.normal(size=50).astype("float16")
+    kv = r.integers(-5, 5, size=50).astype("int8")
+    mv = r.normal(size=(7, 50)).astype("float16")
+    wv = r.normal(size=50).astype("float32")
+    got = fn(xv, yv, kv, mv, wv)
+    want = pytensor.function([x, y, k, m, w], outs, mode=REFERENCE_MODE)(xv, yv, kv, mv, wv)
+    for i, (g, e) in enumerate(zip(got, want)):
+        assert np.asarray(g).dtype == np.asarray(e).dtype, i
+        assert_same(f"output {i}", g, e, dict(rtol=1e-3, atol=1e-3))
+    # Arithmetic is exact: NumPy's float16 ops are correctly rounded, as kiln's (fused or not).
+    assert np.asarray(got[6]).dtype == np.float16
+    np.testing.assert_array_equal(got[6], want[6])

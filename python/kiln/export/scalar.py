@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .values import V1_DTYPES, nested_json
+from .values import V1_DTYPES, V2_IMPLEMENTED_DTYPES, nested_json
 from .writer import Unsupported
 
 
@@ -124,7 +124,9 @@ class ScalarSpeller:
             return self.lowered(op, in_dtypes)
         if cls == "Cast":
             dtype = str(op.o_type.dtype)
-            if dtype not in V1_DTYPES:
+            if dtype in V2_IMPLEMENTED_DTYPES:
+                self.writer.require_v2(f"a cast to {dtype}")
+            elif dtype not in V1_DTYPES:
                 self.missing.append(f"cast to {dtype}")
             return {"name": "cast", "dtype": dtype}
         if cls == "Composite":

@@ -92,9 +92,12 @@ class Writer:
         if dtype is None:
             raise Unsupported(f"variable {var} has type {t}, which the graph format cannot express")
         if dtype not in values.V1_DTYPES:
-            if dtype in values.V2_DTYPES:
+            if dtype in values.V2_IMPLEMENTED_DTYPES:
+                self.require_v2(f"dtype {dtype}")
+            elif dtype in values.V2_DTYPES:
                 raise Unsupported(f"dtype {dtype} (graph format v2) is not implemented in kiln yet")
-            raise Unsupported(f"dtype {dtype} is not in the graph format")
+            else:
+                raise Unsupported(f"dtype {dtype} is not in the graph format")
         shape = getattr(t, "shape", ())  # ScalarType: () -> a 0-d tensor
         return values.tensor_type(dtype, shape)
 
@@ -142,7 +145,9 @@ class Writer:
         a = np.asarray(value, dtype=dtype)
         type_shape = list(a.shape) if shape is None else [a.shape[d] if s is None else s for d, s in enumerate(shape)]
         ty = values.tensor_type(a.dtype.name, type_shape)
-        if a.dtype.name not in values.V1_DTYPES:
+        if a.dtype.name in values.V2_IMPLEMENTED_DTYPES:
+            self.require_v2(f"a constant of dtype {a.dtype}")
+        elif a.dtype.name not in values.V1_DTYPES:
             raise Unsupported(f"constant of dtype {a.dtype} is not supported by kiln")
         small = a.size <= self.options.inline_limit or self.options.large_constants == "inline"
         if small and not name:
