@@ -31,7 +31,7 @@
   X(spotrf_) X(dpotrf_) X(sgetrf_) X(dgetrf_) X(sgetrs_) X(dgetrs_) X(sgetri_) X(dgetri_)            \
   X(ssysv_) X(dsysv_) X(sposv_) X(dposv_) X(sgtsv_) X(dgtsv_) X(sgeqrf_) X(dgeqrf_) X(sgeqp3_)       \
   X(dgeqp3_) X(sorgqr_) X(dorgqr_) X(ssyevr_) X(dsyevr_) X(ssygvd_) X(dsygvd_) X(ssyevd_) X(dsyevd_) \
-  X(sgesdd_) X(dgesdd_)
+  X(sgesdd_) X(dgesdd_) X(sgeev_) X(dgeev_)
 
 extern "C" {
 

@@ -128,7 +128,8 @@ std::string main_program(const FunctionGraph& fg, const std::string& name) {
   mainp.set("kiln_version", KILN_VERSION_STRING);
   std::vector<std::string> main_includes = {"#include <cstdio>", "#include <cstdlib>", "#include <string>", "#include <vector>"};
   std::string npy_body;
-  for (const char* path : {"runtime/include/kiln/runtime/half.hpp", "runtime/include/kiln/runtime/dtype.hpp",
+  for (const char* path : {"runtime/include/kiln/runtime/half.hpp", "runtime/include/kiln/runtime/complex.hpp",
+                           "runtime/include/kiln/runtime/dtype.hpp",
                            "runtime/include/kiln/runtime/array.hpp",
                            "runtime/include/kiln/runtime/npy.hpp", "runtime/include/kiln/runtime/array_print.hpp"}) {
     EmbeddedText e = split_embedded(path);

@@ -56,9 +56,6 @@ TensorType parse_type(const Json& t, const std::string& where) {
   if (!t.contains("dtype") || !t["dtype"].is_string())
     throw UserError("a type needs a \"dtype\" string", where);
   auto dt = dtype_from_name(t["dtype"].get<std::string>());
-  if (!dt && is_reserved_dtype_name(t["dtype"].get<std::string>()))
-    throw NotImplementedError("the dtype \"" + t["dtype"].get<std::string>() + "\" is not implemented yet in kiln",
-                              where + "/dtype");
   if (!dt) throw UserError("unknown dtype \"" + t["dtype"].get<std::string>() + "\"", where + "/dtype");
   const Json& shape = require_array(t, "shape", where);
   // NumPy's limit (NPY_MAXDIMS); it also bounds the nesting that reading a value walks.

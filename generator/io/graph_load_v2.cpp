@@ -56,9 +56,10 @@ const std::set<std::string, std::less<>>& version_2_props() {
   throw UserError(what + " needs graph format version 2 (this file says \"version\": 1)", where);
 }
 
-// The dtypes version 2 added: float16 and the complex ones (which kiln reserves).
+// The dtypes version 2 added: float16, complex64 and complex128.
 void check_dtype_name(const Json& v, const std::string& where) {
-  if (v.is_string() && (v.get<std::string>() == "float16" || is_reserved_dtype_name(v.get<std::string>())))
+  if (v.is_string() && (v.get<std::string>() == "float16" || v.get<std::string>() == "complex64" ||
+                        v.get<std::string>() == "complex128"))
     needs_version_2("the dtype \"" + v.get<std::string>() + "\"", where);
 }
 

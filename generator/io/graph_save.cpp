@@ -133,20 +133,35 @@ bool has_literal_dimension(const GufuncSignature& sig) {
 
 // Whether a scalar op is, or holds, one that only version 2 can say (a ScalarLoop).
 bool has_version_2_scalar_op(const ScalarOp& op) {
-  if (op.id() == ScalarOpId::ScalarLoop) return true;
+  switch (op.id()) {
+    case ScalarOpId::ScalarLoop:
+    case ScalarOpId::Real:
+    case ScalarOpId::Imag:
+    case ScalarOpId::Conj:
+    case ScalarOpId::Angle:
+    case ScalarOpId::Complex:
+      return true;
+    default:
+      break;
+  }
   if (op.id() != ScalarOpId::Composite) return false;
   for (const auto& node : op.composite_graph()->nodes())
     if (has_version_2_scalar_op(node.op)) return true;
   return false;
 }
 
-// Whether a props object names float16 anywhere (a cast, an accumulator, a Composite's inner
-// variable): a version-2 dtype.
-bool names_float16(const Json& j) {
-  if (j.is_string()) return j.get_ref<const std::string&>() == "float16";
+bool is_version_2_dtype(DType dt) { return dt == DType::Float16 || is_complex(dt); }
+
+// Whether a props object names a version-2 dtype anywhere (a cast, an accumulator, a
+// Composite's inner variable).
+bool names_version_2_dtype(const Json& j) {
+  if (j.is_string()) {
+    const auto dt = dtype_from_name(j.get_ref<const std::string&>());
+    return dt && is_version_2_dtype(*dt);
+  }
   if (j.is_array() || j.is_object())
     for (const auto& item : j)
-      if (names_float16(item)) return true;
+      if (names_version_2_dtype(item)) return true;
   return false;
 }
 
@@ -154,10 +169,10 @@ bool names_float16(const Json& j) {
 
 int graph_format_version(const FunctionGraph& fg) {
   for (Variable* v : fg.variables())
-    if (!v->type().is_tensor() || v->dtype() == DType::Float16) return 2;
+    if (!v->type().is_tensor() || is_version_2_dtype(v->dtype())) return 2;
   for (Apply* node : fg.toposort()) {
     const Op& op = node->op();
-    if (names_float16(op.props())) return 2;
+    if (names_version_2_dtype(op.props())) return 2;
     if (dynamic_cast<const OpFromGraph*>(&op) || op.name() == "IfElse" || op.name() == "Scan") return 2;
     if (const auto* b = dynamic_cast<const Blockwise*>(&op); b && has_literal_dimension(b->signature())) return 2;
     if (const auto* e = dynamic_cast<const Elemwise*>(&op); e && has_version_2_scalar_op(e->scalar_op())) return 2;

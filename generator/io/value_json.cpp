@@ -14,9 +14,9 @@ namespace {
 using Json = nlohmann::json;
 
 void infer_data_shape(const Json& j, std::size_t depth, std::size_t ndim, Shape& shape,
-                      const std::string& ptr) {
+                      const std::string& ptr, bool complex) {
   if (depth == ndim) {
-    if (j.is_array())
+    if (j.is_array() && !complex)  // (a complex element is a [real, imag] pair)
       throw UserError("value has more nesting than its type's rank " + std::to_string(ndim), ptr);
     return;
   }
@@ -25,7 +25,7 @@ void infer_data_shape(const Json& j, std::size_t depth, std::size_t ndim, Shape&
                         std::to_string(ndim),
                     ptr);
   shape[depth] = static_cast<std::int64_t>(j.size());
-  if (!j.empty()) infer_data_shape(j[0], depth + 1, ndim, shape, ptr + "/0");
+  if (!j.empty()) infer_data_shape(j[0], depth + 1, ndim, shape, ptr + "/0", complex);
 }
 
 }  // namespace
@@ -147,7 +147,7 @@ Array parse_value(const Json& j, const TensorType& type, const std::string& poin
     return a;
   }
   Shape shape(nd, 0);
-  infer_data_shape(j, 0, nd, shape, pointer);
+  infer_data_shape(j, 0, nd, shape, pointer, is_complex(type.dtype));
   // Below an empty dimension the data says nothing: the type's static lengths hold there (so a
   // (0, 3) value written as [] keeps its shape), unknown ones become 0.
   for (std::size_t i = 0; i + 1 < nd; ++i) {

@@ -67,6 +67,17 @@ ApplyPtr make_node(OpPtr op, VarList inputs) {
                       inputs[i]->type().str() + ")" + (kind == TypeKind::Tensor ? ", which it does not take" : ", not a tensor"));
   }
   std::vector<TensorType> types = op->infer_types(inputs);
+  if (!op->accepts_complex()) {
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i]->type().kind == TypeKind::Tensor && is_complex(inputs[i]->dtype()))
+        throw NotImplementedError(op->str() + ": input " + std::to_string(i) + " (" + inputs[i]->label() + ") is " +
+                                  std::string(dtype_name(inputs[i]->dtype())) +
+                                  "; this op does not compute on complex numbers in kiln yet");
+    for (const TensorType& t : types)
+      if (t.kind == TypeKind::Tensor && is_complex(t.dtype))
+        throw NotImplementedError(op->str() + ": a " + std::string(dtype_name(t.dtype)) +
+                                  " output; this op does not compute on complex numbers in kiln yet");
+  }
   return Apply::create(std::move(op), std::move(inputs), types);
 }
 

@@ -108,6 +108,10 @@ class Op {
   /// Whether input `index` may be of a non-tensor kind (an rng, a none). Ops that take only
   /// tensors — nearly all — keep the default, and make_node refuses anything else for them.
   virtual bool accepts_kind(int /*index*/, TypeKind kind) const { return kind == TypeKind::Tensor; }
+  /// Whether the op computes on complex64/complex128 tensors. Most ops do not yet: make_node
+  /// refuses a complex input or output for them as not implemented, naming the op, so no
+  /// complex value reaches code written for real numbers.
+  virtual bool accepts_complex() const { return false; }
 
   virtual IndexMap destroy_map() const { return {}; }
   virtual IndexMap view_map() const { return {}; }

@@ -18,10 +18,15 @@ Json element_to_json(const Array& a, const std::int64_t* index) {
   visit_dtype(a.dtype(), [&](auto t) {
     using T = decltype(t);
     T v = *static_cast<const T*>(a.element_ptr(index));
-    if constexpr (kiln_scalar::is_float_v<T>) {
-      if (std::isnan(v)) out = "nan";
-      else if (std::isinf(v)) out = v > 0 ? "inf" : "-inf";
-      else out = static_cast<double>(v);
+    const auto real_json = [](double x) -> Json {
+      if (std::isnan(x)) return "nan";
+      if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+      return x;
+    };
+    if constexpr (kiln_scalar::is_complex_v<T>) {
+      out = Json::array({real_json(static_cast<double>(v.real())), real_json(static_cast<double>(v.imag()))});
+    } else if constexpr (kiln_scalar::is_float_v<T>) {
+      out = real_json(static_cast<double>(v));
     } else if constexpr (std::is_same_v<T, bool>) {
       out = v;
     } else if constexpr (std::is_unsigned_v<T>) {

@@ -21,7 +21,15 @@ namespace kiln {
 template <typename T>
 T parse_json_element(const nlohmann::json& j, const std::string& ptr) {
   const std::string tname(dtype_name(DTypeOf<T>::value));
-  if constexpr (std::is_same_v<T, bool>) {
+  if constexpr (kiln_scalar::is_complex_v<T>) {
+    // A [real, imag] pair of the part type (or a real number: imag 0).
+    using F = typename T::value_type;
+    if (!j.is_array()) return T(parse_json_element<F>(j, ptr), F(0));
+    if (j.size() != 2)
+      throw UserError("a " + tname + " value must be a [real, imag] pair, not an array of " + std::to_string(j.size()),
+                      ptr);
+    return T(parse_json_element<F>(j[0], ptr + "/0"), parse_json_element<F>(j[1], ptr + "/1"));
+  } else if constexpr (std::is_same_v<T, bool>) {
     if (j.is_boolean()) return j.get<bool>();
     if (j.is_number_integer() || j.is_number_unsigned()) {
       auto v = j.get<std::int64_t>();

@@ -23,10 +23,6 @@ TensorType none_type() {
   return t;
 }
 
-bool is_reserved_dtype_name(std::string_view name) {
-  return name == "complex64" || name == "complex128";
-}
-
 bool TensorType::fully_static() const {
   for (auto d : shape)
     if (d == kUnknownLength) return false;

@@ -81,8 +81,5 @@ TensorType rng_type();
 /// The none type (PyTensor's NoneTypeT).
 TensorType none_type();
 
-/// dtype names the format reserves for later (`complex64`, `complex128`): kiln reads them and
-/// refuses them as not implemented rather than as unknown.
-bool is_reserved_dtype_name(std::string_view name);
 
 }  // namespace kiln

@@ -314,7 +314,7 @@ namespace {
 Array checked_indices(const Array& idx, int axis, std::int64_t length) {
   Array out = Array::empty(DType::Int64, idx.shape());
   std::int64_t* q = out.data<std::int64_t>();
-  visit_dtype(idx.dtype(), [&](auto t) {
+  visit_real_dtype(idx.dtype(), [&](auto t) {
     using T = decltype(t);
     idx.for_each_index([&](const std::int64_t* at) {
       const T v = *static_cast<const T*>(idx.element_ptr(at));

@@ -40,7 +40,7 @@ Shape selected_shape(const TensorType& x, const TensorType& idx) {
 std::vector<std::int64_t> read_indices(const Array& idx, std::int64_t length) {
   std::vector<std::int64_t> out;
   out.reserve(static_cast<std::size_t>(idx.size()));
-  visit_dtype(idx.dtype(), [&](auto t) {
+  visit_real_dtype(idx.dtype(), [&](auto t) {
     using T = decltype(t);
     idx.for_each_index([&](const std::int64_t* at) {
       T v = *static_cast<const T*>(idx.element_ptr(at));

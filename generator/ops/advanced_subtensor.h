@@ -19,6 +19,7 @@ namespace kiln {
 class AdvancedSubtensor1 : public Op {
  public:
   std::string_view name() const override { return "AdvancedSubtensor1"; }
+  bool accepts_complex() const override { return true; }
   std::vector<TensorType> infer_types(const VarList& inputs) const override;
   void perform(const Apply& node, const std::vector<Array>& inputs,
                std::vector<Array>& outputs) const override;
@@ -41,6 +42,7 @@ class AdvancedIncSubtensor1 : public Op {
   bool ignore_duplicates() const { return ignore_duplicates_; }
 
   std::string_view name() const override { return "AdvancedIncSubtensor1"; }
+  bool accepts_complex() const override { return true; }
   Json props() const override {
     return Json{{"set_instead_of_inc", set_}, {"ignore_duplicates", ignore_duplicates_}};
   }
@@ -71,6 +73,7 @@ class AdvancedSubtensor : public Op {
   AdvancedLayout layout(const Apply& node) const;
 
   std::string_view name() const override { return "AdvancedSubtensor"; }
+  bool accepts_complex() const override { return true; }
   Json props() const override { return Json{{"idx_list", index_.to_json()}}; }
   std::string str() const override { return "AdvancedSubtensor"; }
   std::vector<TensorType> infer_types(const VarList& inputs) const override;

@@ -124,7 +124,7 @@ std::optional<std::vector<std::optional<std::int64_t>>> constant_entries(const V
   std::vector<std::optional<std::int64_t>> out;
   if (v->is_constant()) {
     const Array& a = v->value();
-    visit_dtype(a.dtype(), [&](auto t) {
+    visit_real_dtype(a.dtype(), [&](auto t) {
       using T = decltype(t);
       for (std::int64_t i = 0; i < a.size(); ++i) {
         T x = a.data<T>()[i];
@@ -389,7 +389,7 @@ std::vector<TensorType> ARange::infer_types(const VarList& inputs) const {
 void ARange::perform(const Apply&, const std::vector<Array>& inputs,
                      std::vector<Array>& outputs) const {
   Array out = Array::empty(dtype_, {arange_length(inputs)});
-  visit_dtype(dtype_, [&](auto t) { arange_fill<decltype(t)>(inputs, out); });
+  visit_real_dtype(dtype_, [&](auto t) { arange_fill<decltype(t)>(inputs, out); });
   outputs[0] = out;
 }
 

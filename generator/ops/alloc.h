@@ -107,6 +107,7 @@ std::int64_t read_length(const Array& a, const std::string& what);
 class Alloc : public Op {
  public:
   std::string_view name() const override { return "Alloc"; }
+  bool accepts_complex() const override { return true; }
   std::vector<TensorType> infer_types(const VarList& inputs) const override;
   void perform(const Apply& node, const std::vector<Array>& inputs,
                std::vector<Array>& outputs) const override;

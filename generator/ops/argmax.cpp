@@ -79,7 +79,7 @@ void Argmax::perform(const Apply&, const std::vector<Array>& inputs,
   }
   Array src = move_axes_last(x, reduced_axes_list(axis_, x.ndim())).contiguous();
   Array out = Array::empty(DType::Int64, out_shape);
-  visit_dtype(x.dtype(), [&](auto t) {
+  visit_real_dtype(x.dtype(), [&](auto t) {
     using T = decltype(t);
     argmax_rows<T>(src.data<T>(), out.data<std::int64_t>(), out.size(), len);
   });

@@ -79,7 +79,7 @@ std::int64_t scalar_to_int64(const Array& a) {
   if (is_float(a.dtype())) throw RuntimeFailure("expected an integer, got a float");
   std::vector<std::int64_t> zero(static_cast<std::size_t>(a.ndim()), 0);
   std::int64_t v = 0;
-  visit_dtype(a.dtype(), [&](auto t) {
+  visit_real_dtype(a.dtype(), [&](auto t) {
     using T = decltype(t);
     T x = *static_cast<const T*>(a.element_ptr(zero.data()));
     if constexpr (std::is_same_v<T, std::uint64_t>) {
@@ -92,7 +92,7 @@ std::int64_t scalar_to_int64(const Array& a) {
 
 double element_as_double(const Array& a, const std::int64_t* index) {
   double v = 0;
-  visit_dtype(a.dtype(), [&](auto t) {
+  visit_real_dtype(a.dtype(), [&](auto t) {
     using T = decltype(t);
     v = static_cast<double>(*static_cast<const T*>(a.element_ptr(index)));
   });
@@ -102,6 +102,12 @@ double element_as_double(const Array& a, const std::int64_t* index) {
 double scalar_to_double(const Array& a) {
   std::vector<std::int64_t> zero(static_cast<std::size_t>(a.ndim()), 0);
   return element_as_double(a, zero.data());
+}
+
+std::complex<double> element_as_complex(const Array& a, const std::int64_t* index) {
+  if (a.dtype() == DType::Complex64) return *static_cast<const std::complex<float>*>(a.element_ptr(index));
+  if (a.dtype() == DType::Complex128) return *static_cast<const std::complex<double>*>(a.element_ptr(index));
+  return element_as_double(a, index);
 }
 
 Array make_scalar_array(DType dt, double v) {

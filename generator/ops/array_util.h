@@ -35,6 +35,8 @@ Array make_int64_scalar(std::int64_t v);
 
 /// Reads element `flat` (row-major position) of any array as double / int64.
 double element_as_double(const Array& a, const std::int64_t* index);
+/// One element as a complex number (a real one with imaginary part 0).
+std::complex<double> element_as_complex(const Array& a, const std::int64_t* index);
 
 /// A Python slice resolved against a length: elements start, start+step, ... (count of them).
 struct SliceRange {

@@ -47,6 +47,7 @@ class Blockwise : public Op {
   int batch_ndim(const Apply& node) const;
 
   std::string_view name() const override { return "Blockwise"; }
+  bool accepts_complex() const override { return core_op_->accepts_complex(); }
   Json props() const override;
   /// PyTensor's form: "Blockwise{Dot, (m,k),(k,n)->(m,n)}".
   std::string str() const override;

@@ -73,7 +73,7 @@ void CumOp::perform(const Apply&, const std::vector<Array>& inputs,
     out = out.view({len}, {1});
   }
   std::int64_t rows = len == 0 ? 0 : out.size() / len;
-  visit_dtype(x.dtype(), [&](auto t) {
+  visit_real_dtype(x.dtype(), [&](auto t) {
     using T = decltype(t);
     scan_rows<T>(out.data<T>(), rows, len, mode_);
   });

@@ -26,6 +26,7 @@ class DimShuffle : public Op {
   bool is_squeeze() const;         ///< only drops, input order kept
 
   std::string_view name() const override { return "DimShuffle"; }
+  bool accepts_complex() const override { return true; }
   Json props() const override;
   std::string str() const override;
   std::vector<TensorType> infer_types(const VarList& inputs) const override;

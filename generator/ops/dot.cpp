@@ -32,9 +32,13 @@ void matmul_loop(const Array& x, const Array& y, Array& out) {
   for (std::int64_t i = 0; i < m; ++i) {
     for (std::int64_t j = 0; j < n; ++j) {
       A acc = A(0);
-      for (std::int64_t p = 0; p < k; ++p)
-        acc = kiln_scalar::wrap_add(
-            acc, kiln_scalar::wrap_mul(A(xp[i * xs0 + p * xs1]), A(yp[p * ys0 + j * ys1])));
+      for (std::int64_t p = 0; p < k; ++p) {
+        if constexpr (kiln_scalar::is_complex_v<A>)  // NumPy's complex product
+          acc += kiln_scalar::c_mul(xp[i * xs0 + p * xs1], yp[p * ys0 + j * ys1]);
+        else
+          acc = kiln_scalar::wrap_add(
+              acc, kiln_scalar::wrap_mul(A(xp[i * xs0 + p * xs1]), A(yp[p * ys0 + j * ys1])));
+      }
       op[i * os0 + j * os1] = T(acc);
     }
   }

@@ -15,6 +15,7 @@ namespace kiln {
 class Dot : public Op {
  public:
   std::string_view name() const override { return "Dot"; }
+  bool accepts_complex() const override { return true; }
   std::vector<TensorType> infer_types(const VarList& inputs) const override;
   void perform(const Apply& node, const std::vector<Array>& inputs,
                std::vector<Array>& outputs) const override;

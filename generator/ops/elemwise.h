@@ -20,6 +20,7 @@ class Elemwise : public Op {
   IndexMap destroy_map() const override { return inplace_; }
 
   std::string_view name() const override { return "Elemwise"; }
+  bool accepts_complex() const override { return true; }
   Json props() const override;
   std::string str() const override;
   std::vector<TensorType> infer_types(const VarList& inputs) const override;

@@ -264,7 +264,7 @@ void SearchsortedOp::perform(const Apply&, const std::vector<Array>& inputs, std
     for (std::int64_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
   }
   Array out = Array::empty(DType::Int64, v.shape());
-  visit_dtype(common, [&](auto t) {
+  visit_real_dtype(common, [&](auto t) {
     using T = decltype(t);
     const T* px = x.data<T>();
     const T* pv = v.data<T>();

@@ -28,6 +28,7 @@ class Join : public Op {
   /// The joined axis of a node, normalised: the prop, or a constant axis input; else nullopt.
   std::optional<int> static_axis_of(const Apply& node) const;
   std::string_view name() const override { return "Join"; }
+  bool accepts_complex() const override { return true; }
   Json props() const override;
   std::vector<TensorType> infer_types(const VarList& inputs) const override;
   void perform(const Apply& node, const std::vector<Array>& inputs,

@@ -150,6 +150,7 @@ const std::vector<OpEntry>& op_table() {
       {"Det", det_from_props},
       {"SLogDet", slogdet_from_props},
       {"Expm", expm_from_props},
+      {"Eig", eig_from_props},
       {"Eigh", eigh_from_props},
       {"Eigvalsh", eigvalsh_from_props},
       {"SVD", svd_from_props},

@@ -86,8 +86,6 @@ std::string PropReader::get_string(const std::string& key) {
 DType PropReader::get_dtype(const std::string& key) {
   std::string s = get_string(key);
   auto dt = dtype_from_name(s);
-  if (!dt && is_reserved_dtype_name(s))
-    throw NotImplementedError(op_name_ + ": the dtype \"" + s + "\" is not implemented yet in kiln", where(key));
   if (!dt) fail(key, "is not a known dtype: \"" + s + "\"");
   return *dt;
 }

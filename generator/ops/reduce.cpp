@@ -139,6 +139,7 @@ DType upcast_discrete_output(DType in) {
 
 DType default_acc_dtype(DType in) {
   if (in == DType::Float16) return DType::Float32;
+  if (in == DType::Complex64) return DType::Complex128;
   return in == DType::Float32 ? DType::Float64 : upcast_discrete_output(in);
 }
 
@@ -246,6 +247,14 @@ template <typename A>
 void fold_typed(ScalarOpId id, bool without_zeros, const A* in, A* out, std::int64_t rows,
                 std::int64_t len) {
   const A init = without_zeros ? A(0) : identity_of<A>(id);
+  if constexpr (ks::is_complex_v<A>) {
+    // Sums and products only (make_node refuses the rest), with NumPy's complex product.
+    if (id == ScalarOpId::Add && !without_zeros)
+      return fold_rows(in, out, rows, len, init, [](A a, A b) { return a + b; });
+    if (id == ScalarOpId::Mul && !without_zeros)
+      return fold_rows(in, out, rows, len, init, [](A a, A b) { return ks::c_mul(a, b); });
+    throw InternalError("a complex reduction by " + std::string(scalar_op_info(id).name) + " was not refused by make_node");
+  } else {
   if (without_zeros) {
     fold_rows(in, out, rows, len, init, [](A a, A b) {
       return a == A(0) ? b : b == A(0) ? a : ks::wrap_mul(a, b);
@@ -278,6 +287,7 @@ void fold_typed(ScalarOpId id, bool without_zeros, const A* in, A* out, std::int
   }
   throw InternalError("reduction by " + std::string(scalar_op_info(id).name) + " of " +
                       std::string(dtype_name(DTypeOf<A>::value)) + " was not refused by make_node");
+  }
 }
 
 // A new array of `shape` filled with the identity of `id` in dtype `dt`.
@@ -327,6 +337,12 @@ std::string CAReduce::empty_axis_message(int axis) const {
 }
 
 ReduceDTypes CAReduce::dtypes_for(DType in) const {
+  const bool sum_or_product = kind_ == ReduceKind::Sum || kind_ == ReduceKind::Prod ||
+                              (kind_ == ReduceKind::CAReduce && (scalar_op_.id() == ScalarOpId::Add ||
+                                                                 scalar_op_.id() == ScalarOpId::Mul));
+  if (is_complex(in) && !sum_or_product)
+    throw NotImplementedError(str() + ": reducing " + std::string(dtype_name(in)) +
+                              " is not implemented in kiln yet (sums and products are)");
   switch (kind_) {
     case ReduceKind::Sum:
     case ReduceKind::Prod:

@@ -66,6 +66,7 @@ class CAReduce : public Op {
   std::string empty_axis_message(int axis) const;
 
   std::string_view name() const override;
+  bool accepts_complex() const override { return true; }
   Json props() const override;
   std::string str() const override;
   std::vector<TensorType> infer_types(const VarList& inputs) const override;

@@ -15,6 +15,7 @@ class Reshape : public Op {
   explicit Reshape(int ndim) : ndim_(ndim) {}
   int ndim() const { return ndim_; }
   std::string_view name() const override { return "Reshape"; }
+  bool accepts_complex() const override { return true; }
   Json props() const override { return Json{{"ndim", ndim_}}; }
   std::string str() const override { return "Reshape{" + std::to_string(ndim_) + "}"; }
   std::vector<TensorType> infer_types(const VarList& inputs) const override;
@@ -37,6 +38,7 @@ class Reshape : public Op {
 class SpecifyShape : public Op {
  public:
   std::string_view name() const override { return "SpecifyShape"; }
+  bool accepts_complex() const override { return true; }
   std::vector<TensorType> infer_types(const VarList& inputs) const override;
   void perform(const Apply& node, const std::vector<Array>& inputs,
                std::vector<Array>& outputs) const override;

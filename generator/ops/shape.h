@@ -9,6 +9,7 @@ namespace kiln {
 class ShapeOp : public Op {
  public:
   std::string_view name() const override { return "Shape"; }
+  bool accepts_complex() const override { return true; }
   std::vector<TensorType> infer_types(const VarList& inputs) const override;
   void perform(const Apply& node, const std::vector<Array>& inputs,
                std::vector<Array>& outputs) const override;
@@ -23,6 +24,7 @@ class ShapeI : public Op {
   explicit ShapeI(int i) : i_(i) {}
   int i() const { return i_; }
   std::string_view name() const override { return "Shape_i"; }
+  bool accepts_complex() const override { return true; }
   Json props() const override { return Json{{"i", i_}}; }
   std::string str() const override { return "Shape_i{" + std::to_string(i_) + "}"; }
   std::vector<TensorType> infer_types(const VarList& inputs) const override;

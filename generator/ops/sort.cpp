@@ -47,7 +47,7 @@ Array sort_lanes(const Array& x_any, int axis, Array* sorted) {
   Array perm = Array::empty(DType::Int64, x.shape());
   if (sorted) *sorted = Array::empty(x.dtype(), x.shape());
   std::vector<std::int64_t> order;
-  visit_dtype(x.dtype(), [&](auto t) {
+  visit_real_dtype(x.dtype(), [&](auto t) {
     using T = decltype(t);
     const T* p = x.data<T>();
     std::int64_t* q = perm.data<std::int64_t>();

@@ -77,6 +77,7 @@ class Subtensor : public Op {
   const BasicIndex& index() const { return index_; }
 
   std::string_view name() const override { return "Subtensor"; }
+  bool accepts_complex() const override { return true; }
   Json props() const override { return Json{{"idx_list", index_.to_json()}}; }
   std::string str() const override { return "Subtensor{" + index_.str() + "}"; }
   std::vector<TensorType> infer_types(const VarList& inputs) const override;
@@ -105,6 +106,7 @@ class IncSubtensor : public Op {
   bool set_instead_of_inc() const { return set_; }
 
   std::string_view name() const override { return "IncSubtensor"; }
+  bool accepts_complex() const override { return true; }
   Json props() const override {
     return Json{{"idx_list", index_.to_json()}, {"set_instead_of_inc", set_}};
   }

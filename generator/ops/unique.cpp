@@ -121,7 +121,7 @@ void Unique::perform(const Apply&, const std::vector<Array>& inputs, std::vector
   std::vector<std::int64_t> order(static_cast<std::size_t>(n));
   std::iota(order.begin(), order.end(), std::int64_t{0});
   std::vector<std::int64_t> group_start, inverse(static_cast<std::size_t>(n));
-  visit_dtype(x.dtype(), [&](auto t) {
+  visit_real_dtype(x.dtype(), [&](auto t) {
     using T = decltype(t);
     std::stable_sort(order.begin(), order.end(), [&](std::int64_t i, std::int64_t j) { return rows.less<T>(i, j); });
     for (std::int64_t k = 0; k < n; ++k) {

@@ -246,6 +246,17 @@ void for_each_shown(const std::vector<std::vector<std::int64_t>>& shown,
   }
 }
 
+// A complex number as Python writes it: "1+2j", "-0.5-1e-07j" (parts by repr, no ".0").
+std::string complex_repr(double re, double im, int bits) {
+  const auto part = [bits](double x) {
+    std::string s = python_float_repr(x, bits);
+    if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.erase(s.size() - 2);
+    return s;
+  };
+  const bool minus = std::signbit(im) && !std::isnan(im);
+  return part(re) + (minus ? "-" : "+") + part(std::fabs(im)) + "j";
+}
+
 ElementFormatter make_formatter(const Array& a, bool summarise) {
   auto shown = shown_indices(a.shape(), summarise);
   ElementFormatter result;
@@ -254,6 +265,15 @@ ElementFormatter make_formatter(const Array& a, bool summarise) {
     auto value = [a](const std::int64_t* idx) { return *static_cast<const T*>(a.element_ptr(idx)); };
     if constexpr (std::is_same_v<T, bool>) {
       result = [value](const std::int64_t* idx) { return std::string(value(idx) ? " True" : "False"); };
+    } else if constexpr (kiln_scalar::is_complex_v<T>) {
+      constexpr int bits = static_cast<int>(sizeof(T) * 4);
+      std::size_t width = 0;
+      for_each_shown(shown, [&](const std::int64_t* idx) {
+        width = std::max(width, complex_repr(value(idx).real(), value(idx).imag(), bits).size());
+      });
+      result = [value, width](const std::int64_t* idx) {
+        return pad_left(complex_repr(value(idx).real(), value(idx).imag(), bits), width);
+      };
     } else if constexpr (kiln_scalar::is_float_v<T>) {
       std::vector<double> data;
       for_each_shown(shown, [&](const std::int64_t* idx) { data.push_back(static_cast<double>(value(idx))); });
@@ -353,6 +373,8 @@ std::string scalar_str(const Array& a) {
     T v = *static_cast<const T*>(a.data());
     if constexpr (std::is_same_v<T, bool>)
       out = v ? "True" : "False";
+    else if constexpr (kiln_scalar::is_complex_v<T>)
+      out = "(" + complex_repr(v.real(), v.imag(), static_cast<int>(sizeof(T) * 4)) + ")";
     else if constexpr (kiln_scalar::is_float_v<T>)
       out = python_float_repr(static_cast<double>(v), static_cast<int>(sizeof(T) * 8));
     else

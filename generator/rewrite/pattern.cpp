@@ -17,7 +17,7 @@ bool is_constant_value(const Var& v, double x) {
   const Array& a = v->value();
   bool all = true;
   a.for_each_index([&](const std::int64_t* idx) {
-    if (all && element_as_double(a, idx) != x) all = false;
+    if (all && element_as_complex(a, idx) != std::complex<double>(x, 0)) all = false;
   });
   return all;
 }

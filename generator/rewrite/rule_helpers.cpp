@@ -52,4 +52,15 @@ std::string order_key(const FunctionGraph& fg, const Var& v, int depth) {
 
 std::size_t client_count(const FunctionGraph& fg, const Var& v) { return fg.clients(v.get()).size(); }
 
+NodeRewrite real_numbers_only(NodeRewrite rule) {
+  rule.apply = [apply = std::move(rule.apply)](const FunctionGraph& fg, const Apply& node) -> std::optional<VarList> {
+    for (const Var& v : node.inputs())
+      if (v->type().is_tensor() && is_complex(v->dtype())) return std::nullopt;
+    for (int i = 0; i < node.num_outputs(); ++i)
+      if (node.output_ptr(i)->type().is_tensor() && is_complex(node.output_ptr(i)->dtype())) return std::nullopt;
+    return apply(fg, node);
+  };
+  return rule;
+}
+
 }  // namespace kiln

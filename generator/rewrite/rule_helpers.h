@@ -6,6 +6,7 @@
 
 #include "ir/fgraph.h"
 #include "ops/elemwise.h"
+#include "rewrite/rewriter.h"
 
 namespace kiln {
 
@@ -32,5 +33,10 @@ std::string order_key(const FunctionGraph& fg, const Var& v, int depth = 3);
 
 /// Number of clients `v` has in `fg` (graph outputs count).
 std::size_t client_count(const FunctionGraph& fg, const Var& v);
+
+/// `rule` restricted to nodes with no complex input or output: for identities of real numbers
+/// (log(exp(x)) = x, sqrt(sqr(x)) = |x|, -1 * x = -x to the sign of a zero) and rewrites into ops
+/// that take no complex operands.
+NodeRewrite real_numbers_only(NodeRewrite rule);
 
 }  // namespace kiln

@@ -45,9 +45,10 @@ std::vector<NodeRewrite> specialize_rules() {
                                [](const Match& m) { return reciprocal(in_out_dtype(m)); }, float_output));
   rules.push_back(pattern_rule("mul_self_to_sqr", kSpec, elemwise(Id::Mul, {var("x"), var("x")}),
                                [](const Match& m) { return sqr(m["x"]); }));
-  rules.push_back(pattern_rule("mul_minus_one_to_neg", kSpec, commutative(Id::Mul, value(-1), var("x")),
+  // (-1+0j) * z is not -z: NumPy's product gives the imaginary part of -0 a + sign.
+  rules.push_back(real_numbers_only(pattern_rule("mul_minus_one_to_neg", kSpec, commutative(Id::Mul, value(-1), var("x")),
                                [](const Match& m) { return neg(in_out_dtype(m)); },
-                               [](const Match& m) { return !is_unsigned_int(m.root->output_ptr(0)->dtype()); }));
+                               [](const Match& m) { return !is_unsigned_int(m.root->output_ptr(0)->dtype()); })));
   // Division by a float constant becomes a multiplication by its reciprocal (computed once).
   rules.push_back(pattern_rule(
       "div_by_constant_to_mul", kSpec, elemwise(Id::TrueDiv, {var("x"), constant("c")}),

@@ -102,6 +102,9 @@ std::vector<NodeRewrite> stabilize_rules() {
         return logsumexp(m["x"], op);
       },
       [](const Match& m) { return is_float(m["x"]->dtype()) && !is_max_shifted(m["x"]); }));
+  // Identities of real numbers: NumPy's complex log1p and expm1 are other formulas (less
+  // accurate near 0), log(exp(z)) is not z, sqrt(sqr(z)) not |z|.
+  for (NodeRewrite& rule : rules) rule = real_numbers_only(std::move(rule));
   return rules;
 }
 

@@ -125,6 +125,7 @@ std::shared_ptr<Backend> make_plain_backend() {
     if (e.implemented() && !b->find(op) && !listed)
       b->unsupported.push_back({op, "outside the seam test: loops, scans and views only"});
   }
+  b->unsupported_dtypes = {{DType::Complex64, "outside the seam test"}, {DType::Complex128, "outside the seam test"}};
   b->templates = "templates/cpp";
   b->prologue = {"runtime/include/kiln/runtime/half.hpp", "runtime/include/kiln/runtime/scalar_math.hpp", "templates/cpp/prologue/runtime.hpp"};
   // scipy.special's functions are plain scalar C++ (kiln/runtime/special/): the same pieces.

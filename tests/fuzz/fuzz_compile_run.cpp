@@ -56,7 +56,7 @@ Array random_input(const TensorType& type, std::mt19937_64& rng) {
   for (auto d : type.shape) shape.push_back(d == kUnknownLength ? static_cast<std::int64_t>(rng() % 5) : d);
   Array a = Array::zeros(type.dtype, shape);
   const std::int64_t n = a.size();
-  visit_dtype(type.dtype, [&](auto t) {
+  visit_real_dtype(type.dtype, [&](auto t) {
     using T = decltype(t);
     T* p = a.data<T>();
     for (std::int64_t i = 0; i < n; ++i) {
@@ -94,7 +94,7 @@ bool same_values(const Array& a, const Array& b) {
   if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
   bool same = true;
   Array ca = a.contiguous(), cb = b.contiguous();
-  visit_dtype(a.dtype(), [&](auto t) {
+  visit_real_dtype(a.dtype(), [&](auto t) {
     using T = decltype(t);
     for (std::int64_t i = 0; i < ca.size() && same; ++i) {
       const T x = ca.data<T>()[i], y = cb.data<T>()[i];

@@ -101,7 +101,7 @@ std::optional<std::string> compare_arrays(const Array& actual, const Array& expe
            std::string(dtype_name(expected.dtype()));
   if (actual.shape() != expected.shape())
     return "shape " + shape_str(actual.shape()) + ", expected " + shape_str(expected.shape());
-  const bool single = actual.dtype() == DType::Float32;
+  const bool single = actual.dtype() == DType::Float32 || actual.dtype() == DType::Complex64;
   const double rt = rtol.value_or(single ? 1e-5 : 1e-10);
   const double at = atol.value_or(single ? 1e-6 : 1e-12);
   std::optional<std::string> bad;
@@ -114,6 +114,24 @@ std::optional<std::string> compare_arrays(const Array& actual, const Array& expe
       e = element_as_double(expected, idx);
       ok = (std::isnan(a) && std::isnan(e)) || a == e ||
            (std::isfinite(a) && std::isfinite(e) && std::fabs(a - e) <= at + rt * std::fabs(e));
+    } else if (is_complex(actual.dtype())) {
+      // As numpy.testing.assert_allclose: |a - e| <= atol + rtol * |e| on the complex values,
+      // when all parts are finite; a non-finite part must match (nan with nan).
+      const auto read = [](const Array& arr, const std::int64_t* at_idx) {
+        if (arr.dtype() == DType::Complex64)
+          return std::complex<double>(*static_cast<const std::complex<float>*>(arr.element_ptr(at_idx)));
+        return *static_cast<const std::complex<double>*>(arr.element_ptr(at_idx));
+      };
+      const std::complex<double> ca = read(actual, idx), ce = read(expected, idx);
+      const auto part = [](double x, double y) { return (std::isnan(x) && std::isnan(y)) || x == y || (std::isfinite(x) && std::isfinite(y)); };
+      ok = part(ca.real(), ce.real()) && part(ca.imag(), ce.imag());
+      if (ok && std::isfinite(ca.real()) && std::isfinite(ca.imag()) && std::isfinite(ce.real()) && std::isfinite(ce.imag()))
+        ok = std::abs(ca - ce) <= at + rt * std::abs(ce);
+      else if (ok)
+        ok = (!std::isfinite(ce.real()) || ca.real() == ce.real() || std::isnan(ce.real()) ||
+              std::fabs(ca.real() - ce.real()) <= at + rt * std::fabs(ce.real())) &&
+             (!std::isfinite(ce.imag()) || ca.imag() == ce.imag() || std::isnan(ce.imag()) ||
+              std::fabs(ca.imag() - ce.imag()) <= at + rt * std::fabs(ce.imag()));
     } else {
       ok = std::memcmp(actual.element_ptr(idx), expected.element_ptr(idx), actual.itemsize()) == 0;
     }

@@ -351,7 +351,7 @@ TEST_CASE("opencl: products span many tiles, in every layout, through CLBlast an
     Array a = Array::empty(dt, shape);
     std::uniform_real_distribution<double> dist(-1, 1);
     std::uniform_int_distribution<std::int64_t> ints(-1000, 1000);
-    visit_dtype(dt, [&](auto t) {
+    visit_real_dtype(dt, [&](auto t) {
       using T = decltype(t);
       for (std::int64_t i = 0; i < a.size(); ++i) {
         if constexpr (std::is_floating_point_v<T>)
@@ -433,12 +433,12 @@ TEST_CASE("opencl: IfElse runs only the branch taken, its condition read once") 
   const auto never = [](const Var& x, const char* text) { return assert_op(x, {scalar_constant(DType::Bool, 0)}, text); };
   const auto scalar = [](DType dt, double v) {
     Array a = Array::empty(dt, {});
-    visit_dtype(dt, [&](auto t) { *a.data<decltype(t)>() = static_cast<decltype(t)>(v); });
+    visit_real_dtype(dt, [&](auto t) { *a.data<decltype(t)>() = static_cast<decltype(t)>(v); });
     return a;
   };
   const auto vector = [](DType dt, const std::vector<double>& values) {
     Array a = Array::empty(dt, {static_cast<std::int64_t>(values.size())});
-    visit_dtype(dt, [&](auto t) {
+    visit_real_dtype(dt, [&](auto t) {
       for (std::size_t i = 0; i < values.size(); ++i) a.data<decltype(t)>()[i] = static_cast<decltype(t)>(values[i]);
     });
     return a;

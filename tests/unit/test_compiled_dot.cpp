@@ -29,7 +29,7 @@ Array random_array(DType dt, const Shape& shape, std::mt19937& rng) {
   Array a = Array::empty(dt, shape);
   std::uniform_real_distribution<double> dist(-1, 1);
   std::uniform_int_distribution<std::int64_t> ints(-1000, 1000);
-  visit_dtype(dt, [&](auto t) {
+  visit_real_dtype(dt, [&](auto t) {
     using T = decltype(t);
     for (std::int64_t i = 0; i < a.size(); ++i) {
       if constexpr (std::is_floating_point_v<T>)

@@ -28,7 +28,7 @@ namespace {
 Array random_array(DType dt, const Shape& shape, std::mt19937& rng, double lo, double hi) {
   Array a = Array::empty(dt, shape);
   std::uniform_real_distribution<double> dist(lo, hi);
-  visit_dtype(dt, [&](auto t) {
+  visit_real_dtype(dt, [&](auto t) {
     using T = decltype(t);
     for (std::int64_t i = 0; i < a.size(); ++i) {
       const double v = dist(rng);
@@ -61,7 +61,7 @@ std::vector<std::pair<std::string, Array>> layouts(DType dt, std::int64_t rows, 
 // A copy of `a` (float) with NaNs scattered in, some rows starting with one.
 Array with_nans(const Array& a, std::mt19937& rng) {
   Array b = a.copy();
-  visit_dtype(b.dtype(), [&](auto t) {
+  visit_real_dtype(b.dtype(), [&](auto t) {
     using T = decltype(t);
     if constexpr (std::is_floating_point_v<T>) {
       std::uniform_int_distribution<std::int64_t> pos(0, b.size() > 0 ? b.size() - 1 : 0);

@@ -45,7 +45,7 @@ bool contains(const std::string& s, const std::string& part) {
 Array arr(DType dt, const Shape& shape, const std::vector<double>& values) {
   Array a = Array::empty(dt, shape);
   REQUIRE(static_cast<std::int64_t>(values.size()) == a.size());
-  visit_dtype(dt, [&](auto t) {
+  visit_real_dtype(dt, [&](auto t) {
     using T = decltype(t);
     for (std::size_t i = 0; i < values.size(); ++i) a.data<T>()[i] = static_cast<T>(values[i]);
   });
@@ -55,7 +55,7 @@ Array arr(DType dt, const Shape& shape, const std::vector<double>& values) {
 double at(const Array& a, std::int64_t flat) {
   Array c = a.contiguous();
   double v = 0;
-  visit_dtype(c.dtype(), [&](auto t) { v = static_cast<double>(c.data<decltype(t)>()[flat]); });
+  visit_real_dtype(c.dtype(), [&](auto t) { v = static_cast<double>(c.data<decltype(t)>()[flat]); });
   return v;
 }
 

@@ -42,13 +42,13 @@ Var false_const() { return scalar_constant(DType::Bool, 0); }
 
 Array scalar_of(DType dt, double v) {
   Array a = Array::empty(dt, {});
-  visit_dtype(dt, [&](auto t) { *a.data<decltype(t)>() = static_cast<decltype(t)>(v); });
+  visit_real_dtype(dt, [&](auto t) { *a.data<decltype(t)>() = static_cast<decltype(t)>(v); });
   return a;
 }
 
 Array array_of(DType dt, const std::vector<double>& values) {
   Array a = Array::empty(dt, {static_cast<std::int64_t>(values.size())});
-  visit_dtype(dt, [&](auto t) {
+  visit_real_dtype(dt, [&](auto t) {
     for (std::size_t i = 0; i < values.size(); ++i) a.data<decltype(t)>()[i] = static_cast<decltype(t)>(values[i]);
   });
   return a;

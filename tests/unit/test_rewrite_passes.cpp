@@ -33,7 +33,7 @@ Array random_input(const Variable& v, std::mt19937& rng) {
   for (auto d : v.shape()) shape.push_back(d == kUnknownLength ? 5 : d);
   Array a = Array::empty(v.dtype(), shape);
   std::uniform_real_distribution<double> dist(-2, 2);
-  visit_dtype(v.dtype(), [&](auto t) {
+  visit_real_dtype(v.dtype(), [&](auto t) {
     using T = decltype(t);
     for (std::int64_t i = 0; i < a.size(); ++i) a.data<T>()[i] = static_cast<T>(dist(rng));
   });

@@ -50,7 +50,7 @@ bool contains(const std::string& s, const std::string& part) {
 Array arr(DType dt, const Shape& shape, const std::vector<double>& values) {
   Array a = Array::empty(dt, shape);
   REQUIRE(static_cast<std::int64_t>(values.size()) == a.size());
-  visit_dtype(dt, [&](auto t) {
+  visit_real_dtype(dt, [&](auto t) {
     using T = decltype(t);
     for (std::size_t i = 0; i < values.size(); ++i)
       a.data<T>()[i] = kiln_scalar::convert<T>(values[i]);

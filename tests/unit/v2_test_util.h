@@ -103,7 +103,7 @@ inline Array f64_array(const Shape& shape, const std::vector<double>& values) {
 
 inline Array int_scalar(DType dt, std::int64_t v) {
   Array a = Array::empty(dt, {});
-  visit_dtype(dt, [&](auto t) { *a.data<decltype(t)>() = static_cast<decltype(t)>(v); });
+  visit_real_dtype(dt, [&](auto t) { *a.data<decltype(t)>() = static_cast<decltype(t)>(v); });
   return a;
 }
 
@@ -111,7 +111,7 @@ inline Array int_scalar(DType dt, std::int64_t v) {
 inline std::vector<double> values_of(const Array& a) {
   Array c = a.contiguous();
   std::vector<double> out;
-  visit_dtype(c.dtype(), [&](auto t) {
+  visit_real_dtype(c.dtype(), [&](auto t) {
     using T = decltype(t);
     for (std::int64_t i = 0; i < c.size(); ++i) out.push_back(static_cast<double>(c.data<T>()[i]));
   });

@@ -103,6 +103,7 @@ const std::vector<OpEmitter>& cpp_backend_table() {
       {"Det", emit_linalg, false, true, true},
       {"SLogDet", emit_linalg, false, true, true},
       {"Expm", emit_linalg, false, true, true},
+      {"Eig", emit_linalg, false, true, true},
       {"Eigh", emit_linalg, false, true, true},
       {"Eigvalsh", emit_linalg, false, true, true},
       {"SVD", emit_linalg, false, true, true},
@@ -126,6 +127,8 @@ std::shared_ptr<const Backend> make_cpp_backend() {
        {"pcg64", "tables", "ziggurat", "continuous", "integers", "discrete", "variables", "multivariate", "core_variables"})
     random_pieces.push_back("runtime/include/kiln/runtime/random/" + std::string(part) + ".hpp");
   b->optional_prologue = {
+      // NumPy's complex arithmetic, for graphs with complex values.
+      {"std::complex<", {"runtime/include/kiln/runtime/complex.hpp", "templates/cpp/prologue/complex_blas.hpp"}, nullptr, "", ""},
       // Only the special-function pieces (incomplete gamma, Bessel, ...) the graphs call.
       {"", {}, special_math_pieces, "", ""},
       {"kg::linalg::",

@@ -303,6 +303,29 @@ Call describe(const NodeEmitContext& c, const Op& op, const Operands& o) {
   if (name == "SLogDet")
     return square_op(c, o, "slogdet", "slogdet_bytes", o.out(0) + ", " + o.out(1) + ", nullptr", {{}, {}});
   if (name == "Expm") return square_op(c, o, "expm", "expm_bytes", o.out(0), {{n, n}});
+  if (name == "Eig") {
+    Call d;
+    d.ctype = c.in_var(0).dtype() == DType::Float32 ? "float" : "double";  // as NumPy (Eig::perform)
+    d.out_dims = {{n}, {n, n}};
+    d.checks = {square_check(c, o, 0, "A")};
+    d.lapack_dims = {n};
+    d.work = "10.0 * " + cube(n);
+    d.bytes = "kg::linalg::eig_bytes<T>(" + n + ")";
+    // The kernel writes complex<T>; a narrower output (complex64 from a computation in double,
+    // for integer inputs) goes through a scratch pair and is converted.
+    if (d.ctype == "double" && c.out_var(0).dtype() == DType::Complex64)
+      d.call = "auto* w = ar.take<std::complex<double>>(" + n + ");\nauto* v = ar.take<std::complex<double>>(" + n +
+               " * " + n + ");\nconst int32_t st = kg::linalg::eig<T>(ictx, ar, " + o.mat(0) + ", w, v);\n" +
+               "for (int64_t i = 0; i < " + n + "; ++i) (" + o.out(0) + ")[i] = std::complex<float>(w[i]);\n" +
+               "for (int64_t i = 0; i < " + n + " * " + n + "; ++i) (" + o.out(1) + ")[i] = std::complex<float>(v[i]);\n" +
+               "return st;";
+    else
+      d.call = "return kg::linalg::eig<T>(ictx, ar, " + o.mat(0) + ", " + o.out(0) + ", " + o.out(1) + ");";
+    if (d.ctype == "double" && c.out_var(0).dtype() == DType::Complex64)
+      d.bytes += " + kg::linalg::bytes_for<std::complex<double>>(" + n + ") + kg::linalg::bytes_for<std::complex<double>>(" +
+                 n + " * " + n + ")";
+    return d;
+  }
   if (const auto* e = dynamic_cast<const Eigh*>(&op)) return describe_eigh(c, o, e->lower(), true);
   if (const auto* e = dynamic_cast<const Eigvalsh*>(&op)) return describe_eigh(c, o, e->lower(), false);
   if (const auto* s = dynamic_cast<const SVD*>(&op)) return describe_svd(o, *s);

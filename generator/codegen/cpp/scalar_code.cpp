@@ -16,6 +16,7 @@ namespace kiln {
 namespace {
 
 std::string operand_class(DType dt) {
+  if (is_complex(dt)) return "complex";
   if (is_float(dt)) return "float";
   if (is_bool(dt)) return "bool";
   return "int";

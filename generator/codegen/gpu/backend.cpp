@@ -104,7 +104,9 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
   b->name = name;
   b->ops = gpu_table(name);
   b->unsupported = gpu_unsupported(b->ops);
-  b->unsupported_dtypes = {{DType::Float16, "no half-precision kernels yet; compute in float32 or use the cpp backend"}};
+  b->unsupported_dtypes = {{DType::Float16, "no half-precision kernels yet; compute in float32 or use the cpp backend"},
+                           {DType::Complex64, "no complex kernels yet; use the cpp backend"},
+                           {DType::Complex128, "no complex kernels yet; use the cpp backend"}};
   b->tensor_type = [](const Variable& v) {
     return "kg::DTensor<" + ctype(v.dtype()) + ", " + std::to_string(v.ndim()) + ">";
   };

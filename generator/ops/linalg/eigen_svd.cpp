@@ -103,6 +103,47 @@ std::vector<GradTerm> Eigh::pullback(const Apply& node, const VarList& output_gr
   return terms;
 }
 
+// --- Eig ----------------------------------------------------------------------------------------
+
+namespace {
+// The dtype NumPy computes Eig in: float32 for float32 (and the integers and bool NumPy's linalg
+// would widen to float64, PyTensor then narrowing the result), float64 otherwise.
+DType eig_compute_dtype(DType in) { return in == DType::Float32 ? DType::Float32 : DType::Float64; }
+}  // namespace
+
+std::string Eig::gufunc_signature(const std::vector<int>&) const { return "(m,m)->(m),(m,m)"; }
+
+std::vector<TensorType> Eig::infer_types(const VarList& inputs) const {
+  if (inputs.size() != 1) type_error(*this, "takes 1 input, got " + std::to_string(inputs.size()));
+  const TensorType& t = linalg_input(*this, inputs, 0, 2);
+  if (t.dtype == DType::Float16) type_error(*this, "float16 is unsupported in linalg (as NumPy's eig)");
+  const std::int64_t n = square_static_length(*this, t, 0);
+  // np.promote_types(x.dtype, complex64)
+  const DType out = upcast(t.dtype, DType::Complex64);
+  return {TensorType(out, {n}), TensorType(out, {n, n})};
+}
+
+void Eig::perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const {
+  const std::int64_t n = square_length(inputs[0], "A");
+  const DType compute = eig_compute_dtype(inputs[0].dtype());
+  Array a = matrix_copy(inputs[0], compute);
+  const DType wide = compute == DType::Float32 ? DType::Complex64 : DType::Complex128;
+  Array w = Array::empty(wide, {n}), v = Array::empty(wide, {n, n});
+  visit_real(compute, [&](auto t) {
+    using T = decltype(t);
+    const int ni = lapack_dim(n);
+    KernelWork work(compute, kiln_linalg::eig_work<T>(ni));
+    check_status(kiln_linalg::eig<T>(ni, a.data<T>(), std::max(ni, 1), w.data<std::complex<T>>(),
+                                     v.data<std::complex<T>>(), work.r<T>()));
+  });
+  const DType out = node.output_ptr(0)->dtype();
+  outputs = {astype(w, out).copy(), astype(v, out).copy()};
+}
+
+std::vector<ShapeVars> Eig::infer_shape(const Apply&, const std::vector<ShapeVars>& input_shapes) const {
+  return {{input_shapes[0][0]}, input_shapes[0]};
+}
+
 // --- Eigvalsh -----------------------------------------------------------------------------------
 
 std::string Eigvalsh::gufunc_signature(const std::vector<int>& input_ranks) const {
@@ -261,6 +302,11 @@ OpPtr eigh_from_props(PropReader& props, const std::vector<TensorType>&) {
   }
   props.finish();
   return std::make_shared<Eigh>(lower, driver);
+}
+
+OpPtr eig_from_props(PropReader& props, const std::vector<TensorType>&) {
+  props.finish();
+  return std::make_shared<Eig>();
 }
 
 OpPtr eigvalsh_from_props(PropReader& props, const std::vector<TensorType>&) {

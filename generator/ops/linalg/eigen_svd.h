@@ -52,6 +52,21 @@ class Eigvalsh : public LinalgOp {
   bool lower_;
 };
 
+/// Eig: numpy.linalg.eig of a real square matrix — eigenvalues w and right eigenvectors (the
+/// columns of v), complex: complex64 for float32 (and smaller) inputs, complex128 otherwise
+/// (PyTensor's promote_types(x, complex64)), computed in float32 or float64 as NumPy does. A
+/// non-finite element or LAPACK failing to converge is a run-time error. No gradient (PyTensor
+/// has none either); complex inputs are not implemented.
+class Eig : public LinalgOp {
+ public:
+  std::string_view name() const override { return "Eig"; }
+  bool accepts_complex() const override { return true; }
+  std::string gufunc_signature(const std::vector<int>& input_ranks) const override;
+  std::vector<TensorType> infer_types(const VarList& inputs) const override;
+  void perform(const Apply& node, const std::vector<Array>& inputs, std::vector<Array>& outputs) const override;
+  std::vector<ShapeVars> infer_shape(const Apply& node, const std::vector<ShapeVars>& input_shapes) const override;
+};
+
 /// SVD{full_matrices, compute_uv}: (U, s, Vt) with A = U diag(s) Vt, or s alone; s descending.
 /// U is m x m (full) or m x k, Vt n x n or k x n, k = min(m, n).
 class SVD : public LinalgOp {
@@ -79,6 +94,7 @@ VarList svd(const Var& a, bool full_matrices = true, bool compute_uv = true);
 
 OpPtr eigh_from_props(PropReader& props, const std::vector<TensorType>& input_types);
 OpPtr eigvalsh_from_props(PropReader& props, const std::vector<TensorType>& input_types);
+OpPtr eig_from_props(PropReader& props, const std::vector<TensorType>& input_types);
 OpPtr svd_from_props(PropReader& props, const std::vector<TensorType>& input_types);
 
 }  // namespace kiln

@@ -28,7 +28,8 @@ const std::vector<std::string>& linalg_op_names() {
   static const std::vector<std::string> names = {
       "Cholesky", "Solve",         "SolveTriangular", "CholeskySolve", "LU",       "LUFactor",
       "PivotToPermutations", "QR", "MatrixInverse",   "MatrixPinv",    "Det",      "SLogDet",
-      "Expm",     "Eigh",          "Eigvalsh",        "SVD",           "KroneckerProduct", "BlockDiagonal"};
+      "Expm",     "Eig",           "Eigh",            "Eigvalsh",      "SVD",              "KroneckerProduct",
+      "BlockDiagonal"};
   return names;
 }
 

@@ -140,8 +140,6 @@ ScalarOp scalar_op_from_json(const Json& j, const std::string& where) {
       throw UserError("cast needs a \"dtype\": {\"name\": \"cast\", \"dtype\": ...}", where);
     const Json& d = j["dtype"];
     auto dt = d.is_string() ? dtype_from_name(d.get<std::string>()) : std::nullopt;
-    if (!dt && d.is_string() && is_reserved_dtype_name(d.get<std::string>()))
-      throw NotImplementedError("cast to " + d.dump() + " is not implemented yet in kiln", where + "/dtype");
     if (!dt) throw UserError("unknown dtype " + d.dump(), where + "/dtype");
     return ScalarOp::cast(*dt);
   }
@@ -178,8 +176,6 @@ std::shared_ptr<const CompositeGraph> CompositeGraph::from_json(const Json& j,
     if (!v.contains("dtype") || !v["dtype"].is_string())
       throw UserError("Composite variable \"" + id + "\" needs a \"dtype\" string", p);
     auto dt = dtype_from_name(v["dtype"].get<std::string>());
-    if (!dt && is_reserved_dtype_name(v["dtype"].get<std::string>()))
-      throw NotImplementedError("the dtype " + v["dtype"].dump() + " is not implemented yet in kiln", p + "/dtype");
     if (!dt) throw UserError("unknown dtype " + v["dtype"].dump(), p + "/dtype");
     if (decls.count(id)) throw UserError("variable id \"" + id + "\" is declared twice", p + "/id");
     decls[id] = Decl{*dt, p, v.contains("value") ? &v["value"] : nullptr};

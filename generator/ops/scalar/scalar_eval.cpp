@@ -23,7 +23,10 @@ C unary(ScalarOpId id, C x) {
     case ScalarOpId::Abs: return ks::abs(x);
     case ScalarOpId::Sgn: return ks::sgn(x);
     case ScalarOpId::Sqr: return ks::sqr(x);
-    case ScalarOpId::Identity: return x;
+    case ScalarOpId::Identity:
+    case ScalarOpId::Real:  // the parts of a real number: itself and 0
+    case ScalarOpId::Conj: return x;
+    case ScalarOpId::Imag: return C(0);
     case ScalarOpId::Invert:
       if constexpr (std::is_integral_v<C>) return ks::invert(x);
       break;
@@ -32,6 +35,7 @@ C unary(ScalarOpId id, C x) {
   if constexpr (std::is_floating_point_v<C>) {
     switch (id) {
       case ScalarOpId::Exp: return std::exp(x);
+      case ScalarOpId::Angle: return std::atan2(C(0), x);
       case ScalarOpId::Exp2: return std::exp2(x);
       case ScalarOpId::Expm1: return std::expm1(x);
       case ScalarOpId::Log: return std::log(x);
@@ -175,6 +179,108 @@ void eval_typed(const ScalarOp& op, const std::vector<Array>& a, Array& out) {
   }
 }
 
+// Complex operands (C is std::complex<F>), NumPy's complex functions (kiln/runtime/complex.hpp).
+// The parts (real, imag, abs, angle) and the predicates write a real or bool output.
+template <typename C>
+void eval_complex(const ScalarOp& op, const std::vector<Array>& a, Array& out) {
+  using F = typename C::value_type;
+  const ScalarOpId id = op.id();
+  const std::int64_t n = out.size();
+  const C* x = a[0].data<C>();
+  if (op.info().rule == DTypeRule::ToBool) {
+    bool* o = out.data<bool>();
+    for (std::int64_t i = 0; i < n; ++i) {
+      switch (id) {
+        case ScalarOpId::IsNan: o[i] = ks::c_isnan(x[i]); break;
+        case ScalarOpId::IsInf: o[i] = ks::c_isinf(x[i]); break;
+        case ScalarOpId::Eq: o[i] = x[i] == a[1].data<C>()[i]; break;
+        case ScalarOpId::Neq: o[i] = x[i] != a[1].data<C>()[i]; break;
+        default: throw InternalError("not a complex predicate");
+      }
+    }
+    return;
+  }
+  if (id == ScalarOpId::Real || id == ScalarOpId::Imag || id == ScalarOpId::Abs || id == ScalarOpId::Angle) {
+    // The part dtype, or float64 for angle (computed in the part dtype, then widened).
+    const auto part = [&](auto* o) {
+      for (std::int64_t i = 0; i < n; ++i)
+        o[i] = id == ScalarOpId::Real ? x[i].real() : id == ScalarOpId::Imag ? x[i].imag()
+               : id == ScalarOpId::Abs ? ks::c_abs(x[i]) : ks::c_angle(x[i]);
+    };
+    if (out.dtype() == DType::Float64)
+      part(out.data<double>());
+    else
+      part(out.data<F>());
+    return;
+  }
+  C* o = out.data<C>();
+  if (a.size() == 1) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      const C v = x[i];
+      switch (id) {
+        case ScalarOpId::Neg: o[i] = -v; break;
+        case ScalarOpId::Identity: o[i] = v; break;
+        case ScalarOpId::Conj: o[i] = std::conj(v); break;
+        case ScalarOpId::Sqr: o[i] = ks::c_sqr(v); break;
+        case ScalarOpId::Reciprocal: o[i] = ks::c_reciprocal(v); break;
+        case ScalarOpId::Exp: o[i] = std::exp(v); break;
+        case ScalarOpId::Exp2: o[i] = ks::c_exp2(v); break;
+        case ScalarOpId::Expm1: o[i] = ks::c_expm1(v); break;
+        case ScalarOpId::Log: o[i] = std::log(v); break;
+        case ScalarOpId::Log2: o[i] = ks::c_log2(v); break;
+        case ScalarOpId::Log10: o[i] = ks::c_log10(v); break;
+        case ScalarOpId::Log1p: o[i] = ks::c_log1p(v); break;
+        case ScalarOpId::Sqrt: o[i] = std::sqrt(v); break;
+        case ScalarOpId::Sin: o[i] = std::sin(v); break;
+        case ScalarOpId::Cos: o[i] = std::cos(v); break;
+        case ScalarOpId::Tan: o[i] = std::tan(v); break;
+        case ScalarOpId::Arcsin: o[i] = std::asin(v); break;
+        case ScalarOpId::Arccos: o[i] = std::acos(v); break;
+        case ScalarOpId::Arctan: o[i] = std::atan(v); break;
+        case ScalarOpId::Sinh: o[i] = std::sinh(v); break;
+        case ScalarOpId::Cosh: o[i] = std::cosh(v); break;
+        case ScalarOpId::Tanh: o[i] = std::tanh(v); break;
+        case ScalarOpId::Arcsinh: o[i] = std::asinh(v); break;
+        case ScalarOpId::Arccosh: o[i] = std::acosh(v); break;
+        case ScalarOpId::Arctanh: o[i] = std::atanh(v); break;
+        default:
+          throw InternalError("scalar op " + std::string(op.info().name) + " has no complex implementation");
+      }
+    }
+    return;
+  }
+  if (id == ScalarOpId::Switch) {
+    const bool* c = a[0].data<bool>();
+    for (std::int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[1].data<C>()[i] : a[2].data<C>()[i];
+    return;
+  }
+  // Binary, or a left fold for the variadic add and mul.
+  for (std::int64_t i = 0; i < n; ++i) o[i] = x[i];
+  for (std::size_t k = 1; k < a.size(); ++k) {
+    const C* y = a[k].data<C>();
+    for (std::int64_t i = 0; i < n; ++i) {
+      switch (id) {
+        case ScalarOpId::Add: o[i] = o[i] + y[i]; break;
+        case ScalarOpId::Sub: o[i] = o[i] - y[i]; break;
+        case ScalarOpId::Mul: o[i] = ks::c_mul(o[i], y[i]); break;
+        case ScalarOpId::TrueDiv: o[i] = ks::c_div(o[i], y[i]); break;
+        case ScalarOpId::Pow: o[i] = ks::c_pow(o[i], y[i]); break;
+        default:
+          throw InternalError("scalar op " + std::string(op.info().name) + " has no complex implementation");
+      }
+    }
+  }
+}
+
+// complex(re, im) of two real operands of the output's part type F.
+template <typename F>
+void eval_make_complex(const std::vector<Array>& a, Array& out) {
+  std::complex<F>* o = out.data<std::complex<F>>();
+  const F* re = a[0].data<F>();
+  const F* im = a[1].data<F>();
+  for (std::int64_t i = 0; i < out.size(); ++i) o[i] = {re[i], im[i]};
+}
+
 std::vector<Array> eval_composite(const CompositeGraph& g, const std::vector<Array>& args,
                                   const Shape& shape) {
   std::vector<Array> values(g.values().size());
@@ -228,12 +334,20 @@ std::vector<Array> eval_scalar_op(const ScalarOp& op, const std::vector<Array>& 
   Array out;
   if (is_special_function(op.id())) {
     out = eval_special_function(op.id(), converted, result_dtype, shape);
+  } else if (op.id() == ScalarOpId::Complex) {
+    out = Array::empty(result_dtype, shape);
+    if (result_dtype == DType::Complex64)
+      eval_make_complex<float>(converted, out);
+    else
+      eval_make_complex<double>(converted, out);
   } else {
     out = Array::empty(result_dtype, shape);
     visit_dtype(operands.back(), [&](auto t) {
       using C = decltype(t);
       if constexpr (std::is_same_v<C, kiln_scalar::half>)
         throw InternalError("float16 reached scalar evaluation unconverted");
+      else if constexpr (ks::is_complex_v<C>)
+        eval_complex<C>(op, converted, out);
       else
         eval_typed<C>(op, converted, out);
     });

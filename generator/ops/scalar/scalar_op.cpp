@@ -42,8 +42,33 @@ std::optional<ScalarOpId> scalar_op_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+bool scalar_op_takes_complex(ScalarOpId id) {
+  switch (id) {
+    case ScalarOpId::Neg: case ScalarOpId::Abs: case ScalarOpId::Exp: case ScalarOpId::Exp2:
+    case ScalarOpId::Expm1: case ScalarOpId::Log: case ScalarOpId::Log2: case ScalarOpId::Log10:
+    case ScalarOpId::Log1p: case ScalarOpId::Sqrt: case ScalarOpId::Sqr: case ScalarOpId::Reciprocal:
+    case ScalarOpId::Sin: case ScalarOpId::Cos: case ScalarOpId::Tan: case ScalarOpId::Arcsin:
+    case ScalarOpId::Arccos: case ScalarOpId::Arctan: case ScalarOpId::Sinh: case ScalarOpId::Cosh:
+    case ScalarOpId::Tanh: case ScalarOpId::Arcsinh: case ScalarOpId::Arccosh: case ScalarOpId::Arctanh:
+    case ScalarOpId::IsNan: case ScalarOpId::IsInf: case ScalarOpId::Identity: case ScalarOpId::Real:
+    case ScalarOpId::Imag: case ScalarOpId::Conj: case ScalarOpId::Angle: case ScalarOpId::Add:
+    case ScalarOpId::Sub: case ScalarOpId::Mul: case ScalarOpId::TrueDiv: case ScalarOpId::Pow:
+    case ScalarOpId::Eq: case ScalarOpId::Neq: case ScalarOpId::Second: case ScalarOpId::Switch:
+    case ScalarOpId::Cast: case ScalarOpId::Composite:
+      return true;
+    default:
+      return false;
+  }
+}
+
 DType upcast(DType a, DType b) {
   if (a == b) return a;
+  if (is_complex(a) || is_complex(b)) {
+    // NumPy: the complex type whose parts hold both (complex64 with int32 or float64 is
+    // complex128).
+    const DType parts = upcast(complex_part_dtype(a), complex_part_dtype(b));
+    return parts == DType::Float64 ? DType::Complex128 : DType::Complex64;
+  }
   if (is_bool(a)) return b;
   if (is_bool(b)) return a;
   if (is_float(a) || is_float(b)) {
@@ -74,7 +99,7 @@ DType upcast(const std::vector<DType>& dtypes) {
 }
 
 DType upgrade_to_float(DType dt) {
-  if (is_float(dt)) return dt;
+  if (is_float(dt) || is_complex(dt)) return dt;
   if (is_bool(dt) || int_bits(dt) <= 16) return DType::Float32;
   return DType::Float64;
 }
@@ -125,7 +150,23 @@ std::vector<DType> ScalarOp::output_dtypes(const std::vector<DType>& in) const {
     throw std::invalid_argument(name + " " + why + " (input " + std::to_string(i) + " is " +
                                 std::string(dtype_name(in[i])) + ")");
   };
+  if (id_ != ScalarOpId::Composite)
+    for (std::size_t i = 0; i < in.size(); ++i)
+      if (is_complex(in[i]) && !scalar_op_takes_complex(id_))
+        refuse(i, "does not take complex numbers in kiln yet (not implemented)");
   switch (info().rule) {
+    case DTypeRule::ComplexPart:
+      return {complex_part_dtype(in[0])};
+    case DTypeRule::Float64Out:
+      return {DType::Float64};
+    case DTypeRule::MakeComplex: {
+      for (std::size_t i = 0; i < in.size(); ++i)
+        if (is_complex(in[i])) refuse(i, "takes real parts");
+      const DType up = upcast(in);
+      const bool wide = up == DType::Float64 || up == DType::Int64 || up == DType::UInt64 ||
+                        up == DType::Int32 || up == DType::UInt32;
+      return {wide ? DType::Complex128 : DType::Complex64};
+    }
     case DTypeRule::Upcast:
       return {upcast(in)};
     case DTypeRule::UpcastNoBool: {
@@ -137,8 +178,8 @@ std::vector<DType> ScalarOp::output_dtypes(const std::vector<DType>& in) const {
       DType r = upcast(in);
       return {is_bool(r) ? DType::Int8 : r};
     }
-    case DTypeRule::SameAsFirst:
-      return {in[0]};
+    case DTypeRule::SameAsFirst:  // abs of a complex number is real
+      return {id_ == ScalarOpId::Abs ? complex_part_dtype(in[0]) : in[0]};
     case DTypeRule::SameNoBool:
       if (is_bool(in[0])) refuse(0, "does not accept booleans");
       return {in[0]};
@@ -168,6 +209,7 @@ std::vector<DType> ScalarOp::output_dtypes(const std::vector<DType>& in) const {
         refuse(in.size() - 1, "has no integer type holding both uint64 and signed inputs");
       return {upcast(in)};
     case DTypeRule::Switch:
+      if (is_complex(in[0])) refuse(0, "needs a real condition");
       return {upcast(in[1], in[2])};
     case DTypeRule::PolyGamma:
       if (!is_discrete(in[0])) refuse(0, "needs a discrete (integer or bool) order");
@@ -175,6 +217,10 @@ std::vector<DType> ScalarOp::output_dtypes(const std::vector<DType>& in) const {
     case DTypeRule::Second:
       return {in[1]};
     case DTypeRule::Cast:
+      // As pytensor.tensor.cast: dropping an imaginary part is ambiguous.
+      if (is_complex(in[0]) && !is_complex(cast_dtype_))
+        refuse(0, "cannot cast complex to " + std::string(dtype_name(cast_dtype_)) +
+                      " (ambiguous: take real, imag, abs or angle first)");
       return {cast_dtype_};
     case DTypeRule::Composite: {
       auto expected = composite_->input_dtypes();
@@ -210,6 +256,14 @@ std::vector<DType> ScalarOp::operand_dtypes(const std::vector<DType>& in) const 
       return {DType::Bool, out[0], out[0]};
     case ScalarOpId::PolyGamma:  // the order stays an integer
       return {DType::Int64, out[0]};
+    case ScalarOpId::Real:
+    case ScalarOpId::Imag:
+    case ScalarOpId::Abs:
+    case ScalarOpId::Angle:  // a complex operand stays complex (the result is one of its parts)
+      if (is_complex(in[0])) return in;
+      break;
+    case ScalarOpId::Complex:  // the parts are computed in the output's part dtype
+      return {complex_part_dtype(out[0]), complex_part_dtype(out[0])};
     default:
       break;
   }

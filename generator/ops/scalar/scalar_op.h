@@ -40,6 +40,9 @@ enum class DTypeRule {
   Cast,            ///< the `dtype` parameter
   Composite,       ///< from the inner graph
   Loop,            ///< ScalarLoop: an integer n_steps, then its inner graph's inputs; its outputs
+  ComplexPart,     ///< a complex input's part dtype (complex64 -> float32), else the input's (real_out)
+  Float64Out,      ///< float64 whatever the input (specific_out(float64))
+  MakeComplex,     ///< two real inputs -> complex128 when their upcast needs float64, else complex64
 };
 
 /// X(Id, "graph name", arity (-1: two or more; -2: from the Composite), DTypeRule,
@@ -94,6 +97,10 @@ enum class DTypeRule {
   X(IsInf, "isinf", 1, ToBool, "isinf")                                                        \
   X(Invert, "invert", 1, Discrete, "invert")                                                   \
   X(Identity, "identity", 1, SameAsFirst, "identity")                                          \
+  X(Real, "real", 1, ComplexPart, "real")                                                      \
+  X(Imag, "imag", 1, ComplexPart, "imag")                                                      \
+  X(Conj, "conj", 1, UpcastMin8, "conj")                                                       \
+  X(Angle, "angle", 1, Float64Out, "angle")                                                    \
   X(Add, "add", -1, Upcast, "add")                                                             \
   X(Sub, "sub", 2, UpcastNoBool, "sub")                                                        \
   X(Mul, "mul", -1, Upcast, "mul")                                                             \
@@ -124,6 +131,7 @@ enum class DTypeRule {
   X(Or, "or", 2, Discrete, "OR")                                                               \
   X(Xor, "xor", 2, Discrete, "XOR")                                                            \
   X(Second, "second", 2, Second, "second")                                                     \
+  X(Complex, "complex", 2, MakeComplex, "complex")                                             \
   X(Switch, "switch", 3, Switch, "Switch")                                                     \
   X(Clip, "clip", 3, Upcast, "clip")                                                           \
   X(BetaInc, "betainc", 3, UpgradeToFloat, "betainc")                                          \
@@ -157,6 +165,11 @@ const ScalarOpInfo& scalar_op_info(ScalarOpId id);
 std::optional<ScalarOpId> scalar_op_from_name(std::string_view name);
 /// Every scalar op kind, in table order.
 const std::vector<ScalarOpInfo>& all_scalar_ops();
+
+/// Whether the scalar op computes on complex operands (the others refuse them as not
+/// implemented): arithmetic, exp and log, powers, trigonometric and hyperbolic functions and
+/// their inverses, the parts (real, imag, conj, angle, abs), eq/neq, isnan/isinf, switch, casts.
+bool scalar_op_takes_complex(ScalarOpId id);
 
 /// PyTensor's upcast (NumPy's dtype promotion on dtypes alone).
 DType upcast(DType a, DType b);

@@ -69,7 +69,9 @@ typedef enum kiln_dtype {
   KILN_UINT64 = 8,
   KILN_FLOAT32 = 9,
   KILN_FLOAT64 = 10,
-  KILN_FLOAT16 = 11          /**< IEEE binary16 (NumPy's float16), passed as its 16 bits */
+  KILN_FLOAT16 = 11,         /**< IEEE binary16 (NumPy's float16), passed as its 16 bits */
+  KILN_COMPLEX64 = 12,       /**< two float32: real part, then imaginary part (NumPy's complex64) */
+  KILN_COMPLEX128 = 13       /**< two float64: real part, then imaginary part (NumPy's complex128) */
 } kiln_dtype;
 
 /** What an input or output holds (append only). An rng is a NumPy Generator's PCG64 state,

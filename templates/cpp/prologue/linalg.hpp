@@ -478,6 +478,24 @@ inline int32_t eigh(Ctx* ctx, Arena& ar, bool lower, const Mat<const SA>& a, con
 }
 
 template <typename T>
+inline size_t eig_bytes(int64_t n) {
+  return bytes_for<T>(n * n) + work_bytes<T>(kiln_linalg::eig_work<T>(static_cast<int>(n)));
+}
+
+/// Eig: complex eigenvalues and right eigenvectors of a real matrix, computed in T.
+template <typename T, typename S>
+inline int32_t eig(Ctx* ctx, Arena& ar, const Mat<const S>& a, std::complex<T>* w, std::complex<T>* v) {
+  const int n = static_cast<int>(a.rows);
+  T* ac = ar.take<T>(static_cast<int64_t>(n) * n);
+  gather(a, ac);
+  T* work;
+  int* iw;
+  ar.work<T>(kiln_linalg::eig_work<T>(n), work, iw);
+  const Status s = kiln_linalg::eig<T>(n, ac, n > 0 ? n : 1, w, v, work);
+  return s == Status::Ok ? KILN_OK : failed(ctx, s);
+}
+
+template <typename T>
 inline size_t svd_bytes(int64_t m, int64_t n, bool full, bool uv) {
   return bytes_for<T>(m * n) + work_bytes<T>(kiln_linalg::svd_work<T>(static_cast<int>(m), static_cast<int>(n),
                                                                       full, uv));

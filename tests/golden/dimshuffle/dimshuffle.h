@@ -75,7 +75,9 @@ typedef enum kiln_dtype {
   KILN_UINT64 = 8,
   KILN_FLOAT32 = 9,
   KILN_FLOAT64 = 10,
-  KILN_FLOAT16 = 11          /**< IEEE binary16 (NumPy's float16), passed as its 16 bits */
+  KILN_FLOAT16 = 11,         /**< IEEE binary16 (NumPy's float16), passed as its 16 bits */
+  KILN_COMPLEX64 = 12,       /**< two float32: real part, then imaginary part (NumPy's complex64) */
+  KILN_COMPLEX128 = 13       /**< two float64: real part, then imaginary part (NumPy's complex128) */
 } kiln_dtype;
 
 /** What an input or output holds (append only). An rng is a NumPy Generator's PCG64 state,
@@ -193,6 +195,7 @@ KILN_EXPORT int32_t dimshuffle_call_into(kiln_context* ctx, const DLTensor* inpu
 // <memory> are a large share of its compile time.
 #if defined(__cplusplus) && !defined(KILN_C_ABI_ONLY)
 
+#include <complex>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -238,16 +241,19 @@ template <> struct dtype_of<uint32_t> { static constexpr kiln_dtype value = KILN
 template <> struct dtype_of<uint64_t> { static constexpr kiln_dtype value = KILN_UINT64; };
 template <> struct dtype_of<float> { static constexpr kiln_dtype value = KILN_FLOAT32; };
 template <> struct dtype_of<double> { static constexpr kiln_dtype value = KILN_FLOAT64; };
+template <> struct dtype_of<std::complex<float>> { static constexpr kiln_dtype value = KILN_COMPLEX64; };
+template <> struct dtype_of<std::complex<double>> { static constexpr kiln_dtype value = KILN_COMPLEX128; };
 
 inline DLDataType dl_dtype(kiln_dtype dt) {
   static const DLDataType table[] = {
       {6, 8, 1},  {kDLInt, 8, 1},  {kDLInt, 16, 1},  {kDLInt, 32, 1},  {kDLInt, 64, 1},   {kDLUInt, 8, 1},
-      {kDLUInt, 16, 1}, {kDLUInt, 32, 1}, {kDLUInt, 64, 1}, {kDLFloat, 32, 1}, {kDLFloat, 64, 1}, {kDLFloat, 16, 1}};
+      {kDLUInt, 16, 1}, {kDLUInt, 32, 1}, {kDLUInt, 64, 1}, {kDLFloat, 32, 1}, {kDLFloat, 64, 1}, {kDLFloat, 16, 1},
+      {kDLComplex, 64, 1}, {kDLComplex, 128, 1}};
   return table[static_cast<int>(dt)];
 }
 
 inline std::size_t dtype_bytes(kiln_dtype dt) {
-  static const std::size_t sizes[] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 2};
+  static const std::size_t sizes[] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 2, 8, 16};
   return sizes[static_cast<int>(dt)];
 }
 
@@ -408,7 +414,7 @@ class Tensor {
   }
 
   static kiln_dtype from_dl(DLDataType t) {
-    for (int d = 0; d <= KILN_FLOAT16; ++d) {
+    for (int d = 0; d <= KILN_COMPLEX128; ++d) {
       DLDataType e = dl_dtype(static_cast<kiln_dtype>(d));
       if (e.code == t.code && e.bits == t.bits && t.lanes == 1) return static_cast<kiln_dtype>(d);
     }

@@ -100,7 +100,9 @@ typedef enum kiln_dtype {
   KILN_UINT64 = 8,
   KILN_FLOAT32 = 9,
   KILN_FLOAT64 = 10,
-  KILN_FLOAT16 = 11          /**< IEEE binary16 (NumPy's float16), passed as its 16 bits */
+  KILN_FLOAT16 = 11,         /**< IEEE binary16 (NumPy's float16), passed as its 16 bits */
+  KILN_COMPLEX64 = 12,       /**< two float32: real part, then imaginary part (NumPy's complex64) */
+  KILN_COMPLEX128 = 13       /**< two float64: real part, then imaginary part (NumPy's complex128) */
 } kiln_dtype;
 
 /** What an input or output holds (append only). An rng is a NumPy Generator's PCG64 state,
@@ -325,6 +327,8 @@ template <typename To, typename From>
 inline To convert(From x) {
   if constexpr (std::is_same_v<From, half>) {
     return convert<To>(static_cast<float>(x));
+  } else if constexpr (!std::is_arithmetic_v<From> && (std::is_arithmetic_v<To> || std::is_same_v<To, half>)) {
+    return convert<To>(x.real());  // a complex value: its real part, as NumPy's astype
   } else if constexpr (std::is_same_v<To, bool>) {
     return x != From(0);
   } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {

@@ -26,6 +26,7 @@
 #include <initializer_list>
 #include <omp.h>
 #include <cstddef>
+#include <complex>
 #include <utility>
 #include <vector>
 
@@ -100,7 +101,9 @@ typedef enum kiln_dtype {
   KILN_UINT64 = 8,
   KILN_FLOAT32 = 9,
   KILN_FLOAT64 = 10,
-  KILN_FLOAT16 = 11          /**< IEEE binary16 (NumPy's float16), passed as its 16 bits */
+  KILN_FLOAT16 = 11,         /**< IEEE binary16 (NumPy's float16), passed as its 16 bits */
+  KILN_COMPLEX64 = 12,       /**< two float32: real part, then imaginary part (NumPy's complex64) */
+  KILN_COMPLEX128 = 13       /**< two float64: real part, then imaginary part (NumPy's complex128) */
 } kiln_dtype;
 
 /** What an input or output holds (append only). An rng is a NumPy Generator's PCG64 state,
@@ -515,6 +518,8 @@ template <typename To, typename From>
 inline To convert(From x) {
   if constexpr (std::is_same_v<From, half>) {
     return convert<To>(static_cast<float>(x));
+  } else if constexpr (!std::is_arithmetic_v<From> && (std::is_arithmetic_v<To> || std::is_same_v<To, half>)) {
+    return convert<To>(x.real());  // a complex value: its real part, as NumPy's astype
   } else if constexpr (std::is_same_v<To, bool>) {
     return x != From(0);
   } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
@@ -2037,7 +2042,7 @@ struct StridedIter {
 
 // ---- matrix products and CBLAS (Dot, BatchedDot, Blockwise, BLAS ops: emit_dot.cpp) ----
 //
-// float32/float64 products go to CBLAS (dot, gemv or gemm by shape), reading operands where
+// float32/float64 (and complex64/complex128) products go to CBLAS (dot, gemv or gemm by shape), reading operands where
 // they lie — a transposed view is passed as CblasTrans — and copying one into a contiguous
 // buffer only when BLAS cannot describe its layout (negative or zero strides, no unit stride)
 // or its dtype differs. Other dtypes use plain loops that wrap like the reference evaluator.
@@ -2107,9 +2112,6 @@ inline int32_t fail_shapes(Ctx* ctx, const char* what, std::initializer_list<Nam
   return fail(ctx, KILN_ERR_BROADCAST, "%s%s", text, tail);
 }
 
-template <typename T>
-constexpr bool kBlasType = std::is_same_v<T, float> || std::is_same_v<T, double>;
-
 inline bool fits_blas_int(int64_t v) { return v >= -INT_MAX && v <= INT_MAX; }
 
 // Overloads so the product code is written once for float and double.
@@ -2143,6 +2145,28 @@ inline void blas_ger(int m, int n, double alpha, const double* x, int incx, cons
                      int lda) {
   cblas_dger(CblasRowMajor, m, n, alpha, x, incx, y, incy, a, lda);
 }
+
+/// The BLAS calls for element type T: CBLAS's s/d routines here; complex64 and complex128 (c/z,
+/// the unconjugated products NumPy's dot computes) specialise it in complex_blas.hpp, embedded
+/// with graphs that hold complex values.
+template <typename T>
+struct BlasCall {
+  static constexpr bool available = std::is_same_v<T, float> || std::is_same_v<T, double>;
+  static T dot(int n, const T* x, int incx, const T* y, int incy) { return blas_dot(n, x, incx, y, incy); }
+  static void gemv(CBLAS_TRANSPOSE t, int m, int n, T alpha, const T* a, int lda, const T* x, int incx, T beta, T* y,
+                   int incy) {
+    blas_gemv(t, m, n, alpha, a, lda, x, incx, beta, y, incy);
+  }
+  static void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, T alpha, const T* a, int lda, const T* b,
+                   int ldb, T beta, T* c, int ldc) {
+    blas_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+  static void ger(int m, int n, T alpha, const T* x, int incx, const T* y, int incy, T* a, int lda) {
+    blas_ger(m, n, alpha, x, incx, y, incy, a, lda);
+  }
+};
+template <typename T>
+constexpr bool kBlasType = BlasCall<T>::available;
 
 /// A matrix as BLAS reads it: row-major at `data` with leading dimension `ld`, holding the
 /// operand itself (CblasNoTrans) or its transpose (CblasTrans).
@@ -2242,7 +2266,7 @@ inline int32_t blas_product(Ctx* ctx, T alpha, const Mat<const X>& x, const Mat<
     BlasVector<T> xv, yv;
     KILN_TRY(blas_vector<T>(ctx, x.data, k, x.cs, s.x, xv));
     KILN_TRY(blas_vector<T>(ctx, y.data, k, y.rs, s.y, yv));
-    const T d = blas_dot(ki, xv.data, xv.inc, yv.data, yv.inc);
+    const T d = BlasCall<T>::dot(ki, xv.data, xv.inc, yv.data, yv.inc);
     c.data[0] = beta == T(0) ? alpha * d : beta * c.data[0] + alpha * d;
   } else if (n == 1) {
     // One column: c = alpha * x @ y[:, 0] + beta * c.
@@ -2254,7 +2278,7 @@ inline int32_t blas_product(Ctx* ctx, T alpha, const Mat<const X>& x, const Mat<
     KILN_TRY(blas_matrix<T>(ctx, x, s.x, a));
     KILN_TRY(blas_vector<T>(ctx, y.data, k, y.rs, s.y, yv));
     const bool stored_t = a.trans == CblasTrans;  // BLAS holds x as a k×m array
-    blas_gemv(a.trans, stored_t ? ki : mi, stored_t ? mi : ki, alpha, a.data, a.ld, yv.data, yv.inc, beta, cp, inc);
+    BlasCall<T>::gemv(a.trans, stored_t ? ki : mi, stored_t ? mi : ki, alpha, a.data, a.ld, yv.data, yv.inc, beta, cp, inc);
   } else if (m == 1) {
     // One row: c^T = alpha * y^T @ x^T + beta * c^T, the one-column case.
     return blas_product(ctx, alpha, transposed(y), transposed(x), beta, transposed(c), s, done);
@@ -2263,7 +2287,7 @@ inline int32_t blas_product(Ctx* ctx, T alpha, const Mat<const X>& x, const Mat<
     BlasMatrix<T> a, b;
     KILN_TRY(blas_matrix<T>(ctx, x, s.x, a));
     KILN_TRY(blas_matrix<T>(ctx, y, s.y, b));
-    blas_gemm(a.trans, b.trans, mi, ni, ki, alpha, a.data, a.ld, b.data, b.ld, beta, c.data, static_cast<int>(c.rs));
+    BlasCall<T>::gemm(a.trans, b.trans, mi, ni, ki, alpha, a.data, a.ld, b.data, b.ld, beta, c.data, static_cast<int>(c.rs));
   }
   done = true;
   return KILN_OK;
@@ -2315,7 +2339,7 @@ inline int32_t rank1_update(Ctx* ctx, T alpha, Mat<const T> x, Mat<const T> y, M
       KILN_TRY(blas_vector<T>(ctx, x.data, m, x.rs, s.x, xv));
       KILN_TRY(blas_vector<T>(ctx, y.data, n, y.cs, s.y, yv));
       BlasThreads threads(ctx);
-      blas_ger(static_cast<int>(m), static_cast<int>(n), alpha, xv.data, xv.inc, yv.data, yv.inc, c.data,
+      BlasCall<T>::ger(static_cast<int>(m), static_cast<int>(n), alpha, xv.data, xv.inc, yv.data, yv.inc, c.data,
                static_cast<int>(ld));
       return KILN_OK;
     }
@@ -2375,6 +2399,13 @@ void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda,
              const int* lwork, int* info);
 void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau, double* work,
              const int* lwork, int* info);
+// The general eigenproblem.
+void sgeev_(const char* jobvl, const char* jobvr, const int* n, float* a, const int* lda, float* wr, float* wi,
+            float* vl, const int* ldvl, float* vr, const int* ldvr, float* work, const int* lwork, int* info,
+            std::size_t, std::size_t);
+void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr, double* wi,
+            double* vl, const int* ldvl, double* vr, const int* ldvr, double* work, const int* lwork, int* info,
+            std::size_t, std::size_t);
 // Symmetric eigenproblems and the SVD.
 void ssyevr_(const char* jobz, const char* range, const char* uplo, const int* n, float* a, const int* lda,
              const float* vl, const float* vu, const int* il, const int* iu, const float* abstol, int* m, float* w,
@@ -2518,6 +2549,21 @@ inline int orgqr(int m, int n, int k, double* a, int lda, const double* tau, dou
   return info;
 }
 
+/// Eigenvalues (wr + i wi) and right eigenvectors of a general matrix (NumPy's eig: jobvl 'N',
+/// jobvr 'V'), column-major.
+inline int geev(char jobvl, char jobvr, int n, float* a, int lda, float* wr, float* wi, float* vl, int ldvl,
+                float* vr, int ldvr, float* work, int lwork) {
+  int info = 0;
+  sgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, vl, &ldvl, vr, &ldvr, work, &lwork, &info, 1, 1);
+  return info;
+}
+inline int geev(char jobvl, char jobvr, int n, double* a, int lda, double* wr, double* wi, double* vl, int ldvl,
+                double* vr, int ldvr, double* work, int lwork) {
+  int info = 0;
+  dgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, vl, &ldvl, vr, &ldvr, work, &lwork, &info, 1, 1);
+  return info;
+}
+
 /// All eigenvalues (and with jobz 'V' eigenvectors) of a symmetric matrix by MRRR (SciPy's
 /// default eigh driver, "evr").
 inline int syevr(char jobz, char uplo, int n, float* a, int lda, float* w, float* z, int ldz, int* isuppz,
@@ -2617,6 +2663,7 @@ enum class Status : int {
   NoConvergence,
   PivotOutOfRange,
   Internal,  ///< LAPACK refused an argument: a bug in kiln
+  NotFinite,  ///< an input LAPACK must not see (NumPy's eig checks first)
 };
 
 /// The message words both backends use (fixtures match on them).
@@ -2628,6 +2675,7 @@ inline const char* status_message(Status s) {
     case Status::NoConvergence: return "the algorithm did not converge";
     case Status::PivotOutOfRange: return "pivot index out of range";
     case Status::Internal: return "LAPACK refused an argument (a bug in kiln)";
+    case Status::NotFinite: return "Array must not contain infs or NaNs";
   }
   return "unknown failure";
 }
@@ -3140,6 +3188,59 @@ inline Status eigh(bool lower, int n, T* a, int lda, T* b, int ldb, T* w, T* v, 
   }
   if (info < 0) return Status::Internal;
   return info > 0 ? Status::NoConvergence : Status::Ok;
+}
+
+// --- the general eigenproblem -------------------------------------------------------------------
+
+template <typename T>
+inline Work eig_work(int n) {
+  if (n == 0) return Work{};
+  T query = 0, dummy = 0;
+  kiln_lapack::geev('N', 'V', n, &dummy, n, &dummy, &dummy, &dummy, 1, &dummy, n, &query, -1);
+  const std::size_t nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+  return Work{queried(query) + 2 * nn + 2 * static_cast<std::size_t>(n), 0};
+}
+
+/// NumPy's eig of the n x n row-major `a` (read only): eigenvalues `w` in LAPACK's order and
+/// right eigenvectors, the columns of the row-major n x n `v`, each of unit norm with its largest
+/// component real (geev's normalisation); a complex pair's vectors are re ± i im of geev's two
+/// columns, as numpy.linalg.eig builds them. NotFinite for a NaN or infinite element (NumPy
+/// refuses those), NoConvergence when LAPACK gives up.
+template <typename T>
+inline Status eig(int n, const T* a, int lda, std::complex<T>* w, std::complex<T>* v, T* work) {
+  if (n == 0) return Status::Ok;
+  const std::size_t nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+  T* ac = work;  // column-major: geev's layout, as NumPy hands it A
+  T* wr = ac + nn;
+  T* wi = wr + n;
+  T* vr = wi + n;
+  T* rest = vr + nn;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const T x = a[static_cast<std::size_t>(i) * lda + j];
+      if (!std::isfinite(x)) return Status::NotFinite;
+      ac[static_cast<std::size_t>(j) * n + i] = x;
+    }
+  const int lwork = static_cast<int>(eig_work<T>(n).reals - 2 * nn - 2 * static_cast<std::size_t>(n));
+  T vl = 0;
+  const int info = kiln_lapack::geev('N', 'V', n, ac, n, wr, wi, &vl, 1, vr, n, rest, lwork);
+  if (info < 0) return Status::Internal;
+  if (info > 0) return Status::NoConvergence;
+  const auto at = [&](int i, int j) { return vr[static_cast<std::size_t>(j) * n + i]; };
+  for (int j = 0; j < n; ++j) w[j] = std::complex<T>(wr[j], wi[j]);
+  for (int j = 0; j < n;) {
+    if (wi[j] == 0 || j + 1 == n) {
+      for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i) * n + j] = std::complex<T>(at(i, j), T(0));
+      j += 1;
+    } else {
+      for (int i = 0; i < n; ++i) {
+        v[static_cast<std::size_t>(i) * n + j] = std::complex<T>(at(i, j), at(i, j + 1));
+        v[static_cast<std::size_t>(i) * n + j + 1] = std::complex<T>(at(i, j), -at(i, j + 1));
+      }
+      j += 2;
+    }
+  }
+  return Status::Ok;
 }
 
 // --- SVD ----------------------------------------------------------------------------------------
@@ -3868,6 +3969,24 @@ inline int32_t eigh(Ctx* ctx, Arena& ar, bool lower, const Mat<const SA>& a, con
   ar.work<T>(kiln_linalg::eigh_work<T>(n, v != nullptr, b != nullptr), work, iw);
   const int ld = n > 0 ? n : 1;
   const Status s = kiln_linalg::eigh<T>(lower, n, ac, ld, bc, ld, w, v, work, iw);
+  return s == Status::Ok ? KILN_OK : failed(ctx, s);
+}
+
+template <typename T>
+inline size_t eig_bytes(int64_t n) {
+  return bytes_for<T>(n * n) + work_bytes<T>(kiln_linalg::eig_work<T>(static_cast<int>(n)));
+}
+
+/// Eig: complex eigenvalues and right eigenvectors of a real matrix, computed in T.
+template <typename T, typename S>
+inline int32_t eig(Ctx* ctx, Arena& ar, const Mat<const S>& a, std::complex<T>* w, std::complex<T>* v) {
+  const int n = static_cast<int>(a.rows);
+  T* ac = ar.take<T>(static_cast<int64_t>(n) * n);
+  gather(a, ac);
+  T* work;
+  int* iw;
+  ar.work<T>(kiln_linalg::eig_work<T>(n), work, iw);
+  const Status s = kiln_linalg::eig<T>(n, ac, n > 0 ? n : 1, w, v, work);
   return s == Status::Ok ? KILN_OK : failed(ctx, s);
 }
 

@@ -13,20 +13,21 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <cmath>
+#include <complex>
 #include <cstddef>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 #include <dlpack/dlpack.h>
 #include <memory>
 #include <new>
 #include <numeric>
-#include <stdexcept>
 #include <utility>
 #include <algorithm>
 #include <fstream>
 #include <sstream>
-#include <cmath>
 
 // kiln runtime: float16, NumPy's half-precision float, as a storage type.
 //
@@ -130,6 +131,149 @@ template <typename T>
 using arithmetic_t = std::conditional_t<std::is_same_v<T, half>, float, T>;
 
 }  // namespace kiln_scalar
+// kiln runtime: complex64 and complex128, NumPy's complex arithmetic.
+//
+// The element types are std::complex<float> and std::complex<double> (NumPy's layout: the real
+// part, then the imaginary part). Their operators are not NumPy's: libstdc++'s product and
+// quotient recover infinities as C99's Annex G asks (__muldc3, __divdc3) and may be contracted
+// or rescaled, so every product, quotient, reciprocal and power here is spelled as NumPy's
+// loops compute it (numpy/core/src/umath/loops.c.src, npy_math_complex.c.src and
+// funcs.inc.src). The elementary functions are C99's (std::exp of a complex calls cexp, and so
+// on), which is what NumPy's npy_cexp, npy_clog, npy_csqrt, npy_casin, ... call on glibc.
+//
+// The reference evaluator and generated libraries both use THIS file. Self-contained C++17,
+// header-only, no kiln dependency.
+
+
+// Products stay products: no contraction into fused multiply-adds (GCC contracts by default
+// where -march has FMA), which would change the last bits of `ar*br - ai*bi` from NumPy's.
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#ifdef __clang__
+#pragma clang fp contract(off)
+#endif
+
+namespace kiln_scalar {
+
+template <typename T>
+struct is_complex : std::false_type {};
+template <typename F>
+struct is_complex<std::complex<F>> : std::true_type {};
+template <typename T>
+inline constexpr bool is_complex_v = is_complex<T>::value;
+
+/// The textbook product (NumPy's complex multiply: no recovery of infinities).
+template <typename F>
+inline std::complex<F> c_mul(std::complex<F> a, std::complex<F> b) {
+  return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+}
+
+/// Smith's quotient, as NumPy's complex divide (a zero divisor gives a complex inf or nan).
+template <typename F>
+inline std::complex<F> c_div(std::complex<F> a, std::complex<F> b) {
+  const F ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
+  const F abs_br = std::fabs(br), abs_bi = std::fabs(bi);
+  if (abs_br >= abs_bi) {
+    if (abs_br == 0 && abs_bi == 0) return {ar / abs_br, ai / abs_bi};
+    const F rat = bi / br;
+    const F scl = F(1) / (br + bi * rat);
+    return {(ar + ai * rat) * scl, (ai - ar * rat) * scl};
+  }
+  const F rat = br / bi;
+  const F scl = F(1) / (bi + br * rat);
+  return {(ar * rat + ai) * scl, (ai * rat - ar) * scl};
+}
+
+/// NumPy's np.reciprocal of a complex number (its own form of Smith's algorithm).
+template <typename F>
+inline std::complex<F> c_reciprocal(std::complex<F> x) {
+  const F r = x.real(), i = x.imag();
+  if (std::fabs(i) <= std::fabs(r)) {
+    const F q = i / r, d = r + i * q;
+    return {F(1) / d, -q / d};
+  }
+  const F q = r / i, d = r * q + i;
+  return {q / d, F(-1) / d};
+}
+
+/// NumPy's npy_cpow: 1 for a zero exponent, 0 for a zero base raised to a positive real power
+/// (nan otherwise), binary powering by products for integer exponents in (-100, 100), else
+/// C99's cpow.
+template <typename F>
+inline std::complex<F> c_pow(std::complex<F> a, std::complex<F> b) {
+  const F ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
+  if (br == 0 && bi == 0) return {F(1), F(0)};
+  if (ar == 0 && ai == 0) {
+    if (br > 0 && bi == 0) return {F(0), F(0)};
+    return {F(NAN), F(NAN)};
+  }
+  if (bi == 0 && br > F(-100) && br < F(100) && static_cast<F>(static_cast<long>(br)) == br) {
+    long n = static_cast<long>(br);
+    if (n == 1) return a;
+    if (n == 2) return c_mul(a, a);
+    if (n == 3) return c_mul(a, c_mul(a, a));
+    if (n < 0) n = -n;
+    std::complex<F> acc{F(1), F(0)}, p = a;
+    for (long mask = 1;; mask <<= 1) {
+      if (n & mask) acc = c_mul(acc, p);
+      if (n < (mask << 1)) break;
+      p = c_mul(p, p);
+    }
+    return br < 0 ? c_div(std::complex<F>{F(1), F(0)}, acc) : acc;
+  }
+  return std::pow(a, b);
+}
+
+/// |x| as NumPy's npy_cabs: hypot of the parts.
+template <typename F>
+inline F c_abs(std::complex<F> x) { return std::hypot(x.real(), x.imag()); }
+
+/// NumPy's np.angle: atan2(imag, real).
+template <typename F>
+inline F c_angle(std::complex<F> x) { return std::atan2(x.imag(), x.real()); }
+
+// NumPy's complex functions that are not C99's (funcs.inc.src).
+template <typename F>
+inline std::complex<F> c_log2(std::complex<F> x) {
+  const std::complex<F> l = std::log(x);
+  const F k = F(1.442695040888963407359924681001892137);  // log2(e)
+  return {l.real() * k, l.imag() * k};
+}
+template <typename F>
+inline std::complex<F> c_log10(std::complex<F> x) {
+  const std::complex<F> l = std::log(x);
+  const F k = F(0.434294481903251827651128918916605082);  // log10(e)
+  return {l.real() * k, l.imag() * k};
+}
+template <typename F>
+inline std::complex<F> c_log1p(std::complex<F> x) {
+  const F l = std::hypot(x.real() + 1, x.imag());
+  return {std::log(l), std::atan2(x.imag(), x.real() + 1)};
+}
+template <typename F>
+inline std::complex<F> c_expm1(std::complex<F> x) {
+  const F a = std::sin(x.imag() / 2);
+  return {std::expm1(x.real()) * std::cos(x.imag()) - 2 * a * a, std::exp(x.real()) * std::sin(x.imag())};
+}
+template <typename F>
+inline std::complex<F> c_exp2(std::complex<F> x) {
+  const F k = F(0.693147180559945309417232121458176568);  // ln(2)
+  return std::exp(std::complex<F>{x.real() * k, x.imag() * k});
+}
+template <typename F>
+inline std::complex<F> c_sqr(std::complex<F> x) { return c_mul(x, x); }
+
+template <typename F>
+inline bool c_isnan(std::complex<F> x) { return std::isnan(x.real()) || std::isnan(x.imag()); }
+template <typename F>
+inline bool c_isinf(std::complex<F> x) { return std::isinf(x.real()) || std::isinf(x.imag()); }
+
+}  // namespace kiln_scalar
+
+#ifdef __clang__
+#pragma clang fp contract(on)
+#endif
+#pragma GCC pop_options
 // kiln runtime: element types.
 //
 // One table (KILN_DTYPES) lists every dtype kiln supports; the enum, the names, the sizes and
@@ -163,8 +307,9 @@ struct std::numeric_limits<kiln_scalar::half> {
 
 namespace kiln {
 
-/// X(Enum, CType, "name", DLPack type code, bits)
-#define KILN_DTYPES(X)                           \
+/// X(Enum, CType, "name", DLPack type code, bits): the real dtypes, then the complex ones.
+#define KILN_DTYPES(X) KILN_REAL_DTYPES(X) KILN_COMPLEX_DTYPES(X)
+#define KILN_REAL_DTYPES(X)                      \
   X(Bool, bool, "bool", 6, 8)                    \
   X(Int8, std::int8_t, "int8", kDLInt, 8)        \
   X(Int16, std::int16_t, "int16", kDLInt, 16)    \
@@ -177,6 +322,9 @@ namespace kiln {
   X(Float32, float, "float32", kDLFloat, 32)     \
   X(Float64, double, "float64", kDLFloat, 64)   \
   X(Float16, kiln_scalar::half, "float16", kDLFloat, 16)
+#define KILN_COMPLEX_DTYPES(X)                                  \
+  X(Complex64, std::complex<float>, "complex64", kDLComplex, 64) \
+  X(Complex128, std::complex<double>, "complex128", kDLComplex, 128)
 
 /// DLPack's type code for booleans (kDLBool in DLPack >= 0.8; Debian 12 ships 0.6, which
 /// predates it, so the value is spelled out here).
@@ -255,6 +403,11 @@ constexpr bool is_float(DType dt) {
 /// The dtype arithmetic on `dt` is done in: float32 for float16 (NumPy computes each float16
 /// operation in float32 and rounds the result), `dt` itself otherwise.
 constexpr DType arithmetic_dtype(DType dt) { return dt == DType::Float16 ? DType::Float32 : dt; }
+constexpr bool is_complex(DType dt) { return dt == DType::Complex64 || dt == DType::Complex128; }
+/// The dtype of a complex dtype's parts (float32 for complex64); `dt` itself otherwise.
+constexpr DType complex_part_dtype(DType dt) {
+  return dt == DType::Complex64 ? DType::Float32 : dt == DType::Complex128 ? DType::Float64 : dt;
+}
 constexpr bool is_signed_int(DType dt) {
   return dt == DType::Int8 || dt == DType::Int16 || dt == DType::Int32 || dt == DType::Int64;
 }
@@ -263,7 +416,7 @@ constexpr bool is_unsigned_int(DType dt) {
 }
 constexpr bool is_integer(DType dt) { return is_signed_int(dt) || is_unsigned_int(dt); }
 /// bool and integers: PyTensor's "discrete" dtypes.
-constexpr bool is_discrete(DType dt) { return !is_float(dt); }
+constexpr bool is_discrete(DType dt) { return !is_float(dt) && !is_complex(dt); }
 
 /// Maps a C++ element type to its DType (for typed helpers).
 template <typename T>
@@ -287,6 +440,23 @@ decltype(auto) visit_dtype(DType dt, F&& f) {
 #undef KILN_X
   }
   return f(double{});
+}
+
+/// visit_dtype over the real dtypes alone, for code that orders values or reads them as
+/// numbers (indices, sizes, sorting). No complex value reaches it — make_node refuses complex
+/// operands for the ops that do not take them — and a complex dtype throws std::logic_error.
+template <typename F>
+decltype(auto) visit_real_dtype(DType dt, F&& f) {
+  switch (dt) {
+#define KILN_X(E, T, N, C, B) \
+  case DType::E:              \
+    return f(T{});
+    KILN_REAL_DTYPES(KILN_X)
+#undef KILN_X
+    default:
+      break;
+  }
+  throw std::logic_error("a " + std::string(dtype_name(dt)) + " value reached code for real numbers");
 }
 
 }  // namespace kiln
@@ -561,6 +731,8 @@ inline const char* descr_of(DType dt) {
     case DType::Float32: return "<f4";
     case DType::Float64: return "<f8";
     case DType::Float16: return "<f2";
+    case DType::Complex64: return "<c8";
+    case DType::Complex128: return "<c16";
   }
   return "?";
 }
@@ -585,7 +757,10 @@ inline DType dtype_of_descr(const std::string& d) {
   if (code == "f4") return DType::Float32;
   if (code == "f8") return DType::Float64;
   if (code == "f2") return DType::Float16;
-  throw NpyError("unsupported .npy dtype '" + d + "' (kiln supports bool, [u]int8..64, float16, float32, float64)");
+  if (code == "c8") return DType::Complex64;
+  if (code == "c16") return DType::Complex128;
+  throw NpyError("unsupported .npy dtype '" + d +
+                 "' (kiln supports bool, [u]int8..64, float16, float32, float64, complex64, complex128)");
 }
 
 // A tiny parser for the header's Python dict literal:
@@ -843,6 +1018,9 @@ inline std::string format_element(const Array& a, const std::int64_t* idx) {
     T v = *static_cast<const T*>(a.element_ptr(idx));
     if constexpr (std::is_same_v<T, bool>)
       out = v ? "True" : "False";
+    else if constexpr (kiln_scalar::is_complex_v<T>)
+      out = format_float(static_cast<double>(v.real())) + (std::signbit(v.imag()) ? "-" : "+") +
+            format_float(std::fabs(static_cast<double>(v.imag()))) + "j";
     else if constexpr (kiln_scalar::is_float_v<T>)
       out = format_float(static_cast<double>(v));
     else if constexpr (std::is_signed_v<T>)

@@ -97,7 +97,9 @@ typedef enum kiln_dtype {
   KILN_UINT64 = 8,
   KILN_FLOAT32 = 9,
   KILN_FLOAT64 = 10,
-  KILN_FLOAT16 = 11          /**< IEEE binary16 (NumPy's float16), passed as its 16 bits */
+  KILN_FLOAT16 = 11,         /**< IEEE binary16 (NumPy's float16), passed as its 16 bits */
+  KILN_COMPLEX64 = 12,       /**< two float32: real part, then imaginary part (NumPy's complex64) */
+  KILN_COMPLEX128 = 13       /**< two float64: real part, then imaginary part (NumPy's complex128) */
 } kiln_dtype;
 
 /** What an input or output holds (append only). An rng is a NumPy Generator's PCG64 state,
@@ -512,6 +514,8 @@ template <typename To, typename From>
 inline To convert(From x) {
   if constexpr (std::is_same_v<From, half>) {
     return convert<To>(static_cast<float>(x));
+  } else if constexpr (!std::is_arithmetic_v<From> && (std::is_arithmetic_v<To> || std::is_same_v<To, half>)) {
+    return convert<To>(x.real());  // a complex value: its real part, as NumPy's astype
   } else if constexpr (std::is_same_v<To, bool>) {
     return x != From(0);
   } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
@@ -2034,7 +2038,7 @@ struct StridedIter {
 
 // ---- matrix products and CBLAS (Dot, BatchedDot, Blockwise, BLAS ops: emit_dot.cpp) ----
 //
-// float32/float64 products go to CBLAS (dot, gemv or gemm by shape), reading operands where
+// float32/float64 (and complex64/complex128) products go to CBLAS (dot, gemv or gemm by shape), reading operands where
 // they lie — a transposed view is passed as CblasTrans — and copying one into a contiguous
 // buffer only when BLAS cannot describe its layout (negative or zero strides, no unit stride)
 // or its dtype differs. Other dtypes use plain loops that wrap like the reference evaluator.
@@ -2104,9 +2108,6 @@ inline int32_t fail_shapes(Ctx* ctx, const char* what, std::initializer_list<Nam
   return fail(ctx, KILN_ERR_BROADCAST, "%s%s", text, tail);
 }
 
-template <typename T>
-constexpr bool kBlasType = std::is_same_v<T, float> || std::is_same_v<T, double>;
-
 inline bool fits_blas_int(int64_t v) { return v >= -INT_MAX && v <= INT_MAX; }
 
 // Overloads so the product code is written once for float and double.
@@ -2140,6 +2141,28 @@ inline void blas_ger(int m, int n, double alpha, const double* x, int incx, cons
                      int lda) {
   cblas_dger(CblasRowMajor, m, n, alpha, x, incx, y, incy, a, lda);
 }
+
+/// The BLAS calls for element type T: CBLAS's s/d routines here; complex64 and complex128 (c/z,
+/// the unconjugated products NumPy's dot computes) specialise it in complex_blas.hpp, embedded
+/// with graphs that hold complex values.
+template <typename T>
+struct BlasCall {
+  static constexpr bool available = std::is_same_v<T, float> || std::is_same_v<T, double>;
+  static T dot(int n, const T* x, int incx, const T* y, int incy) { return blas_dot(n, x, incx, y, incy); }
+  static void gemv(CBLAS_TRANSPOSE t, int m, int n, T alpha, const T* a, int lda, const T* x, int incx, T beta, T* y,
+                   int incy) {
+    blas_gemv(t, m, n, alpha, a, lda, x, incx, beta, y, incy);
+  }
+  static void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, T alpha, const T* a, int lda, const T* b,
+                   int ldb, T beta, T* c, int ldc) {
+    blas_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+  static void ger(int m, int n, T alpha, const T* x, int incx, const T* y, int incy, T* a, int lda) {
+    blas_ger(m, n, alpha, x, incx, y, incy, a, lda);
+  }
+};
+template <typename T>
+constexpr bool kBlasType = BlasCall<T>::available;
 
 /// A matrix as BLAS reads it: row-major at `data` with leading dimension `ld`, holding the
 /// operand itself (CblasNoTrans) or its transpose (CblasTrans).
@@ -2239,7 +2262,7 @@ inline int32_t blas_product(Ctx* ctx, T alpha, const Mat<const X>& x, const Mat<
     BlasVector<T> xv, yv;
     KILN_TRY(blas_vector<T>(ctx, x.data, k, x.cs, s.x, xv));
     KILN_TRY(blas_vector<T>(ctx, y.data, k, y.rs, s.y, yv));
-    const T d = blas_dot(ki, xv.data, xv.inc, yv.data, yv.inc);
+    const T d = BlasCall<T>::dot(ki, xv.data, xv.inc, yv.data, yv.inc);
     c.data[0] = beta == T(0) ? alpha * d : beta * c.data[0] + alpha * d;
   } else if (n == 1) {
     // One column: c = alpha * x @ y[:, 0] + beta * c.
@@ -2251,7 +2274,7 @@ inline int32_t blas_product(Ctx* ctx, T alpha, const Mat<const X>& x, const Mat<
     KILN_TRY(blas_matrix<T>(ctx, x, s.x, a));
     KILN_TRY(blas_vector<T>(ctx, y.data, k, y.rs, s.y, yv));
     const bool stored_t = a.trans == CblasTrans;  // BLAS holds x as a k×m array
-    blas_gemv(a.trans, stored_t ? ki : mi, stored_t ? mi : ki, alpha, a.data, a.ld, yv.data, yv.inc, beta, cp, inc);
+    BlasCall<T>::gemv(a.trans, stored_t ? ki : mi, stored_t ? mi : ki, alpha, a.data, a.ld, yv.data, yv.inc, beta, cp, inc);
   } else if (m == 1) {
     // One row: c^T = alpha * y^T @ x^T + beta * c^T, the one-column case.
     return blas_product(ctx, alpha, transposed(y), transposed(x), beta, transposed(c), s, done);
@@ -2260,7 +2283,7 @@ inline int32_t blas_product(Ctx* ctx, T alpha, const Mat<const X>& x, const Mat<
     BlasMatrix<T> a, b;
     KILN_TRY(blas_matrix<T>(ctx, x, s.x, a));
     KILN_TRY(blas_matrix<T>(ctx, y, s.y, b));
-    blas_gemm(a.trans, b.trans, mi, ni, ki, alpha, a.data, a.ld, b.data, b.ld, beta, c.data, static_cast<int>(c.rs));
+    BlasCall<T>::gemm(a.trans, b.trans, mi, ni, ki, alpha, a.data, a.ld, b.data, b.ld, beta, c.data, static_cast<int>(c.rs));
   }
   done = true;
   return KILN_OK;
@@ -2312,7 +2335,7 @@ inline int32_t rank1_update(Ctx* ctx, T alpha, Mat<const T> x, Mat<const T> y, M
       KILN_TRY(blas_vector<T>(ctx, x.data, m, x.rs, s.x, xv));
       KILN_TRY(blas_vector<T>(ctx, y.data, n, y.cs, s.y, yv));
       BlasThreads threads(ctx);
-      blas_ger(static_cast<int>(m), static_cast<int>(n), alpha, xv.data, xv.inc, yv.data, yv.inc, c.data,
+      BlasCall<T>::ger(static_cast<int>(m), static_cast<int>(n), alpha, xv.data, xv.inc, yv.data, yv.inc, c.data,
                static_cast<int>(ld));
       return KILN_OK;
     }

@@ -32,6 +32,9 @@ inline std::string format_element(const Array& a, const std::int64_t* idx) {
     T v = *static_cast<const T*>(a.element_ptr(idx));
     if constexpr (std::is_same_v<T, bool>)
       out = v ? "True" : "False";
+    else if constexpr (kiln_scalar::is_complex_v<T>)
+      out = format_float(static_cast<double>(v.real())) + (std::signbit(v.imag()) ? "-" : "+") +
+            format_float(std::fabs(static_cast<double>(v.imag()))) + "j";
     else if constexpr (kiln_scalar::is_float_v<T>)
       out = format_float(static_cast<double>(v));
     else if constexpr (std::is_signed_v<T>)

@@ -9,10 +9,13 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include <dlpack/dlpack.h>
 
+#include "kiln/runtime/complex.hpp"
 #include "kiln/runtime/half.hpp"
 
 // float16's limits for the evaluator's generic code (not in half.hpp: generated code
@@ -39,8 +42,9 @@ struct std::numeric_limits<kiln_scalar::half> {
 
 namespace kiln {
 
-/// X(Enum, CType, "name", DLPack type code, bits)
-#define KILN_DTYPES(X)                           \
+/// X(Enum, CType, "name", DLPack type code, bits): the real dtypes, then the complex ones.
+#define KILN_DTYPES(X) KILN_REAL_DTYPES(X) KILN_COMPLEX_DTYPES(X)
+#define KILN_REAL_DTYPES(X)                      \
   X(Bool, bool, "bool", 6, 8)                    \
   X(Int8, std::int8_t, "int8", kDLInt, 8)        \
   X(Int16, std::int16_t, "int16", kDLInt, 16)    \
@@ -53,6 +57,9 @@ namespace kiln {
   X(Float32, float, "float32", kDLFloat, 32)     \
   X(Float64, double, "float64", kDLFloat, 64)   \
   X(Float16, kiln_scalar::half, "float16", kDLFloat, 16)
+#define KILN_COMPLEX_DTYPES(X)                                  \
+  X(Complex64, std::complex<float>, "complex64", kDLComplex, 64) \
+  X(Complex128, std::complex<double>, "complex128", kDLComplex, 128)
 
 /// DLPack's type code for booleans (kDLBool in DLPack >= 0.8; Debian 12 ships 0.6, which
 /// predates it, so the value is spelled out here).
@@ -131,6 +138,11 @@ constexpr bool is_float(DType dt) {
 /// The dtype arithmetic on `dt` is done in: float32 for float16 (NumPy computes each float16
 /// operation in float32 and rounds the result), `dt` itself otherwise.
 constexpr DType arithmetic_dtype(DType dt) { return dt == DType::Float16 ? DType::Float32 : dt; }
+constexpr bool is_complex(DType dt) { return dt == DType::Complex64 || dt == DType::Complex128; }
+/// The dtype of a complex dtype's parts (float32 for complex64); `dt` itself otherwise.
+constexpr DType complex_part_dtype(DType dt) {
+  return dt == DType::Complex64 ? DType::Float32 : dt == DType::Complex128 ? DType::Float64 : dt;
+}
 constexpr bool is_signed_int(DType dt) {
   return dt == DType::Int8 || dt == DType::Int16 || dt == DType::Int32 || dt == DType::Int64;
 }
@@ -139,7 +151,7 @@ constexpr bool is_unsigned_int(DType dt) {
 }
 constexpr bool is_integer(DType dt) { return is_signed_int(dt) || is_unsigned_int(dt); }
 /// bool and integers: PyTensor's "discrete" dtypes.
-constexpr bool is_discrete(DType dt) { return !is_float(dt); }
+constexpr bool is_discrete(DType dt) { return !is_float(dt) && !is_complex(dt); }
 
 /// Maps a C++ element type to its DType (for typed helpers).
 template <typename T>
@@ -163,6 +175,23 @@ decltype(auto) visit_dtype(DType dt, F&& f) {
 #undef KILN_X
   }
   return f(double{});
+}
+
+/// visit_dtype over the real dtypes alone, for code that orders values or reads them as
+/// numbers (indices, sizes, sorting). No complex value reaches it — make_node refuses complex
+/// operands for the ops that do not take them — and a complex dtype throws std::logic_error.
+template <typename F>
+decltype(auto) visit_real_dtype(DType dt, F&& f) {
+  switch (dt) {
+#define KILN_X(E, T, N, C, B) \
+  case DType::E:              \
+    return f(T{});
+    KILN_REAL_DTYPES(KILN_X)
+#undef KILN_X
+    default:
+      break;
+  }
+  throw std::logic_error("a " + std::string(dtype_name(dt)) + " value reached code for real numbers");
 }
 
 }  // namespace kiln

@@ -43,6 +43,13 @@ void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda,
              const int* lwork, int* info);
 void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau, double* work,
              const int* lwork, int* info);
+// The general eigenproblem.
+void sgeev_(const char* jobvl, const char* jobvr, const int* n, float* a, const int* lda, float* wr, float* wi,
+            float* vl, const int* ldvl, float* vr, const int* ldvr, float* work, const int* lwork, int* info,
+            std::size_t, std::size_t);
+void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr, double* wi,
+            double* vl, const int* ldvl, double* vr, const int* ldvr, double* work, const int* lwork, int* info,
+            std::size_t, std::size_t);
 // Symmetric eigenproblems and the SVD.
 void ssyevr_(const char* jobz, const char* range, const char* uplo, const int* n, float* a, const int* lda,
              const float* vl, const float* vu, const int* il, const int* iu, const float* abstol, int* m, float* w,
@@ -183,6 +190,21 @@ inline int orgqr(int m, int n, int k, float* a, int lda, const float* tau, float
 inline int orgqr(int m, int n, int k, double* a, int lda, const double* tau, double* work, int lwork) {
   int info = 0;
   dorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, &info);
+  return info;
+}
+
+/// Eigenvalues (wr + i wi) and right eigenvectors of a general matrix (NumPy's eig: jobvl 'N',
+/// jobvr 'V'), column-major.
+inline int geev(char jobvl, char jobvr, int n, float* a, int lda, float* wr, float* wi, float* vl, int ldvl,
+                float* vr, int ldvr, float* work, int lwork) {
+  int info = 0;
+  sgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, vl, &ldvl, vr, &ldvr, work, &lwork, &info, 1, 1);
+  return info;
+}
+inline int geev(char jobvl, char jobvr, int n, double* a, int lda, double* wr, double* wi, double* vl, int ldvl,
+                double* vr, int ldvr, double* work, int lwork) {
+  int info = 0;
+  dgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, vl, &ldvl, vr, &ldvr, work, &lwork, &info, 1, 1);
   return info;
 }
 

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -40,6 +41,7 @@ enum class Status : int {
   NoConvergence,
   PivotOutOfRange,
   Internal,  ///< LAPACK refused an argument: a bug in kiln
+  NotFinite,  ///< an input LAPACK must not see (NumPy's eig checks first)
 };
 
 /// The message words both backends use (fixtures match on them).
@@ -51,6 +53,7 @@ inline const char* status_message(Status s) {
     case Status::NoConvergence: return "the algorithm did not converge";
     case Status::PivotOutOfRange: return "pivot index out of range";
     case Status::Internal: return "LAPACK refused an argument (a bug in kiln)";
+    case Status::NotFinite: return "Array must not contain infs or NaNs";
   }
   return "unknown failure";
 }
@@ -563,6 +566,59 @@ inline Status eigh(bool lower, int n, T* a, int lda, T* b, int ldb, T* w, T* v, 
   }
   if (info < 0) return Status::Internal;
   return info > 0 ? Status::NoConvergence : Status::Ok;
+}
+
+// --- the general eigenproblem -------------------------------------------------------------------
+
+template <typename T>
+inline Work eig_work(int n) {
+  if (n == 0) return Work{};
+  T query = 0, dummy = 0;
+  kiln_lapack::geev('N', 'V', n, &dummy, n, &dummy, &dummy, &dummy, 1, &dummy, n, &query, -1);
+  const std::size_t nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+  return Work{queried(query) + 2 * nn + 2 * static_cast<std::size_t>(n), 0};
+}
+
+/// NumPy's eig of the n x n row-major `a` (read only): eigenvalues `w` in LAPACK's order and
+/// right eigenvectors, the columns of the row-major n x n `v`, each of unit norm with its largest
+/// component real (geev's normalisation); a complex pair's vectors are re ± i im of geev's two
+/// columns, as numpy.linalg.eig builds them. NotFinite for a NaN or infinite element (NumPy
+/// refuses those), NoConvergence when LAPACK gives up.
+template <typename T>
+inline Status eig(int n, const T* a, int lda, std::complex<T>* w, std::complex<T>* v, T* work) {
+  if (n == 0) return Status::Ok;
+  const std::size_t nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+  T* ac = work;  // column-major: geev's layout, as NumPy hands it A
+  T* wr = ac + nn;
+  T* wi = wr + n;
+  T* vr = wi + n;
+  T* rest = vr + nn;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const T x = a[static_cast<std::size_t>(i) * lda + j];
+      if (!std::isfinite(x)) return Status::NotFinite;
+      ac[static_cast<std::size_t>(j) * n + i] = x;
+    }
+  const int lwork = static_cast<int>(eig_work<T>(n).reals - 2 * nn - 2 * static_cast<std::size_t>(n));
+  T vl = 0;
+  const int info = kiln_lapack::geev('N', 'V', n, ac, n, wr, wi, &vl, 1, vr, n, rest, lwork);
+  if (info < 0) return Status::Internal;
+  if (info > 0) return Status::NoConvergence;
+  const auto at = [&](int i, int j) { return vr[static_cast<std::size_t>(j) * n + i]; };
+  for (int j = 0; j < n; ++j) w[j] = std::complex<T>(wr[j], wi[j]);
+  for (int j = 0; j < n;) {
+    if (wi[j] == 0 || j + 1 == n) {
+      for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i) * n + j] = std::complex<T>(at(i, j), T(0));
+      j += 1;
+    } else {
+      for (int i = 0; i < n; ++i) {
+        v[static_cast<std::size_t>(i) * n + j] = std::complex<T>(at(i, j), at(i, j + 1));
+        v[static_cast<std::size_t>(i) * n + j + 1] = std::complex<T>(at(i, j), -at(i, j + 1));
+      }
+      j += 2;
+    }
+  }
+  return Status::Ok;
 }
 
 // --- SVD ----------------------------------------------------------------------------------------

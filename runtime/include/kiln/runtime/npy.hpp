@@ -40,6 +40,8 @@ inline const char* descr_of(DType dt) {
     case DType::Float32: return "<f4";
     case DType::Float64: return "<f8";
     case DType::Float16: return "<f2";
+    case DType::Complex64: return "<c8";
+    case DType::Complex128: return "<c16";
   }
   return "?";
 }
@@ -64,7 +66,10 @@ inline DType dtype_of_descr(const std::string& d) {
   if (code == "f4") return DType::Float32;
   if (code == "f8") return DType::Float64;
   if (code == "f2") return DType::Float16;
-  throw NpyError("unsupported .npy dtype '" + d + "' (kiln supports bool, [u]int8..64, float16, float32, float64)");
+  if (code == "c8") return DType::Complex64;
+  if (code == "c16") return DType::Complex128;
+  throw NpyError("unsupported .npy dtype '" + d +
+                 "' (kiln supports bool, [u]int8..64, float16, float32, float64, complex64, complex128)");
 }
 
 // A tiny parser for the header's Python dict literal:

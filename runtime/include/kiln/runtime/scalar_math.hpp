@@ -27,6 +27,8 @@ template <typename To, typename From>
 inline To convert(From x) {
   if constexpr (std::is_same_v<From, half>) {
     return convert<To>(static_cast<float>(x));
+  } else if constexpr (!std::is_arithmetic_v<From> && (std::is_arithmetic_v<To> || std::is_same_v<To, half>)) {
+    return convert<To>(x.real());  // a complex value: its real part, as NumPy's astype
   } else if constexpr (std::is_same_v<To, bool>) {
     return x != From(0);
   } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
