@@ -47,7 +47,7 @@ DLManagedTensor._fields_ = [
 KDL_CPU = 1
 
 # DLPack type codes (kDLBool is 6 in DLPack >= 0.8; kiln.h uses it for bool).
-_DL_INT, _DL_UINT, _DL_FLOAT, _DL_BOOL = 0, 1, 2, 6
+_DL_INT, _DL_UINT, _DL_FLOAT, _DL_COMPLEX, _DL_BOOL = 0, 1, 2, 5, 6
 
 
 class TensorInfo(ctypes.Structure):
@@ -116,6 +116,8 @@ KILN_DTYPES = [
     np.dtype(np.float32),
     np.dtype(np.float64),
     np.dtype(np.float16),
+    np.dtype(np.complex64),
+    np.dtype(np.complex128),
 ]
 
 
@@ -126,7 +128,7 @@ def dl_dtype(dtype: np.dtype) -> DLDataType | None:
         return None
     if dtype.kind == "b":
         return DLDataType(_DL_BOOL, 8, 1)
-    code = {"i": _DL_INT, "u": _DL_UINT, "f": _DL_FLOAT}.get(dtype.kind)
+    code = {"i": _DL_INT, "u": _DL_UINT, "f": _DL_FLOAT, "c": _DL_COMPLEX}.get(dtype.kind)
     if code is None or dtype not in KILN_DTYPES:
         return None
     return DLDataType(code, dtype.itemsize * 8, 1)
@@ -138,7 +140,7 @@ def numpy_dtype(dl: DLDataType) -> np.dtype:
         raise TypeError(f"vector DLPack dtype (lanes={dl.lanes}) is not supported")
     if dl.code == _DL_BOOL and dl.bits == 8:
         return np.dtype(np.bool_)
-    kind = {_DL_INT: "i", _DL_UINT: "u", _DL_FLOAT: "f"}.get(dl.code)
+    kind = {_DL_INT: "i", _DL_UINT: "u", _DL_FLOAT: "f", _DL_COMPLEX: "c"}.get(dl.code)
     if kind is None or dl.bits % 8:
         raise TypeError(f"unsupported DLPack dtype code={dl.code} bits={dl.bits}")
     return np.dtype(f"{kind}{dl.bits // 8}")

@@ -154,8 +154,8 @@ def as_dlpack_input(value: Any, spec: TensorSpec | None = None, *, strict: bool 
         arr = np.asarray(value, dtype=spec.dtype)
     else:
         arr = np.asarray(value)
-    if arr.dtype.kind not in "biuf" or _abi.dl_dtype(arr.dtype.newbyteorder("=")) is None:
-        raise TypeError(f"kiln {what}: dtype {arr.dtype} is not supported (bool, int8..64, uint8..64, float32/64)")
+    if arr.dtype.kind not in "biufc" or _abi.dl_dtype(arr.dtype.newbyteorder("=")) is None:
+        raise TypeError(f"kiln {what}: dtype {arr.dtype} is not supported (bool, int8..64, uint8..64, float16/32/64, complex64/128)")
     reason = None
     if not arr.dtype.isnative:
         reason = f"has non-native byte order ({arr.dtype.str})"

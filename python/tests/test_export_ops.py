@@ -211,3 +211,64 @@ def test_float16_graphs_compute_as_pytensor_and_numpy():
     # Arithmetic is exact: NumPy's float16 ops are correctly rounded, as kiln's (fused or not).
     assert np.asarray(got[6]).dtype == np.float16
     np.testing.assert_array_equal(got[6], want[6])
+
+
+def test_complex_graphs_compute_as_pytensor():
+    """A complex graph (graph format v2) through kiln equals PyTensor's Python implementation:
+    arithmetic with NumPy's products and quotients, exp/log/sqrt with C99's branch cuts, the
+    parts (real, imag, abs, angle — float64 as PyTensor's scalar Angle), complex(re, im),
+    promotion of complex64 with float64 and int8, a Sum (complex128 accumulator), a dot (BLAS's
+    unconjugated zgemv) and a complex constant."""
+    z = pt.tensor("z", dtype="complex64", shape=(None,))
+    w = pt.tensor("w", dtype="complex128", shape=(None,))
+    m = pt.tensor("m", dtype="complex128", shape=(None, None))
+    re = pt.dvector("re")
+    k = pt.tensor("k", dtype="int8", shape=(None,))
+    c = pt.constant(np.array([1 - 2j, 0.5j], dtype="complex128"))
+    outs = [z * w / (z + 1j) - pt.conj(w), pt.exp(z) * k, pt.sqrt(-w), pt.log(z),
+            pt.real(z), pt.imag(w), pt.abs(z), pt.angle(w), pt.complex(re, re * 2),
+            (z * z).sum(), pt.dot(m, w), w[:2] * c, z ** 2, z * re]
+    exported = kiln.from_pytensor(outs, [z, w, m, re, k], name="cplx")
+    assert exported.graph["version"] == 2
+    fn = kiln.function([z, w, m, re, k], outs)
+    r = np.random.default_rng(64)
+    zv = (r.normal(size=40) + 1j * r.normal(size=40)).astype("complex64")
+    wv = r.normal(size=40) + 1j * r.normal(size=40)
+    wv[3] = -2 + 0j  # on sqrt's branch cut: sqrt(-w) of -(-2+0j) = 2-0j
+    wv[4] = -2 - 0j
+    mv = r.normal(size=(5, 40)) + 1j * r.normal(size=(5, 40))
+    rv = r.normal(size=40)
+    kv = r.integers(-5, 5, size=40).astype("int8")
+    got = fn(zv, wv, mv, rv, kv)
+    want = pytensor.function([z, w, m, re, k], outs, mode=REFERENCE_MODE)(zv, wv, mv, rv, kv)
+    for i, (g, e) in enumerate(zip(got, want)):
+        assert np.asarray(g).dtype == np.asarray(e).dtype, (i, np.asarray(g).dtype, np.asarray(e).dtype)
+        tol = dict(rtol=2e-5, atol=2e-5) if np.asarray(e).dtype in (np.complex64, np.float32) else dict(rtol=1e-12, atol=1e-12)
+        assert_same(f"output {i}", g, e, tol)
+    # The branch cut's side follows the sign of the zero (C99's csqrt, as NumPy).
+    np.testing.assert_array_equal(np.signbit(np.imag(got[2][3:5])), np.signbit(np.imag(want[2][3:5])))
+
+
+def test_eig_exports_and_matches_numpy():
+    """pt.linalg.eig (a Blockwise of Eig, complex outputs) through kiln, for a matrix (float64)
+    and a batch (float32): PyTensor's dtypes, its eigenvalues (compared as sets: another LAPACK
+    build may deflate in another order), and eigenvectors that satisfy A v = v diag(w) with unit
+    norm."""
+    x = pt.dmatrix("x")
+    b = pt.tensor("b", dtype="float32", shape=(None, None, None))
+    outs = [*pt.linalg.eig(x), *pt.linalg.eig(b)]
+    fn = kiln.function([x, b], outs)
+    r = np.random.default_rng(7)
+    xv = r.normal(size=(6, 6))
+    bv = r.normal(size=(2, 4, 4)).astype("float32")
+    got = fn(xv, bv)
+    want = pytensor.function([x, b], outs, mode=REFERENCE_MODE)(xv, bv)
+    for i, (g, e) in enumerate(zip(got, want)):
+        assert np.asarray(g).dtype == np.asarray(e).dtype, i
+    for (w, v), (we, _), a, tol in (((got[0], got[1]), (want[0], want[1]), xv, 1e-10),
+                                    ((got[2], got[3]), (want[2], want[3]), bv, 2e-5)):
+        key = lambda z: np.lexsort((np.round(z.imag, 4), np.round(z.real, 4)), axis=-1)  # noqa: E731
+        np.testing.assert_allclose(np.take_along_axis(w, key(w), -1), np.take_along_axis(we, key(we), -1),
+                                   rtol=tol * 10, atol=tol * 10)
+        np.testing.assert_allclose(a.astype(v.dtype) @ v, v * w[..., None, :], rtol=tol * 10, atol=tol * 10)
+        np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1.0, rtol=tol * 10)

@@ -200,23 +200,25 @@ def test_rng_updates_are_generators_other_functions_can_use():
     np.testing.assert_array_equal(f(), first)
 
 
-def _eigenvalues(A):
-    """Eig's eigenvalues, real parts: kiln has no complex dtypes (nor Eig) yet."""
-    return pt.real(pt.linalg.eig(A)[0])
+def _spectrum(A):
+    """rfft's magnitudes: kiln has no FFT ops (RFFTOp) yet."""
+    from pytensor.tensor import fft
+
+    return pt.sqrt(pt.sqr(fft.rfft(A)).sum(axis=-1))
 
 
 def test_ops_kiln_lacks_raise_instead_of_falling_back():
     A = pt.dmatrix("A")
-    with pytest.raises(kiln.UnsupportedGraphError, match="Eig"):
-        pytensor.function([A], _eigenvalues(A), mode=kiln.mode())
+    with pytest.raises(kiln.UnsupportedGraphError, match="RFFTOp"):
+        pytensor.function([A], _spectrum(A), mode=kiln.mode())
 
 
 def test_explicit_fallback_warns_and_runs_elsewhere():
     A = pt.dmatrix("A")
-    with pytest.warns(KilnFallbackWarning, match="Eig"):
-        f = pytensor.function([A], _eigenvalues(A), mode=kiln.mode(fallback="py"))
-    M = np.array([[4.0, 2.0], [2.0, 3.0]])
-    np.testing.assert_allclose(np.sort(f(M)), np.linalg.eigvalsh(M), rtol=1e-14)
+    with pytest.warns(KilnFallbackWarning, match="RFFTOp"):
+        f = pytensor.function([A], _spectrum(A), mode=kiln.mode(fallback="py"))
+    M = np.array([[4.0, 2.0, 1.0, -1.0], [2.0, 3.0, 0.5, 0.25]])
+    np.testing.assert_allclose(f(M), np.abs(np.fft.rfft(M)), rtol=1e-12)
 
 
 def test_linear_algebra_compiles_through_kiln():

@@ -19,12 +19,12 @@ from .scalar import ScalarSpeller, spell_scalar_op
 from .writer import Unsupported, Writer
 
 #: The format's ops (version 1 and 2) that kiln does not implement yet.
-KILN_LACKS = {"Eig"}  # complex outputs: kiln has no complex dtypes yet
+KILN_LACKS: set[str] = set()
 
 #: Linear-algebra ops: kiln loops each of them as a Blockwise core (generator/ops/linalg/, LinalgOp).
 LINALG_OPS = {
     "Cholesky", "Solve", "SolveTriangular", "CholeskySolve", "LU", "LUFactor", "PivotToPermutations", "QR",
-    "MatrixInverse", "MatrixPinv", "Det", "SLogDet", "Expm", "Eigh", "Eigvalsh", "SVD", "KroneckerProduct",
+    "MatrixInverse", "MatrixPinv", "Det", "SLogDet", "Expm", "Eig", "Eigh", "Eigvalsh", "SVD", "KroneckerProduct",
     "BlockDiagonal",
 }
 

@@ -21,8 +21,6 @@ class ScalarEntry(NamedTuple):
     version: int = 1  #: the format version that has it
 
 
-_V2_LACKING = dict(kiln=False, version=2)
-
 SCALAR_OPS: dict[str, ScalarEntry] = {
     # unary
     "Neg": ScalarEntry("neg"), "Abs": ScalarEntry("abs"), "Sign": ScalarEntry("sgn"),
@@ -64,10 +62,10 @@ SCALAR_OPS: dict[str, ScalarEntry] = {
     "Owens_t": ScalarEntry("owens_t"), "PolyGamma": ScalarEntry("polygamma"),
     "BetaInc": ScalarEntry("betainc"), "BetaIncInv": ScalarEntry("betaincinv"),
     "Hyp2F1": ScalarEntry("hyp2f1"),
-    # graph format v2: complex numbers (not in kiln yet)
-    "Real": ScalarEntry("real", **_V2_LACKING), "Imag": ScalarEntry("imag", **_V2_LACKING),
-    "Conj": ScalarEntry("conj", **_V2_LACKING), "Angle": ScalarEntry("angle", **_V2_LACKING),
-    "Complex": ScalarEntry("complex", **_V2_LACKING),
+    # graph format v2: complex numbers
+    "Real": ScalarEntry("real", version=2), "Imag": ScalarEntry("imag", version=2),
+    "Conj": ScalarEntry("conj", version=2), "Angle": ScalarEntry("angle", version=2),
+    "Complex": ScalarEntry("complex", version=2),
 }
 
 

@@ -14,8 +14,8 @@ V1_DTYPES = {
 }
 #: dtypes version 2 adds.
 V2_DTYPES = {"float16", "complex64", "complex128"}
-#: the version-2 dtypes kiln implements (the complex ones are reserved: refused as not implemented).
-V2_IMPLEMENTED_DTYPES = {"float16"}
+#: the version-2 dtypes kiln implements (all of them).
+V2_IMPLEMENTED_DTYPES = {"float16", "complex64", "complex128"}
 
 
 def tensor_type(dtype: str, shape) -> dict:
