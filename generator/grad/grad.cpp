@@ -1,6 +1,7 @@
 #include "grad/grad.h"
 
 #include <unordered_map>
+#include <optional>
 #include <unordered_set>
 
 #include "ir/error.h"
@@ -181,8 +182,23 @@ const InnerGraph* body_of(const Apply& node, std::vector<InnerGraphUse>& uses) {
   return nullptr;
 }
 
+// A node with a complex input or output: its derivatives are "not implemented" (PyTensor does
+// not differentiate complex graphs either), one term per input (pullback) or output
+// (pushforward). nullopt for a node of real values.
+std::optional<std::vector<GradTerm>> complex_terms(const Apply& node, int count) {
+  bool complex = false;
+  for (const Var& v : node.inputs()) complex = complex || (v->type().is_tensor() && is_complex(v->dtype()));
+  for (int i = 0; i < node.num_outputs(); ++i)
+    complex = complex || (node.output_ptr(i)->type().is_tensor() && is_complex(node.output_ptr(i)->dtype()));
+  if (!complex) return std::nullopt;
+  return std::vector<GradTerm>(static_cast<std::size_t>(count),
+                               GradTerm::not_implemented(node.op().str() + " computes on complex numbers: gradients "
+                                                         "through complex values are not implemented in kiln"));
+}
+
 // One node's pullback: through its body when it has one, else the op's own rule.
 std::vector<GradTerm> node_pullback(const Apply& node, const VarList& ogs) {
+  if (auto terms = complex_terms(node, node.num_inputs())) return *terms;
   std::vector<InnerGraphUse> uses;
   if (const InnerGraph* body = body_of(node, uses)) return body_pullback(node, *body, ogs);
   return node.op().pullback(node, ogs);
@@ -190,6 +206,7 @@ std::vector<GradTerm> node_pullback(const Apply& node, const VarList& ogs) {
 
 // One node's pushforward, likewise.
 std::vector<GradTerm> node_pushforward(const Apply& node, const VarList& tangents) {
+  if (auto terms = complex_terms(node, node.num_outputs())) return *terms;
   std::vector<InnerGraphUse> uses;
   if (const InnerGraph* body = body_of(node, uses)) return body_pushforward(node, *body, tangents);
   return node.op().pushforward(node, tangents);

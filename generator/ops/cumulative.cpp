@@ -25,9 +25,12 @@ template <typename T>
 void scan_rows(T* data, std::int64_t rows, std::int64_t len, CumMode mode) {
   for (std::int64_t r = 0; r < rows; ++r) {
     T* row = data + r * len;
-    for (std::int64_t k = 1; k < len; ++k)
-      row[k] = mode == CumMode::Add ? ks::wrap_add(row[k - 1], row[k])
-                                    : ks::wrap_mul(row[k - 1], row[k]);
+    for (std::int64_t k = 1; k < len; ++k) {
+      if constexpr (ks::is_complex_v<T>)  // NumPy's complex product
+        row[k] = mode == CumMode::Add ? row[k - 1] + row[k] : ks::c_mul(row[k - 1], row[k]);
+      else
+        row[k] = mode == CumMode::Add ? ks::wrap_add(row[k - 1], row[k]) : ks::wrap_mul(row[k - 1], row[k]);
+    }
   }
 }
 
@@ -73,7 +76,7 @@ void CumOp::perform(const Apply&, const std::vector<Array>& inputs,
     out = out.view({len}, {1});
   }
   std::int64_t rows = len == 0 ? 0 : out.size() / len;
-  visit_real_dtype(x.dtype(), [&](auto t) {
+  visit_dtype(x.dtype(), [&](auto t) {
     using T = decltype(t);
     scan_rows<T>(out.data<T>(), rows, len, mode_);
   });

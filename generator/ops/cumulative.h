@@ -21,6 +21,7 @@ class CumOp : public Op {
   CumMode mode() const { return mode_; }
 
   std::string_view name() const override { return "CumOp"; }
+  bool accepts_complex() const override { return true; }
   Json props() const override;
   /// PyTensor's spelling: Cumsum{axis=0}, Cumprod{axis=None}.
   std::string str() const override;

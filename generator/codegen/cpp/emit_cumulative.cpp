@@ -14,7 +14,8 @@ std::string emit_cumop(const NodeEmitContext& c) {
   TemplateData data = c.base_data();
   data.set("T", ctype(c.in_var(0).dtype()));
   data.set("ndim", std::to_string(c.in_var(0).ndim()));
-  data.set("fn", add ? "wrap_add" : "wrap_mul");
+  // NumPy's complex product (kiln/runtime/complex.hpp); a complex sum is wrap_add's a + b.
+  data.set("fn", add ? "wrap_add" : is_complex(c.in_var(0).dtype()) ? "c_mul" : "wrap_mul");
   data.set("mode", add ? "sum" : "product");
   data.set("bool_rule", add ? "or" : "and");
   if (op.axis()) {
