@@ -145,15 +145,25 @@ using arithmetic_t = std::conditional_t<std::is_same_v<T, half>, float, T>;
 // header-only, no kiln dependency.
 
 
-// Products stay products: no contraction into fused multiply-adds (GCC contracts by default
-// where -march has FMA), which would change the last bits of `ar*br - ai*bi` from NumPy's.
-#pragma GCC push_options
-#pragma GCC optimize("fp-contract=off")
-#ifdef __clang__
-#pragma clang fp contract(off)
-#endif
-
 namespace kiln_scalar {
+
+/// `v` itself, through an empty asm the compiler cannot see into: a product passed through it
+/// is not contracted with the sum it feeds into a fused multiply-add (GCC contracts by default
+/// where -march has FMA), which would change the last bits of `ar*br - ai*bi` from NumPy's. (A
+/// `#pragma GCC optimize("fp-contract=off")` would do the same but keeps GCC from inlining
+/// these functions.)
+template <typename F>
+inline F rounded(F v) {
+#if defined(__x86_64__) || defined(__i386__)
+  __asm__("" : "+x"(v));
+#elif defined(__aarch64__)
+  __asm__("" : "+w"(v));
+#else
+  volatile F t = v;
+  v = t;
+#endif
+  return v;
+}
 
 template <typename T>
 struct is_complex : std::false_type {};
@@ -165,7 +175,8 @@ inline constexpr bool is_complex_v = is_complex<T>::value;
 /// The textbook product (NumPy's complex multiply: no recovery of infinities).
 template <typename F>
 inline std::complex<F> c_mul(std::complex<F> a, std::complex<F> b) {
-  return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+  return {rounded(a.real() * b.real()) - rounded(a.imag() * b.imag()),
+          rounded(a.real() * b.imag()) + rounded(a.imag() * b.real())};
 }
 
 /// Smith's quotient, as NumPy's complex divide (a zero divisor gives a complex inf or nan).
@@ -176,12 +187,12 @@ inline std::complex<F> c_div(std::complex<F> a, std::complex<F> b) {
   if (abs_br >= abs_bi) {
     if (abs_br == 0 && abs_bi == 0) return {ar / abs_br, ai / abs_bi};
     const F rat = bi / br;
-    const F scl = F(1) / (br + bi * rat);
-    return {(ar + ai * rat) * scl, (ai - ar * rat) * scl};
+    const F scl = F(1) / (br + rounded(bi * rat));
+    return {(ar + rounded(ai * rat)) * scl, (ai - rounded(ar * rat)) * scl};
   }
   const F rat = br / bi;
-  const F scl = F(1) / (bi + br * rat);
-  return {(ar * rat + ai) * scl, (ai * rat - ar) * scl};
+  const F scl = F(1) / (bi + rounded(br * rat));
+  return {(rounded(ar * rat) + ai) * scl, (rounded(ai * rat) - ar) * scl};
 }
 
 /// NumPy's np.reciprocal of a complex number (its own form of Smith's algorithm).
@@ -189,10 +200,10 @@ template <typename F>
 inline std::complex<F> c_reciprocal(std::complex<F> x) {
   const F r = x.real(), i = x.imag();
   if (std::fabs(i) <= std::fabs(r)) {
-    const F q = i / r, d = r + i * q;
+    const F q = i / r, d = r + rounded(i * q);
     return {F(1) / d, -q / d};
   }
-  const F q = r / i, d = r * q + i;
+  const F q = r / i, d = rounded(r * q) + i;
   return {q / d, F(-1) / d};
 }
 
@@ -224,9 +235,19 @@ inline std::complex<F> c_pow(std::complex<F> a, std::complex<F> b) {
   return std::pow(a, b);
 }
 
-/// |x| as NumPy's npy_cabs: hypot of the parts.
+/// |x| as NumPy's npy_cabs: hypot of the parts. For complex64, glibc's hypotf spelled out (the
+/// same bits: float products are exact in double, so its one rounding is sqrt's), which inlines
+/// and vectorises where a call to hypotf does not.
 template <typename F>
-inline F c_abs(std::complex<F> x) { return std::hypot(x.real(), x.imag()); }
+inline F c_abs(std::complex<F> x) {
+  if constexpr (std::is_same_v<F, float>) {
+    if (std::isinf(x.real()) || std::isinf(x.imag())) return F(INFINITY);
+    const double re = x.real(), im = x.imag();
+    return static_cast<float>(std::sqrt(re * re + im * im));
+  } else {
+    return std::hypot(x.real(), x.imag());
+  }
+}
 
 /// NumPy's np.angle: atan2(imag, real).
 template <typename F>
@@ -253,7 +274,7 @@ inline std::complex<F> c_log1p(std::complex<F> x) {
 template <typename F>
 inline std::complex<F> c_expm1(std::complex<F> x) {
   const F a = std::sin(x.imag() / 2);
-  return {std::expm1(x.real()) * std::cos(x.imag()) - 2 * a * a, std::exp(x.real()) * std::sin(x.imag())};
+  return {rounded(std::expm1(x.real()) * std::cos(x.imag())) - rounded(2 * a * a), std::exp(x.real()) * std::sin(x.imag())};
 }
 template <typename F>
 inline std::complex<F> c_exp2(std::complex<F> x) {
@@ -269,11 +290,6 @@ template <typename F>
 inline bool c_isinf(std::complex<F> x) { return std::isinf(x.real()) || std::isinf(x.imag()); }
 
 }  // namespace kiln_scalar
-
-#ifdef __clang__
-#pragma clang fp contract(on)
-#endif
-#pragma GCC pop_options
 // kiln runtime: element types.
 //
 // One table (KILN_DTYPES) lists every dtype kiln supports; the enum, the names, the sizes and
