@@ -11,6 +11,14 @@ __device__ inline T kiln_shfl_down(T v, int o) {
     return __shfl_down_sync(0xffffffffu, v, o);
 }
 
+// Four consecutive elements loaded or stored as one: aligned to 4 items up to 16 bytes, so
+// float/int32 move as one 128-bit access, double/int64 as two, int8 as one 32-bit access
+// (the host passes the vector path only pointers with that alignment: kg::vec4_aligned).
+template <typename T>
+struct alignas(sizeof(T) * 4 < 16 ? sizeof(T) * 4 : 16) kiln_vec4 {
+  T v[4];
+};
+
 // A kernel's error: the first to claim the device status word wins (check number, payload;
 // templates/gpu/prologue/device_status.hpp).
 KILN_FN void kiln_raise(int32_t* st, const int64_t check, const int64_t value) {

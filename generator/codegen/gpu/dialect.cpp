@@ -20,6 +20,17 @@ std::string fill(std::string pattern, const std::map<std::string, std::string>& 
   return pattern;
 }
 
+// OpenCL C's name of a fixed-width storage type (its vector types are named after it: uchar4).
+std::string opencl_scalar_name(const std::string& type) {
+  static const std::map<std::string, std::string> names = {
+      {"int8_t", "char"},   {"uint8_t", "uchar"},   {"int16_t", "short"}, {"uint16_t", "ushort"},
+      {"int32_t", "int"},   {"uint32_t", "uint"},   {"int64_t", "long"},  {"uint64_t", "ulong"},
+      {"float", "float"},   {"double", "double"}};
+  const auto it = names.find(type);
+  KILN_INTERNAL_ASSERT(it != names.end(), "no vector type of " + type);
+  return it->second;
+}
+
 }  // namespace
 
 const GpuDialect& GpuDialect::get(const std::string& name) {
@@ -68,6 +79,22 @@ std::string GpuDialect::global_ptr(const std::string& type, bool read_only) cons
 
 std::string GpuDialect::kernel_ref(const std::string& name) const {
   return fill((*this)["kernel_ref"], {{"name", name}});
+}
+
+std::string GpuDialect::vec4_type(const std::string& type) const {
+  return fill((*this)["vec4_type"], {{"type", type}, {"cltype", opencl_scalar_name(type)}});
+}
+
+std::string GpuDialect::vec4_load(const std::string& type, const std::string& p) const {
+  return fill((*this)["vec4_load"], {{"type", type}, {"p", p}});
+}
+
+std::string GpuDialect::vec4_store(const std::string& type, const std::string& p, const std::string& v) const {
+  return fill((*this)["vec4_store"], {{"type", type}, {"p", p}, {"v", v}});
+}
+
+std::string GpuDialect::vec4_lane(const std::string& v, int l) const {
+  return fill((*this)["vec4_lane"], {{"v", v}, {"l", std::to_string(l)}});
 }
 
 std::string GpuDialect::local_array(const std::string& type, const std::string& name, int size) const {

@@ -28,6 +28,14 @@ class GpuDialect {
   std::string global_ptr(const std::string& type, bool read_only) const;
   /// `{name}[{size}]` of `type` in group-local memory.
   std::string local_array(const std::string& type, const std::string& name, int size) const;
+  /// Four consecutive elements of storage type `type` as one vector (float4 in OpenCL, the
+  /// prelude's aligned kiln_vec4<T> in CUDA): its type, a load from and a store to pointer
+  /// expression `p` (aligned to the vector: the host checks, kg::vec4_aligned), and lane `l`
+  /// of vector variable `v` (readable and assignable).
+  std::string vec4_type(const std::string& type) const;
+  std::string vec4_load(const std::string& type, const std::string& p) const;
+  std::string vec4_store(const std::string& type, const std::string& p, const std::string& v) const;
+  std::string vec4_lane(const std::string& v, int l) const;
   /// How the host names kernel `name` in a launch (the kernel_ref row).
   std::string kernel_ref(const std::string& name) const;
   /// Whether reductions end with warp shuffles (CUDA) rather than local memory (OpenCL).

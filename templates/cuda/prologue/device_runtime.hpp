@@ -359,6 +359,15 @@ inline int64_t groups_cap(int64_t n) {
   return n < most ? n : most;
 }
 
+/// Whether `p` may be read or written four elements at a time (kiln_vec4<T> of the
+/// contiguous Elemwise path: aligned to 4 items up to 16 bytes). cudaMalloc'd memory is, a
+/// caller's pointer (DLPack data plus byte_offset) or a view may not be: the scalar loop.
+template <typename T>
+inline bool vec4_aligned(const T* p) {
+  const uintptr_t align = sizeof(T) * 4 < 16 ? sizeof(T) * 4 : 16;
+  return reinterpret_cast<uintptr_t>(p) % align == 0;
+}
+
 inline int64_t reduce_chunks(int64_t n_out, int64_t n_red) {
   if (n_out <= 0) return 1;
   const int64_t want = static_cast<int64_t>(device().sms) * 8 / n_out;

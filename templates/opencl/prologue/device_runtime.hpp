@@ -525,6 +525,15 @@ inline int64_t groups_cap(int64_t n) {
   return n < most ? n : most;
 }
 
+/// Whether `p` may be read or written four elements at a time (vload4/vstore4 of the
+/// contiguous Elemwise path): its element offset is a multiple of 4 (a cl_mem's own address is
+/// aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN, at least 128 bytes). A DLPack byte_offset may be
+/// any multiple of the item size, so views and sliced inputs take the scalar loop.
+template <typename T>
+inline bool vec4_aligned(const DevPtr<T>& p) {
+  return p.off % 4 == 0;
+}
+
 /// Runs per output of a reduction: enough groups in all to fill the device a few times over,
 /// each with at least four elements per work-item.
 inline int64_t reduce_chunks(int64_t n_out, int64_t n_red) {
