@@ -1,11 +1,16 @@
 // CAReduce on a GPU (Sum, Prod, ProdWithoutZeros, Max, Min, All, Any, and generic or fused
-// CAReduce{Composite}): two kernels from templates/gpu/reduce.mustache. The first splits each
+// CAReduce{Composite}): kernels from templates/gpu/reduce.mustache. The group path splits each
 // output's reduced elements into `chunks` runs, one work-group per run, each work-item folding
 // a strided share that the group then reduces in a tree (local memory; CUDA ends with warp
-// shuffles); the second folds each output's partials in one group. Large single reductions
-// thus use many groups, many small ones one group each. A fold that may not be split
-// (ProdWithoutZeros, some fused casts: codegen/reduce_fold.h) runs in order in one work-item
-// per output. Same step, identity, accumulator and output dtypes as CAReduce::perform.
+// shuffles); the finish kernel folds each output's partials in one group. Large single
+// reductions thus use many groups. When each output's reduced elements are contiguous (a row
+// reduction of a contiguous input) the group reads them at base + r without decoding indices.
+// The lane path gives each output (and chunk of its elements) one work-item, neighbouring
+// work-items on neighbouring outputs: reductions over leading axes read coalesced, many short
+// rows keep every work-item busy, and a fold that may not be split (ProdWithoutZeros, some
+// fused casts: codegen/reduce_fold.h) runs in order, one chunk per output. The host picks the
+// path from the lengths and strides at run time. Same step, identity, accumulator and output
+// dtypes as CAReduce::perform.
 #include <algorithm>
 #include <limits>
 
@@ -59,6 +64,17 @@ std::string identity(ScalarOpId id, DType acc) {
 // Statements ending in `return <result>;`, indented for a function body.
 std::string returning(const ScalarCode& code, const std::string& before = "") {
   return indent_lines(before + code.statements + "return " + code.results[0] + ";", "  ");
+}
+
+// The lane kernel's step to the next reduced element: the innermost reduced index (j = n - 1)
+// advances, carrying into the outer ones like an odometer, and `off` follows the strides.
+std::string reduce_odometer(int j, const std::string& pad) {
+  const std::string js = std::to_string(j);
+  if (j < 0) return "";
+  if (j == 0) return pad + "off += rs0;\n";
+  return pad + "if (++i" + js + " < rn" + js + ") {\n" + pad + "  off += rs" + js + ";\n" + pad + "} else {\n" + pad +
+         "  i" + js + " = 0;\n" + pad + "  off -= (rn" + js + " - 1) * rs" + js + ";\n" + reduce_odometer(j - 1, pad + "  ") +
+         pad + "}\n";
 }
 
 }  // namespace
@@ -128,6 +144,10 @@ NodeCode gpu_emit_careduce(const NodeEmitContext& c, const GpuDialect& d, const 
     data.set("init", identity(fold, dt.acc));
   }
   data.set("finish", convert_scalar("acc[0]", dt.acc, dt.out, table));
+  data.set("finish_a", convert_scalar("a", dt.acc, dt.out, table));
+  std::string odometer = reduce_odometer(static_cast<int>(reduced.size()) - 1, "        ");
+  if (!odometer.empty()) odometer.pop_back();  // the template ends the line
+  data.set("odometer", odometer);
   data.set("tree", gpu_group_tree(d, name + "_combine", A, "acc"));
   data.set("local_acc", d.local_array(A, "acc", 256));
 
@@ -155,6 +175,8 @@ NodeCode gpu_emit_careduce(const NodeEmitContext& c, const GpuDialect& d, const 
     red_items.push_back(item);
   }
   data.set("kept", kept_items);
+  data.set("combinable", combinable);
+  data.set("has_lanes", !combinable || !kept.empty());
   data.set("reduced", red_items);
   data.set("dim_params", dim_params);
   data.set("in_param", d.buffer_param(gpu_storage_type(in), "p", true));
@@ -184,6 +206,17 @@ NodeCode gpu_emit_careduce(const NodeEmitContext& c, const GpuDialect& d, const 
     item.set("message", c_string_literal(op.empty_axis_message(dim)));
     checks.push_back(item);
   }
+  TemplateData red_rev{TemplateData::type::list};
+  for (auto it = reduced.rbegin(); it != reduced.rend(); ++it) {
+    TemplateData item;
+    item.set("d", std::to_string(*it));
+    red_rev.push_back(item);
+  }
+  host.set("reduced_last_first", red_rev);
+  host.set("has_kept", !kept.empty());
+  host.set("has_lanes", !combinable || !kept.empty());
+  host.set("last_kept", kept.empty() ? "0" : std::to_string(kept.back()));
+  host.set("lanes_kernel", d.kernel_ref(name + "_lanes"));
   host.set("shape", shape);
   host.set("checks", checks);
   host.set("n_red", n_red);

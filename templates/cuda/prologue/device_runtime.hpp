@@ -376,6 +376,16 @@ inline int64_t reduce_chunks(int64_t n_out, int64_t n_red) {
   return c > 1 ? c : 1;
 }
 
+/// Chunks per output of a reduction with one work-item per output and chunk: enough
+/// work-items in all to fill the device a few times over, each folding at least 32 elements.
+inline int64_t lane_chunks(int64_t n_out, int64_t n_red) {
+  if (n_out <= 0) return 1;
+  const int64_t want = static_cast<int64_t>(device().sms) * 8 * kGroup / n_out;
+  const int64_t most = n_red / 32;
+  const int64_t c = want < most ? want : most;
+  return c > 1 ? c : 1;
+}
+
 /// Records `check` for a checking kernel about to be launched and gives the kernel's arguments:
 /// the status word and the number it writes there. The call's first check queues the word's
 /// reset on the stream (ordered before the kernel; nothing waits).

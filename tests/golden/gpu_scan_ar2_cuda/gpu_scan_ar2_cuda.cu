@@ -214,6 +214,14 @@ __device__ inline T kiln_shfl_down(T v, int o) {
     return __shfl_down_sync(0xffffffffu, v, o);
 }
 
+// Four consecutive elements loaded or stored as one: aligned to 4 items up to 16 bytes, so
+// float/int32 move as one 128-bit access, double/int64 as two, int8 as one 32-bit access
+// (the host passes the vector path only pointers with that alignment: kg::vec4_aligned).
+template <typename T>
+struct alignas(sizeof(T) * 4 < 16 ? sizeof(T) * 4 : 16) kiln_vec4 {
+  T v[4];
+};
+
 // A kernel's error: the first to claim the device status word wins (check number, payload;
 // templates/gpu/prologue/device_status.hpp).
 KILN_FN void kiln_raise(int32_t* st, const int64_t check, const int64_t value) {
@@ -2494,10 +2502,29 @@ inline int64_t groups_cap(int64_t n) {
   return n < most ? n : most;
 }
 
+/// Whether `p` may be read or written four elements at a time (kiln_vec4<T> of the
+/// contiguous Elemwise path: aligned to 4 items up to 16 bytes). cudaMalloc'd memory is, a
+/// caller's pointer (DLPack data plus byte_offset) or a view may not be: the scalar loop.
+template <typename T>
+inline bool vec4_aligned(const T* p) {
+  const uintptr_t align = sizeof(T) * 4 < 16 ? sizeof(T) * 4 : 16;
+  return reinterpret_cast<uintptr_t>(p) % align == 0;
+}
+
 inline int64_t reduce_chunks(int64_t n_out, int64_t n_red) {
   if (n_out <= 0) return 1;
   const int64_t want = static_cast<int64_t>(device().sms) * 8 / n_out;
   const int64_t most = (n_red + 4 * kGroup - 1) / (4 * kGroup);
+  const int64_t c = want < most ? want : most;
+  return c > 1 ? c : 1;
+}
+
+/// Chunks per output of a reduction with one work-item per output and chunk: enough
+/// work-items in all to fill the device a few times over, each folding at least 32 elements.
+inline int64_t lane_chunks(int64_t n_out, int64_t n_red) {
+  if (n_out <= 0) return 1;
+  const int64_t want = static_cast<int64_t>(device().sms) * 8 * kGroup / n_out;
+  const int64_t most = n_red / 32;
   const int64_t c = want < most ? want : most;
   return c > 1 ? c : 1;
 }
@@ -3035,14 +3062,50 @@ inline int32_t finish(Ctx* ctx, const DTensor<T, N>& buf, DTensor<T, N>& out, in
 }  // namespace
 
 // Composite{(i4 + (i0 * i1) + (i2 * i3))}: every operand contiguous with the output's shape, or a single element.
-static __global__ void gpu_scan_ar2_cuda_run_graph_step0_s2_flat(const double* __restrict__ p0, const double* __restrict__ p1, const double* __restrict__ p2, const double* __restrict__ p3, const double* __restrict__ p4, double* __restrict__ q0, const int64_t n) {
+// Elements [0, 4 nv) four at a time through vector loads and stores (nv = 0 unless every
+// contiguous operand is aligned to the vector), then the rest one at a time.
+static __global__ void gpu_scan_ar2_cuda_run_graph_step0_s2_flat(const double* __restrict__ p0, const double* __restrict__ p1, const double* __restrict__ p2, const double* __restrict__ p3, const double* __restrict__ p4, double* __restrict__ q0, const int64_t n, const int64_t nv) {
   
   
   
   
   
   
-  for (int64_t e = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); e < n; e += ((int64_t)gridDim.x * blockDim.x)) {
+  for (int64_t b = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); b < nv; b += ((int64_t)gridDim.x * blockDim.x)) {
+    const int64_t e = b * 4;
+    const double i0 = p0[0];
+    const double i1 = p1[0];
+    const double i2 = p2[0];
+    const double i3 = p3[0];
+    const double i4 = p4[0];
+    kiln_vec4<double> w0;
+    {
+      const double t0 = (double)((i0 * i1));
+      const double t1 = (double)((i2 * i3));
+      const double t2 = (double)(((i4 + t0) + t1));
+      w0.v[0] = t2;
+    }
+    {
+      const double t0 = (double)((i0 * i1));
+      const double t1 = (double)((i2 * i3));
+      const double t2 = (double)(((i4 + t0) + t1));
+      w0.v[1] = t2;
+    }
+    {
+      const double t0 = (double)((i0 * i1));
+      const double t1 = (double)((i2 * i3));
+      const double t2 = (double)(((i4 + t0) + t1));
+      w0.v[2] = t2;
+    }
+    {
+      const double t0 = (double)((i0 * i1));
+      const double t1 = (double)((i2 * i3));
+      const double t2 = (double)(((i4 + t0) + t1));
+      w0.v[3] = t2;
+    }
+    *reinterpret_cast<kiln_vec4<double>*>(q0 + e) = w0;
+  }
+  for (int64_t e = nv * 4 + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); e < n; e += ((int64_t)gridDim.x * blockDim.x)) {
     const double i0 = p0[0];
     const double i1 = p1[0];
     const double i2 = p2[0];
@@ -3081,12 +3144,115 @@ static __global__ void gpu_scan_ar2_cuda_run_graph_step0_s2_strided(const double
 }
 
 // Composite{...}: every operand contiguous with the output's shape, or a single element.
-static __global__ void gpu_scan_ar2_cuda_run_graph_s4_flat(const int64_t* __restrict__ p0, const int64_t* __restrict__ p1, int64_t* __restrict__ q0, int64_t* __restrict__ q1, const int64_t n) {
+// Elements [0, 4 nv) four at a time through vector loads and stores (nv = 0 unless every
+// contiguous operand is aligned to the vector), then the rest one at a time.
+static __global__ void gpu_scan_ar2_cuda_run_graph_s4_flat(const int64_t* __restrict__ p0, const int64_t* __restrict__ p1, int64_t* __restrict__ q0, int64_t* __restrict__ q1, const int64_t n, const int64_t nv) {
   
   
   
   
-  for (int64_t e = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); e < n; e += ((int64_t)gridDim.x * blockDim.x)) {
+  for (int64_t b = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); b < nv; b += ((int64_t)gridDim.x * blockDim.x)) {
+    const int64_t e = b * 4;
+    const int64_t i0 = p0[0];
+    const int64_t i1 = p1[0];
+    kiln_vec4<int64_t> w0;
+    kiln_vec4<int64_t> w1;
+    {
+      const bool t0 = (bool)((i0 < ((int64_t)(((int8_t)(0L))))));
+      const int64_t t1 = (int64_t)(((((int64_t)(0L))) < (((int64_t)(0L))) ? (((int64_t)(0L))) : ((((int64_t)(0L))) > (i1) ? (i1) : (((int64_t)(0L))))));
+      const int64_t t2 = (int64_t)(kiln_wrap_sub_int64_t(i1, t1));
+      const int64_t t3 = (int64_t)(kiln_wrap_add_int64_t(((int64_t)(1L)), t2));
+      const int64_t t4 = (int64_t)(kiln_wrap_sub_int64_t(t3, ((int64_t)(((int8_t)(1L))))));
+      const int64_t t5 = (int64_t)(kiln_maximum_int64_t(((int64_t)(0L)), t4));
+      const int64_t t6 = (int64_t)(kiln_wrap_add_int64_t(t5, i0));
+      const int64_t t7 = (int64_t)((t0 ? t6 : i0));
+      const int64_t t8 = (int64_t)(((t7) < (((int64_t)(0L))) ? (((int64_t)(0L))) : ((t7) > (t5) ? (t5) : (t7))));
+      const int64_t t9 = (int64_t)(kiln_wrap_add_int64_t(((int64_t)(1L)), t8));
+      const int64_t t10 = (int64_t)(kiln_wrap_sub_int64_t(t9, ((int64_t)(((int8_t)(1L))))));
+      const int64_t t11 = (int64_t)(kiln_maximum_int64_t(((int64_t)(0L)), t10));
+      const bool t12 = (bool)((t11 > ((int64_t)(((int8_t)(0L))))));
+      const int64_t t13 = (int64_t)((t12 ? t1 : ((int64_t)(0L))));
+      const int64_t t14 = (int64_t)(kiln_wrap_add_int64_t(t1, t11));
+      const bool t15 = (bool)((t14 < ((int64_t)(((int8_t)(0L))))));
+      const int64_t t16 = (int64_t)(kiln_wrap_sub_int64_t(((int64_t)(-1L)), i1));
+      const int64_t t17 = (int64_t)((t15 ? t16 : t14));
+      const int64_t t18 = (int64_t)((t12 ? t17 : ((int64_t)(0L))));
+      w0.v[0] = t13;
+      w1.v[0] = t18;
+    }
+    {
+      const bool t0 = (bool)((i0 < ((int64_t)(((int8_t)(0L))))));
+      const int64_t t1 = (int64_t)(((((int64_t)(0L))) < (((int64_t)(0L))) ? (((int64_t)(0L))) : ((((int64_t)(0L))) > (i1) ? (i1) : (((int64_t)(0L))))));
+      const int64_t t2 = (int64_t)(kiln_wrap_sub_int64_t(i1, t1));
+      const int64_t t3 = (int64_t)(kiln_wrap_add_int64_t(((int64_t)(1L)), t2));
+      const int64_t t4 = (int64_t)(kiln_wrap_sub_int64_t(t3, ((int64_t)(((int8_t)(1L))))));
+      const int64_t t5 = (int64_t)(kiln_maximum_int64_t(((int64_t)(0L)), t4));
+      const int64_t t6 = (int64_t)(kiln_wrap_add_int64_t(t5, i0));
+      const int64_t t7 = (int64_t)((t0 ? t6 : i0));
+      const int64_t t8 = (int64_t)(((t7) < (((int64_t)(0L))) ? (((int64_t)(0L))) : ((t7) > (t5) ? (t5) : (t7))));
+      const int64_t t9 = (int64_t)(kiln_wrap_add_int64_t(((int64_t)(1L)), t8));
+      const int64_t t10 = (int64_t)(kiln_wrap_sub_int64_t(t9, ((int64_t)(((int8_t)(1L))))));
+      const int64_t t11 = (int64_t)(kiln_maximum_int64_t(((int64_t)(0L)), t10));
+      const bool t12 = (bool)((t11 > ((int64_t)(((int8_t)(0L))))));
+      const int64_t t13 = (int64_t)((t12 ? t1 : ((int64_t)(0L))));
+      const int64_t t14 = (int64_t)(kiln_wrap_add_int64_t(t1, t11));
+      const bool t15 = (bool)((t14 < ((int64_t)(((int8_t)(0L))))));
+      const int64_t t16 = (int64_t)(kiln_wrap_sub_int64_t(((int64_t)(-1L)), i1));
+      const int64_t t17 = (int64_t)((t15 ? t16 : t14));
+      const int64_t t18 = (int64_t)((t12 ? t17 : ((int64_t)(0L))));
+      w0.v[1] = t13;
+      w1.v[1] = t18;
+    }
+    {
+      const bool t0 = (bool)((i0 < ((int64_t)(((int8_t)(0L))))));
+      const int64_t t1 = (int64_t)(((((int64_t)(0L))) < (((int64_t)(0L))) ? (((int64_t)(0L))) : ((((int64_t)(0L))) > (i1) ? (i1) : (((int64_t)(0L))))));
+      const int64_t t2 = (int64_t)(kiln_wrap_sub_int64_t(i1, t1));
+      const int64_t t3 = (int64_t)(kiln_wrap_add_int64_t(((int64_t)(1L)), t2));
+      const int64_t t4 = (int64_t)(kiln_wrap_sub_int64_t(t3, ((int64_t)(((int8_t)(1L))))));
+      const int64_t t5 = (int64_t)(kiln_maximum_int64_t(((int64_t)(0L)), t4));
+      const int64_t t6 = (int64_t)(kiln_wrap_add_int64_t(t5, i0));
+      const int64_t t7 = (int64_t)((t0 ? t6 : i0));
+      const int64_t t8 = (int64_t)(((t7) < (((int64_t)(0L))) ? (((int64_t)(0L))) : ((t7) > (t5) ? (t5) : (t7))));
+      const int64_t t9 = (int64_t)(kiln_wrap_add_int64_t(((int64_t)(1L)), t8));
+      const int64_t t10 = (int64_t)(kiln_wrap_sub_int64_t(t9, ((int64_t)(((int8_t)(1L))))));
+      const int64_t t11 = (int64_t)(kiln_maximum_int64_t(((int64_t)(0L)), t10));
+      const bool t12 = (bool)((t11 > ((int64_t)(((int8_t)(0L))))));
+      const int64_t t13 = (int64_t)((t12 ? t1 : ((int64_t)(0L))));
+      const int64_t t14 = (int64_t)(kiln_wrap_add_int64_t(t1, t11));
+      const bool t15 = (bool)((t14 < ((int64_t)(((int8_t)(0L))))));
+      const int64_t t16 = (int64_t)(kiln_wrap_sub_int64_t(((int64_t)(-1L)), i1));
+      const int64_t t17 = (int64_t)((t15 ? t16 : t14));
+      const int64_t t18 = (int64_t)((t12 ? t17 : ((int64_t)(0L))));
+      w0.v[2] = t13;
+      w1.v[2] = t18;
+    }
+    {
+      const bool t0 = (bool)((i0 < ((int64_t)(((int8_t)(0L))))));
+      const int64_t t1 = (int64_t)(((((int64_t)(0L))) < (((int64_t)(0L))) ? (((int64_t)(0L))) : ((((int64_t)(0L))) > (i1) ? (i1) : (((int64_t)(0L))))));
+      const int64_t t2 = (int64_t)(kiln_wrap_sub_int64_t(i1, t1));
+      const int64_t t3 = (int64_t)(kiln_wrap_add_int64_t(((int64_t)(1L)), t2));
+      const int64_t t4 = (int64_t)(kiln_wrap_sub_int64_t(t3, ((int64_t)(((int8_t)(1L))))));
+      const int64_t t5 = (int64_t)(kiln_maximum_int64_t(((int64_t)(0L)), t4));
+      const int64_t t6 = (int64_t)(kiln_wrap_add_int64_t(t5, i0));
+      const int64_t t7 = (int64_t)((t0 ? t6 : i0));
+      const int64_t t8 = (int64_t)(((t7) < (((int64_t)(0L))) ? (((int64_t)(0L))) : ((t7) > (t5) ? (t5) : (t7))));
+      const int64_t t9 = (int64_t)(kiln_wrap_add_int64_t(((int64_t)(1L)), t8));
+      const int64_t t10 = (int64_t)(kiln_wrap_sub_int64_t(t9, ((int64_t)(((int8_t)(1L))))));
+      const int64_t t11 = (int64_t)(kiln_maximum_int64_t(((int64_t)(0L)), t10));
+      const bool t12 = (bool)((t11 > ((int64_t)(((int8_t)(0L))))));
+      const int64_t t13 = (int64_t)((t12 ? t1 : ((int64_t)(0L))));
+      const int64_t t14 = (int64_t)(kiln_wrap_add_int64_t(t1, t11));
+      const bool t15 = (bool)((t14 < ((int64_t)(((int8_t)(0L))))));
+      const int64_t t16 = (int64_t)(kiln_wrap_sub_int64_t(((int64_t)(-1L)), i1));
+      const int64_t t17 = (int64_t)((t15 ? t16 : t14));
+      const int64_t t18 = (int64_t)((t12 ? t17 : ((int64_t)(0L))));
+      w0.v[3] = t13;
+      w1.v[3] = t18;
+    }
+    *reinterpret_cast<kiln_vec4<int64_t>*>(q0 + e) = w0;
+    *reinterpret_cast<kiln_vec4<int64_t>*>(q1 + e) = w1;
+  }
+  for (int64_t e = nv * 4 + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); e < n; e += ((int64_t)gridDim.x * blockDim.x)) {
     const int64_t i0 = p0[0];
     const int64_t i1 = p1[0];
     const bool t0 = (bool)((i0 < ((int64_t)(((int8_t)(0L))))));
@@ -3151,12 +3317,47 @@ static __global__ void gpu_scan_ar2_cuda_run_graph_s4_strided(const int64_t* __r
 }
 
 // Composite{...}: every operand contiguous with the output's shape, or a single element.
-static __global__ void gpu_scan_ar2_cuda_run_graph_s9_flat(const int64_t* __restrict__ p0, const int64_t* __restrict__ p1, int64_t* __restrict__ q0, uint8_t* __restrict__ q1, const int64_t n) {
+// Elements [0, 4 nv) four at a time through vector loads and stores (nv = 0 unless every
+// contiguous operand is aligned to the vector), then the rest one at a time.
+static __global__ void gpu_scan_ar2_cuda_run_graph_s9_flat(const int64_t* __restrict__ p0, const int64_t* __restrict__ p1, int64_t* __restrict__ q0, uint8_t* __restrict__ q1, const int64_t n, const int64_t nv) {
   
   
   
   
-  for (int64_t e = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); e < n; e += ((int64_t)gridDim.x * blockDim.x)) {
+  for (int64_t b = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); b < nv; b += ((int64_t)gridDim.x * blockDim.x)) {
+    const int64_t e = b * 4;
+    const int64_t i0 = p0[0];
+    const int64_t i1 = p1[0];
+    kiln_vec4<int64_t> w0;
+    kiln_vec4<uint8_t> w1;
+    {
+      const int64_t t0 = (int64_t)(kiln_wrap_add_int64_t(i0, i1));
+      const bool t1 = (bool)((t0 >= ((int64_t)(0L))));
+      w0.v[0] = t0;
+      w1.v[0] = t1;
+    }
+    {
+      const int64_t t0 = (int64_t)(kiln_wrap_add_int64_t(i0, i1));
+      const bool t1 = (bool)((t0 >= ((int64_t)(0L))));
+      w0.v[1] = t0;
+      w1.v[1] = t1;
+    }
+    {
+      const int64_t t0 = (int64_t)(kiln_wrap_add_int64_t(i0, i1));
+      const bool t1 = (bool)((t0 >= ((int64_t)(0L))));
+      w0.v[2] = t0;
+      w1.v[2] = t1;
+    }
+    {
+      const int64_t t0 = (int64_t)(kiln_wrap_add_int64_t(i0, i1));
+      const bool t1 = (bool)((t0 >= ((int64_t)(0L))));
+      w0.v[3] = t0;
+      w1.v[3] = t1;
+    }
+    *reinterpret_cast<kiln_vec4<int64_t>*>(q0 + e) = w0;
+    *reinterpret_cast<kiln_vec4<uint8_t>*>(q1 + e) = w1;
+  }
+  for (int64_t e = nv * 4 + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); e < n; e += ((int64_t)gridDim.x * blockDim.x)) {
     const int64_t i0 = p0[0];
     const int64_t i1 = p1[0];
     const int64_t t0 = (int64_t)(kiln_wrap_add_int64_t(i0, i1));
@@ -3230,10 +3431,42 @@ static __global__ void gpu_scan_ar2_cuda_run_graph_s15_c1(const uint8_t* __restr
 }
 
 // Composite{ge((-1 + i0), clip(2, 0, i0))}: every operand contiguous with the output's shape, or a single element.
-static __global__ void gpu_scan_ar2_cuda_run_graph_s16_flat(const int64_t* __restrict__ p0, uint8_t* __restrict__ q0, const int64_t n) {
+// Elements [0, 4 nv) four at a time through vector loads and stores (nv = 0 unless every
+// contiguous operand is aligned to the vector), then the rest one at a time.
+static __global__ void gpu_scan_ar2_cuda_run_graph_s16_flat(const int64_t* __restrict__ p0, uint8_t* __restrict__ q0, const int64_t n, const int64_t nv) {
   
   
-  for (int64_t e = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); e < n; e += ((int64_t)gridDim.x * blockDim.x)) {
+  for (int64_t b = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); b < nv; b += ((int64_t)gridDim.x * blockDim.x)) {
+    const int64_t e = b * 4;
+    const int64_t i0 = p0[0];
+    kiln_vec4<uint8_t> w0;
+    {
+      const int64_t t0 = (int64_t)(kiln_wrap_add_int64_t(((int64_t)(-1L)), i0));
+      const int64_t t1 = (int64_t)(((((int64_t)(2L))) < (((int64_t)(0L))) ? (((int64_t)(0L))) : ((((int64_t)(2L))) > (i0) ? (i0) : (((int64_t)(2L))))));
+      const bool t2 = (bool)((t0 >= t1));
+      w0.v[0] = t2;
+    }
+    {
+      const int64_t t0 = (int64_t)(kiln_wrap_add_int64_t(((int64_t)(-1L)), i0));
+      const int64_t t1 = (int64_t)(((((int64_t)(2L))) < (((int64_t)(0L))) ? (((int64_t)(0L))) : ((((int64_t)(2L))) > (i0) ? (i0) : (((int64_t)(2L))))));
+      const bool t2 = (bool)((t0 >= t1));
+      w0.v[1] = t2;
+    }
+    {
+      const int64_t t0 = (int64_t)(kiln_wrap_add_int64_t(((int64_t)(-1L)), i0));
+      const int64_t t1 = (int64_t)(((((int64_t)(2L))) < (((int64_t)(0L))) ? (((int64_t)(0L))) : ((((int64_t)(2L))) > (i0) ? (i0) : (((int64_t)(2L))))));
+      const bool t2 = (bool)((t0 >= t1));
+      w0.v[2] = t2;
+    }
+    {
+      const int64_t t0 = (int64_t)(kiln_wrap_add_int64_t(((int64_t)(-1L)), i0));
+      const int64_t t1 = (int64_t)(((((int64_t)(2L))) < (((int64_t)(0L))) ? (((int64_t)(0L))) : ((((int64_t)(2L))) > (i0) ? (i0) : (((int64_t)(2L))))));
+      const bool t2 = (bool)((t0 >= t1));
+      w0.v[3] = t2;
+    }
+    *reinterpret_cast<kiln_vec4<uint8_t>*>(q0 + e) = w0;
+  }
+  for (int64_t e = nv * 4 + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); e < n; e += ((int64_t)gridDim.x * blockDim.x)) {
     const int64_t i0 = p0[0];
     const int64_t t0 = (int64_t)(kiln_wrap_add_int64_t(((int64_t)(-1L)), i0));
     const int64_t t1 = (int64_t)(((((int64_t)(2L))) < (((int64_t)(0L))) ? (((int64_t)(0L))) : ((((int64_t)(2L))) > (i0) ? (i0) : (((int64_t)(2L))))));
@@ -3406,9 +3639,11 @@ static int32_t run_graph_step0_steps(kg::Ctx* ctx, const DLTensor* inputs, kg::O
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v8, DLDataType{2, 64, 1}), kWhere);
     {
       const int64_t n = v8.size();
-      if (true)
-        KILN_TRY_AT(kg::launch(ctx, gpu_scan_ar2_cuda_run_graph_step0_s2_flat, kg::groups_for(n), kg::kGroup, v1.data, v5.data, v2.data, v7.data, v0.data, v8.data, n), kWhere);
-      else
+      if (true) {
+        // Four elements per work-item when every contiguous operand is aligned to the vector.
+        const int64_t nv = true && kg::vec4_aligned(v8.data) ? n / 4 : 0;
+        KILN_TRY_AT(kg::launch(ctx, gpu_scan_ar2_cuda_run_graph_step0_s2_flat, kg::groups_for(nv > 0 ? nv : n), kg::kGroup, v1.data, v5.data, v2.data, v7.data, v0.data, v8.data, n, nv), kWhere);
+      } else
         KILN_TRY_AT(kg::launch(ctx, gpu_scan_ar2_cuda_run_graph_step0_s2_strided, kg::groups_for(n), kg::kGroup, v1.data, v5.data, v2.data, v7.data, v0.data, v8.data, n), kWhere);
     }
 
@@ -3539,9 +3774,11 @@ static int32_t run_graph_steps(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
     KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v9), kWhere);
     {
       const int64_t n = v8.size();
-      if (true)
-        KILN_TRY_AT(kg::launch(ctx, gpu_scan_ar2_cuda_run_graph_s4_flat, kg::groups_for(n), kg::kGroup, v6.data, v7.data, v8.data, v9.data, n), kWhere);
-      else
+      if (true) {
+        // Four elements per work-item when every contiguous operand is aligned to the vector.
+        const int64_t nv = true && kg::vec4_aligned(v8.data) && kg::vec4_aligned(v9.data) ? n / 4 : 0;
+        KILN_TRY_AT(kg::launch(ctx, gpu_scan_ar2_cuda_run_graph_s4_flat, kg::groups_for(nv > 0 ? nv : n), kg::kGroup, v6.data, v7.data, v8.data, v9.data, n, nv), kWhere);
+      } else
         KILN_TRY_AT(kg::launch(ctx, gpu_scan_ar2_cuda_run_graph_s4_strided, kg::groups_for(n), kg::kGroup, v6.data, v7.data, v8.data, v9.data, n), kWhere);
     }
 
@@ -3610,9 +3847,11 @@ static int32_t run_graph_steps(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
     KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v17), kWhere);
     {
       const int64_t n = v16.size();
-      if (true)
-        KILN_TRY_AT(kg::launch(ctx, gpu_scan_ar2_cuda_run_graph_s9_flat, kg::groups_for(n), kg::kGroup, v6.data, v15.data, v16.data, v17.data, n), kWhere);
-      else
+      if (true) {
+        // Four elements per work-item when every contiguous operand is aligned to the vector.
+        const int64_t nv = true && kg::vec4_aligned(v16.data) && kg::vec4_aligned(v17.data) ? n / 4 : 0;
+        KILN_TRY_AT(kg::launch(ctx, gpu_scan_ar2_cuda_run_graph_s9_flat, kg::groups_for(nv > 0 ? nv : n), kg::kGroup, v6.data, v15.data, v16.data, v17.data, n, nv), kWhere);
+      } else
         KILN_TRY_AT(kg::launch(ctx, gpu_scan_ar2_cuda_run_graph_s9_strided, kg::groups_for(n), kg::kGroup, v6.data, v15.data, v16.data, v17.data, n), kWhere);
     }
 
@@ -3867,9 +4106,11 @@ static int32_t run_graph_steps(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
     KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v25), kWhere);
     {
       const int64_t n = v25.size();
-      if (true)
-        KILN_TRY_AT(kg::launch(ctx, gpu_scan_ar2_cuda_run_graph_s16_flat, kg::groups_for(n), kg::kGroup, v24.data, v25.data, n), kWhere);
-      else
+      if (true) {
+        // Four elements per work-item when every contiguous operand is aligned to the vector.
+        const int64_t nv = true && kg::vec4_aligned(v25.data) ? n / 4 : 0;
+        KILN_TRY_AT(kg::launch(ctx, gpu_scan_ar2_cuda_run_graph_s16_flat, kg::groups_for(nv > 0 ? nv : n), kg::kGroup, v24.data, v25.data, n, nv), kWhere);
+      } else
         KILN_TRY_AT(kg::launch(ctx, gpu_scan_ar2_cuda_run_graph_s16_strided, kg::groups_for(n), kg::kGroup, v24.data, v25.data, n), kWhere);
     }
 

@@ -214,6 +214,14 @@ __device__ inline T kiln_shfl_down(T v, int o) {
     return __shfl_down_sync(0xffffffffu, v, o);
 }
 
+// Four consecutive elements loaded or stored as one: aligned to 4 items up to 16 bytes, so
+// float/int32 move as one 128-bit access, double/int64 as two, int8 as one 32-bit access
+// (the host passes the vector path only pointers with that alignment: kg::vec4_aligned).
+template <typename T>
+struct alignas(sizeof(T) * 4 < 16 ? sizeof(T) * 4 : 16) kiln_vec4 {
+  T v[4];
+};
+
 // A kernel's error: the first to claim the device status word wins (check number, payload;
 // templates/gpu/prologue/device_status.hpp).
 KILN_FN void kiln_raise(int32_t* st, const int64_t check, const int64_t value) {
@@ -2494,10 +2502,29 @@ inline int64_t groups_cap(int64_t n) {
   return n < most ? n : most;
 }
 
+/// Whether `p` may be read or written four elements at a time (kiln_vec4<T> of the
+/// contiguous Elemwise path: aligned to 4 items up to 16 bytes). cudaMalloc'd memory is, a
+/// caller's pointer (DLPack data plus byte_offset) or a view may not be: the scalar loop.
+template <typename T>
+inline bool vec4_aligned(const T* p) {
+  const uintptr_t align = sizeof(T) * 4 < 16 ? sizeof(T) * 4 : 16;
+  return reinterpret_cast<uintptr_t>(p) % align == 0;
+}
+
 inline int64_t reduce_chunks(int64_t n_out, int64_t n_red) {
   if (n_out <= 0) return 1;
   const int64_t want = static_cast<int64_t>(device().sms) * 8 / n_out;
   const int64_t most = (n_red + 4 * kGroup - 1) / (4 * kGroup);
+  const int64_t c = want < most ? want : most;
+  return c > 1 ? c : 1;
+}
+
+/// Chunks per output of a reduction with one work-item per output and chunk: enough
+/// work-items in all to fill the device a few times over, each folding at least 32 elements.
+inline int64_t lane_chunks(int64_t n_out, int64_t n_red) {
+  if (n_out <= 0) return 1;
+  const int64_t want = static_cast<int64_t>(device().sms) * 8 * kGroup / n_out;
+  const int64_t most = n_red / 32;
   const int64_t c = want < most ? want : most;
   return c > 1 ? c : 1;
 }
@@ -2794,10 +2821,38 @@ inline int32_t read_condition(Ctx* ctx, const DTensor<T, 0>& cond, int8_t& out) 
 }  // namespace
 
 // Softplus: every operand contiguous with the output's shape, or a single element.
-static __global__ void gpu_softplus_cuda_run_graph_s0_flat(const double* __restrict__ p0, double* __restrict__ q0, const int64_t n) {
+// Elements [0, 4 nv) four at a time through vector loads and stores (nv = 0 unless every
+// contiguous operand is aligned to the vector), then the rest one at a time.
+static __global__ void gpu_softplus_cuda_run_graph_s0_flat(const double* __restrict__ p0, double* __restrict__ q0, const int64_t n, const int64_t nv) {
   
   
-  for (int64_t e = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); e < n; e += ((int64_t)gridDim.x * blockDim.x)) {
+  for (int64_t b = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); b < nv; b += ((int64_t)gridDim.x * blockDim.x)) {
+    const int64_t e = b * 4;
+    const kiln_vec4<double> v0 = *reinterpret_cast<const kiln_vec4<double>*>(p0 + e);
+    kiln_vec4<double> w0;
+    {
+      const double i0 = v0.v[0];
+      const double t0 = (double)(kiln_softplus_double(i0));
+      w0.v[0] = t0;
+    }
+    {
+      const double i0 = v0.v[1];
+      const double t0 = (double)(kiln_softplus_double(i0));
+      w0.v[1] = t0;
+    }
+    {
+      const double i0 = v0.v[2];
+      const double t0 = (double)(kiln_softplus_double(i0));
+      w0.v[2] = t0;
+    }
+    {
+      const double i0 = v0.v[3];
+      const double t0 = (double)(kiln_softplus_double(i0));
+      w0.v[3] = t0;
+    }
+    *reinterpret_cast<kiln_vec4<double>*>(q0 + e) = w0;
+  }
+  for (int64_t e = nv * 4 + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); e < n; e += ((int64_t)gridDim.x * blockDim.x)) {
     const double i0 = p0[e];
     const double t0 = (double)(kiln_softplus_double(i0));
 
@@ -2853,9 +2908,11 @@ static int32_t run_graph_steps(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v1, DLDataType{2, 64, 1}), kWhere);
     {
       const int64_t n = v1.size();
-      if (true && v0.is_contiguous())
-        KILN_TRY_AT(kg::launch(ctx, gpu_softplus_cuda_run_graph_s0_flat, kg::groups_for(n), kg::kGroup, v0.data, v1.data, n), kWhere);
-      else
+      if (true && v0.is_contiguous()) {
+        // Four elements per work-item when every contiguous operand is aligned to the vector.
+        const int64_t nv = true && kg::vec4_aligned(v0.data) && kg::vec4_aligned(v1.data) ? n / 4 : 0;
+        KILN_TRY_AT(kg::launch(ctx, gpu_softplus_cuda_run_graph_s0_flat, kg::groups_for(nv > 0 ? nv : n), kg::kGroup, v0.data, v1.data, n, nv), kWhere);
+      } else
         KILN_TRY_AT(kg::launch(ctx, gpu_softplus_cuda_run_graph_s0_strided, kg::groups_for(n), kg::kGroup, v0.data, v0.shape[0] == 1 ? 0 : v0.strides[0], v1.data, v1.strides[0], n, v1.shape[0]), kWhere);
     }
 

@@ -214,6 +214,14 @@ __device__ inline T kiln_shfl_down(T v, int o) {
     return __shfl_down_sync(0xffffffffu, v, o);
 }
 
+// Four consecutive elements loaded or stored as one: aligned to 4 items up to 16 bytes, so
+// float/int32 move as one 128-bit access, double/int64 as two, int8 as one 32-bit access
+// (the host passes the vector path only pointers with that alignment: kg::vec4_aligned).
+template <typename T>
+struct alignas(sizeof(T) * 4 < 16 ? sizeof(T) * 4 : 16) kiln_vec4 {
+  T v[4];
+};
+
 // A kernel's error: the first to claim the device status word wins (check number, payload;
 // templates/gpu/prologue/device_status.hpp).
 KILN_FN void kiln_raise(int32_t* st, const int64_t check, const int64_t value) {
@@ -2494,10 +2502,29 @@ inline int64_t groups_cap(int64_t n) {
   return n < most ? n : most;
 }
 
+/// Whether `p` may be read or written four elements at a time (kiln_vec4<T> of the
+/// contiguous Elemwise path: aligned to 4 items up to 16 bytes). cudaMalloc'd memory is, a
+/// caller's pointer (DLPack data plus byte_offset) or a view may not be: the scalar loop.
+template <typename T>
+inline bool vec4_aligned(const T* p) {
+  const uintptr_t align = sizeof(T) * 4 < 16 ? sizeof(T) * 4 : 16;
+  return reinterpret_cast<uintptr_t>(p) % align == 0;
+}
+
 inline int64_t reduce_chunks(int64_t n_out, int64_t n_red) {
   if (n_out <= 0) return 1;
   const int64_t want = static_cast<int64_t>(device().sms) * 8 / n_out;
   const int64_t most = (n_red + 4 * kGroup - 1) / (4 * kGroup);
+  const int64_t c = want < most ? want : most;
+  return c > 1 ? c : 1;
+}
+
+/// Chunks per output of a reduction with one work-item per output and chunk: enough
+/// work-items in all to fill the device a few times over, each folding at least 32 elements.
+inline int64_t lane_chunks(int64_t n_out, int64_t n_red) {
+  if (n_out <= 0) return 1;
+  const int64_t want = static_cast<int64_t>(device().sms) * 8 * kGroup / n_out;
+  const int64_t most = n_red / 32;
   const int64_t c = want < most ? want : most;
   return c > 1 ? c : 1;
 }
@@ -2807,10 +2834,12 @@ KILN_FN double gpu_sumsq_cuda_run_graph_s0_combine(double a, double b) {
 }
 
 // CAReduce{Composite{(i0 + sqr(i1))}, axis=0}: group g folds chunk g % chunks of output g / chunks's reduced elements (a
-// grid-stride loop over them, decoded through the reduced lengths and strides) and reduces
-// its work-items' accumulators in a tree, into partial[g].
+// grid-stride loop over them, decoded through the reduced lengths and strides, or at
+// base + r when each output's reduced elements are contiguous in C order: `contig`, a row
+// read with coalesced loads and no index arithmetic) and reduces its work-items'
+// accumulators in a tree, into partial[g].
 static __global__ void gpu_sumsq_cuda_run_graph_s0_partial(const double* __restrict__ p, double* __restrict__ partial, const int64_t n_out, const int64_t n_red,
-    const int64_t chunks, const int64_t rn0, const int64_t rs0) {
+    const int64_t chunks, const int64_t contig, const int64_t rn0, const int64_t rs0) {
   
   
   __shared__ double acc[256];
@@ -2820,11 +2849,15 @@ static __global__ void gpu_sumsq_cuda_run_graph_s0_partial(const double* __restr
     int64_t rest = o, base = 0;
 
     double a = ((double)0);
-    for (int64_t r = chunk * gs + tid; r < n_red; r += chunks * gs) {
-      int64_t rr = r, off = base;
-      off += (rr % rn0) * rs0;
-      rr /= rn0;
-      a = gpu_sumsq_cuda_run_graph_s0_step(a, p[off]);
+    if (contig) {
+      for (int64_t r = chunk * gs + tid; r < n_red; r += chunks * gs) a = gpu_sumsq_cuda_run_graph_s0_step(a, p[base + r]);
+    } else {
+      for (int64_t r = chunk * gs + tid; r < n_red; r += chunks * gs) {
+        int64_t rr = r, off = base;
+        off += (rr % rn0) * rs0;
+        rr /= rn0;
+        a = gpu_sumsq_cuda_run_graph_s0_step(a, p[off]);
+      }
     }
     acc[tid] = a;
     __syncthreads();
@@ -2888,6 +2921,7 @@ static __global__ void gpu_sumsq_cuda_run_graph_s0_finish(const double* __restri
   }
 }
 
+
 // ---- graph "w2_sumsq_float64": exported as gpu_sumsq_cuda_* ----------------------------------
 namespace {
 namespace gpu_sumsq_cuda_impl {
@@ -2917,14 +2951,23 @@ static int32_t run_graph_steps(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v1, DLDataType{2, 64, 1}), kWhere);
     {
       const int64_t n_out = v1.size(), n_red = 1 * v0.shape[0];
-      // Runs per output: enough groups to fill the device, each at least a group's worth of work.
-      const int64_t chunks = kg::reduce_chunks(n_out, n_red);
-      const int64_t group = kg::kGroup;
+      // Each output's reduced elements contiguous in C order (a row): read at base + r.
+      bool contig = true;
+      int64_t expect = 1;
+      if (v0.shape[0] != 1 && v0.strides[0] != expect) contig = false;
+      expect *= v0.shape[0];
+
+      const bool lanes = false;
+      const int64_t chunks = lanes ? kg::lane_chunks(n_out, n_red) : kg::reduce_chunks(n_out, n_red);
+
       kg::DTensor<double, 1> partial;
-      partial.shape[0] = n_out * chunks;
+      partial.shape[0] = lanes && chunks == 1 ? 1 : n_out * chunks;  // unused with one chunk
       KILN_TRY_AT(kg::alloc_workspace(ctx, 0, partial), kWhere);
-      KILN_TRY_AT(kg::launch(ctx, gpu_sumsq_cuda_run_graph_s0_partial, kg::groups_cap(n_out * chunks), group, v0.data, partial.data, n_out, n_red, chunks, v0.shape[0], v0.strides[0]), kWhere);
-      KILN_TRY_AT(kg::launch(ctx, gpu_sumsq_cuda_run_graph_s0_finish, kg::groups_cap(n_out), group, partial.data, v1.data, n_out, chunks), kWhere);
+
+      if (!lanes) {
+        KILN_TRY_AT(kg::launch(ctx, gpu_sumsq_cuda_run_graph_s0_partial, kg::groups_cap(n_out * chunks), kg::kGroup, v0.data, partial.data, n_out, n_red, chunks, static_cast<int64_t>(contig), v0.shape[0], v0.strides[0]), kWhere);
+        KILN_TRY_AT(kg::launch(ctx, gpu_sumsq_cuda_run_graph_s0_finish, kg::groups_cap(n_out), kg::kGroup, partial.data, v1.data, n_out, chunks), kWhere);
+      }
     }
 
   }

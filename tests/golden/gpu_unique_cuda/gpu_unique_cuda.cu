@@ -214,6 +214,14 @@ __device__ inline T kiln_shfl_down(T v, int o) {
     return __shfl_down_sync(0xffffffffu, v, o);
 }
 
+// Four consecutive elements loaded or stored as one: aligned to 4 items up to 16 bytes, so
+// float/int32 move as one 128-bit access, double/int64 as two, int8 as one 32-bit access
+// (the host passes the vector path only pointers with that alignment: kg::vec4_aligned).
+template <typename T>
+struct alignas(sizeof(T) * 4 < 16 ? sizeof(T) * 4 : 16) kiln_vec4 {
+  T v[4];
+};
+
 // A kernel's error: the first to claim the device status word wins (check number, payload;
 // templates/gpu/prologue/device_status.hpp).
 KILN_FN void kiln_raise(int32_t* st, const int64_t check, const int64_t value) {
@@ -2494,10 +2502,29 @@ inline int64_t groups_cap(int64_t n) {
   return n < most ? n : most;
 }
 
+/// Whether `p` may be read or written four elements at a time (kiln_vec4<T> of the
+/// contiguous Elemwise path: aligned to 4 items up to 16 bytes). cudaMalloc'd memory is, a
+/// caller's pointer (DLPack data plus byte_offset) or a view may not be: the scalar loop.
+template <typename T>
+inline bool vec4_aligned(const T* p) {
+  const uintptr_t align = sizeof(T) * 4 < 16 ? sizeof(T) * 4 : 16;
+  return reinterpret_cast<uintptr_t>(p) % align == 0;
+}
+
 inline int64_t reduce_chunks(int64_t n_out, int64_t n_red) {
   if (n_out <= 0) return 1;
   const int64_t want = static_cast<int64_t>(device().sms) * 8 / n_out;
   const int64_t most = (n_red + 4 * kGroup - 1) / (4 * kGroup);
+  const int64_t c = want < most ? want : most;
+  return c > 1 ? c : 1;
+}
+
+/// Chunks per output of a reduction with one work-item per output and chunk: enough
+/// work-items in all to fill the device a few times over, each folding at least 32 elements.
+inline int64_t lane_chunks(int64_t n_out, int64_t n_red) {
+  if (n_out <= 0) return 1;
+  const int64_t want = static_cast<int64_t>(device().sms) * 8 * kGroup / n_out;
+  const int64_t most = n_red / 32;
   const int64_t c = want < most ? want : most;
   return c > 1 ? c : 1;
 }

@@ -2442,12 +2442,31 @@ inline int64_t groups_cap(int64_t n) {
   return n < most ? n : most;
 }
 
+/// Whether `p` may be read or written four elements at a time (vload4/vstore4 of the
+/// contiguous Elemwise path): its element offset is a multiple of 4 (a cl_mem's own address is
+/// aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN, at least 128 bytes). A DLPack byte_offset may be
+/// any multiple of the item size, so views and sliced inputs take the scalar loop.
+template <typename T>
+inline bool vec4_aligned(const DevPtr<T>& p) {
+  return p.off % 4 == 0;
+}
+
 /// Runs per output of a reduction: enough groups in all to fill the device a few times over,
 /// each with at least four elements per work-item.
 inline int64_t reduce_chunks(int64_t n_out, int64_t n_red) {
   if (n_out <= 0) return 1;
   const int64_t want = static_cast<int64_t>(device().compute_units) * 8 / n_out;
   const int64_t most = (n_red + 4 * kGroup - 1) / (4 * kGroup);
+  const int64_t c = want < most ? want : most;
+  return c > 1 ? c : 1;
+}
+
+/// Chunks per output of a reduction with one work-item per output and chunk: enough
+/// work-items in all to fill the device a few times over, each folding at least 32 elements.
+inline int64_t lane_chunks(int64_t n_out, int64_t n_red) {
+  if (n_out <= 0) return 1;
+  const int64_t want = static_cast<int64_t>(device().compute_units) * 8 * kGroup / n_out;
+  const int64_t most = n_red / 32;
   const int64_t c = want < most ? want : most;
   return c > 1 ? c : 1;
 }
