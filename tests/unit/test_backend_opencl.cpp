@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <random>
 
@@ -120,6 +121,73 @@ CallResult call_opencl(const Library& so, const std::string& name, const std::ve
       r.status = info.call_into(ctx, dl.data(), out_dl.data());
       for (int32_t k = 0; r.status == KILN_OK && k < info.num_outputs; ++k)
         r.outputs.push_back(download(out_dl[static_cast<std::size_t>(k)]));
+    }
+  }
+  r.error = info.context_last_error(ctx);
+  info.context_destroy(ctx);
+  return r;
+}
+
+// Runs graph `name` through output_shapes + call_into with every (contiguous) input and output
+// `shift` elements into a device buffer of its own: DLPack byte offsets that are multiples of
+// the item size but not of a vector's.
+CallResult call_opencl_shifted(const Library& so, const std::string& name, const std::vector<Array>& inputs, int shift) {
+  using QueueFn = cl_command_queue (*)(kiln_context*);
+  const kiln_graph_info& info = so.graph(name);
+  auto queue_of = reinterpret_cast<QueueFn>(so.symbol(name + "_opencl_queue"));
+  const bool has_queue = queue_of != nullptr;
+  REQUIRE(has_queue);
+  CallResult r;
+  kiln_context* ctx = info.context_create();
+  REQUIRE(ctx);
+  cl_command_queue q = queue_of(ctx);
+  REQUIRE(q);
+  // Each tensor: a flat padded buffer, and a DLTensor `shift` items in with the wanted shape.
+  std::vector<opencl::DeviceTensor> buffers;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<DLTensor> dl;
+  const auto place = [&](const Array& a) {
+    const Array c = a.contiguous();
+    Array padded = Array::zeros(c.dtype(), {c.size() + shift});
+    std::memcpy(static_cast<char*>(padded.data()) + shift * dtype_size(c.dtype()), c.data(),
+                static_cast<std::size_t>(c.size()) * dtype_size(c.dtype()));
+    buffers.push_back(opencl::to_device(q, padded.dltensor()));
+    shapes.emplace_back(c.shape().begin(), c.shape().end());
+    DLTensor t = buffers.back().dl;
+    t.ndim = static_cast<int32_t>(c.shape().size());
+    t.strides = nullptr;
+    t.byte_offset = static_cast<uint64_t>(shift) * dtype_size(c.dtype());
+    return t;
+  };
+  for (const Array& a : inputs) dl.push_back(place(a));
+  for (std::size_t k = 0; k < dl.size(); ++k) dl[k].shape = shapes[k].data();
+  if (dl.empty()) dl.resize(1);
+  std::size_t total = 0;
+  for (int32_t k = 0; k < info.num_outputs; ++k) total += static_cast<std::size_t>(info.outputs[k].ndim);
+  std::vector<int64_t> out_shapes(total + 1);
+  r.status = info.output_shapes(ctx, dl.data(), out_shapes.data());
+  if (r.status == KILN_OK) {
+    std::vector<DLTensor> out_dl;
+    std::vector<Array> hosts;
+    std::size_t pos = 0;
+    for (int32_t k = 0; k < info.num_outputs; ++k) {
+      const std::size_t nd = static_cast<std::size_t>(info.outputs[k].ndim);
+      Shape shape(out_shapes.begin() + static_cast<std::ptrdiff_t>(pos), out_shapes.begin() + static_cast<std::ptrdiff_t>(pos + nd));
+      pos += nd;
+      hosts.push_back(Array::zeros(static_cast<DType>(info.outputs[k].dtype), shape));
+      out_dl.push_back(place(hosts.back()));
+    }
+    for (std::size_t k = 0; k < out_dl.size(); ++k) out_dl[k].shape = shapes[inputs.size() + k].data();
+    if (out_dl.empty()) out_dl.resize(1);
+    r.status = info.call_into(ctx, dl.data(), out_dl.data());
+    for (int32_t k = 0; r.status == KILN_OK && k < info.num_outputs; ++k) {
+      const Array& h = hosts[static_cast<std::size_t>(k)];
+      Array padded = Array::zeros(h.dtype(), {h.size() + shift});
+      opencl::to_host(q, buffers[inputs.size() + static_cast<std::size_t>(k)].dl, padded.data());
+      Array out = Array::zeros(h.dtype(), h.shape());
+      std::memcpy(out.data(), static_cast<const char*>(padded.data()) + shift * dtype_size(h.dtype()),
+                  static_cast<std::size_t>(h.size()) * dtype_size(h.dtype()));
+      r.outputs.push_back(out);
     }
   }
   r.error = info.context_last_error(ctx);
@@ -327,6 +395,141 @@ TEST_CASE("opencl: long rows take several work-items, tiles, groups, chunks and 
         CAPTURE(k);
         const auto diff = compare_arrays(got.outputs[k], want[k]);
         CHECK_MESSAGE(!diff, *diff);
+      }
+    }
+  }
+#endif
+}
+
+TEST_CASE("opencl: Elemwise vector path and reduction row, column and lane paths, with their fallbacks") {
+#ifndef KILN_TEST_OPENCL
+  MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
+#else
+  if (!have_opencl_platform()) {
+    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
+    return;
+  }
+  // The contiguous Elemwise path moves four elements per work-item when every operand is
+  // aligned to the vector, and falls back to one at a time for the tail and for unaligned
+  // operands: lengths around multiples of 4, 0-d and zero-length, slices at odd offsets inside
+  // the graph, and device inputs and call_into outputs at odd byte offsets. Reductions take the
+  // contiguous-row group path, the lane path (leading axes, many short rows, unsplittable
+  // folds) with and without chunks, or the general path: every one against the evaluator.
+  std::mt19937_64 rng(4);
+  std::uniform_int_distribution<int64_t> small(-100, 100);
+  std::normal_distribution<double> normal(0.0, 3.0);
+  const auto random_array = [&](DType dt, const Shape& shape) {
+    Array a = Array::zeros(dt, shape);
+    visit_real_dtype(dt, [&](auto t) {
+      using T = decltype(t);
+      for (int64_t i = 0; i < a.size(); ++i) {
+        if constexpr (std::is_same_v<T, bool>)
+          a.data<uint8_t>()[i] = small(rng) > 0;
+        else if constexpr (std::is_floating_point_v<T>)
+          a.data<T>()[i] = i % 101 == 17 && std::is_same_v<T, double> ? std::nan("") : static_cast<T>(normal(rng));
+        else
+          a.data<T>()[i] = static_cast<T>(small(rng));
+      }
+    });
+    return a;
+  };
+  struct Case {
+    FunctionGraph graph;
+    std::vector<Shape> shapes;  // input shapes to try (one run each)
+    DType dtype;
+    std::optional<double> rtol;
+  };
+  std::vector<Case> cases;
+  const auto add = [&](const std::string& name, DType dt, int n_in, int ndim, const std::vector<Shape>& shapes,
+                       const std::function<Var(const std::vector<Var>&)>& f, std::optional<double> rtol = std::nullopt) {
+    GraphBuilder g(name);
+    std::vector<Var> xs;
+    for (int k = 0; k < n_in; ++k) xs.push_back(g.input("x" + std::to_string(k), dt, Shape(static_cast<std::size_t>(ndim), -1)));
+    g.output(f(xs), "y");
+    cases.push_back({g.build(), shapes, dt, rtol});
+  };
+  // Elemwise: every dtype the GPU backends take, lengths 0..9 and around a group's worth.
+  const std::vector<Shape> lengths = {{0}, {1}, {3}, {4}, {5}, {7}, {8}, {9}, {1023}, {1026}, {4101}};
+  for (DType dt : {DType::Float32, DType::Float64, DType::Int8, DType::Int16, DType::Int32, DType::Int64, DType::UInt8,
+                   DType::UInt16, DType::UInt32, DType::UInt64}) {
+    const std::string n(dtype_name(dt));
+    add("ew_add_mul_" + n, dt, 2, 1, lengths, [](const std::vector<Var>& x) { return x[0] * x[1] + x[0]; });
+    // A 0-d operand broadcast (a single element read once per vector) and a 2-d shape.
+    add("ew_scalar_" + n, dt, 2, 2, {{37, 41}, {4, 4}, {1, 1}},
+        [](const std::vector<Var>& x) { return x[0] - at(at(x[1], 0), 0); });
+    // A slice at offset 1 (a view 1 element into its buffer: unaligned, the scalar loop) and
+    // one at offset 4 (aligned again).
+    add("ew_slice1_" + n, dt, 1, 1, {{10}, {1030}}, [](const std::vector<Var>& x) {
+      return subtensor(x[0], {slice(int64_t{1}, int64_t{-4})}) + subtensor(x[0], {slice(int64_t{4}, int64_t{-1})});
+    });
+  }
+  add("ew_bool", DType::Bool, 2, 1, lengths,
+      [](const std::vector<Var>& x) { return (x[0] & x[1]) ^ x[1]; });
+  add("ew_0d_float64", DType::Float64, 2, 0, {{}}, [](const std::vector<Var>& x) { return exp(x[0]) + x[1]; });
+  // Reductions.
+  const std::vector<Shape> mats = {{5, 3000}, {3000, 7}, {3000, 40}, {50, 300}, {2, 70000}, {0, 5}, {5, 0}, {1, 1}};
+  for (DType dt : {DType::Float64, DType::Float32, DType::Int32, DType::Int8}) {
+    const std::string n(dtype_name(dt));
+    const std::optional<double> tol = dt == DType::Float32 ? std::optional<double>(1e-4) : std::nullopt;
+    add("sum_rows_" + n, dt, 1, 2, mats, [](const std::vector<Var>& x) { return sum(x[0], std::vector<int>{1}); }, tol);
+    add("sum_cols_" + n, dt, 1, 2, mats, [](const std::vector<Var>& x) { return sum(x[0], std::vector<int>{0}); }, tol);
+    add("max_rows_" + n, dt, 1, 2, {{5, 3000}, {3000, 7}, {1, 1}},
+        [](const std::vector<Var>& x) { return max(x[0], std::vector<int>{1}); });
+    add("min_cols_" + n, dt, 1, 2, {{3000, 40}, {50, 300}, {1, 1}},
+        [](const std::vector<Var>& x) { return min(x[0], std::vector<int>{0}); });
+    add("sum_all_" + n, dt, 1, 2, {{300, 200}, {0, 4}, {1, 1}}, [](const std::vector<Var>& x) { return sum(x[0]); }, tol);
+  }
+  const std::vector<Shape> cubes = {{20, 30, 40}, {3, 2, 700}, {400, 3, 2}, {2, 0, 3}};
+  for (const std::vector<int>& axes : std::vector<std::vector<int>>{{0, 1}, {1, 2}, {0, 2}, {1}}) {
+    std::string n = "sum3d";
+    for (int a : axes) n += "_" + std::to_string(a);
+    add(n, DType::Float64, 1, 3, cubes, [axes](const std::vector<Var>& x) { return sum(x[0], axes); });
+  }
+  // Layouts: a transposed input (its rows are columns: the lane path), a column slice (rows at
+  // an offset, the contiguous-row group path), every other column (the general path).
+  add("sum_transposed_rows", DType::Float64, 1, 2, {{300, 200}, {3000, 7}},
+      [](const std::vector<Var>& x) { return sum(transpose(x[0]), std::vector<int>{1}); });
+  add("sum_sliced_rows", DType::Float32, 1, 2, {{40, 3000}, {3000, 9}},
+      [](const std::vector<Var>& x) { return sum(subtensor(x[0], {slice(), slice(int64_t{1})}), std::vector<int>{1}); },
+      1e-4);
+  add("max_every_other_column", DType::Float64, 1, 2, {{40, 3000}, {3000, 40}}, [](const std::vector<Var>& x) {
+    return max(subtensor(x[0], {slice(), slice(none, none, int64_t{2})}), std::vector<int>{0});
+  });
+  // Folds that may not be split: one work-item per output, in order.
+  add("prod_without_zeros_rows", DType::Int64, 1, 2, {{500, 9}, {3, 40}, {0, 3}},
+      [](const std::vector<Var>& x) { return prod_without_zeros(x[0] % 3, std::vector<int>{1}); });
+  add("prod_without_zeros_cols", DType::Float64, 1, 2, {{9, 500}, {40, 3}},
+      [](const std::vector<Var>& x) { return prod_without_zeros(x[0], std::vector<int>{0}); });
+  add("all_rows_bool", DType::Bool, 1, 2, {{3000, 7}, {5, 3000}}, [](const std::vector<Var>& x) { return all(x[0], std::vector<int>{1}); });
+  add("any_cols_bool", DType::Bool, 1, 2, {{3000, 7}, {5, 3000}}, [](const std::vector<Var>& x) { return any(x[0], std::vector<int>{0}); });
+  add("sum_0d", DType::Float64, 1, 0, {{}}, [](const std::vector<Var>& x) { return sum(x[0]); });
+
+  NamedGraphs graphs;
+  for (const Case& c : cases) graphs.emplace_back(&c.graph, std::string(c.graph.name()));
+  const BuildResult built = compile_bundle(graphs, "fast_paths_opencl", opencl_options());
+  Library so(built.library_path);
+  for (const Case& c : cases) {
+    CAPTURE(c.graph.name());
+    for (const Shape& shape : c.shapes) {
+      std::string shape_text;
+      for (int64_t n : shape) shape_text += std::to_string(n) + " ";
+      CAPTURE(shape_text);
+      std::vector<Array> inputs;
+      for (std::size_t k = 0; k < c.graph.inputs().size(); ++k) inputs.push_back(random_array(c.dtype, shape));
+      const std::vector<Array> want = evaluate(c.graph, inputs);
+      for (int shift = 0; shift < 4; ++shift) {
+        CAPTURE(shift);
+        // shift 0: aligned device buffers, through call and call_into; 1..3: every input and
+        // the call_into output `shift` elements into its buffer.
+        for (bool into : {false, true}) {
+          if (shift > 0 && !into) continue;
+          const CallResult got = shift == 0 ? call_opencl(so, std::string(c.graph.name()), inputs, into)
+                                            : call_opencl_shifted(so, std::string(c.graph.name()), inputs, shift);
+          REQUIRE_MESSAGE(got.status == KILN_OK, got.error);
+          REQUIRE(got.outputs.size() == 1);
+          const auto diff = compare_arrays(got.outputs[0], want[0], c.rtol, c.rtol ? std::optional<double>(1e-4) : std::nullopt);
+          CHECK_MESSAGE(!diff, *diff);
+        }
       }
     }
   }
