@@ -620,6 +620,115 @@ TEST_CASE("opencl: products span many tiles, in every layout, through CLBlast an
 #endif
 }
 
+TEST_CASE("opencl: batched products go to one strided-batched CLBlast call, or loop where the layout does not allow it") {
+#ifndef KILN_TEST_OPENCL
+  MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
+#else
+  if (!have_opencl_platform()) {
+    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
+    return;
+  }
+  // BatchedDot and Blockwise of Dot over 5 products of 37×50 by 50×29: float32/float64 with
+  // one batch dimension take CLBlastXgemmStridedBatched (contiguous, transposed cores, every
+  // other batch element, a static broadcast batch of x: batch stride 0); a reversed batch
+  // (negative batch stride), two batch dimensions and int32 loop over the batch as before.
+  std::mt19937 rng(5);
+  const int64_t B = 5, m = 37, k = 50, n = 29;
+  const auto random_array = [&](DType dt, const Shape& shape) {
+    Array a = Array::empty(dt, shape);
+    std::uniform_real_distribution<double> dist(-1, 1);
+    visit_real_dtype(dt, [&](auto t) {
+      using T = decltype(t);
+      for (std::int64_t i = 0; i < a.size(); ++i) a.data<T>()[i] = static_cast<T>(dist(rng) * (std::is_floating_point_v<T> ? 1 : 100));
+    });
+    return a;
+  };
+  // (B, r, c) operands in several layouts.
+  const auto layouts = [&](DType dt, int64_t r, int64_t c) {
+    std::vector<std::pair<std::string, Array>> out;
+    out.emplace_back("contiguous", random_array(dt, {B, r, c}));
+    out.emplace_back("transposed cores", random_array(dt, {B, c, r}).view({B, r, c}, {c * r, 1, r}));
+    out.emplace_back("every other batch", random_array(dt, {2 * B, r, c}).view({B, r, c}, {2 * r * c, c, 1}));
+    out.emplace_back("reversed batch", random_array(dt, {B, r, c}).view({B, r, c}, {-r * c, c, 1}, (B - 1) * r * c));
+    return out;
+  };
+  struct Case {
+    FunctionGraph graph;
+    DType dtype;
+    bool broadcast_x, two_batch;
+  };
+  std::vector<Case> cases;
+  for (DType dt : {DType::Float32, DType::Float64, DType::Int32}) {
+    const std::string nm(dtype_name(dt));
+    {
+      GraphBuilder g("batched_dot_" + nm);
+      auto x = g.input("x", dt, {-1, -1, -1});
+      auto y = g.input("y", dt, {-1, -1, -1});
+      g.output(batched_dot(x, y), "z");
+      cases.push_back({g.build(), dt, false, false});
+    }
+    {
+      GraphBuilder g("matmul_" + nm);
+      auto x = g.input("x", dt, {-1, -1, -1});
+      auto y = g.input("y", dt, {-1, -1, -1});
+      g.output(matmul(x, y), "z");
+      cases.push_back({g.build(), dt, false, false});
+    }
+  }
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    const std::string nm(dtype_name(dt));
+    {
+      GraphBuilder g("matmul_broadcast_x_" + nm);
+      auto x = g.input("x", dt, {1, -1, -1});
+      auto y = g.input("y", dt, {-1, -1, -1});
+      g.output(matmul(x, y), "z");
+      cases.push_back({g.build(), dt, true, false});
+    }
+    {
+      GraphBuilder g("matmul_two_batch_dims_" + nm);
+      auto x = g.input("x", dt, {-1, -1, -1, -1});
+      auto y = g.input("y", dt, {-1, -1, -1, -1});
+      g.output(matmul(x, y), "z");
+      cases.push_back({g.build(), dt, false, true});
+    }
+  }
+  NamedGraphs graphs;
+  for (const Case& c : cases) graphs.emplace_back(&c.graph, std::string(c.graph.name()));
+  const BuildResult built = compile_bundle(graphs, "batched_opencl", opencl_options());
+  Library so(built.library_path);
+  for (const Case& c : cases) {
+    CAPTURE(c.graph.name());
+    std::vector<std::pair<std::string, Array>> xs, ys;
+    if (c.broadcast_x) {
+      xs.emplace_back("one batch element", random_array(c.dtype, {1, m, k}));
+      ys = layouts(c.dtype, k, n);
+    } else if (c.two_batch) {
+      xs.emplace_back("two batch dims", random_array(c.dtype, {2, 3, m, k}));
+      ys.emplace_back("two batch dims", random_array(c.dtype, {2, 3, k, n}));
+    } else {
+      xs = layouts(c.dtype, m, k);
+      ys = layouts(c.dtype, k, n);
+    }
+    for (std::size_t i = 0; i < std::max(xs.size(), ys.size()); ++i) {
+      const auto& xa = xs[std::min(i, xs.size() - 1)];
+      const auto& ya = ys[std::min(i, ys.size() - 1)];
+      CAPTURE(xa.first);
+      CAPTURE(ya.first);
+      const std::vector<Array> inputs = {xa.second, ya.second};
+      const std::vector<Array> want = evaluate(c.graph, inputs);
+      const bool f32 = c.dtype == DType::Float32;
+      for (bool into : {false, true}) {
+        const CallResult got = call_opencl(so, std::string(c.graph.name()), inputs, into);
+        REQUIRE_MESSAGE(got.status == KILN_OK, got.error);
+        const auto diff = compare_arrays(got.outputs[0], want[0], f32 ? std::optional<double>(1e-4) : std::nullopt,
+                                         f32 ? std::optional<double>(1e-5) : std::nullopt);
+        CHECK_MESSAGE(!diff, *diff);
+      }
+    }
+  }
+#endif
+}
+
 TEST_CASE("opencl: IfElse runs only the branch taken, its condition read once") {
 #ifndef KILN_TEST_OPENCL
   MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");

@@ -146,6 +146,12 @@ static std::string batched_dot_code(const NodeEmitContext& c, const std::string&
   data.set("xmat", in_mat(c, 0, 1, 2, VecAs::Row, "off[0]"));
   data.set("ymat", in_mat(c, 1, 1, 2, VecAs::Column, "off[1]"));
   data.set("omat", out_mat(c, 1, 2, VecAs::Row, "off[2]"));
+  if (!device_kernel.empty()) {
+    data.set("batched_blas", true);
+    data.set("xmat0", in_mat(c, 0, 1, 2, VecAs::Row));
+    data.set("ymat0", in_mat(c, 1, 1, 2, VecAs::Column));
+    data.set("omat0", out_mat(c, 1, 2, VecAs::Row));
+  }
   return render_op_template("dot_batched", data);
 }
 
@@ -176,6 +182,13 @@ static std::string blockwise_code(const NodeEmitContext& c, const std::string& d
   data.set("ymat", in_mat(c, 1, nb, yc, VecAs::Column, "off[1]"));
   data.set("omat", out_mat(c, nb, static_cast<int>(out_names.size()), xc == 2 ? VecAs::Column : VecAs::Row,
                            "off[2]"));
+  // A GPU backend with one batch dimension tries one strided-batched BLAS call first.
+  if (!device_kernel.empty() && nb == 1) {
+    data.set("batched_blas", true);
+    data.set("xmat0", in_mat(c, 0, nb, xc, VecAs::Row));
+    data.set("ymat0", in_mat(c, 1, nb, yc, VecAs::Column));
+    data.set("omat0", out_mat(c, nb, static_cast<int>(out_names.size()), xc == 2 ? VecAs::Column : VecAs::Row));
+  }
   return render_op_template("dot_batched", data);
 }
 

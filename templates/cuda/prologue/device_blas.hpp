@@ -68,4 +68,40 @@ inline int32_t device_gemm(Ctx* ctx, int64_t m, int64_t n, int64_t k, T alpha, T
   return KILN_OK;
 }
 
+inline cublasStatus_t cublas_gemm_batched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                          int k, const float* alpha, const float* a, int lda, long long sa, const float* b,
+                                          int ldb, long long sb, const float* beta, float* c, int ldc, long long sc,
+                                          int count) {
+  return cublasSgemmStridedBatched(h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, count);
+}
+inline cublasStatus_t cublas_gemm_batched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                          int k, const double* alpha, const double* a, int lda, long long sa,
+                                          const double* b, int ldb, long long sb, const double* beta, double* c, int ldc,
+                                          long long sc, int count) {
+  return cublasDgemmStridedBatched(h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, count);
+}
+
+/// `count` products c_b = alpha * x_b @ y_b + beta * c_b (operand b `s*` elements after
+/// operand b - 1; a stride of 0 broadcasts) in one cublas<t>gemmStridedBatched call, row-major
+/// as device_gemm computes it (c_b^T = y_b^T @ x_b^T). Lengths or counts beyond int: `done`
+/// stays false and the caller loops.
+template <typename T>
+inline int32_t device_gemm_batched(Ctx* ctx, int64_t count, int64_t m, int64_t n, int64_t k, T alpha, T* x, bool x_trans,
+                                   int64_t ldx, int64_t sx, T* y, bool y_trans, int64_t ldy, int64_t sy, T beta, T* c,
+                                   int64_t ldc, int64_t sc, bool& done) {
+  done = false;
+  for (int64_t v : {count, m, n, k, ldx, ldy, ldc})
+    if (v > INT_MAX) return KILN_OK;
+  cublasHandle_t h = nullptr;
+  KILN_TRY(cublas_handle(ctx, h));
+  const auto op = [](bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
+  const cublasStatus_t s = cublas_gemm_batched(
+      h, op(y_trans), op(x_trans), static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &alpha, y,
+      static_cast<int>(ldy), sy, x, static_cast<int>(ldx), sx, &beta, c, static_cast<int>(ldc), sc, static_cast<int>(count));
+  if (s != CUBLAS_STATUS_SUCCESS)
+    return fail(ctx, KILN_ERR_DEVICE, "cublas strided-batched gemm failed (%s)", cublasGetStatusString(s));
+  done = true;
+  return KILN_OK;
+}
+
 }  // namespace kg

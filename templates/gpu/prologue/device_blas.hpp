@@ -104,6 +104,29 @@ inline int32_t product(Ctx* ctx, K kernel, T alpha, Mat<const X> x, Mat<const Y>
                 c.cs, static_cast<S>(alpha), static_cast<S>(beta));
 }
 
+/// The batch c_b = x_b @ y_b for b < count (operand b at its data + b * its batch stride) in one
+/// strided-batched BLAS call (kg::device_gemm_batched: CLBlast's or cuBLAS's) when product
+/// would give each element to BLAS and the batch strides allow it: x's and y's at or above 0
+/// (0 broadcasts), c's batch elements apart. Otherwise `done` stays false and the caller loops
+/// over the batch (product per element: the tiled kernel, or BLAS one element at a time).
+template <typename T, typename X, typename Y>
+inline int32_t product_batched(Ctx* ctx, int64_t count, Mat<const X> x, int64_t sx, Mat<const Y> y, int64_t sy, Mat<T> c,
+                               int64_t sc, bool& done) {
+  done = false;
+  if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>) && std::is_same_v<X, T> &&
+                std::is_same_v<Y, T>) {
+    const int64_t m = c.rows, n = c.cols, k = x.cols;
+    if (count < 2 || m == 0 || n == 0 || k == 0 || sx < 0 || sy < 0) return KILN_OK;
+    DeviceBlasLayout a, b;
+    const int64_t ldc = m <= 1 ? n : c.rs;
+    if ((n <= 1 || c.cs == 1) && ldc >= n && sc >= (m - 1) * ldc + n && device_blas_layout(x, a) &&
+        device_blas_layout(y, b))
+      return device_gemm_batched(ctx, count, m, n, k, T(1), x.data, a.trans, a.ld, sx, y.data, b.trans, b.ld, sy, T(0),
+                                 c.data, ldc, sc, done);
+  }
+  return KILN_OK;
+}
+
 /// c += alpha * outer(x, y) for a column x (m×1), a row y (1×n) and c (m×n): the product
 /// with k = 1 and beta = 1.
 template <typename T, typename K>

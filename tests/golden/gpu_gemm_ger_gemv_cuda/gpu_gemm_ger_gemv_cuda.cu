@@ -2887,6 +2887,42 @@ inline int32_t device_gemm(Ctx* ctx, int64_t m, int64_t n, int64_t k, T alpha, T
   return KILN_OK;
 }
 
+inline cublasStatus_t cublas_gemm_batched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                          int k, const float* alpha, const float* a, int lda, long long sa, const float* b,
+                                          int ldb, long long sb, const float* beta, float* c, int ldc, long long sc,
+                                          int count) {
+  return cublasSgemmStridedBatched(h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, count);
+}
+inline cublasStatus_t cublas_gemm_batched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                          int k, const double* alpha, const double* a, int lda, long long sa,
+                                          const double* b, int ldb, long long sb, const double* beta, double* c, int ldc,
+                                          long long sc, int count) {
+  return cublasDgemmStridedBatched(h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, count);
+}
+
+/// `count` products c_b = alpha * x_b @ y_b + beta * c_b (operand b `s*` elements after
+/// operand b - 1; a stride of 0 broadcasts) in one cublas<t>gemmStridedBatched call, row-major
+/// as device_gemm computes it (c_b^T = y_b^T @ x_b^T). Lengths or counts beyond int: `done`
+/// stays false and the caller loops.
+template <typename T>
+inline int32_t device_gemm_batched(Ctx* ctx, int64_t count, int64_t m, int64_t n, int64_t k, T alpha, T* x, bool x_trans,
+                                   int64_t ldx, int64_t sx, T* y, bool y_trans, int64_t ldy, int64_t sy, T beta, T* c,
+                                   int64_t ldc, int64_t sc, bool& done) {
+  done = false;
+  for (int64_t v : {count, m, n, k, ldx, ldy, ldc})
+    if (v > INT_MAX) return KILN_OK;
+  cublasHandle_t h = nullptr;
+  KILN_TRY(cublas_handle(ctx, h));
+  const auto op = [](bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
+  const cublasStatus_t s = cublas_gemm_batched(
+      h, op(y_trans), op(x_trans), static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &alpha, y,
+      static_cast<int>(ldy), sy, x, static_cast<int>(ldx), sx, &beta, c, static_cast<int>(ldc), sc, static_cast<int>(count));
+  if (s != CUBLAS_STATUS_SUCCESS)
+    return fail(ctx, KILN_ERR_DEVICE, "cublas strided-batched gemm failed (%s)", cublasGetStatusString(s));
+  done = true;
+  return KILN_OK;
+}
+
 }  // namespace kg
 
 // Matrix products on a GPU (Dot, BatchedDot, Blockwise of Dot, Gemv, Gemm, Ger), shared by the
@@ -2990,6 +3026,29 @@ inline int32_t product(Ctx* ctx, K kernel, T alpha, Mat<const X> x, Mat<const Y>
   const int64_t tiles = ((m + 15) / 16) * ((n + 15) / 16);
   return launch(ctx, kernel, groups_cap(tiles), kGroup, x.data, y.data, c.data, m, n, k, x.rs, x.cs, y.rs, y.cs, c.rs,
                 c.cs, static_cast<S>(alpha), static_cast<S>(beta));
+}
+
+/// The batch c_b = x_b @ y_b for b < count (operand b at its data + b * its batch stride) in one
+/// strided-batched BLAS call (kg::device_gemm_batched: CLBlast's or cuBLAS's) when product
+/// would give each element to BLAS and the batch strides allow it: x's and y's at or above 0
+/// (0 broadcasts), c's batch elements apart. Otherwise `done` stays false and the caller loops
+/// over the batch (product per element: the tiled kernel, or BLAS one element at a time).
+template <typename T, typename X, typename Y>
+inline int32_t product_batched(Ctx* ctx, int64_t count, Mat<const X> x, int64_t sx, Mat<const Y> y, int64_t sy, Mat<T> c,
+                               int64_t sc, bool& done) {
+  done = false;
+  if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>) && std::is_same_v<X, T> &&
+                std::is_same_v<Y, T>) {
+    const int64_t m = c.rows, n = c.cols, k = x.cols;
+    if (count < 2 || m == 0 || n == 0 || k == 0 || sx < 0 || sy < 0) return KILN_OK;
+    DeviceBlasLayout a, b;
+    const int64_t ldc = m <= 1 ? n : c.rs;
+    if ((n <= 1 || c.cs == 1) && ldc >= n && sc >= (m - 1) * ldc + n && device_blas_layout(x, a) &&
+        device_blas_layout(y, b))
+      return device_gemm_batched(ctx, count, m, n, k, T(1), x.data, a.trans, a.ld, sx, y.data, b.trans, b.ld, sy, T(0),
+                                 c.data, ldc, sc, done);
+  }
+  return KILN_OK;
 }
 
 /// c += alpha * outer(x, y) for a column x (m×1), a row y (1×n) and c (m×n): the product
