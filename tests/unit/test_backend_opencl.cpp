@@ -7,6 +7,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -414,6 +416,77 @@ TEST_CASE("opencl: products span many tiles, in every layout, through CLBlast an
       }
     }
   }
+#endif
+}
+
+TEST_CASE("opencl: KILN_OPENCL_DEVICE picks the device by indices or by name, and a name that matches none is reported") {
+#ifndef KILN_TEST_OPENCL
+  MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
+#else
+  if (!have_opencl_platform()) {
+    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
+    return;
+  }
+  // The device is chosen once per loaded library, so each setting gets a library of its own.
+  using DeviceFn = const char* (*)();
+  const char* saved = std::getenv("KILN_OPENCL_DEVICE");
+  const std::string before = saved ? saved : "";
+  const auto run_with = [&](const char* setting, const std::string& library) {
+    GraphBuilder g("pick");
+    auto x = g.input("x", DType::Float64, {-1});
+    g.output(x * x + 1.0, "y");
+    FunctionGraph fg = g.build();
+    const BuildResult built = compile_bundle({{&fg, "pick"}}, library, opencl_options());
+    if (setting) setenv("KILN_OPENCL_DEVICE", setting, 1);
+    else unsetenv("KILN_OPENCL_DEVICE");
+    Library so(built.library_path);
+    auto device_of = reinterpret_cast<DeviceFn>(so.symbol("pick_opencl_device"));
+    const bool exported = device_of != nullptr;
+    REQUIRE_MESSAGE(exported, "pick_opencl_device is not exported");
+    const std::string name = device_of();
+    Array x_in = Array::empty(DType::Float64, {5});
+    for (int i = 0; i < 5; ++i) x_in.data<double>()[i] = i - 2.0;
+    const CallResult r = call_opencl(so, "pick", {x_in}, false);
+    return std::make_pair(name, r);
+  };
+  const auto [first, first_call] = run_with(nullptr, "pick_default");
+  REQUIRE(first_call.status == KILN_OK);
+  CHECK(first_call.outputs[0].data<double>()[0] == 5.0);
+  CHECK(first.find(" / ") != std::string::npos);
+  // "0:0" is the first platform's first device; part of the default device's name, in other
+  // case, picks it too.
+  const auto [by_index, index_call] = run_with("0:0", "pick_index");
+  CHECK(index_call.status == KILN_OK);
+  std::string lower = first.substr(first.find(" / ") + 3, 6);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const auto [by_name, name_call] = run_with(lower.c_str(), "pick_name");
+  CHECK(name_call.status == KILN_OK);
+  CHECK(by_name == first);
+  CHECK(name_call.outputs[0].data<double>()[4] == 5.0);
+  // A device type, in any case: PoCL's device is a CPU.
+  cl_device_id first_device = nullptr;
+  cl_platform_id first_platform = nullptr;
+  clGetPlatformIDs(1, &first_platform, nullptr);
+  cl_device_type type = 0;
+  if (clGetDeviceIDs(first_platform, CL_DEVICE_TYPE_ALL, 1, &first_device, nullptr) == CL_SUCCESS)
+    clGetDeviceInfo(first_device, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
+  if (type & CL_DEVICE_TYPE_CPU) {
+    const auto [by_type, type_call] = run_with("CPU", "pick_type");
+    CHECK(by_type == by_index);
+    CHECK(type_call.status == KILN_OK);
+  }
+  // Settings that name no device: the message says so, lists the devices, and every call
+  // fails with it.
+  for (const char* bad : {"no such device", "7:3"}) {
+    CAPTURE(bad);
+    const auto [message, call] = run_with(bad, std::string("pick_bad_") + (bad[0] == '7' ? "index" : "name"));
+    CHECK(message.find(std::string("KILN_OPENCL_DEVICE=\"") + bad + "\" names no OpenCL device") != std::string::npos);
+    CHECK(message.find(by_index) != std::string::npos);
+    CHECK(call.status != KILN_OK);
+    CHECK(call.error.find("names no OpenCL device") != std::string::npos);
+  }
+  if (saved) setenv("KILN_OPENCL_DEVICE", before.c_str(), 1);
+  else unsetenv("KILN_OPENCL_DEVICE");
 #endif
 }
 
