@@ -67,8 +67,10 @@ bool have_opencl_platform() {
   return clGetPlatformIDs(0, nullptr, &n) == CL_SUCCESS && n > 0;
 }
 
-// Runs graph `name` of an opencl library on host arrays: uploads, calls, downloads.
-CallResult call_opencl(const Library& so, const std::string& name, const std::vector<Array>& inputs, bool into) {
+// Runs graph `name` of an opencl library on host arrays: uploads, calls, downloads; with
+// scatter_mode >= 0 set on the context first (NAME_context_set_scatter_mode; 1 atomic).
+CallResult call_opencl_in_mode(const Library& so, const std::string& name, const std::vector<Array>& inputs, bool into,
+                               int scatter_mode) {
   using QueueFn = cl_command_queue (*)(kiln_context*);
   const kiln_graph_info& info = so.graph(name);
   auto queue_of = reinterpret_cast<QueueFn>(so.symbol(name + "_opencl_queue"));
@@ -77,6 +79,13 @@ CallResult call_opencl(const Library& so, const std::string& name, const std::ve
   CallResult r;
   kiln_context* ctx = info.context_create();
   REQUIRE(ctx);
+  if (scatter_mode >= 0) {
+    using ModeFn = int32_t (*)(kiln_context*, int32_t);
+    auto set_mode = reinterpret_cast<ModeFn>(so.symbol(name + "_context_set_scatter_mode"));
+    const bool has_mode = set_mode != nullptr;
+    REQUIRE_MESSAGE(has_mode, name << "_context_set_scatter_mode is not exported");
+    REQUIRE(set_mode(ctx, scatter_mode) == KILN_OK);
+  }
   cl_command_queue q = queue_of(ctx);
   std::vector<opencl::DeviceTensor> device;
   std::vector<DLTensor> dl;
@@ -127,6 +136,11 @@ CallResult call_opencl(const Library& so, const std::string& name, const std::ve
   r.error = info.context_last_error(ctx);
   info.context_destroy(ctx);
   return r;
+}
+
+// Runs graph `name` of an opencl library on host arrays: uploads, calls, downloads.
+CallResult call_opencl(const Library& so, const std::string& name, const std::vector<Array>& inputs, bool into) {
+  return call_opencl_in_mode(so, name, inputs, into, -1);
 }
 
 #endif
@@ -487,6 +501,117 @@ TEST_CASE("opencl: KILN_OPENCL_DEVICE picks the device by indices or by name, an
   }
   if (saved) setenv("KILN_OPENCL_DEVICE", before.c_str(), 1);
   else unsetenv("KILN_OPENCL_DEVICE");
+#endif
+}
+
+TEST_CASE("opencl: x[idx] += y scatters with atomics in the atomic mode (and for integers always), deterministically by default") {
+#ifndef KILN_TEST_OPENCL
+  MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
+#else
+  if (!have_opencl_platform()) {
+    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
+    return;
+  }
+  // Many repeated indices (negative ones too) into few rows, as a hierarchical model's
+  // gradient scatters observations into groups; rows of several elements, y transposed (a
+  // strided view), y broadcast from one row, and zero-length index vectors.
+  std::mt19937 rng(20261207);
+  struct Case {
+    FunctionGraph graph;
+    std::vector<Array> inputs;
+  };
+  std::vector<Case> cases;
+  const auto values = [&](DType dt, const Shape& shape) {
+    Array a = Array::empty(dt, shape);
+    std::uniform_int_distribution<int> small(-50, 50);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    visit_real_dtype(dt, [&](auto t) {
+      using T = decltype(t);
+      for (int64_t i = 0; i < a.size(); ++i)
+        a.data<T>()[i] = std::is_floating_point_v<T> ? static_cast<T>(normal(rng)) : static_cast<T>(small(rng));
+    });
+    return a;
+  };
+  const auto indices = [&](int64_t n, int64_t rows) {
+    Array a = Array::empty(DType::Int64, {n});
+    std::uniform_int_distribution<int64_t> pick(-rows, rows - 1);
+    for (int64_t i = 0; i < n; ++i) a.data<int64_t>()[i] = pick(rng);
+    return a;
+  };
+  enum class YForm { kRows, kTransposed, kOneRow };
+  const auto add = [&](const std::string& name, DType dt, int64_t rows, int64_t n, Shape row_shape, YForm form) {
+    GraphBuilder g(name);
+    Shape x_shape{rows}, y_shape{n};
+    x_shape.insert(x_shape.end(), row_shape.begin(), row_shape.end());
+    y_shape.insert(y_shape.end(), row_shape.begin(), row_shape.end());
+    auto x = g.input("x", dt, Shape(x_shape.size(), -1));
+    auto idx = g.input("idx", DType::Int64, {-1});
+    Shape given = form == YForm::kTransposed ? Shape{y_shape[1], y_shape[0]} : form == YForm::kOneRow ? row_shape : y_shape;
+    auto y = g.input("y", dt, Shape(given.size(), -1));
+    auto yv = form == YForm::kTransposed ? transpose(y) : y;
+    g.output(advanced_inc_subtensor1(x, yv, idx), "out");
+    cases.push_back({g.build(), {values(dt, x_shape), indices(n, rows), values(dt, given)}});
+  };
+  for (DType dt : {DType::Float64, DType::Float32, DType::Int64, DType::Int32}) {
+    const std::string t(dtype_name(dt));
+    add("vector_" + t, dt, 85, 5000, {}, YForm::kRows);
+    add("rows_" + t, dt, 37, 3000, {5}, YForm::kRows);
+    add("transposed_" + t, dt, 11, 700, {3}, YForm::kTransposed);
+  }
+  add("one_row_float64", DType::Float64, 9, 400, {4, 2}, YForm::kOneRow);
+  add("empty_index_float64", DType::Float64, 9, 0, {3}, YForm::kRows);
+  NamedGraphs graphs;
+  for (const Case& c : cases) graphs.emplace_back(&c.graph, c.graph.name());
+  const BuildResult built = compile_bundle(graphs, "scatter_modes", opencl_options());
+  Library so(built.library_path);
+  for (const Case& c : cases) {
+    CAPTURE(c.graph.name());
+    const Array want = evaluate(c.graph, c.inputs)[0];
+    const bool exact = !is_float(want.dtype());
+    for (int mode : {-1, 1}) {
+      CAPTURE(mode);
+      const CallResult got = call_opencl_in_mode(so, c.graph.name(), c.inputs, mode == 1, mode);
+      REQUIRE(got.status == KILN_OK);
+      const Array& out = got.outputs[0];
+      REQUIRE(out.shape() == want.shape());
+      // The default is deterministic: the evaluator's sums bit for bit. Atomic float sums
+      // round in another order: each output element sums about 60-120 terms of magnitude ~1,
+      // so the order changes it by far less than 4096 ULP of 1 (seen: 40 ULP for float64,
+      // 64 for float32).
+      double worst = 0;
+      visit_real_dtype(want.dtype(), [&](auto t) {
+        using T = decltype(t);
+        for (int64_t i = 0; i < want.size(); ++i)
+          worst = std::max(worst, std::abs(static_cast<double>(out.data<T>()[i]) - static_cast<double>(want.data<T>()[i])));
+      });
+      if (exact || mode == -1) {
+        CHECK(worst == 0);
+      } else {
+        const double eps = want.dtype() == DType::Float32 ? 1.1920929e-7 : 2.220446e-16;
+        CHECK(worst <= 4096 * eps);
+      }
+    }
+  }
+  // An index out of range fails the call in the atomic mode too, with the deterministic kernel's
+  // message; a mode other than 0 or 1 is refused.
+  {
+    Case& c = cases.front();
+    std::vector<Array> bad = c.inputs;
+    bad[1].data<int64_t>()[1234] = 85;
+    const CallResult want = call_opencl(so, c.graph.name(), bad, false);
+    const CallResult got = call_opencl_in_mode(so, c.graph.name(), bad, false, 1);
+    CHECK(got.status == KILN_ERR_INDEX);
+    CHECK(got.error == want.error);
+    CHECK(got.error.find("index 85 is out of bounds for axis 0 with size 85") != std::string::npos);
+    const kiln_graph_info& info = so.graph(c.graph.name());
+    kiln_context* ctx = info.context_create();
+    using ModeFn = int32_t (*)(kiln_context*, int32_t);
+    auto set_mode = reinterpret_cast<ModeFn>(so.symbol(c.graph.name() + "_context_set_scatter_mode"));
+    CHECK(set_mode(ctx, 2) == KILN_ERR_ARGUMENT);
+    CHECK(std::string(info.context_last_error(ctx)).find("scatter mode 2") != std::string::npos);
+    CHECK(set_mode(nullptr, 1) == KILN_ERR_ARGUMENT);
+    info.context_destroy(ctx);
+  }
 #endif
 }
 

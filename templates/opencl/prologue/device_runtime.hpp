@@ -88,6 +88,7 @@ struct Device {
   cl_program program = nullptr;
   size_t max_group = 1;    ///< CL_DEVICE_MAX_WORK_GROUP_SIZE
   cl_uint compute_units = 1;
+  bool int64_atomics = false;  ///< cl_khr_int64_base_atomics (the 64-bit atomic scatter)
   char name[256] = "";     ///< "platform name / device name"
   char error[1024] = "";   ///< why there is no device or program (empty when there is)
 };
@@ -213,6 +214,12 @@ inline Device& device() {
     if (!d->device) return d;
     clGetDeviceInfo(d->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_group, &d->max_group, nullptr);
     clGetDeviceInfo(d->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof d->compute_units, &d->compute_units, nullptr);
+    size_t extensions_length = 0;
+    if (clGetDeviceInfo(d->device, CL_DEVICE_EXTENSIONS, 0, nullptr, &extensions_length) == CL_SUCCESS) {
+      std::vector<char> extensions(extensions_length + 1, '\0');
+      clGetDeviceInfo(d->device, CL_DEVICE_EXTENSIONS, extensions_length, extensions.data(), nullptr);
+      d->int64_atomics = std::strstr(extensions.data(), "cl_khr_int64_base_atomics") != nullptr;
+    }
     d->context = clCreateContext(nullptr, 1, &d->device, nullptr, nullptr, &e);
     if (e != CL_SUCCESS) {
       std::snprintf(d->error, sizeof d->error, "clCreateContext failed (%s, %d)", cl_error_text(e), e);
@@ -270,6 +277,7 @@ struct DevCtx {
   std::vector<std::pair<const void*, cl_mem>> constants;      ///< uploaded once per context
   cl_mem status = nullptr;  ///< the device status word (templates/gpu/prologue/device_status.hpp)
   StatusLog status_log;     ///< the current call's checks
+  bool atomic_scatter = false;  ///< NAME_context_set_scatter_mode
 };
 
 inline DevCtx* dev_of(Ctx* c) { return reinterpret_cast<DevCtx*>(c); }
@@ -310,6 +318,23 @@ inline void destroy_device_context(Ctx* c) {
   for (int32_t i = 0; i < c->num_slots; ++i) std::free(c->slots[i].data);
   std::free(c->slots);
   delete d;
+}
+
+/// The scatter mode NAME_context_set_scatter_mode sets: 0 deterministic (x[idx] += y walks the
+/// indices in order, bit for bit the C++ backend's result; the default), 1 accumulating with
+/// atomics (parallel over every element of y, float sums in a run-dependent order).
+inline int32_t set_scatter_mode(Ctx* c, int32_t mode) {
+  if (mode != 0 && mode != 1)
+    return fail(c, KILN_ERR_ARGUMENT, "scatter mode %d: 0 (deterministic) or 1 (atomic)", static_cast<int>(mode));
+  dev_of(c)->atomic_scatter = mode == 1;
+  return KILN_OK;
+}
+
+/// Whether a scatter runs its accumulating kernel: integer adds always (`always`: exact in any
+/// order), float adds in the atomic mode; 64-bit ones only where the device has
+/// cl_khr_int64_base_atomics (the deterministic kernel otherwise).
+inline bool scatter_atomic(Ctx* c, bool always, bool needs_64) {
+  return (always || dev_of(c)->atomic_scatter) && (!needs_64 || device().int64_atomics);
 }
 
 /// Replaces the context's queue with the caller's (which must be on the library's cl_context):
