@@ -20,6 +20,7 @@
 #include "compiled.h"
 #include "eval/evaluator.h"
 #include "fixtures.h"
+#include "property_graphs.h"
 #include "ir/error.h"
 #include "ops/cumulative.h"
 #include "ops/dimshuffle.h"
@@ -173,6 +174,40 @@ TEST_CASE("opencl: NumPy fixtures through the opencl backend") {
   check_fixtures_compiled(opencl_options(), claims, call_opencl, 64);
   MESSAGE(refused << " cases of GPU ops refused at compile time (a scalar op the GPU dialects do not spell, or a form "
                      "the GPU kernels lack, such as boolean mask indices)");
+#endif
+}
+
+TEST_CASE("opencl: the property test's random graphs, rewritten, keep their values on the device") {
+#ifndef KILN_TEST_OPENCL
+  MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
+#else
+  if (!have_opencl_platform()) {
+    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
+    return;
+  }
+  // test_rewrite_property.cpp's seeded graphs (elementwise chains with broadcasting, reductions,
+  // Gemv/Dot, transposes, shared subexpressions) after the default pipeline, through the opencl
+  // backend both ways, against the reference evaluator's values of the graphs as built.
+  std::vector<PropertyCase> cases = property_cases();
+  NamedGraphs graphs;
+  std::vector<const PropertyCase*> run;
+  for (const PropertyCase& c : cases) {
+    if (!gpu_claims(c.rewritten)) continue;
+    graphs.emplace_back(&c.rewritten, c.original.name());
+    run.push_back(&c);
+  }
+  REQUIRE(run.size() * 10 >= cases.size() * 9);  // the GPU backends claim (nearly) all of them
+  const BuildResult built = compile_bundle(graphs, "property_opencl", opencl_options());
+  Library so(built.library_path);
+  for (const PropertyCase* c : run) {
+    INFO("graph " << c->original.name());
+    for (bool into : {false, true}) {
+      const CallResult r = call_opencl(so, c->original.name(), c->inputs, into);
+      REQUIRE_MESSAGE(r.status == KILN_OK, r.error);
+      check_property_outputs(*c, r.outputs, into ? "opencl (call_into)" : "opencl (call)");
+    }
+  }
+  MESSAGE(run.size() << " of " << cases.size() << " random graphs through opencl");
 #endif
 }
 
