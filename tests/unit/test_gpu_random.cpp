@@ -176,7 +176,7 @@ std::vector<double> residue(const Array& a, int64_t r, int64_t m) {
 }
 
 // The bound on sqrt(n m / (n + m)) D. Kolmogorov's distribution exceeds 2.5 with probability
-// 7.5e-6 (2 exp(-2 x^2)), so the ~75 statistics of this test together exceed it with
+// 7.5e-6 (2 exp(-2 x^2)), so the 73 statistics of this test together exceed it with
 // probability 6e-4 when the laws agree (a bound of 1.95, a 0.001 test for one statistic, would
 // fail a correct sampler set about once in 14 draws of seeds); with 4·10^4 to 2·10^5 draws per
 // tuple it detects a difference of 0.018 to 0.008 between the CDFs. The seeds are fixed, so each statistic is
@@ -568,6 +568,16 @@ TEST_CASE("cuda: the conformance graphs build: random variables on Philox stream
     CHECK_MESSAGE(line.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos, line);
   }
   CHECK(kernels > 0);
-  MESSAGE(graphs.size() << " random-variable graphs built by nvcc for sm_75 in " << static_cast<int>(seconds)
-                        << " s, " << kernels << " functions without spills");
+  int registers = 0;
+  std::int64_t stack = 0;
+  std::string widest;
+  for (const PtxasFunction& f : parse_ptxas_report(built.compiler_output)) {
+    CHECK_MESSAGE(f.spill_store_bytes + f.spill_load_bytes == 0, f.name << " spills");
+    if (f.registers > registers) widest = f.name;
+    registers = std::max(registers, f.registers);
+    stack = std::max(stack, f.stack_bytes);
+  }
+  MESSAGE(graphs.size() << " random-variable graphs built by nvcc for sm_75 in " << static_cast<int>(seconds) << " s, "
+                        << kernels << " functions without spills; at most " << registers << " registers (" << widest
+                        << "), stack frames of at most " << stack << " bytes");
 }

@@ -80,7 +80,7 @@ std::string rv_decode(const std::string& len, int nparams) {
     const std::string D = std::to_string(d);
     out += d > 0 ? "    i = r % " + len + D + "; r /= " + len + D + ";" : "    i = r;";
     for (int k = 0; k < nparams; ++k) out += " o" + std::to_string(k) + " += i * p" + std::to_string(k) + "s" + D + ";";
-    out += "\n";
+    if (d > 0) out += "\n";
   }
   return out;
 }
@@ -139,6 +139,7 @@ NodeCode gpu_emit_random_variable(const NodeEmitContext& c, const GpuDialect& d,
   const std::string check_args = args.empty() ? "" : args.substr(2);
   k.set("params", params);
   k.set("stride_params", stride_params);
+  if (!reads.empty()) reads.pop_back();  // the template ends the line
   k.set("reads", reads);
   k.set("decode_check", rv_decode("c", nparams));
   k.set("decode_draw", rv_decode("n", nparams));
