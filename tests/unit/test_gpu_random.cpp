@@ -176,7 +176,7 @@ std::vector<double> residue(const Array& a, int64_t r, int64_t m) {
 }
 
 // The bound on sqrt(n m / (n + m)) D. Kolmogorov's distribution exceeds 2.5 with probability
-// 7.5e-6 (2 exp(-2 x^2)), so the 73 statistics of this test together exceed it with
+// 7.5e-6 (2 exp(-2 x^2)), so the 76 statistics of this test together exceed it with
 // probability 6e-4 when the laws agree (a bound of 1.95, a 0.001 test for one statistic, would
 // fail a correct sampler set about once in 14 draws of seeds); with 4·10^4 to 2·10^5 draws per
 // tuple it detects a difference of 0.018 to 0.008 between the CDFs. The seeds are fixed, so each statistic is
@@ -227,6 +227,11 @@ std::vector<DrawCase> distribution_cases() {
   add(draw_case("binomial", "BinomialRV", {integer({10, 1000, 100000, 50}), real({0.3, 0.7, 0.01, 0.5})},
                 std::vector<int64_t>{60000, 4}),
       4);
+  // Chop-down inversion from the mode: small, medium and large populations (sd about 300).
+  add(draw_case("hypergeometric", "HyperGeometricRV", {integer({10, 500, 1000000}), integer({20, 300, 2000000}),
+                                                       integer({5, 400, 500000})},
+                std::vector<int64_t>{60000, 3}),
+      3);
   add(draw_case("integers_i32", "IntegersRV", {integer({-5, 0}), integer({5, 1e12})}, std::vector<int64_t>{100000, 2},
                 DType::Int32),
       2);
@@ -270,6 +275,8 @@ std::vector<DrawCase> error_cases() {
   add(draw_case("e_binomial", "BinomialRV", {integer({-3}), real({0.5})}, std::nullopt), "n < 0");
   add(draw_case("e_halfnormal", "HalfNormalRV", {real({0.0}), real({-1.0})}, std::vector<int64_t>{2}),
       "Domain error in arguments");
+  add(draw_case("e_hypergeometric", "HyperGeometricRV", {integer({5, 2}), integer({3}), integer({4, 9})}, std::nullopt),
+      "ngood + nbad < nsample");
   add(draw_case("e_integers", "IntegersRV", {integer({5}), integer({5})}, std::vector<int64_t>{2}), "low >= high");
   add(dynamic_size_case("e_dynamic_size", {-2, 3}), "negative dimensions are not allowed");
   add(dynamic_size_case("e_dynamic_size_mismatch", {4, 2}), "shape mismatch");
