@@ -176,11 +176,11 @@ std::vector<double> residue(const Array& a, int64_t r, int64_t m) {
 }
 
 // The bound on sqrt(n m / (n + m)) D. Kolmogorov's distribution exceeds 2.5 with probability
-// 7.5e-6 (2 exp(-2 x^2)), so the 76 statistics of this test together exceed it with
+// 7.5e-6 (2 exp(-2 x^2)), so the 82 statistics of this test together exceed it with
 // probability 6e-4 when the laws agree (a bound of 1.95, a 0.001 test for one statistic, would
-// fail a correct sampler set about once in 14 draws of seeds); with 4·10^4 to 2·10^5 draws per
-// tuple it detects a difference of 0.018 to 0.008 between the CDFs. The seeds are fixed, so each statistic is
-// one deterministic number (printed): the test is not flaky.
+// fail a correct sampler set about once in 12 draws of seeds); with 2·10^4 to 2·10^5 draws per
+// tuple it detects a difference of 0.025 to 0.008 between the CDFs. The seeds are fixed, so
+// each statistic is one deterministic number (printed): the test is not flaky.
 constexpr double kKsBound = 2.5;
 
 // Every distribution the GPU draws, several parameter tuples each (broadcast against each other
@@ -201,6 +201,13 @@ std::vector<DrawCase> distribution_cases() {
   add(draw_case("normal", "NormalRV", {real({0.0, -1.0, 100.0}), param(DType::Float64, {2, 1}, {1.0, 0.25})},
                 std::vector<int64_t>{40000, 2, 3}),
       6);
+  {
+    // A transposed parameter (strides (1, 3) over a (2, 3) buffer read as its (3, 2)
+    // transpose): the kernel reads it in place.
+    const Array base = param(DType::Float64, {2, 3}, {0.5, 1.0, 2.0, 4.0, 8.0, 16.0});
+    const Array scale = base.view({3, 2}, {1, 3});
+    add(draw_case("normal_transposed_scale", "NormalRV", {real({-1.0, 1.0}), scale}, std::vector<int64_t>{20000, 3, 2}), 6);
+  }
   add(draw_case("normal_f32", "NormalRV", {param(f32, {}, {3.0}), param(f32, {}, {2.0})}, std::vector<int64_t>{160000}, f32), 1);
   add(draw_case("lognormal", "LogNormalRV", {real({0.5}), real({0.25, 1.0})}, std::vector<int64_t>{100000, 2}), 2);
   add(draw_case("gamma", "GammaRV", {real({0.3, 1.0, 4.5}), real({2.0})}, std::vector<int64_t>{80000, 3}), 3);
@@ -257,6 +264,8 @@ std::vector<DrawCase> shape_cases() {
   out.push_back(draw_case("zero_length_1d", "PoissonRV", {real({3.0})}, std::vector<int64_t>{0}));
   out.push_back(draw_case("zero_scale", "HalfNormalRV", {real({4.0}), real({0.0})}, std::vector<int64_t>{5}));
   out.push_back(dynamic_size_case("dynamic_size", {7, 3}));
+  // No parameter tuple at all (nothing checked, no status word armed).
+  out.push_back(draw_case("zero_length_params", "NormalRV", {param(DType::Float64, {0}, {}), real({1.0})}, std::nullopt));
   return out;
 }
 
