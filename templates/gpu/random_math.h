@@ -21,7 +21,7 @@
 // this text. Parameter checks return the number (1, 2, ...) of the CPU's message they refuse
 // with (the host knows the texts: codegen/gpu/emit_random.cpp), 0 when valid; a sampler is
 // never called with parameters its check refuses. Every rejection loop gives up after
-// kKilnRvTries rounds (NaN, or 0 for integers): with valid parameters each round accepts with
+// KILN_RV_TRIES rounds (NaN, or 0 for integers): with valid parameters each round accepts with
 // probability well above 1/2, so that bound is never reached; it keeps a kernel from spinning
 // on parameters no check refuses and no sampler can use (a NaN shape).
 

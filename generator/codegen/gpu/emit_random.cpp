@@ -204,7 +204,6 @@ NodeCode gpu_emit_random_variable(const NodeEmitContext& c, const GpuDialect& d,
     messages.push_back(item);
   }
   host.set("messages", messages);
-  host.set("nparams", std::to_string(nparams));
   host.set("nparams_or_1", std::to_string(nparams > 0 ? nparams : 1));
   host.set("prank", std::to_string(prank));
   host.set("prank_or_1", std::to_string(prank > 0 ? prank : 1));
