@@ -82,6 +82,8 @@ std::vector<OpEmitter> gpu_table(const std::string& backend) {
   // RandomVariables through Philox4x64-10 streams (the distributions emit_random.cpp draws).
   for (const RvDistribution& rv : rv_distributions())
     if (gpu_draws_random_variable(rv.name)) table.push_back({rv.op, with_dialect(gpu_emit_random_variable), false});
+  for (const RvCoreDistribution& rv : rv_core_distributions())
+    if (gpu_draws_core_random_variable(rv.op)) table.push_back({rv.op, with_dialect(gpu_emit_core_random_variable), false});
   // Matrix products: the device's BLAS (CLBlast, cuBLAS; linked when a graph has one) for
   // float operands it reads in place, else a tiled kernel of the node.
   for (const char* op : {"Dot", "Dot22", "Dot22Scalar", "BatchedDot", "Blockwise", "Gemv", "CGemv", "Gemm", "Ger", "CGer"})
@@ -100,10 +102,10 @@ std::vector<UnsupportedOp> gpu_unsupported(const std::vector<OpEmitter>& table) 
       continue;
     }
     if (find_rv_core_distribution(e.op_name) || e.op_name == "PermutationRV" || e.op_name == "ChoiceWithoutReplacement") {
-      out.push_back({e.op_name, e.needs_blas ? "no GPU kernel yet: draws with core dimensions (and the covariance's "
-                                               "factorisation) are not on the Philox streams (docs/random.md)"
-                                             : "no GPU kernel yet: draws with core dimensions are not on the Philox "
-                                               "streams (docs/random.md, \"On the GPU\")"});
+      out.push_back({e.op_name, e.needs_blas ? "no GPU kernel yet: no sampler for this draw with core dimensions (and "
+                                               "the covariance's factorisation) on the Philox streams (docs/random.md)"
+                                             : "no GPU kernel yet: no sampler for this draw with core dimensions on "
+                                               "the Philox streams (docs/random.md, \"On the GPU\")"});
       continue;
     }
     out.push_back({e.op_name, e.needs_blas ? "no GPU kernel yet: LAPACK and linear algebra (cuSOLVER) are not wired up "

@@ -15,6 +15,7 @@
 #include "codegen/gpu/emitters.h"
 #include "ir/error.h"
 #include "ops/random.h"
+#include "ops/random_core.h"
 
 namespace kiln {
 
@@ -215,6 +216,79 @@ NodeCode gpu_emit_random_variable(const NodeEmitContext& c, const GpuDialect& d,
   host.set("stride_args", stride_args);
   return NodeCode(render_template("templates/gpu/host/random_variable.mustache", host),
                   render_template("templates/gpu/random.mustache", k));
+}
+
+bool gpu_draws_core_random_variable(std::string_view op_name) {
+  return op_name == "DirichletRV" || op_name == "CategoricalRV";
+}
+
+NodeCode gpu_emit_core_random_variable(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend) {
+  const auto& op = static_cast<const CoreRandomVariable&>(c.node().op());
+  const RvCoreDistribution& dist = op.distribution();
+  const bool dirichlet = dist.kind == kiln_random::core::Kind::Dirichlet;
+  if (!gpu_draws_core_random_variable(dist.op))
+    throw NotImplementedError("`" + op.str() + "` (" + std::string(dist.op) + ") has no " + backend +
+                              " implementation: no GPU sampler for it on the Philox streams yet (docs/random.md)");
+  const int orank = c.out_var(1).ndim(), bn = orank - (dirichlet ? 1 : 0);
+  const Variable& pv = c.in_var(2);
+  if (bn > 6 || pv.ndim() - 1 > 6)
+    throw NotImplementedError("`" + op.str() + "` with " + std::to_string(bn) + " batch dimensions has no " + backend +
+                              " implementation: the draw kernel handles 6 at most");
+  const DType out_dt = c.out_var(1).dtype();
+  const std::string ostore = gpu_storage_type(out_dt), pstore = gpu_storage_type(pv.dtype());
+  TemplateData k = d.data();
+  const std::string name = c.kernel_name();
+  k.set("name", name);
+  k.set("comment", comment_text(op.str(), 100));
+  k.set("rng_param", d.buffer_param("uint64_t", "rng", true));
+  k.set("rng_bind", d.buffer_bind("uint64_t", "rng", true));
+  k.set("next_param", d.buffer_param("uint64_t", "next", false));
+  k.set("next_bind", d.buffer_bind("uint64_t", "next", false));
+  k.set("out_param", d.buffer_param(ostore, "out", false));
+  k.set("out_bind", d.buffer_bind(ostore, "out", false));
+  k.set("p_param", d.buffer_param(pstore, "p", true));
+  k.set("p_bind", d.buffer_bind(pstore, "p", true));
+  k.set("st_param", d.buffer_param("int32_t", "st", false));
+  k.set("st_bind", d.buffer_bind("int32_t", "st", false));
+  k.set("stype", ostore);
+  k.set("dirichlet", dirichlet);
+  k.set("categorical", !dirichlet);
+  // Categorical's running sum in p's dtype (an integer or bool p sums in int64, as NumPy's cumsum).
+  k.set("acc", pv.dtype() == DType::Float32 ? "float" : pv.dtype() == DType::Float64 ? "double" : "int64_t");
+
+  TemplateData host = c.base_data();
+  host.set("op_comment", comment_text(op.str()));
+  host.set("kernel_ref", d.kernel_ref(name));
+  host.set("rng", c.in(0));
+  host.set("p", c.in(2));
+  host.set("pndim", std::to_string(pv.ndim()));
+  host.set("bn", std::to_string(bn));
+  host.set("bn_or_1", std::to_string(bn > 0 ? bn : 1));
+  host.set("dirichlet", dirichlet);
+  const bool has_size = c.in_var(1).type().kind != TypeKind::None;
+  host.set("has_size", has_size ? "true" : "false");
+  TemplateData size{TemplateData::type::list}, size_read{TemplateData::type::list}, size_static{TemplateData::type::list};
+  if (has_size) {
+    TemplateData item;
+    item.set("size", c.in(1));
+    size.push_back(item);
+    const Shape& shape = c.out_var(1).type().shape;
+    if (std::all_of(shape.begin(), shape.begin() + bn, [](std::int64_t n) { return n >= 0; })) {
+      std::string assign;
+      for (int dd = 0; dd < bn; ++dd)
+        assign += "batch[" + std::to_string(dd) + "] = " + std::to_string(shape[static_cast<std::size_t>(dd)]) + ";\n";
+      TemplateData s;
+      s.set("assign", assign);
+      size_static.push_back(s);
+    } else {
+      size_read.push_back(item);
+    }
+  }
+  host.set("size", size);
+  host.set("size_read", size_read);
+  host.set("size_static", size_static);
+  return NodeCode(render_template("templates/gpu/host/random_core_variable.mustache", host),
+                  render_template("templates/gpu/random_core.mustache", k));
 }
 
 }  // namespace kiln
