@@ -6,6 +6,9 @@
 // message of the distribution — draws every output element from its own stream, and writes
 // next_rng. The draws are not NumPy's PCG64 stream: a different generator, GPU-friendly
 // algorithms (Box-Muller normals, Marsaglia-Tsang gammas, PTRS Poisson, BTRS binomials).
+// DirichletRV and CategoricalRV (one core dimension) take one work-item and one stream per
+// batch element (templates/gpu/random_core.mustache), the batch shape as the C++ backend's
+// draws_shape computes it.
 #include <algorithm>
 #include <string>
 #include <vector>
