@@ -197,6 +197,8 @@ class EyeLike : public Op {
   std::vector<ShapeVars> infer_shape(const Apply& node,
                                      const std::vector<ShapeVars>& input_shapes) const override;
   std::vector<GradTerm> pullback(const Apply& node, const VarList& output_grads) const override;
+  /// Ones and zeros of any dtype: complex 1+0j too (np.eye(3, dtype=complex64)).
+  bool accepts_complex() const override { return true; }
 
  private:
   Kind kind_;

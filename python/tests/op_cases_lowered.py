@@ -1,7 +1,7 @@
 """PyTensor ops the graph format lacks, which the exporter writes as subgraphs of ops kiln has
 (kiln/export/lowered.py, and LOWERED_SCALAR_OPS in kiln/export/scalar.py): PermuteRowElements
 (and inverse_permutation), Choose, Bartlett, TensorInv, Blockwise{Reshape} with a batched shape,
-and the scalar ops GammaU, GammaL, J0, J1. test_export_ops.py compares them with PyTensor like
+and the scalar ops GammaU, GammaL, J0, J1, Deg2Rad, Rad2Deg. test_export_ops.py compares them with PyTensor like
 op_cases.py's: several dtypes, broadcasting, zero lengths, non-contiguous inputs, gradients."""
 from __future__ import annotations
 
@@ -144,11 +144,13 @@ def _scalars() -> list[Case]:
         return [m.gammau(k, x), m.gammal(k, x), m.gammal(ki, x), m.gammau(k[:, None], x[None, ::-1]),
                 m.j0(z), m.j1(z), m.j0(zi), m.j1(zi),
                 m.j0(z) * m.j1(z) + pt.exp(z * 0.1),  # fused into a Composite by kiln.mode()
-                pytensor.grad((m.j0(z) ** 2 + m.j1(z) * z).sum(), z)]
+                pytensor.grad((m.j0(z) ** 2 + m.j1(z) * z).sum(), z),
+                m.deg2rad(z), m.rad2deg(z), m.deg2rad(zi), m.rad2deg(zi), m.deg2rad(ki),
+                pytensor.grad((m.deg2rad(z) * m.rad2deg(z) ** 2).sum(), z)]
 
     def outs32():
         return [m.gammau(k32, x32), m.gammal(k32, x32), m.gammau(ki, x32), m.j0(z32), m.j1(z32),
-                pytensor.grad(m.j1(z32).sum(), z32)]
+                pytensor.grad(m.j1(z32).sum(), z32), m.deg2rad(z32), m.rad2deg(z32)]
 
     m = pt.math
     values = dict(k=kv, x=xv, k32=kv.astype("float32"), x32=xv.astype("float32"), ki=np.array([1, 2, 3, 4, 5], "int32"),

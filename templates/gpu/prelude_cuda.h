@@ -25,3 +25,16 @@ KILN_FN void kiln_raise(int32_t* st, const int64_t check, const int64_t value) {
   if (atomicCAS(reinterpret_cast<int*>(st), 0, static_cast<int>(check)) == 0)
     *reinterpret_cast<long long*>(st + 2) = value;
 }
+
+// The accumulating scatter's adds (indexing.mustache, scatter_atomic): CUDA's atomicAdd (64-bit
+// integers as unsigned long long: two's complement adds alike; double needs sm_60).
+KILN_FN void kiln_atomic_add_int32_t(int32_t* p, const int32_t v) { atomicAdd(reinterpret_cast<int*>(p), v); }
+KILN_FN void kiln_atomic_add_uint32_t(uint32_t* p, const uint32_t v) { atomicAdd(reinterpret_cast<unsigned*>(p), v); }
+KILN_FN void kiln_atomic_add_int64_t(int64_t* p, const int64_t v) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+KILN_FN void kiln_atomic_add_uint64_t(uint64_t* p, const uint64_t v) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+KILN_FN void kiln_atomic_add_float(float* p, const float v) { atomicAdd(p, v); }
+KILN_FN void kiln_atomic_add_double(double* p, const double v) { atomicAdd(p, v); }

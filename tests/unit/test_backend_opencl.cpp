@@ -7,6 +7,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -19,6 +21,7 @@
 #include "compiled.h"
 #include "eval/evaluator.h"
 #include "fixtures.h"
+#include "property_graphs.h"
 #include "ir/error.h"
 #include "ops/cumulative.h"
 #include "ops/dimshuffle.h"
@@ -32,6 +35,7 @@
 #include "ops/assert.h"
 #include "ops/constant.h"
 #include "ops/ifelse.h"
+#include "ops/random.h"
 #include "ops/sort.h"
 #include "ops/unique.h"
 
@@ -44,11 +48,15 @@ using namespace kiln::testing;
 
 namespace {
 
-// Whether every op of the graph is one the GPU backends implement.
-bool gpu_claims(const FunctionGraph& fg) {
+// Whether every op of the graph is one the GPU backends implement. Random draws are the GPU's
+// Philox streams, not NumPy's PCG64 ones, so their values are not compared with the fixtures
+// (`with_draws` false; test_gpu_random.cpp compares their distributions): only their errors.
+bool gpu_claims(const FunctionGraph& fg, bool with_draws = false) {
   static const std::vector<std::string> ops = gpu_backend_ops();
-  for (const Apply* node : fg.toposort())
+  for (const Apply* node : fg.toposort()) {
     if (std::find(ops.begin(), ops.end(), std::string(node->op().name())) == ops.end()) return false;
+    if (!with_draws && is_impure(node->op())) return false;
+  }
   return true;
 }
 
@@ -66,8 +74,10 @@ bool have_opencl_platform() {
   return clGetPlatformIDs(0, nullptr, &n) == CL_SUCCESS && n > 0;
 }
 
-// Runs graph `name` of an opencl library on host arrays: uploads, calls, downloads.
-CallResult call_opencl(const Library& so, const std::string& name, const std::vector<Array>& inputs, bool into) {
+// Runs graph `name` of an opencl library on host arrays: uploads, calls, downloads; with
+// scatter_mode >= 0 set on the context first (NAME_context_set_scatter_mode; 1 atomic).
+CallResult call_opencl_in_mode(const Library& so, const std::string& name, const std::vector<Array>& inputs, bool into,
+                               int scatter_mode) {
   using QueueFn = cl_command_queue (*)(kiln_context*);
   const kiln_graph_info& info = so.graph(name);
   auto queue_of = reinterpret_cast<QueueFn>(so.symbol(name + "_opencl_queue"));
@@ -76,6 +86,13 @@ CallResult call_opencl(const Library& so, const std::string& name, const std::ve
   CallResult r;
   kiln_context* ctx = info.context_create();
   REQUIRE(ctx);
+  if (scatter_mode >= 0) {
+    using ModeFn = int32_t (*)(kiln_context*, int32_t);
+    auto set_mode = reinterpret_cast<ModeFn>(so.symbol(name + "_context_set_scatter_mode"));
+    const bool has_mode = set_mode != nullptr;
+    REQUIRE_MESSAGE(has_mode, name << "_context_set_scatter_mode is not exported");
+    REQUIRE(set_mode(ctx, scatter_mode) == KILN_OK);
+  }
   cl_command_queue q = queue_of(ctx);
   std::vector<opencl::DeviceTensor> device;
   std::vector<DLTensor> dl;
@@ -126,6 +143,11 @@ CallResult call_opencl(const Library& so, const std::string& name, const std::ve
   r.error = info.context_last_error(ctx);
   info.context_destroy(ctx);
   return r;
+}
+
+// Runs graph `name` of an opencl library on host arrays: uploads, calls, downloads.
+CallResult call_opencl(const Library& so, const std::string& name, const std::vector<Array>& inputs, bool into) {
+  return call_opencl_in_mode(so, name, inputs, into, -1);
 }
 
 // Runs graph `name` through output_shapes + call_into with every (contiguous) input and output
@@ -228,6 +250,40 @@ TEST_CASE("opencl: NumPy fixtures through the opencl backend") {
 #endif
 }
 
+TEST_CASE("opencl: the property test's random graphs, rewritten, keep their values on the device") {
+#ifndef KILN_TEST_OPENCL
+  MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
+#else
+  if (!have_opencl_platform()) {
+    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
+    return;
+  }
+  // test_rewrite_property.cpp's seeded graphs (elementwise chains with broadcasting, reductions,
+  // Gemv/Dot, transposes, shared subexpressions) after the default pipeline, through the opencl
+  // backend both ways, against the reference evaluator's values of the graphs as built.
+  std::vector<PropertyCase> cases = property_cases();
+  NamedGraphs graphs;
+  std::vector<const PropertyCase*> run;
+  for (const PropertyCase& c : cases) {
+    if (!gpu_claims(c.rewritten)) continue;
+    graphs.emplace_back(&c.rewritten, c.original.name());
+    run.push_back(&c);
+  }
+  REQUIRE(run.size() * 10 >= cases.size() * 9);  // the GPU backends claim (nearly) all of them
+  const BuildResult built = compile_bundle(graphs, "property_opencl", opencl_options());
+  Library so(built.library_path);
+  for (const PropertyCase* c : run) {
+    INFO("graph " << c->original.name());
+    for (bool into : {false, true}) {
+      const CallResult r = call_opencl(so, c->original.name(), c->inputs, into);
+      REQUIRE_MESSAGE(r.status == KILN_OK, r.error);
+      check_property_outputs(*c, r.outputs, into ? "opencl (call_into)" : "opencl (call)");
+    }
+  }
+  MESSAGE(run.size() << " of " << cases.size() << " random graphs through opencl");
+#endif
+}
+
 TEST_CASE("opencl: errors kernels find come back through the status word as the C++ backend reports them") {
 #ifndef KILN_TEST_OPENCL
   MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
@@ -241,7 +297,7 @@ TEST_CASE("opencl: errors kernels find come back through the status word as the 
   std::vector<FixtureCase> cases;
   for (const auto& dir : list_fixture_cases()) {
     FixtureCase c = load_fixture_case(dir);
-    if (c.error.empty() || !gpu_claims(c.graph)) continue;
+    if (c.error.empty() || !gpu_claims(c.graph, true)) continue;
     try {
       emit_bundle({{&c.graph, "probe"}}, "probe", opencl_options());
     } catch (const NotImplementedError&) {
@@ -729,6 +785,188 @@ TEST_CASE("opencl: batched products go to one strided-batched CLBlast call, or l
 #endif
 }
 
+TEST_CASE("opencl: KILN_OPENCL_DEVICE picks the device by indices or by name, and a name that matches none is reported") {
+#ifndef KILN_TEST_OPENCL
+  MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
+#else
+  if (!have_opencl_platform()) {
+    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
+    return;
+  }
+  // The device is chosen once per loaded library, so each setting gets a library of its own.
+  using DeviceFn = const char* (*)();
+  const char* saved = std::getenv("KILN_OPENCL_DEVICE");
+  const std::string before = saved ? saved : "";
+  const auto run_with = [&](const char* setting, const std::string& library) {
+    GraphBuilder g("pick");
+    auto x = g.input("x", DType::Float64, {-1});
+    g.output(x * x + 1.0, "y");
+    FunctionGraph fg = g.build();
+    const BuildResult built = compile_bundle({{&fg, "pick"}}, library, opencl_options());
+    if (setting) setenv("KILN_OPENCL_DEVICE", setting, 1);
+    else unsetenv("KILN_OPENCL_DEVICE");
+    Library so(built.library_path);
+    auto device_of = reinterpret_cast<DeviceFn>(so.symbol("pick_opencl_device"));
+    const bool exported = device_of != nullptr;
+    REQUIRE_MESSAGE(exported, "pick_opencl_device is not exported");
+    const std::string name = device_of();
+    Array x_in = Array::empty(DType::Float64, {5});
+    for (int i = 0; i < 5; ++i) x_in.data<double>()[i] = i - 2.0;
+    const CallResult r = call_opencl(so, "pick", {x_in}, false);
+    return std::make_pair(name, r);
+  };
+  const auto [first, first_call] = run_with(nullptr, "pick_default");
+  REQUIRE(first_call.status == KILN_OK);
+  CHECK(first_call.outputs[0].data<double>()[0] == 5.0);
+  CHECK(first.find(" / ") != std::string::npos);
+  // "0:0" is the first platform's first device; part of the default device's name, in other
+  // case, picks it too.
+  const auto [by_index, index_call] = run_with("0:0", "pick_index");
+  CHECK(index_call.status == KILN_OK);
+  std::string lower = first.substr(first.find(" / ") + 3, 6);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const auto [by_name, name_call] = run_with(lower.c_str(), "pick_name");
+  CHECK(name_call.status == KILN_OK);
+  CHECK(by_name == first);
+  CHECK(name_call.outputs[0].data<double>()[4] == 5.0);
+  // A device type, in any case: PoCL's device is a CPU.
+  cl_device_id first_device = nullptr;
+  cl_platform_id first_platform = nullptr;
+  clGetPlatformIDs(1, &first_platform, nullptr);
+  cl_device_type type = 0;
+  if (clGetDeviceIDs(first_platform, CL_DEVICE_TYPE_ALL, 1, &first_device, nullptr) == CL_SUCCESS)
+    clGetDeviceInfo(first_device, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
+  if (type & CL_DEVICE_TYPE_CPU) {
+    const auto [by_type, type_call] = run_with("CPU", "pick_type");
+    CHECK(by_type == by_index);
+    CHECK(type_call.status == KILN_OK);
+  }
+  // Settings that name no device: the message says so, lists the devices, and every call
+  // fails with it.
+  for (const char* bad : {"no such device", "7:3"}) {
+    CAPTURE(bad);
+    const auto [message, call] = run_with(bad, std::string("pick_bad_") + (bad[0] == '7' ? "index" : "name"));
+    CHECK(message.find(std::string("KILN_OPENCL_DEVICE=\"") + bad + "\" names no OpenCL device") != std::string::npos);
+    CHECK(message.find(by_index) != std::string::npos);
+    CHECK(call.status != KILN_OK);
+    CHECK(call.error.find("names no OpenCL device") != std::string::npos);
+  }
+  if (saved) setenv("KILN_OPENCL_DEVICE", before.c_str(), 1);
+  else unsetenv("KILN_OPENCL_DEVICE");
+#endif
+}
+
+TEST_CASE("opencl: x[idx] += y scatters with atomics in the atomic mode (and for integers always), deterministically by default") {
+#ifndef KILN_TEST_OPENCL
+  MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
+#else
+  if (!have_opencl_platform()) {
+    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
+    return;
+  }
+  // Many repeated indices (negative ones too) into few rows, as a hierarchical model's
+  // gradient scatters observations into groups; rows of several elements, y transposed (a
+  // strided view), y broadcast from one row, and zero-length index vectors.
+  std::mt19937 rng(20261207);
+  struct Case {
+    FunctionGraph graph;
+    std::vector<Array> inputs;
+  };
+  std::vector<Case> cases;
+  const auto values = [&](DType dt, const Shape& shape) {
+    Array a = Array::empty(dt, shape);
+    std::uniform_int_distribution<int> small(-50, 50);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    visit_real_dtype(dt, [&](auto t) {
+      using T = decltype(t);
+      for (int64_t i = 0; i < a.size(); ++i)
+        a.data<T>()[i] = std::is_floating_point_v<T> ? static_cast<T>(normal(rng)) : static_cast<T>(small(rng));
+    });
+    return a;
+  };
+  const auto indices = [&](int64_t n, int64_t rows) {
+    Array a = Array::empty(DType::Int64, {n});
+    std::uniform_int_distribution<int64_t> pick(-rows, rows - 1);
+    for (int64_t i = 0; i < n; ++i) a.data<int64_t>()[i] = pick(rng);
+    return a;
+  };
+  enum class YForm { kRows, kTransposed, kOneRow };
+  const auto add = [&](const std::string& name, DType dt, int64_t rows, int64_t n, Shape row_shape, YForm form) {
+    GraphBuilder g(name);
+    Shape x_shape{rows}, y_shape{n};
+    x_shape.insert(x_shape.end(), row_shape.begin(), row_shape.end());
+    y_shape.insert(y_shape.end(), row_shape.begin(), row_shape.end());
+    auto x = g.input("x", dt, Shape(x_shape.size(), -1));
+    auto idx = g.input("idx", DType::Int64, {-1});
+    Shape given = form == YForm::kTransposed ? Shape{y_shape[1], y_shape[0]} : form == YForm::kOneRow ? row_shape : y_shape;
+    auto y = g.input("y", dt, Shape(given.size(), -1));
+    auto yv = form == YForm::kTransposed ? transpose(y) : y;
+    g.output(advanced_inc_subtensor1(x, yv, idx), "out");
+    cases.push_back({g.build(), {values(dt, x_shape), indices(n, rows), values(dt, given)}});
+  };
+  for (DType dt : {DType::Float64, DType::Float32, DType::Int64, DType::Int32}) {
+    const std::string t(dtype_name(dt));
+    add("vector_" + t, dt, 85, 5000, {}, YForm::kRows);
+    add("rows_" + t, dt, 37, 3000, {5}, YForm::kRows);
+    add("transposed_" + t, dt, 11, 700, {3}, YForm::kTransposed);
+  }
+  add("one_row_float64", DType::Float64, 9, 400, {4, 2}, YForm::kOneRow);
+  add("empty_index_float64", DType::Float64, 9, 0, {3}, YForm::kRows);
+  NamedGraphs graphs;
+  for (const Case& c : cases) graphs.emplace_back(&c.graph, c.graph.name());
+  const BuildResult built = compile_bundle(graphs, "scatter_modes", opencl_options());
+  Library so(built.library_path);
+  for (const Case& c : cases) {
+    CAPTURE(c.graph.name());
+    const Array want = evaluate(c.graph, c.inputs)[0];
+    const bool exact = !is_float(want.dtype());
+    for (int mode : {-1, 1}) {
+      CAPTURE(mode);
+      const CallResult got = call_opencl_in_mode(so, c.graph.name(), c.inputs, mode == 1, mode);
+      REQUIRE(got.status == KILN_OK);
+      const Array& out = got.outputs[0];
+      REQUIRE(out.shape() == want.shape());
+      // The default is deterministic: the evaluator's sums bit for bit. Atomic float sums
+      // round in another order: each output element sums about 60-120 terms of magnitude ~1,
+      // so the order changes it by far less than 4096 ULP of 1 (seen: 40 ULP for float64,
+      // 64 for float32).
+      double worst = 0;
+      visit_real_dtype(want.dtype(), [&](auto t) {
+        using T = decltype(t);
+        for (int64_t i = 0; i < want.size(); ++i)
+          worst = std::max(worst, std::abs(static_cast<double>(out.data<T>()[i]) - static_cast<double>(want.data<T>()[i])));
+      });
+      if (exact || mode == -1) {
+        CHECK(worst == 0);
+      } else {
+        const double eps = want.dtype() == DType::Float32 ? 1.1920929e-7 : 2.220446e-16;
+        CHECK(worst <= 4096 * eps);
+      }
+    }
+  }
+  // An index out of range fails the call in the atomic mode too, with the deterministic kernel's
+  // message; a mode other than 0 or 1 is refused.
+  {
+    Case& c = cases.front();
+    std::vector<Array> bad = c.inputs;
+    bad[1].data<int64_t>()[1234] = 85;
+    const CallResult want = call_opencl(so, c.graph.name(), bad, false);
+    const CallResult got = call_opencl_in_mode(so, c.graph.name(), bad, false, 1);
+    CHECK(got.status == KILN_ERR_INDEX);
+    CHECK(got.error == want.error);
+    CHECK(got.error.find("index 85 is out of bounds for axis 0 with size 85") != std::string::npos);
+    const kiln_graph_info& info = so.graph(c.graph.name());
+    kiln_context* ctx = info.context_create();
+    using ModeFn = int32_t (*)(kiln_context*, int32_t);
+    auto set_mode = reinterpret_cast<ModeFn>(so.symbol(c.graph.name() + "_context_set_scatter_mode"));
+    CHECK(set_mode(ctx, 2) == KILN_ERR_ARGUMENT);
+    CHECK(std::string(info.context_last_error(ctx)).find("scatter mode 2") != std::string::npos);
+    CHECK(set_mode(nullptr, 1) == KILN_ERR_ARGUMENT);
+    info.context_destroy(ctx);
+  }
+#endif
+}
+
 TEST_CASE("opencl: IfElse runs only the branch taken, its condition read once") {
 #ifndef KILN_TEST_OPENCL
   MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
@@ -835,8 +1073,10 @@ TEST_CASE("opencl: an op without a GPU kernel is a compile-time error naming op,
   for (const char* backend : {"opencl", "cuda"}) {
     CompileOptions o = opencl_options();
     o.backend = backend;
-    // A random variable (fixture random_variables/bernoullirv_bcast_seed0): the GPU backends lack it.
-    const std::vector<std::string> dirs = list_fixture_cases("random_variables/bernoullirv_bcast_seed0");
+    // A random variable with core dimensions (fixture random_core_variables/multinomial_batched):
+    // the GPU backends lack it (the scalar ones, Dirichlet and Categorical draw on Philox
+    // streams: test_gpu_random.cpp).
+    const std::vector<std::string> dirs = list_fixture_cases("random_core_variables/multinomial_batched");
     REQUIRE(!dirs.empty());
     const FixtureCase rv = load_fixture_case(dirs[0]);
     try {
@@ -844,7 +1084,7 @@ TEST_CASE("opencl: an op without a GPU kernel is a compile-time error naming op,
       FAIL("expected a NotImplementedError");
     } catch (const NotImplementedError& e) {
       const std::string what = e.what();
-      CHECK_MESSAGE(what.find("`bernoulli_rv{") != std::string::npos, what);
+      CHECK_MESSAGE(what.find("`multinomial_rv{") != std::string::npos, what);
       CHECK_MESSAGE(what.find("has no " + std::string(backend) + " implementation") != std::string::npos, what);
       CHECK_MESSAGE(what.find("no GPU kernel yet") != std::string::npos, what);
     }

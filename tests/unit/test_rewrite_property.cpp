@@ -1,7 +1,8 @@
 // Property test of the default pipeline: a few hundred seeded random graphs (elementwise
 // chains with broadcasting, reductions, dots, transposes, shared subexpressions) give the same
 // outputs before and after rewriting — through the reference evaluator, and compiled by the C++
-// backend (all graphs in one library, one compile).
+// backend (all graphs in one library, one compile); test_backend_opencl.cpp runs them through
+// the opencl backend too (property_graphs.h).
 #include <doctest/doctest.h>
 
 #include <map>
@@ -13,6 +14,7 @@
 #include "compiled.h"
 #include "eval/evaluator.h"
 #include "fixtures.h"
+#include "property_graphs.h"
 #include "ops/dimshuffle.h"
 #include "ops/dot.h"
 #include "ops/reduce.h"
@@ -160,16 +162,12 @@ Array random_input(const Variable& v, std::mt19937& rng) {
   return a;
 }
 
-struct Case {
-  FunctionGraph original;
-  FunctionGraph rewritten;
-  std::vector<Array> inputs;
-  std::vector<Array> expected;
-  double rtol, atol;
-};
+}  // namespace
 
-std::vector<Case> make_cases() {
-  std::vector<Case> cases;
+namespace kiln::testing {
+
+std::vector<PropertyCase> property_cases() {
+  std::vector<PropertyCase> cases;
   for (int i = 0; i < kGraphs; ++i) {
     DType dt = i % 4 == 3 ? DType::Float32 : DType::Float64;
     FunctionGraph fg = RandomGraph(1000 + static_cast<std::uint32_t>(i), dt).build("g" + std::to_string(i));
@@ -182,13 +180,13 @@ std::vector<Case> make_cases() {
     for (const auto& in : fg.inputs()) inputs.push_back(random_input(*in, rng));
     auto expected = evaluate(fg, inputs);
     bool f32 = dt == DType::Float32;
-    cases.push_back(Case{std::move(fg), std::move(rw), std::move(inputs), std::move(expected),
-                         f32 ? 2e-4 : 1e-9, f32 ? 1e-5 : 1e-11});
+    cases.push_back(PropertyCase{std::move(fg), std::move(rw), std::move(inputs), std::move(expected),
+                                 f32 ? 2e-4 : 1e-9, f32 ? 1e-5 : 1e-11});
   }
   return cases;
 }
 
-void check_outputs(const Case& c, const std::vector<Array>& got, const char* how) {
+void check_property_outputs(const PropertyCase& c, const std::vector<Array>& got, const char* how) {
   REQUIRE(got.size() == c.expected.size());
   for (std::size_t k = 0; k < got.size(); ++k) {
     auto diff = compare_arrays(got[k], c.expected[k], c.rtol, c.atol);
@@ -197,15 +195,15 @@ void check_outputs(const Case& c, const std::vector<Array>& got, const char* how
   }
 }
 
-}  // namespace
+}  // namespace kiln::testing
 
 TEST_CASE("property: random graphs keep their values through the default pipeline (evaluator)") {
   std::size_t before = 0, after = 0;
   std::map<std::string, int> ops_after;
-  for (const Case& c : make_cases()) {
+  for (const PropertyCase& c : property_cases()) {
     INFO("graph " << c.original.name());
     c.rewritten.verify();
-    check_outputs(c, evaluate(c.rewritten, c.inputs), "reference evaluator");
+    check_property_outputs(c, evaluate(c.rewritten, c.inputs), "reference evaluator");
     before += c.original.num_nodes();
     after += c.rewritten.num_nodes();
     for (Apply* n : c.rewritten.toposort()) ops_after[std::string(n->op().name())] += 1;
@@ -220,19 +218,19 @@ TEST_CASE("property: random graphs keep their values through the default pipelin
 }
 
 TEST_CASE("property: random graphs keep their values through the default pipeline (compiled)") {
-  std::vector<Case> cases = make_cases();
+  std::vector<PropertyCase> cases = property_cases();
   NamedGraphs graphs;
-  for (const Case& c : cases) graphs.emplace_back(&c.rewritten, c.original.name());
+  for (const PropertyCase& c : cases) graphs.emplace_back(&c.rewritten, c.original.name());
   for (const BuiltBundle& bundle : build_in_bundles(graphs, "property", 75)) {
     REQUIRE_MESSAGE(bundle.error.empty(), bundle.error);
     Library so(bundle.library_path);
     for (std::size_t i : bundle.members) {
-      const Case& c = cases[i];
+      const PropertyCase& c = cases[i];
       INFO("graph " << c.original.name());
       for (bool into : {false, true}) {
         CallResult r = call_compiled(so.graph(c.original.name()), c.inputs, into);
         REQUIRE_MESSAGE(r.status == KILN_OK, r.error);
-        check_outputs(c, r.outputs, into ? "compiled (call_into)" : "compiled (call)");
+        check_property_outputs(c, r.outputs, into ? "compiled (call_into)" : "compiled (call)");
       }
     }
   }

@@ -8,6 +8,8 @@
 #include "codegen/gpu/emitters.h"
 #include "codegen/gpu/special_select.h"
 #include "ir/error.h"
+#include "ops/random.h"
+#include "ops/random_core.h"
 
 namespace kiln {
 
@@ -77,6 +79,11 @@ std::vector<OpEmitter> gpu_table(const std::string& backend) {
   table.push_back({"Argmax", with_dialect(gpu_emit_argmax), false});
   // A chunked parallel scan; the chunk totals live in the node's workspace slot.
   table.push_back({"CumOp", with_dialect(gpu_emit_cumop), false, false, true});
+  // RandomVariables through Philox4x64-10 streams (the distributions emit_random.cpp draws).
+  for (const RvDistribution& rv : rv_distributions())
+    if (gpu_draws_random_variable(rv.name)) table.push_back({rv.op, with_dialect(gpu_emit_random_variable), false});
+  for (const RvCoreDistribution& rv : rv_core_distributions())
+    if (gpu_draws_core_random_variable(rv.op)) table.push_back({rv.op, with_dialect(gpu_emit_core_random_variable), false});
   // Matrix products: the device's BLAS (CLBlast, cuBLAS; linked when a graph has one) for
   // float operands it reads in place, else a tiled kernel of the node.
   for (const char* op : {"Dot", "Dot22", "Dot22Scalar", "BatchedDot", "Blockwise", "Gemv", "CGemv", "Gemm", "Ger", "CGer"})
@@ -90,6 +97,17 @@ std::vector<UnsupportedOp> gpu_unsupported(const std::vector<OpEmitter>& table) 
       {"OpFromGraph", "inlined before code generation (rewrite/inline_op_from_graph.h), so it never reaches a backend"}};
   for (const OpEmitter& e : cpp_backend_table()) {
     if (std::any_of(table.begin(), table.end(), [&](const OpEmitter& g) { return g.op_name == e.op_name; })) continue;
+    if (find_rv_distribution(e.op_name)) {
+      out.push_back({e.op_name, "no GPU sampler on the Philox streams yet (docs/random.md, \"On the GPU\")"});
+      continue;
+    }
+    if (find_rv_core_distribution(e.op_name) || e.op_name == "PermutationRV" || e.op_name == "ChoiceWithoutReplacement") {
+      out.push_back({e.op_name, e.needs_blas ? "no GPU kernel yet: no sampler for this draw with core dimensions (and "
+                                               "the covariance's factorisation) on the Philox streams (docs/random.md)"
+                                             : "no GPU kernel yet: no sampler for this draw with core dimensions on "
+                                               "the Philox streams (docs/random.md, \"On the GPU\")"});
+      continue;
+    }
     out.push_back({e.op_name, e.needs_blas ? "no GPU kernel yet: LAPACK and linear algebra (cuSOLVER) are not wired up "
                                              "(docs/gpu_backends.md)"
                                            : "no GPU kernel yet (docs/gpu_backends.md lists what the GPU backends do)"});
@@ -151,8 +169,8 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
   b->optional_prologue.push_back({"kg::scan::", {"templates/cpp/prologue/scan.hpp", "templates/gpu/prologue/device_scan.hpp"}, nullptr, "", ""});
   const GpuDialect& d = GpuDialect::get(name);
   b->device_prelude = d.prelude() + "\n" + gpu_copy_kernels(d);
-  b->device_functions = [qualifier = d["special_fn"]](const std::vector<std::string>& code) {
-    return gpu_special_functions(code, qualifier);
+  b->device_functions = [qualifier = d["special_fn"], mulhi = d["mulhi64"]](const std::vector<std::string>& code) {
+    return gpu_special_functions(code, qualifier) + gpu_random_functions(code, mulhi);
   };
   b->scalar_classes = [name](const std::string& op) {
     // A ScalarLoop is written by the shared scalar emitter as a loop over its inner ops.

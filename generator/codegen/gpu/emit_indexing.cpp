@@ -22,7 +22,9 @@
 // the block in order (two updates of one element share their basic coordinates). A boolean mask
 // (one per index) is its nonzero(): the Nonzero kernels write its true elements' coordinates
 // into the node's workspace (the count read back), which then index like arrays.
+#include <algorithm>
 #include <functional>
+#include <iterator>
 
 #include "codegen/c_names.h"
 #include "codegen/c_types.h"
@@ -102,6 +104,15 @@ NodeCode emit_take(const NodeEmitContext& c, const GpuDialect& d, const std::str
                   render_template("templates/gpu/indexing.mustache", k));
 }
 
+// Whether x[idx] += y may also run as the accumulating kernel (scatter_atomic): an add (not
+// set, not ignore_duplicates, whose last write must win) computed in x's own dtype (so adding
+// y converted to it is the same sum) of a type with atomic adds on both dialects.
+bool has_atomic_scatter(DType x, DType y, bool set, bool ignore_duplicates) {
+  static const DType atomic_types[] = {DType::Float32, DType::Float64, DType::Int32, DType::UInt32, DType::Int64, DType::UInt64};
+  return !set && !ignore_duplicates && upcast(x, y) == x &&
+         std::find(std::begin(atomic_types), std::end(atomic_types), x) != std::end(atomic_types);
+}
+
 NodeCode emit_scatter(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend,
                       const std::string& op_name, bool set, bool ignore_duplicates) {
   check_rank(c, backend);
@@ -109,6 +120,10 @@ NodeCode emit_scatter(const NodeEmitContext& c, const GpuDialect& d, const std::
   TemplateData k = indexing_kernel_data(c, d, 2);
   k.set("scatter", true);
   set_update(k, c, d, backend, set);
+  const DType xt = c.in_var(0).dtype(), yt = c.in_var(1).dtype();
+  const bool atomic = has_atomic_scatter(xt, yt, set, ignore_duplicates);
+  k.set("scatter_atomic", atomic);
+  if (atomic) k.set("atomic_value", convert_scalar("b", yt, xt, gpu_scalar_table(backend)));
   k.set("a_source", from_x ? "p[j * xs + xo]" : "q[j * qs + qo]");
   k.set("order_note", set || from_x ? "the last write to an element wins" : "repeated indices accumulate");
   TemplateData host = c.base_data();
@@ -119,6 +134,11 @@ NodeCode emit_scatter(const NodeEmitContext& c, const GpuDialect& d, const std::
   host.set("shape_checks", emit_row_scatter_checks(c, op_name));
   host.set("unsigned_index", c.in_var(2).dtype() == DType::UInt64 ? "true" : "false");
   host.set("kernel_ref", d.kernel_ref(c.kernel_name()));
+  host.set("atomic", atomic);
+  host.set("atomic_kernel_ref", d.kernel_ref(c.kernel_name() + "_atomic"));
+  // Integer adds commute exactly: their atomic kernel gives the deterministic result, always.
+  host.set("atomic_always", is_integer(xt) ? "true" : "false");
+  host.set("atomic_64", dtype_size(xt) == 8 ? "true" : "false");
   return NodeCode(render_template("templates/gpu/host/scatter.mustache", host),
                   render_template("templates/gpu/indexing.mustache", k));
 }

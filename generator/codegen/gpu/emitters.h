@@ -93,6 +93,16 @@ TemplateData gpu_sort_data(const GpuDialect& d, const std::string& name, const s
 /// a work-group tree (local memory and barriers; CUDA ends with warp shuffles). The kernel names
 /// its work-item `tid` and the group size `gs` (a power of two).
 std::string gpu_group_tree(const GpuDialect& d, const std::string& combine, const std::string& A, const std::string& a);
+/// RandomVariable: Philox4x64-10 streams, one per output element, parameters checked through
+/// the device status word, next_rng one PCG64 step on (emit_random.cpp; docs/random.md).
+NodeCode gpu_emit_random_variable(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// Whether the GPU backends draw the distribution named `dist_name` (RvDistribution::name).
+bool gpu_draws_random_variable(std::string_view dist_name);
+/// DirichletRV and CategoricalRV (draws with one core dimension): one work-item per batch
+/// element on its own Philox stream (emit_random.cpp).
+NodeCode gpu_emit_core_random_variable(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// Whether the GPU backends draw the RandomVariable with core dimensions `op_name`.
+bool gpu_draws_core_random_variable(std::string_view op_name);
 /// The strided copy kernels every device source has (kg::copy_tensor), and the kernel writing
 /// int64 values passed as arguments (kg::put_int64).
 std::string gpu_copy_kernels(const GpuDialect& d);

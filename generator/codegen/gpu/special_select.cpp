@@ -84,4 +84,12 @@ std::string gpu_special_functions(const std::vector<std::string>& device_code, c
   return out;
 }
 
+std::string gpu_random_functions(const std::vector<std::string>& device_code, const std::string& mulhi) {
+  bool called = false;
+  for (const std::string& text : device_code)
+    called = called || text.find("kiln_rv_") != std::string::npos || text.find("kiln_philox_") != std::string::npos;
+  if (!called) return "";
+  return "#define KILN_MULHI64 " + mulhi + "\n" + std::string(embedded_file("templates/gpu/random_math.h"));
+}
+
 }  // namespace kiln

@@ -14,4 +14,9 @@ namespace kiln {
 /// of KILN_SPECIAL_FN as `qualifier` (the dialect's special_fn row); empty when it calls none.
 std::string gpu_special_functions(const std::vector<std::string>& device_code, const std::string& qualifier);
 
+/// The random-variable functions (templates/gpu/random_math.h: Philox4x64-10 and the samplers)
+/// when `device_code` calls one (kiln_rv_ or kiln_philox_), after the definition of KILN_MULHI64
+/// as `mulhi` (the dialect's mulhi64 row); empty otherwise, so other sources are unchanged.
+std::string gpu_random_functions(const std::vector<std::string>& device_code, const std::string& mulhi);
+
 }  // namespace kiln

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "ir/error.h"
+
 #include "ops/scalar/composite.h"
 
 namespace kiln {
@@ -150,10 +152,12 @@ std::vector<DType> ScalarOp::output_dtypes(const std::vector<DType>& in) const {
     throw std::invalid_argument(name + " " + why + " (input " + std::to_string(i) + " is " +
                                 std::string(dtype_name(in[i])) + ")");
   };
+  // Not a type error: PyTensor computes these on complex numbers (with NumPy), kiln does not yet.
   if (id_ != ScalarOpId::Composite)
     for (std::size_t i = 0; i < in.size(); ++i)
       if (is_complex(in[i]) && !scalar_op_takes_complex(id_))
-        refuse(i, "does not take complex numbers in kiln yet (not implemented)");
+        throw NotImplementedError(name + " does not take complex numbers in kiln yet (input " + std::to_string(i) +
+                                  " is " + std::string(dtype_name(in[i])) + ")");
   switch (info().rule) {
     case DTypeRule::ComplexPart:
       return {complex_part_dtype(in[0])};

@@ -86,15 +86,30 @@ def _bessel_j(order: int):
     return build
 
 
+def _degrees(numerator: float, denominator: float):
+    def build(x, out_dtype):
+        import pytensor.scalar as ps
+
+        # np.deg2rad / np.rad2deg: x times pi/180 or 180/pi, that quotient itself computed in
+        # the output's dtype (npy_deg2radf is x*(NPY_PIf/180.0f)); float32 for 8- and 16-bit
+        # integers, as PyTensor's upgrade_to_float and its impl for int8 say.
+        factor = np.asarray(numerator, dtype=out_dtype) / np.asarray(denominator, dtype=out_dtype)
+        return ps.cast(x, out_dtype) * ps.constant(np.asarray(factor, dtype=out_dtype))
+    return build
+
+
 #: Scalar ops the format does not have, as Composites of ops it has (built over the op's input
 #: types, so they also give kiln's differentiation something to differentiate): GammaU and
 #: GammaL are what their impl() computes (SciPy's regularised function times gamma(k)); J0 and
-#: J1 are jv of order 0 and 1 (with jv's order constant in the output's dtype).
+#: J1 are jv of order 0 and 1 (with jv's order constant in the output's dtype); Deg2Rad and
+#: Rad2Deg are NumPy's product by pi/180 or 180/pi in the output dtype.
 LOWERED_SCALAR_OPS = {
     "GammaU": (_gamma_times("gammaincc"), False),
     "GammaL": (_gamma_times("gammainc"), False),
     "J0": (_bessel_j(0), True),
     "J1": (_bessel_j(1), True),
+    "Deg2Rad": (_degrees(np.pi, 180), True),
+    "Rad2Deg": (_degrees(180, np.pi), True),
 }
 
 

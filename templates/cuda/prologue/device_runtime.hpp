@@ -116,6 +116,7 @@ struct DevCtx {
   /// with products), created on first use and released with the context.
   void* blas = nullptr;
   void (*release_blas)(void*) = nullptr;
+  bool atomic_scatter = false;  ///< NAME_context_set_scatter_mode
 };
 
 inline DevCtx* dev_of(Ctx* c) { return reinterpret_cast<DevCtx*>(c); }
@@ -153,6 +154,20 @@ inline int32_t set_stream(Ctx* c, cudaStream_t stream) {
   dev_of(c)->stream = stream;
   return KILN_OK;
 }
+
+/// The scatter mode NAME_context_set_scatter_mode sets: 0 deterministic (x[idx] += y walks the
+/// indices in order, bit for bit the C++ backend's result; the default), 1 accumulating with
+/// atomics (parallel over every element of y, float sums in a run-dependent order).
+inline int32_t set_scatter_mode(Ctx* c, int32_t mode) {
+  if (mode != 0 && mode != 1)
+    return fail(c, KILN_ERR_ARGUMENT, "scatter mode %d: 0 (deterministic) or 1 (atomic)", static_cast<int>(mode));
+  dev_of(c)->atomic_scatter = mode == 1;
+  return KILN_OK;
+}
+
+/// Whether a scatter runs its accumulating kernel: integer adds always (`always`: exact in any
+/// order), float adds in the atomic mode (atomicAdd has every width kiln uses from sm_60 on).
+inline bool scatter_atomic(Ctx* c, bool always, bool /*needs_64*/) { return always || dev_of(c)->atomic_scatter; }
 
 inline int32_t check_device(Ctx* c) {
   if (device().id < 0) return fail(c, KILN_ERR_DEVICE, "CUDA is unavailable: %s", device().error);

@@ -13,6 +13,7 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
+#include <cctype>
 #include <cstdint>
 #include <deque>
 #include <cstdio>
@@ -78,14 +79,17 @@ struct DTensor {
   }
 };
 
-/// The library's OpenCL device: the first platform's first GPU, else its first device of any
-/// kind, and the program of every kernel, built once (the first context creates it).
+/// The library's OpenCL device: the one KILN_OPENCL_DEVICE names, else the first platform's
+/// first GPU, else its first device of any kind; and the program of every kernel, built once
+/// (the first context creates it).
 struct Device {
   cl_device_id device = nullptr;
   cl_context context = nullptr;
   cl_program program = nullptr;
   size_t max_group = 1;    ///< CL_DEVICE_MAX_WORK_GROUP_SIZE
   cl_uint compute_units = 1;
+  bool int64_atomics = false;  ///< cl_khr_int64_base_atomics (the 64-bit atomic scatter)
+  char name[256] = "";     ///< "platform name / device name"
   char error[1024] = "";   ///< why there is no device or program (empty when there is)
 };
 
@@ -108,6 +112,93 @@ inline const char* cl_error_text(cl_int e) {
   }
 }
 
+/// One device of the machine, as KILN_OPENCL_DEVICE names it: its platform and device index
+/// (the order clGetPlatformIDs and clGetDeviceIDs give, as `clinfo -l` lists them) and
+/// "platform name / device name".
+struct DeviceChoice {
+  unsigned platform = 0, index = 0;
+  cl_device_id id = nullptr;
+  cl_device_type type = 0;
+  char name[256] = "";
+};
+
+inline std::vector<DeviceChoice> list_devices(const std::vector<cl_platform_id>& platforms) {
+  std::vector<DeviceChoice> all;
+  for (unsigned p = 0; p < platforms.size(); ++p) {
+    cl_uint n = 0;
+    if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 0, nullptr, &n) != CL_SUCCESS || n == 0) continue;
+    std::vector<cl_device_id> ids(n);
+    if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, n, ids.data(), nullptr) != CL_SUCCESS) continue;
+    char platform_name[120] = "", device_name[120] = "";
+    clGetPlatformInfo(platforms[p], CL_PLATFORM_NAME, sizeof platform_name - 1, platform_name, nullptr);
+    for (unsigned k = 0; k < n; ++k) {
+      DeviceChoice c;
+      c.platform = p;
+      c.index = k;
+      c.id = ids[k];
+      clGetDeviceInfo(ids[k], CL_DEVICE_TYPE, sizeof c.type, &c.type, nullptr);
+      device_name[0] = '\0';
+      clGetDeviceInfo(ids[k], CL_DEVICE_NAME, sizeof device_name - 1, device_name, nullptr);
+      std::snprintf(c.name, sizeof c.name, "%s / %s", platform_name, device_name);
+      all.push_back(c);
+    }
+  }
+  return all;
+}
+
+/// Whether text `a` equals `b` (lower case), ignoring case.
+inline bool equals_lower(const char* a, const char* b) {
+  for (; *a && *b; ++a, ++b)
+    if (std::tolower(static_cast<unsigned char>(*a)) != *b) return false;
+  return *a == *b;
+}
+
+/// Whether KILN_OPENCL_DEVICE's `want` names `c`: "P:D" (its platform and device index), a
+/// device type ("gpu", "cpu", "accelerator"), or text its "platform / device" name contains,
+/// ignoring case.
+inline bool names_device(const char* want, const DeviceChoice& c) {
+  unsigned p = 0, k = 0;
+  char rest = 0;
+  if (std::sscanf(want, "%u:%u%c", &p, &k, &rest) == 2) return p == c.platform && k == c.index;
+  if (equals_lower(want, "gpu")) return (c.type & CL_DEVICE_TYPE_GPU) != 0;
+  if (equals_lower(want, "cpu")) return (c.type & CL_DEVICE_TYPE_CPU) != 0;
+  if (equals_lower(want, "accelerator")) return (c.type & CL_DEVICE_TYPE_ACCELERATOR) != 0;
+  const size_t n = std::strlen(want);
+  for (const char* s = c.name; *s; ++s) {
+    size_t i = 0;
+    while (i < n && s[i] && std::tolower(static_cast<unsigned char>(s[i])) == std::tolower(static_cast<unsigned char>(want[i]))) ++i;
+    if (i == n) return true;
+  }
+  return false;
+}
+
+/// Picks the device (KILN_OPENCL_DEVICE, else the first GPU, else the first device) into `d`,
+/// or writes why none is picked into d->error.
+inline void pick_device(Device* d, const std::vector<cl_platform_id>& platforms) {
+  const std::vector<DeviceChoice> all = list_devices(platforms);
+  const char* want = std::getenv("KILN_OPENCL_DEVICE");
+  const DeviceChoice* chosen = nullptr;
+  if (want && *want) {
+    for (const DeviceChoice& c : all)
+      if (!chosen && names_device(want, c)) chosen = &c;
+  } else {
+    for (const DeviceChoice& c : all)
+      if (!chosen && (c.type & CL_DEVICE_TYPE_GPU)) chosen = &c;
+    if (!chosen && !all.empty()) chosen = &all.front();
+  }
+  if (chosen) {
+    d->device = chosen->id;
+    std::snprintf(d->name, sizeof d->name, "%s", chosen->name);
+    return;
+  }
+  int at = want && *want ? std::snprintf(d->error, sizeof d->error, "KILN_OPENCL_DEVICE=\"%.100s\" names no OpenCL device (give \"platform:device\" indices, gpu, cpu, accelerator or part of a name); the devices:", want)
+                         : std::snprintf(d->error, sizeof d->error, "no OpenCL device on %u platform(s)", static_cast<unsigned>(platforms.size()));
+  for (const DeviceChoice& c : all) {
+    if (!(want && *want) || at < 0 || static_cast<size_t>(at) >= sizeof d->error) break;
+    at += std::snprintf(d->error + at, sizeof d->error - static_cast<size_t>(at), " %u:%u \"%s\"", c.platform, c.index, c.name);
+  }
+}
+
 inline Device& device() {
   static Device* dev = [] {
     auto* d = new Device;  // never destroyed: buffers handed to callers may outlive everything
@@ -119,17 +210,16 @@ inline Device& device() {
     }
     std::vector<cl_platform_id> platforms(n_platforms);
     clGetPlatformIDs(n_platforms, platforms.data(), nullptr);
-    for (cl_device_type type : {cl_device_type(CL_DEVICE_TYPE_GPU), cl_device_type(CL_DEVICE_TYPE_ALL)}) {
-      for (cl_platform_id p : platforms)
-        if (!d->device && clGetDeviceIDs(p, type, 1, &d->device, nullptr) != CL_SUCCESS) d->device = nullptr;
-      if (d->device) break;
-    }
-    if (!d->device) {
-      std::snprintf(d->error, sizeof d->error, "no OpenCL device on %u platform(s)", n_platforms);
-      return d;
-    }
+    pick_device(d, platforms);
+    if (!d->device) return d;
     clGetDeviceInfo(d->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_group, &d->max_group, nullptr);
     clGetDeviceInfo(d->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof d->compute_units, &d->compute_units, nullptr);
+    size_t extensions_length = 0;
+    if (clGetDeviceInfo(d->device, CL_DEVICE_EXTENSIONS, 0, nullptr, &extensions_length) == CL_SUCCESS) {
+      std::vector<char> extensions(extensions_length + 1, '\0');
+      clGetDeviceInfo(d->device, CL_DEVICE_EXTENSIONS, extensions_length, extensions.data(), nullptr);
+      d->int64_atomics = std::strstr(extensions.data(), "cl_khr_int64_base_atomics") != nullptr;
+    }
     d->context = clCreateContext(nullptr, 1, &d->device, nullptr, nullptr, &e);
     if (e != CL_SUCCESS) {
       std::snprintf(d->error, sizeof d->error, "clCreateContext failed (%s, %d)", cl_error_text(e), e);
@@ -187,6 +277,7 @@ struct DevCtx {
   std::vector<std::pair<const void*, cl_mem>> constants;      ///< uploaded once per context
   cl_mem status = nullptr;  ///< the device status word (templates/gpu/prologue/device_status.hpp)
   StatusLog status_log;     ///< the current call's checks
+  bool atomic_scatter = false;  ///< NAME_context_set_scatter_mode
 };
 
 inline DevCtx* dev_of(Ctx* c) { return reinterpret_cast<DevCtx*>(c); }
@@ -227,6 +318,23 @@ inline void destroy_device_context(Ctx* c) {
   for (int32_t i = 0; i < c->num_slots; ++i) std::free(c->slots[i].data);
   std::free(c->slots);
   delete d;
+}
+
+/// The scatter mode NAME_context_set_scatter_mode sets: 0 deterministic (x[idx] += y walks the
+/// indices in order, bit for bit the C++ backend's result; the default), 1 accumulating with
+/// atomics (parallel over every element of y, float sums in a run-dependent order).
+inline int32_t set_scatter_mode(Ctx* c, int32_t mode) {
+  if (mode != 0 && mode != 1)
+    return fail(c, KILN_ERR_ARGUMENT, "scatter mode %d: 0 (deterministic) or 1 (atomic)", static_cast<int>(mode));
+  dev_of(c)->atomic_scatter = mode == 1;
+  return KILN_OK;
+}
+
+/// Whether a scatter runs its accumulating kernel: integer adds always (`always`: exact in any
+/// order), float adds in the atomic mode; 64-bit ones only where the device has
+/// cl_khr_int64_base_atomics (the deterministic kernel otherwise).
+inline bool scatter_atomic(Ctx* c, bool always, bool needs_64) {
+  return (always || dev_of(c)->atomic_scatter) && (!needs_64 || device().int64_atomics);
 }
 
 /// Replaces the context's queue with the caller's (which must be on the library's cl_context):

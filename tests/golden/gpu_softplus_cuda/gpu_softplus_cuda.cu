@@ -229,6 +229,19 @@ KILN_FN void kiln_raise(int32_t* st, const int64_t check, const int64_t value) {
     *reinterpret_cast<long long*>(st + 2) = value;
 }
 
+// The accumulating scatter's adds (indexing.mustache, scatter_atomic): CUDA's atomicAdd (64-bit
+// integers as unsigned long long: two's complement adds alike; double needs sm_60).
+KILN_FN void kiln_atomic_add_int32_t(int32_t* p, const int32_t v) { atomicAdd(reinterpret_cast<int*>(p), v); }
+KILN_FN void kiln_atomic_add_uint32_t(uint32_t* p, const uint32_t v) { atomicAdd(reinterpret_cast<unsigned*>(p), v); }
+KILN_FN void kiln_atomic_add_int64_t(int64_t* p, const int64_t v) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+KILN_FN void kiln_atomic_add_uint64_t(uint64_t* p, const uint64_t v) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+KILN_FN void kiln_atomic_add_float(float* p, const float v) { atomicAdd(p, v); }
+KILN_FN void kiln_atomic_add_double(double* p, const double v) { atomicAdd(p, v); }
+
 // Scalar helpers of kiln's GPU kernels, written once for every GPU dialect (OpenCL C and
 // CUDA): the integer and float semantics NumPy defines and C leaves undefined or different
 // (wrapping integer arithmetic, floor division and modulo by zero, NaN-propagating max/min,
@@ -2259,6 +2272,7 @@ struct DevCtx {
   /// with products), created on first use and released with the context.
   void* blas = nullptr;
   void (*release_blas)(void*) = nullptr;
+  bool atomic_scatter = false;  ///< NAME_context_set_scatter_mode
 };
 
 inline DevCtx* dev_of(Ctx* c) { return reinterpret_cast<DevCtx*>(c); }
@@ -2296,6 +2310,20 @@ inline int32_t set_stream(Ctx* c, cudaStream_t stream) {
   dev_of(c)->stream = stream;
   return KILN_OK;
 }
+
+/// The scatter mode NAME_context_set_scatter_mode sets: 0 deterministic (x[idx] += y walks the
+/// indices in order, bit for bit the C++ backend's result; the default), 1 accumulating with
+/// atomics (parallel over every element of y, float sums in a run-dependent order).
+inline int32_t set_scatter_mode(Ctx* c, int32_t mode) {
+  if (mode != 0 && mode != 1)
+    return fail(c, KILN_ERR_ARGUMENT, "scatter mode %d: 0 (deterministic) or 1 (atomic)", static_cast<int>(mode));
+  dev_of(c)->atomic_scatter = mode == 1;
+  return KILN_OK;
+}
+
+/// Whether a scatter runs its accumulating kernel: integer adds always (`always`: exact in any
+/// order), float adds in the atomic mode (atomicAdd has every width kiln uses from sm_60 on).
+inline bool scatter_atomic(Ctx* c, bool always, bool /*needs_64*/) { return always || dev_of(c)->atomic_scatter; }
 
 inline int32_t check_device(Ctx* c) {
   if (device().id < 0) return fail(c, KILN_ERR_DEVICE, "CUDA is unavailable: %s", device().error);
@@ -3077,6 +3105,13 @@ KILN_EXPORT const kiln_graph_info* gpu_softplus_cuda_info(void) {
 /// default stream); the caller orders its own work on the same stream.
 KILN_EXPORT int32_t gpu_softplus_cuda_context_set_stream(kiln_context* ctx, cudaStream_t stream) {
   return ctx ? kg::set_stream(kg::ctx_of(ctx), stream) : KILN_ERR_ARGUMENT;
+}
+/// Chooses how x[idx] += y scatters (AdvancedIncSubtensor1): 0 deterministic, in the indices'
+/// order, bit for bit the C++ backend's result (the default); 1 accumulating with atomics, in
+/// parallel over every element of y (float sums then round in a run-dependent order). Integer
+/// scatters always use atomics, which give them the deterministic result.
+KILN_EXPORT int32_t gpu_softplus_cuda_context_set_scatter_mode(kiln_context* ctx, int32_t mode) {
+  return ctx ? kg::set_scatter_mode(kg::ctx_of(ctx), mode) : KILN_ERR_ARGUMENT;
 }
 }  // extern "C"
 

@@ -1,0 +1,297 @@
+// RandomVariable nodes on a GPU (issue 19): draws through Philox4x64-10 streams, one per output
+// element (templates/gpu/random_math.h, templates/gpu/random.mustache; docs/random.md, "On the
+// GPU"). The host code is the C++ backend's shape logic (the same broadcast and size checks and
+// messages); one kernel checks every parameter tuple of the parameters' broadcast shape — a
+// refused one claims the device status word with the C++ backend's message, one check per
+// message of the distribution — draws every output element from its own stream, and writes
+// next_rng. The draws are not NumPy's PCG64 stream: a different generator, GPU-friendly
+// algorithms (Box-Muller normals, Marsaglia-Tsang gammas, PTRS Poisson, BTRS binomials).
+// DirichletRV and CategoricalRV (one core dimension) take one work-item and one stream per
+// batch element (templates/gpu/random_core.mustache), the batch shape as the C++ backend's
+// draws_shape computes it.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "codegen/c_names.h"
+#include "codegen/c_types.h"
+#include "codegen/gpu/emitters.h"
+#include "ir/error.h"
+#include "ops/random.h"
+#include "ops/random_core.h"
+
+namespace kiln {
+
+namespace {
+
+/// A distribution the GPU draws: the random_math.h functions kiln_rv_<name>_check and
+/// kiln_rv_<name>, the C++ backend's messages in the order of the check's numbers, and the
+/// real parameters whose float32-ness the formula keeps (passed as 0/1 after the parameters).
+struct GpuRvDistribution {
+  std::string_view name;
+  std::vector<std::string> messages;
+  std::vector<int> singles;
+  bool check_takes_singles = false;
+};
+
+const std::vector<GpuRvDistribution>& gpu_rv_distributions() {
+  const std::string domain = kiln_random::rv::kScipyDomainError;
+  static const std::vector<GpuRvDistribution> list = {
+      {"uniform", {"Range exceeds valid bounds", "high - low < 0"}, {}},
+      {"triangular", {"left > mode", "mode > right", "left == right"}, {}},
+      {"beta", {"a <= 0", "b <= 0"}, {}},
+      {"normal", {"scale < 0"}, {}},
+      {"lognormal", {"sigma < 0"}, {}},
+      {"gamma", {"shape < 0", "scale < 0"}, {}},
+      {"exponential", {"scale < 0"}, {}},
+      {"weibull", {"a < 0"}, {}},
+      {"logistic", {"scale < 0"}, {}},
+      {"vonmises", {"kappa < 0"}, {}},
+      {"invgamma", {"shape < 0", "scale < 0"}, {}},
+      {"wald", {"mean <= 0", "scale <= 0"}, {}},
+      {"laplace", {"scale < 0"}, {}},
+      {"poisson", {"lam value too large", "lam < 0 or lam contains NaNs"}, {}},
+      {"geometric", {"p <= 0, p > 1 or p contains NaNs"}, {}},
+      {"hypergeometric",
+       {"ngood < 0", "nsample < 0", "ngood + nbad < nsample", "nbad < 0", "both ngood and nbad must be less than 1000000000"},
+       {}},
+      {"binomial", {"n < 0", "p < 0, p > 1 or p contains NaNs"}, {}},
+      {"integers", {"low >= high"}, {}},
+      {"halfnormal", {domain}, {}},
+      {"t", {domain}, {}},
+      {"gumbel", {domain}, {}},
+      {"halfcauchy", {domain}, {}},
+      {"pareto", {domain}, {0}},
+      {"truncexpon", {domain}, {0}},
+      {"bernoulli", {domain}, {}},
+      {"negative_binomial", {domain, "n too large or p too small, see Generator.negative_binomial Notes"}, {}},
+      {"cauchy", {domain}, {}},
+      {"gengamma", {domain}, {0, 1}, true},
+      {"beta_binomial", {domain}, {}},
+  };
+  return list;
+}
+
+const GpuRvDistribution* find_gpu_rv(std::string_view name) {
+  for (const GpuRvDistribution& d : gpu_rv_distributions())
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+// Statements decoding flat index `e` over the lengths `len`0..5 into each parameter's offset
+// o<i> (strides p<i>s0..5, 0 where it broadcasts).
+std::string rv_decode(const std::string& len, int nparams) {
+  std::string out = "    int64_t r = e, i;\n";
+  for (int k = 0; k < nparams; ++k) out += "    int64_t o" + std::to_string(k) + " = 0;\n";
+  for (int d = 5; d >= 0; --d) {
+    const std::string D = std::to_string(d);
+    out += d > 0 ? "    i = r % " + len + D + "; r /= " + len + D + ";" : "    i = r;";
+    for (int k = 0; k < nparams; ++k) out += " o" + std::to_string(k) + " += i * p" + std::to_string(k) + "s" + D + ";";
+    if (d > 0) out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+bool gpu_draws_random_variable(std::string_view dist_name) { return find_gpu_rv(dist_name) != nullptr; }
+
+NodeCode gpu_emit_random_variable(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend) {
+  const auto& op = static_cast<const RandomVariable&>(c.node().op());
+  const RvDistribution& dist = op.distribution();
+  const GpuRvDistribution* g = find_gpu_rv(dist.name);
+  if (!g)
+    throw NotImplementedError("`" + op.str() + "` (" + std::string(dist.op) + ") has no " + backend +
+                              " implementation: no GPU sampler for it on the Philox streams yet (docs/random.md)");
+  const int nparams = static_cast<int>(dist.params.size());
+  const int orank = c.out_var(1).ndim();
+  if (orank > 6)
+    throw NotImplementedError("`" + op.str() + "` with draws of rank " + std::to_string(orank) + " has no " + backend +
+                              " implementation: the draw kernel handles rank 6 at most");
+  int prank = 0;
+  for (int i = 0; i < nparams; ++i) prank = std::max(prank, c.in_var(2 + i).ndim());
+  const DType out_dt = c.out_var(1).dtype();
+  const std::string ostore = gpu_storage_type(out_dt);
+
+  // The kernel.
+  TemplateData k = d.data();
+  const std::string name = c.kernel_name();
+  k.set("name", name);
+  k.set("comment", comment_text(op.str(), 100));
+  k.set("rng_param", d.buffer_param("uint64_t", "rng", true));
+  k.set("rng_bind", d.buffer_bind("uint64_t", "rng", true));
+  k.set("next_param", d.buffer_param("uint64_t", "next", false));
+  k.set("next_bind", d.buffer_bind("uint64_t", "next", false));
+  k.set("out_param", d.buffer_param(ostore, "out", false));
+  k.set("out_bind", d.buffer_bind(ostore, "out", false));
+  k.set("st_param", d.buffer_param("int32_t", "st", false));
+  k.set("st_bind", d.buffer_bind("int32_t", "st", false));
+  TemplateData params{TemplateData::type::list};
+  std::string reads, args, stride_params;
+  for (int i = 0; i < nparams; ++i) {
+    const std::string I = std::to_string(i), p = "p" + I;
+    const std::string storage = gpu_storage_type(c.in_var(2 + i).dtype());
+    const bool integer = dist.params[static_cast<std::size_t>(i)].integer;
+    TemplateData item;
+    item.set("param", d.buffer_param(storage, p, true));
+    item.set("bind", d.buffer_bind(storage, p, true));
+    params.push_back(item);
+    reads += std::string("    const ") + (integer ? "int64_t" : "double") + " x" + I + " = (" +
+             (integer ? "int64_t" : "double") + ")" + p + "[o" + I + "];\n";
+    args += ", x" + I;
+    for (int s = 0; s < 6; ++s) stride_params += ", const int64_t " + p + "s" + std::to_string(s);
+  }
+  std::string singles;
+  for (int i : g->singles) singles += c.in_var(2 + i).dtype() == DType::Float32 ? ", 1" : ", 0";
+  const std::string check_args = args.empty() ? "" : args.substr(2);
+  k.set("params", params);
+  k.set("stride_params", stride_params);
+  if (!reads.empty()) reads.pop_back();  // the template ends the line
+  k.set("reads", reads);
+  k.set("decode_check", rv_decode("c", nparams));
+  k.set("decode_draw", rv_decode("n", nparams));
+  k.set("check_call", "kiln_rv_" + std::string(g->name) + "_check(" + check_args + (g->check_takes_singles ? singles : "") + ")");
+  const std::string draw = "kiln_rv_" + std::string(g->name) + "(&s" + args + singles + ")";
+  const auto convert = [&](const std::string& v) {
+    return out_dt == DType::Bool ? "(uint8_t)((" + v + ") != 0)" : "(" + ostore + ")(" + v + ")";
+  };
+  k.set("draw", convert(draw));
+  TemplateData zero_scale{TemplateData::type::list};
+  if (dist.zero_scale_param >= 0) {
+    TemplateData z;
+    z.set("scale", "x" + std::to_string(dist.zero_scale_param));
+    z.set("loc", convert(dist.loc_param >= 0 ? "x" + std::to_string(dist.loc_param) : std::string("0.0")));
+    zero_scale.push_back(z);
+  }
+  k.set("zero_scale", zero_scale);
+  k.set("zero", convert("0"));
+
+  // The host code.
+  TemplateData host = c.base_data();
+  host.set("op_comment", comment_text(op.str()));
+  host.set("kernel_ref", d.kernel_ref(name));
+  host.set("rng", c.in(0));
+  TemplateData hparams{TemplateData::type::list};
+  for (int i = 0; i < nparams; ++i) {
+    TemplateData p;
+    p.set("i", std::to_string(i));
+    p.set("name", c.in(2 + i));
+    p.set("ndim", std::to_string(c.in_var(2 + i).ndim()));
+    hparams.push_back(p);
+  }
+  host.set("params", hparams);
+  TemplateData size{TemplateData::type::list}, size_read{TemplateData::type::list}, size_static{TemplateData::type::list};
+  if (c.in_var(1).type().kind != TypeKind::None) {
+    TemplateData item;
+    item.set("size", c.in(1));
+    size.push_back(item);
+    const Shape& shape = c.out_var(1).type().shape;
+    if (std::all_of(shape.begin(), shape.end(), [](std::int64_t n) { return n >= 0; })) {
+      // Constant entries: the lengths are known here, nothing is read from the device.
+      std::string assign;
+      for (int dd = 0; dd < orank; ++dd)
+        assign += c.out(1) + ".shape[" + std::to_string(dd) + "] = " + std::to_string(shape[static_cast<std::size_t>(dd)]) + ";\n";
+      TemplateData s;
+      s.set("assign", assign);
+      size_static.push_back(s);
+    } else {
+      size_read.push_back(item);
+    }
+  }
+  host.set("size", size);
+  host.set("size_read", size_read);
+  host.set("size_static", size_static);
+  TemplateData messages{TemplateData::type::list};
+  for (const std::string& m : g->messages) {
+    TemplateData item;
+    item.set("text", c_string_literal(m));
+    messages.push_back(item);
+  }
+  host.set("messages", messages);
+  host.set("nparams_or_1", std::to_string(nparams > 0 ? nparams : 1));
+  host.set("prank", std::to_string(prank));
+  host.set("prank_or_1", std::to_string(prank > 0 ? prank : 1));
+  host.set("orank", std::to_string(orank));
+  host.set("orank_or_1", std::to_string(orank > 0 ? orank : 1));
+  std::string stride_args;
+  for (int i = 0; i < nparams; ++i)
+    for (int s = 0; s < 6; ++s) stride_args += ", pstr[" + std::to_string(i) + "][" + std::to_string(s) + "]";
+  host.set("stride_args", stride_args);
+  return NodeCode(render_template("templates/gpu/host/random_variable.mustache", host),
+                  render_template("templates/gpu/random.mustache", k));
+}
+
+bool gpu_draws_core_random_variable(std::string_view op_name) {
+  return op_name == "DirichletRV" || op_name == "CategoricalRV";
+}
+
+NodeCode gpu_emit_core_random_variable(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend) {
+  const auto& op = static_cast<const CoreRandomVariable&>(c.node().op());
+  const RvCoreDistribution& dist = op.distribution();
+  const bool dirichlet = dist.kind == kiln_random::core::Kind::Dirichlet;
+  if (!gpu_draws_core_random_variable(dist.op))
+    throw NotImplementedError("`" + op.str() + "` (" + std::string(dist.op) + ") has no " + backend +
+                              " implementation: no GPU sampler for it on the Philox streams yet (docs/random.md)");
+  const int orank = c.out_var(1).ndim(), bn = orank - (dirichlet ? 1 : 0);
+  const Variable& pv = c.in_var(2);
+  if (bn > 6 || pv.ndim() - 1 > 6)
+    throw NotImplementedError("`" + op.str() + "` with " + std::to_string(bn) + " batch dimensions has no " + backend +
+                              " implementation: the draw kernel handles 6 at most");
+  const DType out_dt = c.out_var(1).dtype();
+  const std::string ostore = gpu_storage_type(out_dt), pstore = gpu_storage_type(pv.dtype());
+  TemplateData k = d.data();
+  const std::string name = c.kernel_name();
+  k.set("name", name);
+  k.set("comment", comment_text(op.str(), 100));
+  k.set("rng_param", d.buffer_param("uint64_t", "rng", true));
+  k.set("rng_bind", d.buffer_bind("uint64_t", "rng", true));
+  k.set("next_param", d.buffer_param("uint64_t", "next", false));
+  k.set("next_bind", d.buffer_bind("uint64_t", "next", false));
+  k.set("out_param", d.buffer_param(ostore, "out", false));
+  k.set("out_bind", d.buffer_bind(ostore, "out", false));
+  k.set("p_param", d.buffer_param(pstore, "p", true));
+  k.set("p_bind", d.buffer_bind(pstore, "p", true));
+  k.set("st_param", d.buffer_param("int32_t", "st", false));
+  k.set("st_bind", d.buffer_bind("int32_t", "st", false));
+  k.set("stype", ostore);
+  k.set("dirichlet", dirichlet);
+  k.set("categorical", !dirichlet);
+  // Categorical's running sum in p's dtype (an integer or bool p sums in int64, as NumPy's cumsum).
+  k.set("acc", pv.dtype() == DType::Float32 ? "float" : pv.dtype() == DType::Float64 ? "double" : "int64_t");
+
+  TemplateData host = c.base_data();
+  host.set("op_comment", comment_text(op.str()));
+  host.set("kernel_ref", d.kernel_ref(name));
+  host.set("rng", c.in(0));
+  host.set("p", c.in(2));
+  host.set("pndim", std::to_string(pv.ndim()));
+  host.set("bn", std::to_string(bn));
+  host.set("bn_or_1", std::to_string(bn > 0 ? bn : 1));
+  host.set("dirichlet", dirichlet);
+  const bool has_size = c.in_var(1).type().kind != TypeKind::None;
+  host.set("has_size", has_size ? "true" : "false");
+  TemplateData size{TemplateData::type::list}, size_read{TemplateData::type::list}, size_static{TemplateData::type::list};
+  if (has_size) {
+    TemplateData item;
+    item.set("size", c.in(1));
+    size.push_back(item);
+    const Shape& shape = c.out_var(1).type().shape;
+    if (std::all_of(shape.begin(), shape.begin() + bn, [](std::int64_t n) { return n >= 0; })) {
+      std::string assign;
+      for (int dd = 0; dd < bn; ++dd)
+        assign += "batch[" + std::to_string(dd) + "] = " + std::to_string(shape[static_cast<std::size_t>(dd)]) + ";\n";
+      TemplateData s;
+      s.set("assign", assign);
+      size_static.push_back(s);
+    } else {
+      size_read.push_back(item);
+    }
+  }
+  host.set("size", size);
+  host.set("size_read", size_read);
+  host.set("size_static", size_static);
+  return NodeCode(render_template("templates/gpu/host/random_core_variable.mustache", host),
+                  render_template("templates/gpu/random_core.mustache", k));
+}
+
+}  // namespace kiln

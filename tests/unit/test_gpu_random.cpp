@@ -1,0 +1,628 @@
+// RandomVariables on the GPU backends (templates/gpu/random_math.h, codegen/gpu/emit_random.cpp;
+// docs/random.md, "On the GPU"): Philox4x64-10 streams, one per output element.
+//
+// - The kernel text compiled as C++ here: its Philox4x64-10 blocks, the key of an rng value and
+//   next_rng against known answers NumPy's own Philox computed (scripts/gen_philox_known_answers.py).
+// - Through the opencl backend (PoCL), one bundle: UniformRV(0, 1) draws bit for bit NumPy's
+//   Philox words (the whole path: key, counters, 53-bit doubles), next_rng, determinism (the same
+//   rng draws the same values, next_rng fed back or chained in a graph draws others), every
+//   distribution the GPU draws against the reference evaluator's PCG64 draws of the same
+//   distribution by a two-sample Kolmogorov-Smirnov statistic under a fixed bound (fixed seeds:
+//   the statistics are deterministic), per parameter tuple (broadcast parameters, `size`,
+//   float32/int32 dtypes), 0-d and zero-length draws, and parameter errors with the C++
+//   backend's messages.
+// - Through the cuda backend: the same graphs built by nvcc (no device here).
+#include <doctest/doctest.h>
+
+#include <math.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <sstream>
+
+#include "codegen/gpu/backend.h"
+#include "compiled.h"
+#include "driver/build.h"
+#include "driver/nvcc.h"
+#include "eval/evaluator.h"
+#include "fixtures.h"
+#include "ir/error.h"
+#include "ir/fgraph.h"
+#include "ir/node.h"
+#include "ops/array_util.h"
+#include "ops/constant.h"
+#include "ops/random.h"
+
+#ifdef KILN_TEST_OPENCL
+#include "kiln/opencl.hpp"
+#endif
+
+// The kernel text as C++: the dialect's macros spelled for the host.
+namespace kiln_gpu_text {
+#define KILN_FN static inline
+#define KILN_INF INFINITY
+static inline uint64_t kiln_test_mulhi64(uint64_t a, uint64_t b) {
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(a) * b) >> 64);
+}
+#define KILN_MULHI64 kiln_test_mulhi64
+#include "../../templates/gpu/random_math.h"
+#undef KILN_FN
+#undef KILN_INF
+#undef KILN_MULHI64
+}  // namespace kiln_gpu_text
+
+using namespace kiln;
+using namespace kiln::testing;
+
+namespace {
+
+// scripts/gen_philox_known_answers.py (NumPy 1.24.2): {counter[4], key[2], block[4]}.
+struct PhiloxAnswer {
+  uint64_t counter[4], key[2], block[4];
+};
+const PhiloxAnswer kPhilox[] = {
+    {{0x0000000000000000ULL, 0x0000000000000000ULL, 0x0000000000000000ULL, 0x0000000000000000ULL}, {0x0000000000000000ULL, 0x0000000000000000ULL}, {0x16554d9eca36314cULL, 0xdb20fe9d672d0fdcULL, 0xd7e772cee186176bULL, 0x7e68b68aec7ba23bULL}},
+    {{0x0000000000000001ULL, 0x0000000000000000ULL, 0x0000000000000000ULL, 0x0000000000000000ULL}, {0x0000000000000000ULL, 0x0000000000000000ULL}, {0x02f4ba6408e4d89bULL, 0x3dd62b0b9ca8c5b2ULL, 0x1c8667a55d902e79ULL, 0x907d7a052fd5b4dcULL}},
+    {{0x0000000000000000ULL, 0x0000000000000007ULL, 0x0000000000000000ULL, 0x0000000000000000ULL}, {0x000000000000007bULL, 0x00000000000001c8ULL}, {0xdfef567000ae965fULL, 0xc25f2a6568e192b6ULL, 0x9b8850f38800d429ULL, 0xf96d8d16bd14f182ULL}},
+    {{0xffffffffffffffffULL, 0xffffffffffffffffULL, 0xffffffffffffffffULL, 0xffffffffffffffffULL}, {0xffffffffffffffffULL, 0xffffffffffffffffULL}, {0x87b092c3013fe90bULL, 0x438c3c67be8d0224ULL, 0x9cc7d7c69cd777b6ULL, 0xa09caebf594f0ba0ULL}},
+    {{0x0000000000000003ULL, 0x0000010000000000ULL, 0x0000000000000005ULL, 0x0000000000000009ULL}, {0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL}, {0xa0bac263a7d903ccULL, 0xd881def27da5b4a8ULL, 0xf0a516476051ef3bULL, 0xe0385a66ef8b09a3ULL}},
+};
+
+// An rng value (NumPy's PCG64(seed) in kiln's six words), its Philox key, next_rng, and the
+// first uniform of output elements 0..5.
+struct StreamAnswer {
+  uint64_t words[6], key[2], next[6];
+  double uniforms[6];
+};
+const StreamAnswer kStreams[] = {
+    // seed 19
+    {{0x38b480e5c3fee5ebULL, 0x5cc07ecf48923a08ULL, 0x08ec6de1cfef1833ULL, 0x16b47d7b07061ce7ULL, 0x0000000000000000ULL, 0x0000000000000000ULL}, {0x96aada3673496b96ULL, 0x41dc6fb3dd9f6103ULL}, {0x04bdc7707d05db63ULL, 0xd38624c75093710fULL, 0x08ec6de1cfef1833ULL, 0x16b47d7b07061ce7ULL, 0x0000000000000000ULL, 0x0000000000000000ULL},
+     {0.17181158124346552, 0.42868731870890087, 0.21111664322373913, 0.00480374747822454, 0.6266020238977175, 0.879322412212086}},
+    // seed 2024
+    {{0x30854d7e4a72efbfULL, 0x6956825c3204f31eULL, 0xc67e5ec6f768fa51ULL, 0xdf440b34fffb7769ULL, 0x0000000000000000ULL, 0x0000000000000000ULL}, {0x885f6242d76e92cbULL, 0xa5b207d0381e48e7ULL}, {0xb914e58848c25d0aULL, 0x8baecec89ad7d27fULL, 0xc67e5ec6f768fa51ULL, 0xdf440b34fffb7769ULL, 0x0000000000000000ULL, 0x0000000000000000ULL},
+     {0.4816347923323946, 0.6103931577693507, 0.6121986291818066, 0.34513104421935004, 0.8924525044116386, 0.3831182639881031}},
+};
+
+Array rng_array(const uint64_t* words) {
+  Array a = Array::empty(DType::UInt64, {kRngStateWords});
+  std::copy(words, words + kRngStateWords, a.data<uint64_t>());
+  return a;
+}
+
+// A parameter array of `dt` holding `values` in `shape`.
+Array param(DType dt, const Shape& shape, const std::vector<double>& values) {
+  Array a = Array::zeros(DType::Float64, shape);
+  REQUIRE(static_cast<std::size_t>(a.size()) == values.size());
+  std::copy(values.begin(), values.end(), a.data<double>());
+  return astype(a, dt);
+}
+Array real(const std::vector<double>& v) { return param(DType::Float64, v.size() == 1 ? Shape{} : Shape{static_cast<int64_t>(v.size())}, v); }
+Array integer(const std::vector<double>& v) { return param(DType::Int64, v.size() == 1 ? Shape{} : Shape{static_cast<int64_t>(v.size())}, v); }
+
+// One draw: a graph (rng, *params) -> (next_rng, draws) of `op` with `size` (none when empty
+// and `no_size`), and the inputs to call it with.
+struct DrawCase {
+  std::string name;
+  std::unique_ptr<FunctionGraph> graph;
+  std::vector<Array> inputs;
+  int64_t group = 1;  // draws whose flat index agrees modulo `group` share their parameters
+  double floor = 0;   // the laws are compared above this value (values below it count as it)
+  std::string error;  // a refusal's words (empty: the call succeeds)
+};
+
+DrawCase draw_case(const std::string& name, const std::string& op, const std::vector<Array>& params,
+                   std::optional<std::vector<int64_t>> size, std::optional<DType> dtype = std::nullopt,
+                   const uint64_t* words = kStreams[0].words) {
+  DrawCase c;
+  c.name = name;
+  VarList inputs = {make_input(rng_type(), "rng")};
+  VarList ps;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    inputs.push_back(make_input(TensorType(params[i].dtype(), Shape(params[i].ndim(), kUnknownLength)), "p" + std::to_string(i)));
+    ps.push_back(inputs.back());
+  }
+  const Var sz = size ? int64_vector_constant(*size) : nullptr;
+  auto [next, draws] = random_variable(op, inputs[0], sz, ps, dtype);
+  c.graph = std::make_unique<FunctionGraph>(inputs, VarList{next, draws}, name);
+  c.inputs.push_back(rng_array(words));
+  for (const Array& p : params) c.inputs.push_back(p);
+  return c;
+}
+
+// A NormalRV whose `size` is an input (read to the host at run time): (rng, size, loc, scale).
+DrawCase dynamic_size_case(const std::string& name, const std::vector<int64_t>& size) {
+  DrawCase c;
+  c.name = name;
+  const Var rng = make_input(rng_type(), "rng");
+  const Var sz = make_input(TensorType(DType::Int64, {static_cast<int64_t>(size.size())}), "size");
+  const Var loc = make_input(TensorType(DType::Float64, {kUnknownLength}), "loc");
+  auto [next, draws] = random_variable("NormalRV", rng, sz, {loc, scalar_constant(DType::Float64, 2.0)});
+  c.graph = std::make_unique<FunctionGraph>(VarList{rng, sz, loc}, VarList{next, draws}, name);
+  c.inputs.push_back(rng_array(kStreams[0].words));
+  Array s = Array::empty(DType::Int64, {static_cast<int64_t>(size.size())});
+  std::copy(size.begin(), size.end(), s.data<int64_t>());
+  c.inputs.push_back(s);
+  c.inputs.push_back(real({1.0, 2.0, 3.0}));
+  return c;
+}
+
+// The two-sample Kolmogorov-Smirnov statistic sqrt(n m / (n + m)) D (ties: both empirical CDFs
+// are compared after every distinct value).
+double ks_statistic(std::vector<double> a, std::vector<double> b) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  const double na = static_cast<double>(a.size()), nb = static_cast<double>(b.size());
+  std::size_t i = 0, j = 0;
+  double d = 0;
+  while (i < a.size() && j < b.size()) {
+    const double v = std::min(a[i], b[j]);
+    while (i < a.size() && a[i] <= v) ++i;
+    while (j < b.size() && b[j] <= v) ++j;
+    d = std::max(d, std::fabs(static_cast<double>(i) / na - static_cast<double>(j) / nb));
+  }
+  return std::sqrt(na * nb / (na + nb)) * d;
+}
+
+// The values of `a` (any real or integer dtype) at flat positions agreeing with `r` modulo `m`.
+std::vector<double> residue(const Array& a, int64_t r, int64_t m) {
+  const Array d = astype(a, DType::Float64);
+  std::vector<double> out;
+  for (int64_t e = r; e < d.size(); e += m) out.push_back(d.data<double>()[e]);
+  return out;
+}
+
+// The bound on sqrt(n m / (n + m)) D. Kolmogorov's distribution exceeds 2.5 with probability
+// 7.5e-6 (2 exp(-2 x^2)), so the 91 statistics of this test together exceed it with
+// probability 6e-4 when the laws agree (a bound of 1.95, a 0.001 test for one statistic, would
+// fail a correct sampler set about once in 12 draws of seeds); with 2·10^4 to 2·10^5 draws per
+// tuple it detects a difference of 0.025 to 0.008 between the CDFs. The seeds are fixed, so
+// each statistic is one deterministic number (printed): the test is not flaky.
+constexpr double kKsBound = 2.5;
+
+// Every distribution the GPU draws, several parameter tuples each (broadcast against each other
+// and `size`), float32/int32 dtypes among them.
+std::vector<DrawCase> distribution_cases() {
+  std::vector<DrawCase> out;
+  const auto add = [&](DrawCase c, int64_t group) {
+    c.group = group;
+    // Each case its own rng (seed 19's PCG64 state moved, the increment kept): cases whose
+    // samplers transform one uniform each then do not all compare the same uniforms.
+    c.inputs[0].data<uint64_t>()[1] += static_cast<uint64_t>(out.size() + 1) * 0x9E3779B97F4A7C15ULL;
+    out.push_back(std::move(c));
+  };
+  const DType f32 = DType::Float32;
+  add(draw_case("uniform", "UniformRV", {real({-2.0, 3.0}), real({5.0})}, std::vector<int64_t>{120000, 2}), 2);
+  add(draw_case("uniform_f32", "UniformRV", {real({0.0}), real({1.0})}, std::vector<int64_t>{200000}, f32), 1);
+  // loc (3,) against scale (2, 1): six tuples.
+  add(draw_case("normal", "NormalRV", {real({0.0, -1.0, 100.0}), param(DType::Float64, {2, 1}, {1.0, 0.25})},
+                std::vector<int64_t>{40000, 2, 3}),
+      6);
+  {
+    // A transposed parameter (strides (1, 3) over a (2, 3) buffer read as its (3, 2)
+    // transpose): the kernel reads it in place.
+    const Array base = param(DType::Float64, {2, 3}, {0.5, 1.0, 2.0, 4.0, 8.0, 16.0});
+    const Array scale = base.view({3, 2}, {1, 3});
+    add(draw_case("normal_transposed_scale", "NormalRV", {real({-1.0, 1.0}), scale}, std::vector<int64_t>{20000, 3, 2}), 6);
+  }
+  add(draw_case("normal_f32", "NormalRV", {param(f32, {}, {3.0}), param(f32, {}, {2.0})}, std::vector<int64_t>{160000}, f32), 1);
+  add(draw_case("lognormal", "LogNormalRV", {real({0.5}), real({0.25, 1.0})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("gamma", "GammaRV", {real({0.3, 1.0, 4.5}), real({2.0})}, std::vector<int64_t>{80000, 3}), 3);
+  add(draw_case("exponential", "ExponentialRV", {real({0.5, 3.0})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("weibull", "WeibullRV", {real({0.7, 2.0})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("logistic", "LogisticRV", {real({1.0}), real({0.5, 2.0})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("laplace", "LaplaceRV", {real({1.0, -3.0}), real({0.5})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("gumbel", "GumbelRV", {real({1.0}), real({0.5, 2.0})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("cauchy", "CauchyRV", {real({1.0}), real({0.5, 2.0})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("halfcauchy", "HalfCauchyRV", {real({1.0}), real({0.5, 2.0})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("halfnormal", "HalfNormalRV", {real({0.0, 2.0}), real({1.5})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("vonmises", "VonMisesRV", {real({0.5}), real({0.5, 4.0, 1e-9})}, std::vector<int64_t>{60000, 3}), 3);
+  add(draw_case("invgamma", "InvGammaRV", {real({2.5, 0.8}), real({1.5})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("wald", "WaldRV", {real({1.0, 3.0}), real({2.0})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("triangular", "TriangularRV", {real({0.0}), real({0.3, 1.0}), real({1.0})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("beta", "BetaRV", {real({0.5, 2.0, 0.1}), real({0.5, 3.0, 0.2})}, std::vector<int64_t>{80000, 3}), 3);
+  add(draw_case("t", "StudentTRV", {real({1.5, 10.0}), real({0.0}), real({1.0})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("pareto_f32", "ParetoRV", {param(f32, {2}, {1.5, 3.0}), real({2.0})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("truncexpon", "TruncExponentialRV", {real({0.5, 4.0}), real({0.0}), real({1.0})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("gengamma", "GenGammaRV", {real({2.0, 0.5}), real({1.5, 2.0}), real({1.0})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("poisson", "PoissonRV", {real({0.5, 4.0, 30.0, 1e4})}, std::vector<int64_t>{60000, 4}), 4);
+  add(draw_case("geometric", "GeometricRV", {real({0.05, 0.5, 1.0})}, std::vector<int64_t>{80000, 3}), 3);
+  // Inversion (n p <= 30, also mirrored for p > 1/2) and BTRS (n p > 30, mirrored).
+  add(draw_case("binomial", "BinomialRV", {integer({10, 1000, 100000, 50}), real({0.3, 0.7, 0.01, 0.5})},
+                std::vector<int64_t>{60000, 4}),
+      4);
+  // Chop-down inversion from the mode: small, medium and large populations (sd about 300).
+  add(draw_case("hypergeometric", "HyperGeometricRV", {integer({10, 500, 1000000}), integer({20, 300, 2000000}),
+                                                       integer({5, 400, 500000})},
+                std::vector<int64_t>{60000, 3}),
+      3);
+  add(draw_case("integers_i32", "IntegersRV", {integer({-5, 0}), integer({5, 1e12})}, std::vector<int64_t>{100000, 2},
+                DType::Int32),
+      2);
+  add(draw_case("integers", "IntegersRV", {integer({-5, 0}), integer({5, 1e12})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("bernoulli", "BernoulliRV", {real({0.2, 0.9})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("negative_binomial", "NegBinomialRV", {real({3.5, 0.8}), real({0.4, 0.9})}, std::vector<int64_t>{100000, 2}), 2);
+  add(draw_case("beta_binomial", "BetaBinomialRV", {integer({20, 500}), real({0.6, 2.0}), real({1.5, 0.8})},
+                std::vector<int64_t>{100000, 2}),
+      2);
+  // Draws with a core dimension: Dirichlet's components (the second row's small alphas take
+  // NumPy's stick-breaking on the CPU, logarithms of gammas on the GPU), categorical indices
+  // (float64 and float32 p, without size).
+  // NumPy's stick-breaking rounds components below about 1e-16 to exactly 0 (1 - v rounds to
+  // 0: 39% of the last component here), where the GPU's logarithms keep their tiny values: the
+  // laws are compared above 1e-12.
+  add(draw_case("dirichlet", "DirichletRV", {param(DType::Float64, {2, 3}, {0.5, 1.0, 2.0, 0.05, 0.08, 0.02})},
+                std::vector<int64_t>{30000, 2}),
+      6);
+  out.back().floor = 1e-12;
+  add(draw_case("categorical", "CategoricalRV", {param(DType::Float64, {2, 4}, {0.1, 0.2, 0.3, 0.4, 0.7, 0.1, 0.1, 0.1})},
+                std::vector<int64_t>{50000, 2}),
+      2);
+  add(draw_case("categorical_f32_no_size", "CategoricalRV",
+                {param(DType::Float32, {50000, 3}, [] {
+                   std::vector<double> v;
+                   for (int i = 0; i < 50000; ++i) v.insert(v.end(), {0.25, 0.25, 0.5});
+                   return v;
+                 }())},
+                std::nullopt),
+      1);
+  // Without size: the parameters' broadcast shape (200 x 150 tuples of one value each would
+  // not test the law; here one tuple broadcast over a (150, 200) parameter).
+  add(draw_case("normal_no_size", "NormalRV", {param(DType::Float64, {150, 200}, std::vector<double>(30000, 2.0)), real({3.0})},
+                std::nullopt),
+      1);
+  return out;
+}
+
+// Shapes and values that are not about the law: 0-d, zero-length, SciPy's zero scale.
+std::vector<DrawCase> shape_cases() {
+  std::vector<DrawCase> out;
+  out.push_back(draw_case("zero_d", "NormalRV", {real({1.0}), real({2.0})}, std::nullopt));
+  out.push_back(draw_case("zero_length", "NormalRV", {real({1.0, 2.0, 3.0}), real({2.0})}, std::vector<int64_t>{0, 3}));
+  out.push_back(draw_case("zero_length_1d", "PoissonRV", {real({3.0})}, std::vector<int64_t>{0}));
+  out.push_back(draw_case("zero_scale", "HalfNormalRV", {real({4.0}), real({0.0})}, std::vector<int64_t>{5}));
+  out.push_back(dynamic_size_case("dynamic_size", {7, 3}));
+  // No parameter tuple at all (nothing checked, no status word armed).
+  out.push_back(draw_case("zero_length_params", "NormalRV", {param(DType::Float64, {0}, {}), real({1.0})}, std::nullopt));
+  return out;
+}
+
+// Parameters NumPy refuses: the C++ backend's status words, found by the device.
+std::vector<DrawCase> error_cases() {
+  std::vector<DrawCase> out;
+  const auto add = [&](DrawCase c, const std::string& error) {
+    c.error = error;
+    out.push_back(std::move(c));
+  };
+  add(draw_case("e_normal", "NormalRV", {real({0.0}), real({1.0, -1.0, 2.0})}, std::vector<int64_t>{3}), "scale < 0");
+  add(draw_case("e_uniform", "UniformRV", {real({2.0}), real({1.0})}, std::vector<int64_t>{4}), "high - low < 0");
+  add(draw_case("e_uniform_range", "UniformRV", {real({-1e308}), real({1e308})}, std::nullopt), "Range exceeds valid bounds");
+  add(draw_case("e_poisson", "PoissonRV", {real({1.0, -1.0})}, std::nullopt), "lam < 0 or lam contains NaNs");
+  add(draw_case("e_gamma_scale", "GammaRV", {real({1.0}), real({-2.0})}, std::vector<int64_t>{2}), "scale < 0");
+  add(draw_case("e_binomial", "BinomialRV", {integer({-3}), real({0.5})}, std::nullopt), "n < 0");
+  add(draw_case("e_halfnormal", "HalfNormalRV", {real({0.0}), real({-1.0})}, std::vector<int64_t>{2}),
+      "Domain error in arguments");
+  add(draw_case("e_hypergeometric", "HyperGeometricRV", {integer({5, 2}), integer({3}), integer({4, 9})}, std::nullopt),
+      "ngood + nbad < nsample");
+  add(draw_case("e_dirichlet", "DirichletRV", {param(DType::Float64, {2, 2}, {1.0, 2.0, 0.5, -1.0})}, std::nullopt),
+      "alpha < 0");
+  add(draw_case("e_categorical_size", "CategoricalRV", {param(DType::Float64, {3, 2}, {0.5, 0.5, 0.5, 0.5, 0.5, 0.5})},
+                std::vector<int64_t>{5, 2}),
+      "shape mismatch");
+  add(draw_case("e_integers", "IntegersRV", {integer({5}), integer({5})}, std::vector<int64_t>{2}), "low >= high");
+  add(dynamic_size_case("e_dynamic_size", {-2, 3}), "negative dimensions are not allowed");
+  add(dynamic_size_case("e_dynamic_size_mismatch", {4, 2}), "shape mismatch");
+  add(draw_case("e_size", "NormalRV", {real({0.0, 1.0, 2.0}), real({1.0})}, std::vector<int64_t>{4, 2}), "shape mismatch");
+  // No draws, and still the parameters are checked (the C++ backend's order).
+  add(draw_case("e_empty", "NormalRV", {real({0.0}), param(DType::Float64, {1}, {-1.0})}, std::vector<int64_t>{0, 1}),
+      "scale < 0");
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("gpu random: the kernel text's Philox4x64-10, rng key and next_rng are NumPy's Philox and PCG64") {
+  using namespace kiln_gpu_text;
+  for (const PhiloxAnswer& a : kPhilox) {
+    const kiln_philox4 c{a.counter[0], a.counter[1], a.counter[2], a.counter[3]};
+    const kiln_philox4 got = kiln_philox4x64_10(c, a.key[0], a.key[1]);
+    CHECK(got.v0 == a.block[0]);
+    CHECK(got.v1 == a.block[1]);
+    CHECK(got.v2 == a.block[2]);
+    CHECK(got.v3 == a.block[3]);
+  }
+  for (const StreamAnswer& a : kStreams) {
+    const uint64_t* w = a.words;
+    const kiln_philox4 key = kiln_philox_key(w[0], w[1], w[2], w[3], w[4], w[5]);
+    CHECK(key.v0 == a.key[0]);
+    CHECK(key.v1 == a.key[1]);
+    uint64_t hi = 0, lo = 0;
+    kiln_rv_next_state(w[0], w[1], w[2], w[3], &hi, &lo);
+    CHECK(hi == a.next[0]);
+    CHECK(lo == a.next[1]);
+    for (int e = 0; e < 6; ++e) {
+      kiln_philox s = kiln_philox_stream(key.v0, key.v1, static_cast<uint64_t>(e));
+      CHECK(kiln_rv_uniform(&s, 0.0, 1.0) == a.uniforms[e]);
+    }
+    // A stream's words are its blocks' words in order: the fifth word is block 1's first.
+    kiln_philox s = kiln_philox_stream(key.v0, key.v1, 3);
+    for (int i = 0; i < 4; ++i) kiln_philox_next(&s);
+    const kiln_philox4 block1 = kiln_philox4x64_10(kiln_philox4{1, 3, 0, 0}, key.v0, key.v1);
+    CHECK(kiln_philox_next(&s) == block1.v0);
+  }
+}
+
+#ifdef KILN_TEST_OPENCL
+namespace {
+
+bool have_opencl() {
+  cl_uint n = 0;
+  return clGetPlatformIDs(0, nullptr, &n) == CL_SUCCESS && n > 0;
+}
+
+// Calls graph `name` of an opencl library on host arrays (kiln-allocated outputs, or
+// output_shapes + call_into), downloading its outputs.
+CallResult call_gpu(const Library& so, const std::string& name, const std::vector<Array>& inputs, bool into) {
+  using QueueFn = cl_command_queue (*)(kiln_context*);
+  const kiln_graph_info& info = so.graph(name);
+  auto queue_of = reinterpret_cast<QueueFn>(so.symbol(name + "_opencl_queue"));
+  const bool exported = queue_of != nullptr;
+  REQUIRE(exported);
+  CallResult r;
+  kiln_context* ctx = info.context_create();
+  REQUIRE(ctx);
+  cl_command_queue q = queue_of(ctx);
+  REQUIRE(q);
+  std::vector<opencl::DeviceTensor> device;
+  std::vector<DLTensor> dl;
+  for (const auto& a : inputs) {
+    device.push_back(opencl::to_device(q, a.dltensor()));
+    dl.push_back(device.back().dl);
+  }
+  auto download = [&](const DLTensor& t) {
+    Array a = Array::zeros(*from_dlpack(t.dtype), Shape(t.shape, t.shape + t.ndim));
+    opencl::to_host(q, t, a.data());
+    return a;
+  };
+  if (!into) {
+    std::vector<DLManagedTensor*> outs(static_cast<std::size_t>(info.num_outputs) + 1, nullptr);
+    r.status = info.call(ctx, dl.data(), outs.data());
+    for (int32_t k = 0; r.status == KILN_OK && k < info.num_outputs; ++k) {
+      r.outputs.push_back(download(outs[static_cast<std::size_t>(k)]->dl_tensor));
+      outs[static_cast<std::size_t>(k)]->deleter(outs[static_cast<std::size_t>(k)]);
+    }
+  } else {
+    std::vector<int64_t> shapes(16);
+    r.status = info.output_shapes(ctx, dl.data(), shapes.data());
+    if (r.status == KILN_OK) {
+      std::vector<opencl::DeviceTensor> outs;
+      std::vector<DLTensor> out_dl;
+      std::size_t pos = 0;
+      for (int32_t k = 0; k < info.num_outputs; ++k) {
+        const std::size_t nd = static_cast<std::size_t>(info.outputs[k].ndim);
+        std::vector<int64_t> shape(shapes.begin() + static_cast<std::ptrdiff_t>(pos),
+                                   shapes.begin() + static_cast<std::ptrdiff_t>(pos + nd));
+        pos += nd;
+        outs.push_back(opencl::empty(q, to_dlpack(static_cast<DType>(info.outputs[k].dtype)), shape));
+        out_dl.push_back(outs.back().dl);
+      }
+      r.status = info.call_into(ctx, dl.data(), out_dl.data());
+      for (int32_t k = 0; r.status == KILN_OK && k < info.num_outputs; ++k)
+        r.outputs.push_back(download(out_dl[static_cast<std::size_t>(k)]));
+    }
+  }
+  r.error = info.context_last_error(ctx);
+  info.context_destroy(ctx);
+  return r;
+}
+
+CompileOptions gpu_options(const std::string& backend) {
+  CompileOptions o = test_compile_options();
+  o.backend = backend;
+  o.build.opt_level = "-O1";
+  return o;
+}
+
+std::vector<uint64_t> words_of(const Array& a) {
+  const Array w = astype(a, DType::UInt64);
+  return std::vector<uint64_t>(w.data<uint64_t>(), w.data<uint64_t>() + w.size());
+}
+
+}  // namespace
+#endif
+
+TEST_CASE("opencl: random variables draw from Philox streams (NumPy's words, determinism, laws, errors)") {
+#ifndef KILN_TEST_OPENCL
+  MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
+#else
+  if (!have_opencl()) {
+    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
+    return;
+  }
+  std::vector<DrawCase> laws = distribution_cases(), shapes = shape_cases(), errors = error_cases();
+  // Known answers: UniformRV(0, 1) over 6 elements from each rng, and a chain of two draws.
+  std::vector<DrawCase> known;
+  known.push_back(draw_case("known_uniform", "UniformRV", {real({0.0}), real({1.0})}, std::vector<int64_t>{6}));
+  {
+    DrawCase c;
+    c.name = "chained";
+    const Var rng = make_input(rng_type(), "rng");
+    const Var sz = int64_vector_constant({6});
+    auto [next1, a] = random_variable("UniformRV", rng, sz, {scalar_constant(DType::Float64, 0), scalar_constant(DType::Float64, 1)});
+    auto [next2, b] = random_variable("UniformRV", next1, sz, {scalar_constant(DType::Float64, 0), scalar_constant(DType::Float64, 1)});
+    c.graph = std::make_unique<FunctionGraph>(VarList{rng}, VarList{next2, a, b}, "chained");
+    c.inputs.push_back(rng_array(kStreams[0].words));
+    known.push_back(std::move(c));
+  }
+  NamedGraphs graphs;
+  for (auto* list : {&laws, &shapes, &errors, &known})
+    for (const DrawCase& c : *list) graphs.emplace_back(c.graph.get(), c.name);
+  const auto start = std::chrono::steady_clock::now();
+  const BuildResult built = compile_bundle(graphs, "gpu_random_opencl", gpu_options("opencl"));
+  Library so(built.library_path);
+
+  // NumPy's words: element e's first uniform is NumPy's Philox block (0, e, 0, 0) under the rng's
+  // key; next_rng is PCG64's next state. The same rng draws the same values (both call forms).
+  for (const StreamAnswer& a : kStreams) {
+    std::vector<Array> inputs = known[0].inputs;
+    inputs[0] = rng_array(a.words);
+    for (bool into : {false, true}) {
+      const CallResult got = call_gpu(so, "known_uniform", inputs, into);
+      REQUIRE_MESSAGE(got.status == KILN_OK, got.error);
+      CHECK(words_of(got.outputs[0]) == std::vector<uint64_t>(a.next, a.next + 6));
+      for (int e = 0; e < 6; ++e) CHECK(got.outputs[1].data<double>()[e] == a.uniforms[e]);
+    }
+  }
+  {
+    // next_rng fed back draws other values, and they are those of the next state's key.
+    const CallResult first = call_gpu(so, "known_uniform", known[0].inputs, false);
+    REQUIRE(first.status == KILN_OK);
+    std::vector<Array> again = known[0].inputs;
+    again[0] = first.outputs[0];
+    const CallResult second = call_gpu(so, "known_uniform", again, false);
+    REQUIRE(second.status == KILN_OK);
+    int equal = 0;
+    for (int e = 0; e < 6; ++e) equal += first.outputs[1].data<double>()[e] == second.outputs[1].data<double>()[e];
+    CHECK(equal == 0);
+    // In one graph: the second draw (from the first's next_rng) differs from the first, and is
+    // what the first graph draws from that next_rng.
+    const CallResult chain = call_gpu(so, "chained", known[1].inputs, false);
+    REQUIRE_MESSAGE(chain.status == KILN_OK, chain.error);
+    for (int e = 0; e < 6; ++e) {
+      CHECK(chain.outputs[1].data<double>()[e] == first.outputs[1].data<double>()[e]);
+      CHECK(chain.outputs[2].data<double>()[e] == second.outputs[1].data<double>()[e]);
+    }
+    CHECK(words_of(chain.outputs[0]) == words_of(second.outputs[0]));
+  }
+
+  // The laws: per parameter tuple, the GPU's draws against the evaluator's (PCG64) draws.
+  double worst = 0;
+  std::ostringstream report;
+  for (const DrawCase& c : laws) {
+    CAPTURE(c.name);
+    const std::vector<Array> want = evaluate(*c.graph, c.inputs);
+    const CallResult got = call_gpu(so, c.name, c.inputs, false);
+    REQUIRE_MESSAGE(got.status == KILN_OK, got.error);
+    REQUIRE(got.outputs.size() == 2);
+    CHECK(got.outputs[1].shape() == want[1].shape());
+    CHECK(got.outputs[1].dtype() == want[1].dtype());
+    CHECK(words_of(got.outputs[0]) != words_of(c.inputs[0]));
+    report << c.name << ":";
+    for (int64_t r = 0; r < c.group; ++r) {
+      std::vector<double> g = residue(got.outputs[1], r, c.group), w = residue(want[1], r, c.group);
+      for (auto* v : {&g, &w})
+        for (double& x : *v) x = std::max(x, c.floor == 0 ? x : c.floor);
+      const bool finite = std::all_of(g.begin(), g.end(), [](double v) { return !std::isnan(v); });
+      CHECK_MESSAGE(finite, "NaN among the GPU's draws, tuple " << r);
+      const double ks = ks_statistic(g, w);
+      CHECK_MESSAGE(ks < kKsBound, "tuple " << r << ": sqrt(nm/(n+m)) D = " << ks << " (n = " << g.size() << ")");
+      worst = std::max(worst, ks);
+      report << " " << static_cast<int>(ks * 100) / 100.0;
+    }
+    report << "\n";
+    // The same rng, the same draws: output_shapes + call_into gives them again.
+    const CallResult into = call_gpu(so, c.name, c.inputs, true);
+    REQUIRE_MESSAGE(into.status == KILN_OK, into.error);
+    CHECK(!compare_arrays(into.outputs[1], got.outputs[1], 0.0, 0.0));
+  }
+  MESSAGE("Kolmogorov-Smirnov statistics sqrt(nm/(n+m)) D per tuple (bound " << kKsBound << "):\n" << report.str());
+
+  // Shapes: 0-d, zero-length, SciPy's zero scale.
+  for (const DrawCase& c : shapes) {
+    CAPTURE(c.name);
+    const std::vector<Array> want = evaluate(*c.graph, c.inputs);
+    for (bool into : {false, true}) {
+      const CallResult got = call_gpu(so, c.name, c.inputs, into);
+      REQUIRE_MESSAGE(got.status == KILN_OK, got.error);
+      CHECK(got.outputs[1].shape() == want[1].shape());
+      if (c.name == "zero_scale") CHECK(!compare_arrays(got.outputs[1], want[1], 0.0, 0.0));
+    }
+  }
+
+  // Errors: the evaluator's and the GPU's refusals say the same.
+  for (const DrawCase& c : errors) {
+    CAPTURE(c.name);
+    std::string cpu;
+    try {
+      evaluate(*c.graph, c.inputs);
+    } catch (const std::exception& e) {
+      cpu = e.what();
+    }
+    CHECK(cpu.find(c.error) != std::string::npos);
+    for (bool into : {false, true}) {
+      // output_shapes gives the negative length itself (it runs infer_shape's graph, which does
+      // not check lengths, on every backend): no call_into buffers to make.
+      if (into && c.name == "e_dynamic_size") continue;
+      const CallResult got = call_gpu(so, c.name, c.inputs, into);
+      CHECK(got.status != KILN_OK);
+      CHECK_MESSAGE(got.error.find(c.error) != std::string::npos, got.error);
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  MESSAGE(graphs.size() << " graphs (build and calls) in " << static_cast<int>(seconds) << " s; largest KS statistic "
+                        << worst);
+#endif
+}
+
+TEST_CASE("cuda: the conformance graphs build: random variables on Philox streams") {
+  // Part of the cuda_nvcc_build entries (one of the two shards builds it).
+  const char* env = std::getenv("KILN_CUDA_SHARD");
+  if (env && std::string(env) != "1/2") {
+    MESSAGE("built by shard 1/2");
+    return;
+  }
+  const std::string nvcc = find_nvcc();
+  if (nvcc.empty()) {
+    MESSAGE("skipped: no nvcc (set CUDACXX or install the CUDA toolkit)");
+    return;
+  }
+  std::vector<DrawCase> cases = distribution_cases();
+  std::vector<DrawCase> shapes = shape_cases(), errors = error_cases();
+  NamedGraphs graphs;
+  for (auto* list : {&cases, &shapes, &errors})
+    for (const DrawCase& c : *list) graphs.emplace_back(c.graph.get(), c.name);
+  CompileOptions o = test_compile_options();
+  o.backend = "cuda";
+  const GeneratedLibrary lib = emit_bundle(graphs, "gpu_random_cuda", o);
+  BuildOptions build;
+  build.cxx = nvcc;
+  build.opt_level = "-O1";
+  build.cuda_arch = {"sm_75"};
+  build.cxxflags = {"-Xptxas", "-v"};
+  build.use_cache = false;
+  build.cache_dir = KILN_TEST_CACHE_DIR;
+  const auto start = std::chrono::steady_clock::now();
+  BuildResult built;
+  try {
+    built = build_library(lib, build);
+  } catch (const CompileFailure& e) {
+    FAIL("nvcc failed: " << e.what());
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::error_code ec;
+  std::filesystem::remove_all(std::filesystem::path(built.library_path).parent_path(), ec);
+  int kernels = 0;
+  std::istringstream lines(built.compiler_output);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("spill stores") == std::string::npos) continue;
+    ++kernels;
+    CHECK_MESSAGE(line.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos, line);
+  }
+  CHECK(kernels > 0);
+  int registers = 0;
+  std::int64_t stack = 0;
+  std::string widest;
+  for (const PtxasFunction& f : parse_ptxas_report(built.compiler_output)) {
+    CHECK_MESSAGE(f.spill_store_bytes + f.spill_load_bytes == 0, f.name << " spills");
+    if (f.registers > registers) widest = f.name;
+    registers = std::max(registers, f.registers);
+    stack = std::max(stack, f.stack_bytes);
+  }
+  MESSAGE(graphs.size() << " random-variable graphs built by nvcc for sm_75 in " << static_cast<int>(seconds) << " s, "
+                        << kernels << " functions without spills; at most " << registers << " registers (" << widest
+                        << "), stack frames of at most " << stack << " bytes");
+}
