@@ -31,6 +31,7 @@
 #ifdef KILN_TEST_CUDA
 #include "api/graph_builder.h"
 #include "api/elementwise.h"
+#include "device_call.h"
 #include "kiln/cuda.hpp"
 #endif
 
@@ -505,63 +506,24 @@ TEST_CASE("nvcc: --cuda-arch entries are checked before they reach nvcc") {
 #ifdef KILN_TEST_CUDA
 namespace {
 
-// Runs graph `name` of a cuda library on host arrays: uploads them with their layout
-// (kiln::cuda::to_device: transposed and sliced views stay strided on the device), calls it
-// with kiln-allocated device outputs or, `into`, output_shapes and call_into device buffers,
-// and downloads the outputs. The opencl harness's twin (test_backend_opencl.cpp).
-CallResult call_cuda(const Library& so, const std::string& name, const std::vector<Array>& inputs, bool into) {
-  const kiln_graph_info& info = so.graph(name);
-  CallResult r;
-  kiln_context* ctx = info.context_create();
-  REQUIRE(ctx);
-  std::vector<cuda::DeviceTensor> device;
-  std::vector<DLTensor> dl;
-  for (const auto& a : inputs) {
-    device.push_back(cuda::to_device(a.dltensor()));
-    dl.push_back(device.back().dl);
-  }
-  if (dl.empty()) dl.resize(1);
-  const auto download = [](const DLTensor& t) {
-    Shape shape(t.shape, t.shape + t.ndim);
-    Array a = Array::zeros(*from_dlpack(t.dtype), shape);
+// The cuda side of call_on_device (device_call.h): kiln/cuda.hpp's uploads (transposed and
+// sliced views stay strided on the device) and downloads, on the default stream.
+struct CudaSide {
+  bool attach(kiln_context*) { return true; }
+  cuda::DeviceTensor upload(const Array& a) { return cuda::to_device(a.dltensor()); }
+  cuda::DeviceTensor empty(DLDataType dtype, const std::vector<int64_t>& shape) { return cuda::empty(dtype, shape); }
+  Array download(const DLTensor& t) {
+    CHECK(cuda::device_type_code(t.device) == kDLCUDA);
+    Array a = Array::zeros(*from_dlpack(t.dtype), Shape(t.shape, t.shape + t.ndim));
     cuda::to_host(t, a.data());
     return a;
-  };
-  if (!into) {
-    std::vector<DLManagedTensor*> outs(static_cast<std::size_t>(info.num_outputs) + 1, nullptr);
-    r.status = info.call(ctx, dl.data(), outs.data());
-    for (int32_t k = 0; r.status == KILN_OK && k < info.num_outputs; ++k) {
-      DLManagedTensor* m = outs[static_cast<std::size_t>(k)];
-      CHECK(cuda::device_type_code(m->dl_tensor.device) == kDLCUDA);
-      r.outputs.push_back(download(m->dl_tensor));
-      m->deleter(m);
-    }
-  } else {
-    std::size_t total = 0;
-    for (int32_t k = 0; k < info.num_outputs; ++k) total += static_cast<std::size_t>(info.outputs[k].ndim);
-    std::vector<int64_t> shapes(total + 1);
-    r.status = info.output_shapes(ctx, dl.data(), shapes.data());
-    if (r.status == KILN_OK) {
-      std::vector<cuda::DeviceTensor> outs;
-      std::vector<DLTensor> out_dl;
-      std::size_t pos = 0;
-      for (int32_t k = 0; k < info.num_outputs; ++k) {
-        const std::size_t nd = static_cast<std::size_t>(info.outputs[k].ndim);
-        std::vector<int64_t> shape(shapes.begin() + static_cast<std::ptrdiff_t>(pos),
-                                   shapes.begin() + static_cast<std::ptrdiff_t>(pos + nd));
-        pos += nd;
-        outs.push_back(cuda::empty(to_dlpack(static_cast<DType>(info.outputs[k].dtype)), shape));
-        out_dl.push_back(outs.back().dl);
-      }
-      if (out_dl.empty()) out_dl.resize(1);
-      r.status = info.call_into(ctx, dl.data(), out_dl.data());
-      for (int32_t k = 0; r.status == KILN_OK && k < info.num_outputs; ++k)
-        r.outputs.push_back(download(out_dl[static_cast<std::size_t>(k)]));
-    }
   }
-  r.error = info.context_last_error(ctx);
-  info.context_destroy(ctx);
-  return r;
+};
+
+// Runs graph `name` of a cuda library on host arrays, both call paths (the opencl harness's twin).
+CallResult call_cuda(const Library& so, const std::string& name, const std::vector<Array>& inputs, bool into) {
+  CudaSide side;
+  return call_on_device(so.graph(name), inputs, into, side);
 }
 
 // The current device's architecture ("sm_86"): the harness builds for it alone.

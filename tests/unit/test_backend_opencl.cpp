@@ -19,6 +19,7 @@
 #include "api/graph_builder.h"
 #include "codegen/gpu/backend.h"
 #include "compiled.h"
+#include "device_call.h"
 #include "eval/evaluator.h"
 #include "fixtures.h"
 #include "property_graphs.h"
@@ -74,81 +75,13 @@ bool have_opencl_platform() {
   return clGetPlatformIDs(0, nullptr, &n) == CL_SUCCESS && n > 0;
 }
 
-// Runs graph `name` of an opencl library on host arrays: uploads, calls, downloads; with
-// scatter_mode >= 0 set on the context first (NAME_context_set_scatter_mode; 1 atomic).
-CallResult call_opencl_in_mode(const Library& so, const std::string& name, const std::vector<Array>& inputs, bool into,
-                               int scatter_mode) {
-  using QueueFn = cl_command_queue (*)(kiln_context*);
-  const kiln_graph_info& info = so.graph(name);
-  auto queue_of = reinterpret_cast<QueueFn>(so.symbol(name + "_opencl_queue"));
-  const bool exported = queue_of != nullptr;
-  REQUIRE_MESSAGE(exported, name << "_opencl_queue is not exported");
-  CallResult r;
-  kiln_context* ctx = info.context_create();
-  REQUIRE(ctx);
-  if (scatter_mode >= 0) {
-    using ModeFn = int32_t (*)(kiln_context*, int32_t);
-    auto set_mode = reinterpret_cast<ModeFn>(so.symbol(name + "_context_set_scatter_mode"));
-    const bool has_mode = set_mode != nullptr;
-    REQUIRE_MESSAGE(has_mode, name << "_context_set_scatter_mode is not exported");
-    REQUIRE(set_mode(ctx, scatter_mode) == KILN_OK);
-  }
-  cl_command_queue q = queue_of(ctx);
-  std::vector<opencl::DeviceTensor> device;
-  std::vector<DLTensor> dl;
-  if (q) {
-    for (const auto& a : inputs) {
-      device.push_back(opencl::to_device(q, a.dltensor()));
-      dl.push_back(device.back().dl);
-    }
-  }
-  if (dl.empty()) dl.resize(1);
-  auto download = [&](const DLTensor& t) {
-    Shape shape(t.shape, t.shape + t.ndim);
-    Array a = Array::zeros(*from_dlpack(t.dtype), shape);
-    opencl::to_host(q, t, a.data());
-    return a;
-  };
-  if (!into) {
-    std::vector<DLManagedTensor*> outs(static_cast<std::size_t>(info.num_outputs) + 1, nullptr);
-    r.status = info.call(ctx, dl.data(), outs.data());
-    for (int32_t k = 0; r.status == KILN_OK && k < info.num_outputs; ++k) {
-      DLManagedTensor* m = outs[static_cast<std::size_t>(k)];
-      r.outputs.push_back(download(m->dl_tensor));
-      m->deleter(m);
-    }
-  } else {
-    std::size_t total = 0;
-    for (int32_t k = 0; k < info.num_outputs; ++k) total += static_cast<std::size_t>(info.outputs[k].ndim);
-    std::vector<int64_t> shapes(total + 1);
-    r.status = info.output_shapes(ctx, dl.data(), shapes.data());
-    if (r.status == KILN_OK) {
-      std::vector<opencl::DeviceTensor> outs;
-      std::vector<DLTensor> out_dl;
-      std::size_t pos = 0;
-      for (int32_t k = 0; k < info.num_outputs; ++k) {
-        const std::size_t nd = static_cast<std::size_t>(info.outputs[k].ndim);
-        std::vector<int64_t> shape(shapes.begin() + static_cast<std::ptrdiff_t>(pos),
-                                   shapes.begin() + static_cast<std::ptrdiff_t>(pos + nd));
-        pos += nd;
-        outs.push_back(opencl::empty(q, to_dlpack(static_cast<DType>(info.outputs[k].dtype)), shape));
-        out_dl.push_back(outs.back().dl);
-      }
-      if (out_dl.empty()) out_dl.resize(1);
-      r.status = info.call_into(ctx, dl.data(), out_dl.data());
-      for (int32_t k = 0; r.status == KILN_OK && k < info.num_outputs; ++k)
-        r.outputs.push_back(download(out_dl[static_cast<std::size_t>(k)]));
-    }
-  }
-  r.error = info.context_last_error(ctx);
-  info.context_destroy(ctx);
-  return r;
+// True, with the message ctest's skip rule reads, when the machine has no OpenCL platform.
+bool opencl_platform_missing() {
+  if (have_opencl_platform()) return false;
+  MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
+  return true;
 }
 
-// Runs graph `name` of an opencl library on host arrays: uploads, calls, downloads.
-CallResult call_opencl(const Library& so, const std::string& name, const std::vector<Array>& inputs, bool into) {
-  return call_opencl_in_mode(so, name, inputs, into, -1);
-}
 
 // Runs graph `name` through output_shapes + call_into with every (contiguous) input and output
 // `shift` elements into a device buffer of its own: DLPack byte offsets that are multiples of
@@ -225,10 +158,7 @@ TEST_CASE("opencl: NumPy fixtures through the opencl backend") {
 #ifndef KILN_TEST_OPENCL
   MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
 #else
-  if (!have_opencl_platform()) {
-    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
-    return;
-  }
+  if (opencl_platform_missing()) return;
   // Bundles of 64 cases: one host compile and one OpenCL program build (PoCL's compile of the
   // kernels is the slow part) per bundle.
   // A case is the backend's when its ops have GPU kernels and its scalar ops a GPU spelling
@@ -254,10 +184,7 @@ TEST_CASE("opencl: the property test's random graphs, rewritten, keep their valu
 #ifndef KILN_TEST_OPENCL
   MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
 #else
-  if (!have_opencl_platform()) {
-    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
-    return;
-  }
+  if (opencl_platform_missing()) return;
   // test_rewrite_property.cpp's seeded graphs (elementwise chains with broadcasting, reductions,
   // Gemv/Dot, transposes, shared subexpressions) after the default pipeline, through the opencl
   // backend both ways, against the reference evaluator's values of the graphs as built.
@@ -288,10 +215,7 @@ TEST_CASE("opencl: errors kernels find come back through the status word as the 
 #ifndef KILN_TEST_OPENCL
   MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
 #else
-  if (!have_opencl_platform()) {
-    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
-    return;
-  }
+  if (opencl_platform_missing()) return;
   // Every fixture case that expects a run-time failure and whose ops the GPU backends claim:
   // the same status and the same whole message (node included) as the compiled C++ backend.
   std::vector<FixtureCase> cases;
@@ -334,10 +258,7 @@ TEST_CASE("opencl: long rows take several work-items, tiles, groups, chunks and 
 #ifndef KILN_TEST_OPENCL
   MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
 #else
-  if (!have_opencl_platform()) {
-    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
-    return;
-  }
+  if (opencl_platform_missing()) return;
   // The fixtures' rows are short (one work-item's share each); these rows span many work-items
   // (the group trees of softmax and argmax), many scan tiles, and several groups per row (the
   // chunked scan's carry and add kernels), sorts of several 1024-element tiles (the merge
@@ -461,10 +382,7 @@ TEST_CASE("opencl: Elemwise vector path and reduction row, column and lane paths
 #ifndef KILN_TEST_OPENCL
   MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
 #else
-  if (!have_opencl_platform()) {
-    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
-    return;
-  }
+  if (opencl_platform_missing()) return;
   // The contiguous Elemwise path moves four elements per work-item when every operand is
   // aligned to the vector, and falls back to one at a time for the tail and for unaligned
   // operands: lengths around multiples of 4, 0-d and zero-length, slices at odd offsets inside
@@ -596,10 +514,7 @@ TEST_CASE("opencl: products span many tiles, in every layout, through CLBlast an
 #ifndef KILN_TEST_OPENCL
   MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
 #else
-  if (!have_opencl_platform()) {
-    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
-    return;
-  }
+  if (opencl_platform_missing()) return;
   // The fixtures' matrices fit one 16-by-16 tile; these span several tiles with ragged edges
   // (37-by-50 @ 50-by-29), in layouts CLBlast reads in place (contiguous, transposed, a column
   // slice) and layouts only the tiled kernel takes (reversed rows, every other column, a
@@ -680,10 +595,7 @@ TEST_CASE("opencl: batched products go to one strided-batched CLBlast call, or l
 #ifndef KILN_TEST_OPENCL
   MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
 #else
-  if (!have_opencl_platform()) {
-    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
-    return;
-  }
+  if (opencl_platform_missing()) return;
   // BatchedDot and Blockwise of Dot over 5 products of 37×50 by 50×29: float32/float64 with
   // one batch dimension take CLBlastXgemmStridedBatched (contiguous, transposed cores, every
   // other batch element, a static broadcast batch of x: batch stride 0); a reversed batch
@@ -789,10 +701,7 @@ TEST_CASE("opencl: KILN_OPENCL_DEVICE picks the device by indices or by name, an
 #ifndef KILN_TEST_OPENCL
   MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
 #else
-  if (!have_opencl_platform()) {
-    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
-    return;
-  }
+  if (opencl_platform_missing()) return;
   // The device is chosen once per loaded library, so each setting gets a library of its own.
   using DeviceFn = const char* (*)();
   const char* saved = std::getenv("KILN_OPENCL_DEVICE");
@@ -860,10 +769,7 @@ TEST_CASE("opencl: x[idx] += y scatters with atomics in the atomic mode (and for
 #ifndef KILN_TEST_OPENCL
   MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
 #else
-  if (!have_opencl_platform()) {
-    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
-    return;
-  }
+  if (opencl_platform_missing()) return;
   // Many repeated indices (negative ones too) into few rows, as a hierarchical model's
   // gradient scatters observations into groups; rows of several elements, y transposed (a
   // strided view), y broadcast from one row, and zero-length index vectors.
@@ -971,10 +877,7 @@ TEST_CASE("opencl: IfElse runs only the branch taken, its condition read once") 
 #ifndef KILN_TEST_OPENCL
   MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
 #else
-  if (!have_opencl_platform()) {
-    MESSAGE("skipped: no OpenCL platform (install pocl-opencl-icd)");
-    return;
-  }
+  if (opencl_platform_missing()) return;
   // Branches that must not run when not taken: an Assert that fails (its kernel would claim the
   // status word) and an Alloc of 2^50 float64 (its allocation would fail); nested IfElses; several
   // outputs of mixed dtypes; a condition computed on the device. Compared with the reference

@@ -27,6 +27,7 @@
 
 #include "codegen/gpu/backend.h"
 #include "compiled.h"
+#include "device_call.h"
 #include "driver/build.h"
 #include "driver/nvcc.h"
 #include "eval/evaluator.h"
@@ -364,60 +365,9 @@ bool have_opencl() {
   return clGetPlatformIDs(0, nullptr, &n) == CL_SUCCESS && n > 0;
 }
 
-// Calls graph `name` of an opencl library on host arrays (kiln-allocated outputs, or
-// output_shapes + call_into), downloading its outputs.
+// Calls graph `name` of an opencl library on host arrays (device_call.h).
 CallResult call_gpu(const Library& so, const std::string& name, const std::vector<Array>& inputs, bool into) {
-  using QueueFn = cl_command_queue (*)(kiln_context*);
-  const kiln_graph_info& info = so.graph(name);
-  auto queue_of = reinterpret_cast<QueueFn>(so.symbol(name + "_opencl_queue"));
-  const bool exported = queue_of != nullptr;
-  REQUIRE(exported);
-  CallResult r;
-  kiln_context* ctx = info.context_create();
-  REQUIRE(ctx);
-  cl_command_queue q = queue_of(ctx);
-  REQUIRE(q);
-  std::vector<opencl::DeviceTensor> device;
-  std::vector<DLTensor> dl;
-  for (const auto& a : inputs) {
-    device.push_back(opencl::to_device(q, a.dltensor()));
-    dl.push_back(device.back().dl);
-  }
-  auto download = [&](const DLTensor& t) {
-    Array a = Array::zeros(*from_dlpack(t.dtype), Shape(t.shape, t.shape + t.ndim));
-    opencl::to_host(q, t, a.data());
-    return a;
-  };
-  if (!into) {
-    std::vector<DLManagedTensor*> outs(static_cast<std::size_t>(info.num_outputs) + 1, nullptr);
-    r.status = info.call(ctx, dl.data(), outs.data());
-    for (int32_t k = 0; r.status == KILN_OK && k < info.num_outputs; ++k) {
-      r.outputs.push_back(download(outs[static_cast<std::size_t>(k)]->dl_tensor));
-      outs[static_cast<std::size_t>(k)]->deleter(outs[static_cast<std::size_t>(k)]);
-    }
-  } else {
-    std::vector<int64_t> shapes(16);
-    r.status = info.output_shapes(ctx, dl.data(), shapes.data());
-    if (r.status == KILN_OK) {
-      std::vector<opencl::DeviceTensor> outs;
-      std::vector<DLTensor> out_dl;
-      std::size_t pos = 0;
-      for (int32_t k = 0; k < info.num_outputs; ++k) {
-        const std::size_t nd = static_cast<std::size_t>(info.outputs[k].ndim);
-        std::vector<int64_t> shape(shapes.begin() + static_cast<std::ptrdiff_t>(pos),
-                                   shapes.begin() + static_cast<std::ptrdiff_t>(pos + nd));
-        pos += nd;
-        outs.push_back(opencl::empty(q, to_dlpack(static_cast<DType>(info.outputs[k].dtype)), shape));
-        out_dl.push_back(outs.back().dl);
-      }
-      r.status = info.call_into(ctx, dl.data(), out_dl.data());
-      for (int32_t k = 0; r.status == KILN_OK && k < info.num_outputs; ++k)
-        r.outputs.push_back(download(out_dl[static_cast<std::size_t>(k)]));
-    }
-  }
-  r.error = info.context_last_error(ctx);
-  info.context_destroy(ctx);
-  return r;
+  return call_opencl(so, name, inputs, into);
 }
 
 CompileOptions gpu_options(const std::string& backend) {

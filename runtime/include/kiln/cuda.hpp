@@ -24,6 +24,8 @@
 
 #include <dlpack/dlpack.h>
 
+#include "kiln/device_tensor.hpp"
+
 namespace kiln::cuda {
 
 /// Throws std::runtime_error naming `what` and CUDA's message unless `e` is cudaSuccess.
@@ -31,44 +33,14 @@ inline void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + " failed (" + cudaGetErrorString(e) + ")");
 }
 
+using device::device_type_code;
+using device::item_bytes;
+
+inline void release_buffer(void* buffer) { cudaFree(buffer); }
+
 /// A device buffer holding a tensor, owning its memory; `dl` describes it (kDLCUDA) for as long
 /// as this object lives.
-class DeviceTensor {
- public:
-  DeviceTensor() = default;
-  DeviceTensor(const DeviceTensor&) = delete;
-  DeviceTensor& operator=(const DeviceTensor&) = delete;
-  DeviceTensor(DeviceTensor&& o) noexcept { *this = std::move(o); }
-  DeviceTensor& operator=(DeviceTensor&& o) noexcept {
-    std::swap(buffer_, o.buffer_);
-    shape_.swap(o.shape_);
-    strides_.swap(o.strides_);
-    dl = o.dl;
-    dl.shape = shape_.data();
-    dl.strides = strides_.data();
-    return *this;
-  }
-  ~DeviceTensor() {
-    if (buffer_) cudaFree(buffer_);
-  }
-
-  DLTensor dl{};
-
- private:
-  friend DeviceTensor to_device(const DLTensor& host, cudaStream_t stream);
-  void* buffer_ = nullptr;
-  std::vector<int64_t> shape_, strides_;
-};
-
-inline size_t item_bytes(const DLTensor& t) { return (static_cast<size_t>(t.dtype.bits) * t.dtype.lanes + 7) / 8; }
-
-/// The device type as the integer it holds: DLDeviceType has no fixed underlying type, so a value
-/// outside its enumerators must not be read as the enum (the generated runtime does the same).
-inline int32_t device_type_code(const DLDevice& device) {
-  std::underlying_type_t<DLDeviceType> code;
-  std::memcpy(&code, &device.device_type, sizeof code);
-  return static_cast<int32_t>(code);
-}
+using DeviceTensor = device::OwnedTensor<void*, release_buffer>;
 
 /// Copies a CPU tensor to the current device with its layout: the span of memory its strides
 /// address is uploaded, and the device tensor has the same shape, strides and relative offset
@@ -78,32 +50,16 @@ inline DeviceTensor to_device(const DLTensor& host, cudaStream_t stream = nullpt
   if (device_type_code(host.device) != kDLCPU) throw std::invalid_argument("to_device: the tensor is not in CPU memory");
   int ordinal = 0;
   check(cudaGetDevice(&ordinal), "to_device: cudaGetDevice");
-  DeviceTensor d;
-  d.shape_.assign(host.shape, host.shape + host.ndim);
-  int64_t lo = 0, hi = 0, count = 1, stride = 1;
-  d.strides_.resize(static_cast<size_t>(host.ndim));
-  for (int i = host.ndim - 1; i >= 0; --i) {
-    d.strides_[static_cast<size_t>(i)] = host.strides ? host.strides[i] : stride;
-    stride *= host.shape[i];
-    count *= host.shape[i];
-    const int64_t span = d.strides_[static_cast<size_t>(i)] * (host.shape[i] - 1);
-    if (host.shape[i] > 0) (span < 0 ? lo : hi) += span;
-  }
-  const size_t item = item_bytes(host);
-  const size_t bytes = count == 0 ? 0 : static_cast<size_t>(hi - lo + 1) * item;
-  check(cudaMalloc(&d.buffer_, bytes ? bytes : 1), "to_device: cudaMalloc");
+  device::HostSpan span = device::host_span(host);
+  void* buffer = nullptr;
+  check(cudaMalloc(&buffer, span.bytes ? span.bytes : 1), "to_device: cudaMalloc");
+  const size_t bytes = span.bytes;
+  const char* first = span.first;
+  DeviceTensor d(buffer, std::move(span), host, DLDevice{kDLCUDA, ordinal});
   if (bytes) {
-    const char* first = static_cast<const char*>(host.data) + host.byte_offset + lo * static_cast<int64_t>(item);
-    check(cudaMemcpyAsync(d.buffer_, first, bytes, cudaMemcpyHostToDevice, stream), "to_device: cudaMemcpyAsync");
+    check(cudaMemcpyAsync(buffer, first, bytes, cudaMemcpyHostToDevice, stream), "to_device: cudaMemcpyAsync");
     check(cudaStreamSynchronize(stream), "to_device: cudaStreamSynchronize");
   }
-  d.dl.data = d.buffer_;
-  d.dl.device = DLDevice{kDLCUDA, ordinal};
-  d.dl.ndim = host.ndim;
-  d.dl.dtype = host.dtype;
-  d.dl.shape = d.shape_.data();
-  d.dl.strides = d.strides_.data();
-  d.dl.byte_offset = static_cast<uint64_t>(-lo) * item;
   return d;
 }
 
@@ -112,13 +68,8 @@ inline DeviceTensor to_device(const DLTensor& host, cudaStream_t stream = nullpt
 inline void to_host(const DLTensor& device, void* dst, cudaStream_t stream = nullptr) {
   const int32_t type = device_type_code(device.device);
   if (type != kDLCUDA && type != kDLCUDAManaged) throw std::invalid_argument("to_host: not a CUDA tensor");
-  int64_t count = 1, stride = 1;
-  for (int i = device.ndim - 1; i >= 0; --i) {
-    if (device.strides && device.shape[i] != 1 && device.strides[i] != stride)
-      throw std::invalid_argument("to_host: the device tensor is not C-contiguous");
-    stride *= device.shape[i];
-    count *= device.shape[i];
-  }
+  const int64_t count = kiln::device::contiguous_count(device);
+  if (count < 0) throw std::invalid_argument("to_host: the device tensor is not C-contiguous");
   if (count == 0) return;
   const char* first = static_cast<const char*>(device.data) + device.byte_offset;
   check(cudaMemcpyAsync(dst, first, static_cast<size_t>(count) * item_bytes(device), cudaMemcpyDeviceToHost, stream),
@@ -128,17 +79,8 @@ inline void to_host(const DLTensor& device, void* dst, cudaStream_t stream = nul
 
 /// A new C-contiguous device tensor of `shape` and `dtype`, zero-filled (for call_into's outputs).
 inline DeviceTensor empty(DLDataType dtype, const std::vector<int64_t>& shape, cudaStream_t stream = nullptr) {
-  std::vector<uint8_t> zeros;
-  int64_t count = 1;
-  for (int64_t n : shape) count *= n;
-  DLTensor host{};
-  host.device = DLDevice{kDLCPU, 0};
-  host.ndim = static_cast<int32_t>(shape.size());
-  host.dtype = dtype;
-  host.shape = const_cast<int64_t*>(shape.data());
-  zeros.resize(static_cast<size_t>(count) * item_bytes(host));
-  host.data = zeros.data();
-  return to_device(host, stream);
+  const device::HostZeros zeros(dtype, shape);
+  return to_device(zeros.dl, stream);
 }
 
 /// The number of CUDA devices this process sees (0 without a driver or device: never throws).

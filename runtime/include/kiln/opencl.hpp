@@ -25,46 +25,18 @@
 
 #include <dlpack/dlpack.h>
 
+#include "kiln/device_tensor.hpp"
+
 namespace kiln::opencl {
+
+using device::device_type_code;
+using device::item_bytes;
+
+inline void release_buffer(cl_mem buffer) { clReleaseMemObject(buffer); }
 
 /// A device buffer holding a tensor, owning its cl_mem; `dl` describes it (kDLOpenCL) for as
 /// long as this object lives.
-class DeviceTensor {
- public:
-  DeviceTensor() = default;
-  DeviceTensor(const DeviceTensor&) = delete;
-  DeviceTensor& operator=(const DeviceTensor&) = delete;
-  DeviceTensor(DeviceTensor&& o) noexcept { *this = std::move(o); }
-  DeviceTensor& operator=(DeviceTensor&& o) noexcept {
-    std::swap(buffer_, o.buffer_);
-    shape_.swap(o.shape_);
-    strides_.swap(o.strides_);
-    dl = o.dl;
-    dl.shape = shape_.data();
-    dl.strides = strides_.data();
-    return *this;
-  }
-  ~DeviceTensor() {
-    if (buffer_) clReleaseMemObject(buffer_);
-  }
-
-  DLTensor dl{};
-
- private:
-  friend DeviceTensor to_device(cl_command_queue queue, const DLTensor& host);
-  cl_mem buffer_ = nullptr;
-  std::vector<int64_t> shape_, strides_;
-};
-
-inline size_t item_bytes(const DLTensor& t) { return (static_cast<size_t>(t.dtype.bits) * t.dtype.lanes + 7) / 8; }
-
-/// The device type as the integer it holds: DLDeviceType has no fixed underlying type, so a value
-/// outside its enumerators must not be read as the enum (the generated runtime does the same).
-inline int32_t device_type_code(const DLDevice& device) {
-  std::underlying_type_t<DLDeviceType> code;
-  std::memcpy(&code, &device.device_type, sizeof code);
-  return static_cast<int32_t>(code);
-}
+using DeviceTensor = device::OwnedTensor<cl_mem, release_buffer>;
 
 /// Copies a CPU tensor to the device with its layout: the span of memory its strides address is
 /// uploaded, and the device tensor has the same shape, strides and relative offset (so a
@@ -74,34 +46,17 @@ inline DeviceTensor to_device(cl_command_queue queue, const DLTensor& host) {
   cl_context context = nullptr;
   if (clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr) != CL_SUCCESS)
     throw std::invalid_argument("to_device: not an OpenCL command queue");
-  DeviceTensor d;
-  d.shape_.assign(host.shape, host.shape + host.ndim);
-  int64_t lo = 0, hi = 0, count = 1, stride = 1;
-  d.strides_.resize(static_cast<size_t>(host.ndim));
-  for (int i = host.ndim - 1; i >= 0; --i) {
-    d.strides_[static_cast<size_t>(i)] = host.strides ? host.strides[i] : stride;
-    stride *= host.shape[i];
-    count *= host.shape[i];
-    const int64_t span = d.strides_[static_cast<size_t>(i)] * (host.shape[i] - 1);
-    if (host.shape[i] > 0) (span < 0 ? lo : hi) += span;
-  }
-  const size_t item = item_bytes(host);
-  const size_t bytes = count == 0 ? 0 : static_cast<size_t>(hi - lo + 1) * item;
+  device::HostSpan span = device::host_span(host);
   cl_int e = CL_SUCCESS;
-  d.buffer_ = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes ? bytes : 1, nullptr, &e);
+  cl_mem buffer = clCreateBuffer(context, CL_MEM_READ_WRITE, span.bytes ? span.bytes : 1, nullptr, &e);
   if (e != CL_SUCCESS) throw std::runtime_error("to_device: clCreateBuffer failed (" + std::to_string(e) + ")");
+  const size_t bytes = span.bytes;
+  const char* first = span.first;
+  DeviceTensor d(buffer, std::move(span), host, DLDevice{kDLOpenCL, 0});
   if (bytes) {
-    const char* first = static_cast<const char*>(host.data) + host.byte_offset + lo * static_cast<int64_t>(item);
-    e = clEnqueueWriteBuffer(queue, d.buffer_, CL_TRUE, 0, bytes, first, 0, nullptr, nullptr);
+    e = clEnqueueWriteBuffer(queue, buffer, CL_TRUE, 0, bytes, first, 0, nullptr, nullptr);
     if (e != CL_SUCCESS) throw std::runtime_error("to_device: clEnqueueWriteBuffer failed (" + std::to_string(e) + ")");
   }
-  d.dl.data = d.buffer_;
-  d.dl.device = DLDevice{kDLOpenCL, 0};
-  d.dl.ndim = host.ndim;
-  d.dl.dtype = host.dtype;
-  d.dl.shape = d.shape_.data();
-  d.dl.strides = d.strides_.data();
-  d.dl.byte_offset = static_cast<uint64_t>(-lo) * item;
   return d;
 }
 
@@ -109,13 +64,8 @@ inline DeviceTensor to_device(cl_command_queue queue, const DLTensor& host) {
 /// before on `queue`.
 inline void to_host(cl_command_queue queue, const DLTensor& device, void* dst) {
   if (device_type_code(device.device) != kDLOpenCL) throw std::invalid_argument("to_host: not an OpenCL tensor");
-  int64_t count = 1, stride = 1;
-  for (int i = device.ndim - 1; i >= 0; --i) {
-    if (device.strides && device.shape[i] != 1 && device.strides[i] != stride)
-      throw std::invalid_argument("to_host: the device tensor is not C-contiguous");
-    stride *= device.shape[i];
-    count *= device.shape[i];
-  }
+  const int64_t count = kiln::device::contiguous_count(device);
+  if (count < 0) throw std::invalid_argument("to_host: the device tensor is not C-contiguous");
   if (count == 0) return;
   const cl_int e = clEnqueueReadBuffer(queue, static_cast<cl_mem>(device.data), CL_TRUE, device.byte_offset,
                                        static_cast<size_t>(count) * item_bytes(device), dst, 0, nullptr, nullptr);
@@ -124,17 +74,8 @@ inline void to_host(cl_command_queue queue, const DLTensor& device, void* dst) {
 
 /// A new C-contiguous device tensor of `shape` and `dtype` (for call_into's outputs).
 inline DeviceTensor empty(cl_command_queue queue, DLDataType dtype, const std::vector<int64_t>& shape) {
-  std::vector<uint8_t> zeros;
-  int64_t count = 1;
-  for (int64_t n : shape) count *= n;
-  DLTensor host{};
-  host.device = DLDevice{kDLCPU, 0};
-  host.ndim = static_cast<int32_t>(shape.size());
-  host.dtype = dtype;
-  host.shape = const_cast<int64_t*>(shape.data());
-  zeros.resize(static_cast<size_t>(count) * item_bytes(host));
-  host.data = zeros.data();
-  return to_device(queue, host);
+  const device::HostZeros zeros(dtype, shape);
+  return to_device(queue, zeros.dl);
 }
 
 }  // namespace kiln::opencl
