@@ -11,6 +11,7 @@
 // draws_shape computes it.
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/c_names.h"
@@ -92,6 +93,22 @@ std::string rv_decode(const std::string& len, int nparams) {
   return out;
 }
 
+// Template data both draw kernels share: the dialect, the node's name and comment, and the
+// rng, next_rng, draws (stored as `ostore`) and status-word buffers.
+TemplateData draw_kernel_data(const NodeEmitContext& c, const GpuDialect& d, const std::string& ostore) {
+  TemplateData k = d.data();
+  k.set("name", c.kernel_name());
+  k.set("comment", comment_text(c.node().op().str(), 100));
+  const std::pair<const char*, std::string> buffers[] = {
+      {"rng", "uint64_t"}, {"next", "uint64_t"}, {"out", ostore}, {"st", "int32_t"}};
+  for (const auto& [buffer, type] : buffers) {
+    const bool read_only = std::string(buffer) == "rng";
+    k.set(std::string(buffer) + "_param", d.buffer_param(type, buffer, read_only));
+    k.set(std::string(buffer) + "_bind", d.buffer_bind(type, buffer, read_only));
+  }
+  return k;
+}
+
 }  // namespace
 
 bool gpu_draws_random_variable(std::string_view dist_name) { return find_gpu_rv(dist_name) != nullptr; }
@@ -114,18 +131,8 @@ NodeCode gpu_emit_random_variable(const NodeEmitContext& c, const GpuDialect& d,
   const std::string ostore = gpu_storage_type(out_dt);
 
   // The kernel.
-  TemplateData k = d.data();
+  TemplateData k = draw_kernel_data(c, d, ostore);
   const std::string name = c.kernel_name();
-  k.set("name", name);
-  k.set("comment", comment_text(op.str(), 100));
-  k.set("rng_param", d.buffer_param("uint64_t", "rng", true));
-  k.set("rng_bind", d.buffer_bind("uint64_t", "rng", true));
-  k.set("next_param", d.buffer_param("uint64_t", "next", false));
-  k.set("next_bind", d.buffer_bind("uint64_t", "next", false));
-  k.set("out_param", d.buffer_param(ostore, "out", false));
-  k.set("out_bind", d.buffer_bind(ostore, "out", false));
-  k.set("st_param", d.buffer_param("int32_t", "st", false));
-  k.set("st_bind", d.buffer_bind("int32_t", "st", false));
   TemplateData params{TemplateData::type::list};
   std::string reads, args, stride_params;
   for (int i = 0; i < nparams; ++i) {
@@ -239,20 +246,10 @@ NodeCode gpu_emit_core_random_variable(const NodeEmitContext& c, const GpuDialec
                               " implementation: the draw kernel handles 6 at most");
   const DType out_dt = c.out_var(1).dtype();
   const std::string ostore = gpu_storage_type(out_dt), pstore = gpu_storage_type(pv.dtype());
-  TemplateData k = d.data();
+  TemplateData k = draw_kernel_data(c, d, ostore);
   const std::string name = c.kernel_name();
-  k.set("name", name);
-  k.set("comment", comment_text(op.str(), 100));
-  k.set("rng_param", d.buffer_param("uint64_t", "rng", true));
-  k.set("rng_bind", d.buffer_bind("uint64_t", "rng", true));
-  k.set("next_param", d.buffer_param("uint64_t", "next", false));
-  k.set("next_bind", d.buffer_bind("uint64_t", "next", false));
-  k.set("out_param", d.buffer_param(ostore, "out", false));
-  k.set("out_bind", d.buffer_bind(ostore, "out", false));
   k.set("p_param", d.buffer_param(pstore, "p", true));
   k.set("p_bind", d.buffer_bind(pstore, "p", true));
-  k.set("st_param", d.buffer_param("int32_t", "st", false));
-  k.set("st_bind", d.buffer_bind("int32_t", "st", false));
   k.set("stype", ostore);
   k.set("dirichlet", dirichlet);
   k.set("categorical", !dirichlet);
