@@ -95,6 +95,9 @@ struct Backend {
   /// The Elemwise emitter computes a gather its node alone reads inside its own loop
   /// (codegen/gather_fusion.h): such gathers get no step of their own.
   bool fuse_gathers = false;
+  /// Its graph function can put its biggest steps in a second translation unit
+  /// (function.mustache's frame; GeneratedLibrary::two_part).
+  bool split_steps = false;
   /// The operand classes its scalar op table spells `name` for ("float", "int", "bool", "any"):
   /// what docs/op_coverage.md lists; empty when it has no spelling.
   std::function<std::vector<std::string>(const std::string& scalar_op)> scalar_classes;

@@ -20,6 +20,9 @@ struct GeneratedLibrary {
   std::string main_program;  ///< NAME_main.cpp (empty for a bundle)
   std::vector<DataBlob> blobs;  ///< large constants (NAME_data.S), in symbol order
   bool needs_blas = false;   ///< link BLAS
+  /// The source compiles as two translation units, with -DKILN_PART=1 and -DKILN_PART=2, that
+  /// a build may run in parallel and link together (or as one, without KILN_PART).
+  bool two_part = false;
 };
 
 /// Entry points a library may export beside the C ABI's.

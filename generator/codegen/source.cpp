@@ -1,6 +1,7 @@
 #include "codegen/source.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -85,12 +86,71 @@ struct FileScope {
   std::vector<std::string> kernels;
 };
 
+// The steps of a graph function that a split build compiles in a second translation unit
+// (driver/build.cpp): their extern "C" trampolines, `symbol_prefix` + fn + "_node" + index.
+struct SplitSteps {
+  std::string symbol_prefix;
+  double fixed_weight = 0;  ///< compile_weight of what the first unit has besides the steps
+  /// compile_weight of each inner function (a Scan's step function, with its own inner ones):
+  /// compiled in the unit of the step that calls it.
+  std::map<std::string, double> inner_weight;
+  struct Step {
+    std::string symbol, frame, index;  ///< trampoline, frame type, step
+  };
+  std::vector<Step> chosen;
+};
+
+std::size_t line_count(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// The name of an inner function function.mustache rendered ("run_graph_step0"), from its text
+// (inner functions have no frame: they are never split).
+std::string function_name(const std::string& text) {
+  const std::string key = "\nstatic int32_t ";
+  const std::size_t start = text.find(key) == std::string::npos ? text.size() : text.find(key) + key.size();
+  return text.substr(start, text.find('(', start) - start);
+}
+
+// The compile time of a piece of generated C++, in arbitrary units: lines^1.5, as a big fused
+// step costs more per line than a small one (W7's graph with g++ 12 -O3: its 250-line
+// row-block step 0.49 s, a 110-line reduction 0.17 s, a 55-line Elemwise 0.06 s).
+double compile_weight(std::size_t lines) { return std::pow(static_cast<double>(lines), 1.5); }
+
+// The biggest steps go to the second unit while it stays under half of everything, the entry
+// points, binding and shape function (`fixed_weight`) counting for the first. Each unit parses
+// the runtime again (about 0.13 s of g++ time), so a split pays only when the second unit gets
+// a large share (kMinSplitWeight, about 0.3 s).
+void choose_split_steps(std::vector<TemplateData>& items, const std::vector<double>& weights,
+                        const std::string& fn, SplitSteps& split) {
+  const double kMinSplitWeight = 2400;
+  double total = split.fixed_weight;
+  for (double w : weights) total += w;
+  std::vector<std::size_t> order(items.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return weights[a] > weights[b]; });
+  std::vector<bool> chosen(items.size(), false);
+  double second = 0;
+  for (std::size_t k : order)
+    if (2 * (second + weights[k]) <= total) second += weights[k], chosen[k] = true;
+  if (second < kMinSplitWeight) return;
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    if (!chosen[k]) continue;
+    const std::string index = items[k].get("index")->string_value();
+    const std::string symbol = split.symbol_prefix + fn + "_node" + index;
+    items[k].set("split", true);
+    items[k].set("symbol", symbol);
+    split.chosen.push_back({symbol, fn + "_frame", index});
+  }
+}
+
 // One generated function: bind inputs and constants, run every node, copy outputs. A step
 // function binds its inputs as the function that calls it passes them: with the backend's
 // usual binding, not a graph entry's (a GPU shape function gets device tensors from the
 // caller, but its Scan passes host rows to its step function).
 std::string emit_function(const Backend& backend, const LoweredGraph& lg, const std::string& fn,
-                          const std::string& comment, FileScope& scope, bool step_function = false) {
+                          const std::string& comment, FileScope& scope, bool step_function = false,
+                          SplitSteps* split = nullptr) {
   const FunctionGraph& fg = *lg.graph;
   TemplateData data;
   data.set("fn", fn);
@@ -151,7 +211,18 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
   }
   data.set("constants", constants);
 
-  TemplateData steps{TemplateData::type::list};
+  std::vector<TemplateData> step_items;
+  std::vector<double> step_weights;  // each step's compile_weight, for choose_split_steps
+  const auto add_step = [&](TemplateData& item, const std::string& code, const Apply& node) {
+    item.set("code", code);
+    item.set("split", false);
+    step_items.push_back(item);
+    double weight = compile_weight(line_count(code));
+    const auto inner = lg.inner_functions.find(&node);
+    if (split && inner != lg.inner_functions.end())
+      for (const std::string& f : inner->second) weight += split->inner_weight[f];
+    step_weights.push_back(weight);
+  };
   const auto where = [&](const Apply& node) {
     const auto it = std::find(lg.order.begin(), lg.order.end(), &node);
     return c_string_literal(node_label(node, static_cast<int>(it - lg.order.begin())));
@@ -196,8 +267,7 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
       item.set("index", std::to_string(i));
       item.set("comment", "row-block pass over " + lg.var(g.matrix).cname + ": " + join(members, ", "));
       item.set("where", where(node));
-      item.set("code", indent_lines(backend.row_block(g, lg, static_cast<int>(i), where), "    "));
-      steps.push_back(item);
+      add_step(item, indent_lines(backend.row_block(g, lg, static_cast<int>(i), where), "    "), node);
       continue;
     }
     if (lg.fused_gathers.count(&node)) continue;  // its reader computes it (gather_fusion.h)
@@ -214,10 +284,13 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
     item.set("index", std::to_string(i));
     item.set("comment", comment_text(node.op().str(), 100) + " -> " + join(outs, ", "));
     item.set("where", c_string_literal(label));
-    item.set("code", indent_lines(code.host, "    "));
-    steps.push_back(item);
+    add_step(item, indent_lines(code.host, "    "), node);
   }
   KILN_INTERNAL_ASSERT(open_regions.empty(), "a lazy branch is still open after the last step");
+  if (split) choose_split_steps(step_items, step_weights, fn, *split);
+  data.set("frame", split && !split->chosen.empty());
+  TemplateData steps{TemplateData::type::list};
+  for (const TemplateData& item : step_items) steps.push_back(item);
   data.set("steps", steps);
 
   TemplateData copies{TemplateData::type::list};
@@ -267,6 +340,7 @@ struct GraphCode {
   std::vector<std::string> kernels;  ///< kernels_in_program: device code, kept apart
   std::vector<DataBlob> blobs;
   bool needs_blas = false;
+  bool two_part = false;  ///< GeneratedLibrary::two_part
 };
 
 // The kiln_kind of each variable (kiln.h): an rng's uint64[6] state is marked as one. A
@@ -294,11 +368,32 @@ GraphCode generate_graph_code(const Backend& backend, const FunctionGraph& graph
   std::vector<std::string> functions;
   emit_inner_functions(backend, main_lg, "run_graph", next_slot, scope, functions, code.needs_blas);
   emit_inner_functions(shapes, shape_lg, "run_shapes", next_slot, scope, functions, code.needs_blas);
-  std::string main_fn =
-      emit_function(backend, main_lg, "run_graph", "The graph " + comment_text(fg.name()) + ".", scope);
-  std::string shape_fn = emit_function(shapes, shape_lg, "run_shapes",
-                                       "The output shapes of the graph, computed from the inputs (the shape graph).",
-                                       scope);
+  const auto emit_shape_function = [&](FileScope& into) {
+    return emit_function(shapes, shape_lg, "run_shapes",
+                         "The output shapes of the graph, computed from the inputs (the shape graph).", into);
+  };
+  // The first unit of a split build also has the entry points and input binding (0.19 s of
+  // W7's 0.32 s beside the runtime's parse; the shape function the rest) and inner functions.
+  const double kEntryPointWeight = 1500;
+  SplitSteps split;
+  split.symbol_prefix = "kiln_" + name + "_";
+  split.fixed_weight = kEntryPointWeight;
+  if (backend.split_steps) {
+    FileScope probe = scope;  // the shape function's size (emitted for real after run_graph's)
+    split.fixed_weight += compile_weight(line_count(emit_shape_function(probe)));
+    // Inner functions come before their callers, each named after its caller's function.
+    for (std::size_t k = functions.size(); k-- > 0;) {
+      const std::string name = function_name(functions[k]);
+      double w = compile_weight(line_count(functions[k]));
+      for (const auto& [other, ow] : split.inner_weight)
+        if (other.rfind(name + "_", 0) == 0) w += ow;
+      split.inner_weight[name] = w;
+    }
+  }
+  std::string main_fn = emit_function(backend, main_lg, "run_graph", "The graph " + comment_text(fg.name()) + ".",
+                                      scope, false, backend.split_steps ? &split : nullptr);
+  code.two_part = !split.chosen.empty();
+  std::string shape_fn = emit_shape_function(scope);
   for (Apply* node : main_lg.order) code.needs_blas = code.needs_blas || backend.emitter(node->op()).needs_blas;
   for (Apply* node : shape_lg.order) code.needs_blas = code.needs_blas || shapes.emitter(node->op()).needs_blas;
 
@@ -331,6 +426,16 @@ GraphCode generate_graph_code(const Backend& backend, const FunctionGraph& graph
   src.set("context_destroy", hook(backend, "context_destroy"));
   const std::string extra = hook(backend, "extra_exports");
   src.set("extra_exports", extra.empty() ? "" : render_template(extra, src));
+  TemplateData trampolines{TemplateData::type::list};
+  for (const SplitSteps::Step& step : split.chosen) {
+    TemplateData item;
+    item.set("symbol", step.symbol);
+    item.set("frame", step.frame);
+    item.set("index", step.index);
+    trampolines.push_back(item);
+  }
+  src.set("split_steps", trampolines);
+  src.set("two_part", code.two_part);
   code.impl = render_template(backend.impl_template.empty() ? backend.templates + "/graph_impl.cpp.mustache"
                                                             : backend.impl_template,
                               src);
@@ -418,13 +523,19 @@ GeneratedLibrary generate_bundle(const Backend& backend,
   lib.backend = backend.name;
   lib.source_file = lib.name + backend.toolchain.source_suffix;
   std::vector<std::string> impls, kernels;
+  std::vector<bool> split;
   for (const auto& [fg, graph_name] : graphs) {
     GraphCode code = generate_graph_code(backend, *fg, c_identifier(graph_name));
     impls.push_back(code.impl);
+    split.push_back(code.two_part);
     kernels.insert(kernels.end(), code.kernels.begin(), code.kernels.end());
     lib.needs_blas = lib.needs_blas || code.needs_blas;
+    lib.two_part = lib.two_part || code.two_part;
     for (auto& blob : code.blobs) lib.blobs.push_back(std::move(blob));
   }
+  // In a two-part bundle, a graph with no split steps belongs to the first unit whole.
+  for (std::size_t k = 0; k < impls.size(); ++k)
+    if (lib.two_part && !split[k]) impls[k] = "#if KILN_PART != 2\n" + impls[k] + "#endif  // KILN_PART != 2\n";
   lib.source = source_file(backend, lib.source_file, std::to_string(graphs.size()) + " graphs", {}, impls, kernels);
   return lib;
 }
@@ -438,12 +549,15 @@ GeneratedLibrary generate_library(const Backend& backend, const FunctionGraph& f
   if (extra.nutpie_logp) check_nutpie_graph(fg, backend);
   GraphCode code = generate_graph_code(backend, fg, lib.name);
   lib.needs_blas = code.needs_blas;
+  lib.two_part = code.two_part;
   lib.blobs = std::move(code.blobs);
   lib.source = source_file(backend, lib.source_file, "the graph " + c_string_literal(comment_text(fg.name())),
                            {lib.name + ".h"}, {code.impl}, code.kernels);
   std::string declarations;
   if (extra.nutpie_logp) {
-    lib.source += nutpie_entry_point_source(backend, lib.name);
+    // Entry points are the first unit's (a split build's second has only steps).
+    lib.source += lib.two_part ? "#if KILN_PART != 2\n" + nutpie_entry_point_source(backend, lib.name) + "#endif\n"
+                               : nutpie_entry_point_source(backend, lib.name);
     declarations += nutpie_entry_point_declarations(lib.name);
   }
   lib.header = graph_header(fg, lib.name, declarations);

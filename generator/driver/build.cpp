@@ -496,6 +496,26 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
     write_file(work / (lib.name + "_dispatch.cpp"), variant_dispatcher(lib.name, options.march_variants));
     inputs.push_back((work / (lib.name + "_dispatch.cpp")).string());
   }
+  // A two-part source (codegen/generated_library.h): its halves compiled at the same time.
+  if (lib.two_part && options.march_variants.empty() && !cuda) {
+    std::vector<std::vector<std::string>> parts;
+    for (int part = 1; part <= 2; ++part) {
+      std::vector<std::string> pcmd = {cxx};
+      pcmd.insert(pcmd.end(), flags.begin(), flags.end());
+      if (!pch.empty()) pcmd.insert(pcmd.end(), {"-include", pch});
+      const std::string object = (work / (lib.name + "_part" + std::to_string(part) + ".o")).string();
+      pcmd.insert(pcmd.end(), {"-DKILN_PART=" + std::to_string(part), "-I", work.string(), "-c",
+                               (work / lib.source_file).string(), "-o", object});
+      parts.push_back(std::move(pcmd));
+    }
+    const std::vector<ProcessResult> done = run_processes(parts);
+    inputs.clear();
+    for (std::size_t k = 0; k < done.size(); ++k) {
+      if (done[k].exit_code != 0) fail("compiling the generated library (part " + std::to_string(k + 1) + ")", done[k]);
+      result.compiler_output += done[k].output;
+      inputs.push_back(parts[k].back());
+    }
+  }
   if (!assembler.empty()) {
     const std::string object = (work / (lib.name + "_data.o")).string();
     ProcessResult ar = run_process({assembler, "-c", data_source.string(), "-o", object});
@@ -514,7 +534,7 @@ BuildResult build_library(const GeneratedLibrary& lib, const BuildOptions& optio
   cmd.insert(cmd.end(), link.begin(), link.end());
   ProcessResult r = run_process(cmd);
   if (r.exit_code != 0) fail("compiling the generated library", r);
-  result.compiler_output = std::move(r.output);
+  result.compiler_output += r.output;
   // The data is in the library now; the cache keeps no second copy.
   for (const DataBlob& blob : lib.blobs) fs::remove(work / blob.file_name, ec);
   fs::remove(data_source, ec);

@@ -1,5 +1,6 @@
 #include "driver/process.h"
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 extern char** environ;
 
@@ -18,7 +20,9 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
   ProcessResult result;
   if (argv.empty()) return result;
   int fds[2];
-  if (pipe(fds) != 0) {
+  // Close-on-exec: a child spawned meanwhile by another thread (run_processes) must not hold
+  // this pipe's write end, or the read below would wait for that child too.
+  if (pipe2(fds, O_CLOEXEC) != 0) {
     result.output = std::string("pipe failed: ") + std::strerror(errno);
     return result;
   }
@@ -50,6 +54,16 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   return result;
+}
+
+std::vector<ProcessResult> run_processes(const std::vector<std::vector<std::string>>& argvs) {
+  std::vector<ProcessResult> results(argvs.size());
+  std::vector<std::thread> threads;
+  for (std::size_t k = 1; k < argvs.size(); ++k)
+    threads.emplace_back([&results, &argvs, k] { results[k] = run_process(argvs[k]); });
+  if (!argvs.empty()) results[0] = run_process(argvs[0]);
+  for (auto& t : threads) t.join();
+  return results;
 }
 
 std::string find_executable(const std::string& program) {

@@ -15,6 +15,10 @@ struct ProcessResult {
 /// Runs argv[0] (looked up on PATH) with the arguments and waits for it.
 ProcessResult run_process(const std::vector<std::string>& argv);
 
+/// Runs each argument vector at the same time (one thread waiting on each) and returns their
+/// results in order.
+std::vector<ProcessResult> run_processes(const std::vector<std::vector<std::string>>& argvs);
+
 /// The executable `program` names (a path, or a name looked up in PATH), symbolic links
 /// resolved; "" when there is none.
 std::string find_executable(const std::string& program);

@@ -148,6 +148,7 @@ std::shared_ptr<const Backend> make_cpp_backend() {
   };
   b->row_block = emit_row_block;
   b->fuse_gathers = true;
+  b->split_steps = true;
   b->scalar_classes = [](const std::string& name) { return ScalarTable::cpp().classes(name); };
   b->capabilities = {"blas"};
   return b;

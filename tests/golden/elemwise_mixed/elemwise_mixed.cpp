@@ -2358,15 +2358,31 @@ inline int32_t rank1_update(Ctx* ctx, T alpha, Mat<const T> x, Mat<const T> y, M
 }  // namespace
 
 // ---- graph "mixed_int8_float32": exported as elemwise_mixed_* ----------------------------------
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_elemwise_mixed_run_graph_node0(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_elemwise_mixed_run_graph_node1(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_elemwise_mixed_run_graph_node2(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_elemwise_mixed_run_graph_node3(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_elemwise_mixed_run_graph_node4(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_elemwise_mixed_run_graph_node5(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_elemwise_mixed_run_graph_node6(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_elemwise_mixed_run_graph_node7(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_elemwise_mixed_run_graph_node8(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_elemwise_mixed_run_graph_node9(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_elemwise_mixed_run_graph_node10(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_elemwise_mixed_run_graph_node11(void* frame);
 namespace {
 namespace elemwise_mixed_impl {
 
 
 
 // The graph mixed_int8_float32.
-static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& sink) {
-  (void)inputs;
-  (void)sink;
+// Its variables live in a frame, so that steps can be member functions compiled apart: a split
+// build (driver/build.cpp) compiles this file twice in parallel, the steps marked below with
+// KILN_PART=2 and everything else with KILN_PART=1; a plain compile takes both.
+struct run_graph_frame {
+  kg::Ctx* ctx;
+  const DLTensor* inputs;
+  kg::OutputSink& sink;
   kg::Tensor<int8_t, 1> v0;
   kg::Tensor<float, 1> v1;
   kg::Tensor<float, 1> v2;
@@ -2385,19 +2401,24 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   kg::Tensor<bool, 1> v15;
   kg::Tensor<bool, 1> v16;
   kg::Tensor<bool, 1> v17;
-  {
-    static const int64_t static_shape[] = { -1 };
-    KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{0, 8, 1}, static_shape, "a"));
-  }
-  {
-    static const int64_t static_shape[] = { -1 };
-    KILN_TRY(kg::bind_input(ctx, inputs[1], v1, DLDataType{2, 32, 1}, static_shape, "b"));
-  }
-
-
-  // [0] Add -> v2
-  {
-    static const char kWhere[] = "node [0] Add -> \042add(a, b)\042 (from /nodes/0 Elemwise)";
+  int32_t run();
+  int32_t node0();
+  int32_t node1();
+  int32_t node2();
+  int32_t node3();
+  int32_t node4();
+  int32_t node5();
+  int32_t node6();
+  int32_t node7();
+  int32_t node8();
+  int32_t node9();
+  int32_t node10();
+  int32_t node11();
+};
+#if KILN_PART != 1
+// [0] Add -> v2
+int32_t run_graph_frame::node0() {
+  static const char kWhere[] = "node [0] Add -> \042add(a, b)\042 (from /nodes/0 Elemwise)";
 
 
     {
@@ -2453,11 +2474,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
 
-  }
-
-  // [1] Sub -> v3
-  {
-    static const char kWhere[] = "node [1] Sub -> \042sub(a, b)\042 (from /nodes/1 Elemwise)";
+  return KILN_OK;
+}
+// [1] Sub -> v3
+int32_t run_graph_frame::node1() {
+  static const char kWhere[] = "node [1] Sub -> \042sub(a, b)\042 (from /nodes/1 Elemwise)";
 
 
     {
@@ -2513,11 +2534,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
 
-  }
-
-  // [2] Mul -> v4
-  {
-    static const char kWhere[] = "node [2] Mul -> \042mul(a, b)\042 (from /nodes/2 Elemwise)";
+  return KILN_OK;
+}
+// [2] Mul -> v4
+int32_t run_graph_frame::node2() {
+  static const char kWhere[] = "node [2] Mul -> \042mul(a, b)\042 (from /nodes/2 Elemwise)";
 
 
     {
@@ -2573,11 +2594,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
 
-  }
-
-  // [3] True_div -> v5
-  {
-    static const char kWhere[] = "node [3] True_div -> \042true_div(a, b)\042 (from /nodes/3 Elemwise)";
+  return KILN_OK;
+}
+// [3] True_div -> v5
+int32_t run_graph_frame::node3() {
+  static const char kWhere[] = "node [3] True_div -> \042true_div(a, b)\042 (from /nodes/3 Elemwise)";
 
 
     {
@@ -2633,11 +2654,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
 
-  }
-
-  // [4] Int_div -> v6
-  {
-    static const char kWhere[] = "node [4] Int_div -> \042int_div(a, b)\042 (from /nodes/4 Elemwise)";
+  return KILN_OK;
+}
+// [4] Int_div -> v6
+int32_t run_graph_frame::node4() {
+  static const char kWhere[] = "node [4] Int_div -> \042int_div(a, b)\042 (from /nodes/4 Elemwise)";
 
 
     {
@@ -2693,11 +2714,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
 
-  }
-
-  // [5] Mod -> v7
-  {
-    static const char kWhere[] = "node [5] Mod -> \042mod(a, b)\042 (from /nodes/5 Elemwise)";
+  return KILN_OK;
+}
+// [5] Mod -> v7
+int32_t run_graph_frame::node5() {
+  static const char kWhere[] = "node [5] Mod -> \042mod(a, b)\042 (from /nodes/5 Elemwise)";
 
 
     {
@@ -2753,11 +2774,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
 
-  }
-
-  // [6] Pow -> v8
-  {
-    static const char kWhere[] = "node [6] Pow -> \042pow(a, b)\042 (from /nodes/6 Elemwise)";
+  return KILN_OK;
+}
+// [6] Pow -> v8
+int32_t run_graph_frame::node6() {
+  static const char kWhere[] = "node [6] Pow -> \042pow(a, b)\042 (from /nodes/6 Elemwise)";
 
 
     {
@@ -2813,11 +2834,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
 
-  }
-
-  // [7] Maximum -> v9
-  {
-    static const char kWhere[] = "node [7] Maximum -> \042maximum(a, b)\042 (from /nodes/7 Elemwise)";
+  return KILN_OK;
+}
+// [7] Maximum -> v9
+int32_t run_graph_frame::node7() {
+  static const char kWhere[] = "node [7] Maximum -> \042maximum(a, b)\042 (from /nodes/7 Elemwise)";
 
 
     {
@@ -2873,11 +2894,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
 
-  }
-
-  // [8] Minimum -> v10
-  {
-    static const char kWhere[] = "node [8] Minimum -> \042minimum(a, b)\042 (from /nodes/8 Elemwise)";
+  return KILN_OK;
+}
+// [8] Minimum -> v10
+int32_t run_graph_frame::node8() {
+  static const char kWhere[] = "node [8] Minimum -> \042minimum(a, b)\042 (from /nodes/8 Elemwise)";
 
 
     {
@@ -2933,11 +2954,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
 
-  }
-
-  // [9] Arctan2 -> v11
-  {
-    static const char kWhere[] = "node [9] Arctan2 -> \042arctan2(a, b)\042 (from /nodes/9 Elemwise)";
+  return KILN_OK;
+}
+// [9] Arctan2 -> v11
+int32_t run_graph_frame::node9() {
+  static const char kWhere[] = "node [9] Arctan2 -> \042arctan2(a, b)\042 (from /nodes/9 Elemwise)";
 
 
     {
@@ -2993,11 +3014,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
 
-  }
-
-  // [10] Eq -> v12
-  {
-    static const char kWhere[] = "node [10] Eq -> \042eq(a, b)\042 (from /nodes/10 Elemwise)";
+  return KILN_OK;
+}
+// [10] Eq -> v12
+int32_t run_graph_frame::node10() {
+  static const char kWhere[] = "node [10] Eq -> \042eq(a, b)\042 (from /nodes/10 Elemwise)";
 
 
     {
@@ -3053,11 +3074,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
 
-  }
-
-  // [11] Neq -> v13
-  {
-    static const char kWhere[] = "node [11] Neq -> \042neq(a, b)\042 (from /nodes/11 Elemwise)";
+  return KILN_OK;
+}
+// [11] Neq -> v13
+int32_t run_graph_frame::node11() {
+  static const char kWhere[] = "node [11] Neq -> \042neq(a, b)\042 (from /nodes/11 Elemwise)";
 
 
     {
@@ -3113,7 +3134,56 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
 
+  return KILN_OK;
+}
+#endif
+
+int32_t run_graph_frame::run() {
+  {
+    static const int64_t static_shape[] = { -1 };
+    KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{0, 8, 1}, static_shape, "a"));
   }
+  {
+    static const int64_t static_shape[] = { -1 };
+    KILN_TRY(kg::bind_input(ctx, inputs[1], v1, DLDataType{2, 32, 1}, static_shape, "b"));
+  }
+
+
+  // [0] Add -> v2
+  KILN_TRY(kiln_elemwise_mixed_run_graph_node0(this));
+
+  // [1] Sub -> v3
+  KILN_TRY(kiln_elemwise_mixed_run_graph_node1(this));
+
+  // [2] Mul -> v4
+  KILN_TRY(kiln_elemwise_mixed_run_graph_node2(this));
+
+  // [3] True_div -> v5
+  KILN_TRY(kiln_elemwise_mixed_run_graph_node3(this));
+
+  // [4] Int_div -> v6
+  KILN_TRY(kiln_elemwise_mixed_run_graph_node4(this));
+
+  // [5] Mod -> v7
+  KILN_TRY(kiln_elemwise_mixed_run_graph_node5(this));
+
+  // [6] Pow -> v8
+  KILN_TRY(kiln_elemwise_mixed_run_graph_node6(this));
+
+  // [7] Maximum -> v9
+  KILN_TRY(kiln_elemwise_mixed_run_graph_node7(this));
+
+  // [8] Minimum -> v10
+  KILN_TRY(kiln_elemwise_mixed_run_graph_node8(this));
+
+  // [9] Arctan2 -> v11
+  KILN_TRY(kiln_elemwise_mixed_run_graph_node9(this));
+
+  // [10] Eq -> v12
+  KILN_TRY(kiln_elemwise_mixed_run_graph_node10(this));
+
+  // [11] Neq -> v13
+  KILN_TRY(kiln_elemwise_mixed_run_graph_node11(this));
 
   // [12] Lt -> v14
   {
@@ -3364,6 +3434,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   return KILN_OK;
 }
 
+static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& sink) {
+  run_graph_frame frame{ctx, inputs, sink};
+  return frame.run();
+}
+
 // The output shapes of the graph, computed from the inputs (the shape graph).
 static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& sink) {
   (void)inputs;
@@ -3602,6 +3677,24 @@ int32_t output_shapes(kiln_context* handle, const DLTensor* inputs, int64_t* sha
 }  // namespace elemwise_mixed_impl
 }  // namespace
 
+// The second unit's steps, called by the first through C symbols: no C++ type crosses units
+// (each has its own copy of the runtime, in an anonymous namespace).
+#if KILN_PART != 1
+extern "C" int32_t kiln_elemwise_mixed_run_graph_node0(void* frame) { return static_cast<elemwise_mixed_impl::run_graph_frame*>(frame)->node0(); }
+extern "C" int32_t kiln_elemwise_mixed_run_graph_node1(void* frame) { return static_cast<elemwise_mixed_impl::run_graph_frame*>(frame)->node1(); }
+extern "C" int32_t kiln_elemwise_mixed_run_graph_node2(void* frame) { return static_cast<elemwise_mixed_impl::run_graph_frame*>(frame)->node2(); }
+extern "C" int32_t kiln_elemwise_mixed_run_graph_node3(void* frame) { return static_cast<elemwise_mixed_impl::run_graph_frame*>(frame)->node3(); }
+extern "C" int32_t kiln_elemwise_mixed_run_graph_node4(void* frame) { return static_cast<elemwise_mixed_impl::run_graph_frame*>(frame)->node4(); }
+extern "C" int32_t kiln_elemwise_mixed_run_graph_node5(void* frame) { return static_cast<elemwise_mixed_impl::run_graph_frame*>(frame)->node5(); }
+extern "C" int32_t kiln_elemwise_mixed_run_graph_node6(void* frame) { return static_cast<elemwise_mixed_impl::run_graph_frame*>(frame)->node6(); }
+extern "C" int32_t kiln_elemwise_mixed_run_graph_node7(void* frame) { return static_cast<elemwise_mixed_impl::run_graph_frame*>(frame)->node7(); }
+extern "C" int32_t kiln_elemwise_mixed_run_graph_node8(void* frame) { return static_cast<elemwise_mixed_impl::run_graph_frame*>(frame)->node8(); }
+extern "C" int32_t kiln_elemwise_mixed_run_graph_node9(void* frame) { return static_cast<elemwise_mixed_impl::run_graph_frame*>(frame)->node9(); }
+extern "C" int32_t kiln_elemwise_mixed_run_graph_node10(void* frame) { return static_cast<elemwise_mixed_impl::run_graph_frame*>(frame)->node10(); }
+extern "C" int32_t kiln_elemwise_mixed_run_graph_node11(void* frame) { return static_cast<elemwise_mixed_impl::run_graph_frame*>(frame)->node11(); }
+#endif
+
+#if KILN_PART != 2
 extern "C" {
 
 KILN_EXPORT kiln_context* elemwise_mixed_context_create(void) {
@@ -3647,4 +3740,5 @@ KILN_EXPORT const kiln_graph_info* elemwise_mixed_info(void) {
 }
 
 }  // extern "C"
+#endif  // KILN_PART != 2
 

@@ -2358,6 +2358,20 @@ inline int32_t rank1_update(Ctx* ctx, T alpha, Mat<const T> x, Mat<const T> y, M
 }  // namespace
 
 // ---- graph "softplus_example": exported as jacobian_softplus_* ----------------------------------
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_jacobian_softplus_run_graph_node0(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_jacobian_softplus_run_graph_node1(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_jacobian_softplus_run_graph_node2(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_jacobian_softplus_run_graph_node3(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_jacobian_softplus_run_graph_node4(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_jacobian_softplus_run_graph_node5(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_jacobian_softplus_run_graph_node6(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_jacobian_softplus_run_graph_node7(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_jacobian_softplus_run_graph_node8(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_jacobian_softplus_run_graph_node9(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_jacobian_softplus_run_graph_node10(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_jacobian_softplus_run_graph_node11(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_jacobian_softplus_run_graph_node12(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_jacobian_softplus_run_graph_node13(void* frame);
 namespace {
 namespace jacobian_softplus_impl {
 
@@ -2371,9 +2385,13 @@ alignas(64) const int64_t krun_shapes_c0[] = {
 
 
 // The graph softplus_example.
-static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& sink) {
-  (void)inputs;
-  (void)sink;
+// Its variables live in a frame, so that steps can be member functions compiled apart: a split
+// build (driver/build.cpp) compiles this file twice in parallel, the steps marked below with
+// KILN_PART=2 and everything else with KILN_PART=1; a plain compile takes both.
+struct run_graph_frame {
+  kg::Ctx* ctx;
+  const DLTensor* inputs;
+  kg::OutputSink& sink;
   kg::Tensor<double, 1> v0;
   kg::Tensor<double, 1> v1;
   kg::Tensor<double, 1> v2;
@@ -2390,17 +2408,26 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   kg::Tensor<int64_t, 1> v13;
   kg::Tensor<int64_t, 1> v14;
   kg::Tensor<double, 2> v15;
-  {
-    static const int64_t static_shape[] = { -1 };
-    KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "x"));
-  }
-  v7.data = const_cast<int64_t*>(krun_graph_c0);
-
-  v7.set_contiguous_strides();
-
-  // [0] Softplus -> v1
-  {
-    static const char kWhere[] = "node [0] Softplus -> \042y\042 (from /nodes/3 Elemwise)";
+  int32_t run();
+  int32_t node0();
+  int32_t node1();
+  int32_t node2();
+  int32_t node3();
+  int32_t node4();
+  int32_t node5();
+  int32_t node6();
+  int32_t node7();
+  int32_t node8();
+  int32_t node9();
+  int32_t node10();
+  int32_t node11();
+  int32_t node12();
+  int32_t node13();
+};
+#if KILN_PART != 1
+// [0] Softplus -> v1
+int32_t run_graph_frame::node0() {
+  static const char kWhere[] = "node [0] Softplus -> \042y\042 (from /nodes/3 Elemwise)";
 
 
     {
@@ -2451,11 +2478,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
 
-  }
-
-  // [1] Exp -> v2
-  {
-    static const char kWhere[] = "node [1] Exp -> \042e\042 (from /nodes/0 Elemwise)";
+  return KILN_OK;
+}
+// [1] Exp -> v2
+int32_t run_graph_frame::node1() {
+  static const char kWhere[] = "node [1] Exp -> \042e\042 (from /nodes/0 Elemwise)";
 
 
     {
@@ -2506,11 +2533,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
 
-  }
-
-  // [2] ExpandDims{axis=0} -> v3
-  {
-    static const char kWhere[] = "node [2] ExpandDims{axis=0} (from /nodes/0 Elemwise, /nodes/2 Elemwise, /nodes/3 Elemwise)";
+  return KILN_OK;
+}
+// [2] ExpandDims{axis=0} -> v3
+int32_t run_graph_frame::node2() {
+  static const char kWhere[] = "node [2] ExpandDims{axis=0} (from /nodes/0 Elemwise, /nodes/2 Elemwise, /nodes/3 Elemwise)";
 
     v3.data = v2.data;
     v3.shape[0] = 1;
@@ -2518,11 +2545,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     v3.shape[1] = v2.shape[0];
     v3.strides[1] = v2.strides[0];
 
-  }
-
-  // [3] Composite{reciprocal((1 + i0))} -> v4
-  {
-    static const char kWhere[] = "node [3] Composite{reciprocal((1 + i0))} (from /nodes/2 Elemwise, /nodes/3 Elemwise)";
+  return KILN_OK;
+}
+// [3] Composite{reciprocal((1 + i0))} -> v4
+int32_t run_graph_frame::node3() {
+  static const char kWhere[] = "node [3] Composite{reciprocal((1 + i0))} (from /nodes/2 Elemwise, /nodes/3 Elemwise)";
 
 
     {
@@ -2580,21 +2607,21 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
 
-  }
-
-  // [4] Shape -> v5
-  {
-    static const char kWhere[] = "node [4] Shape";
+  return KILN_OK;
+}
+// [4] Shape -> v5
+int32_t run_graph_frame::node4() {
+  static const char kWhere[] = "node [4] Shape";
     v5.shape[0] = 1;
     KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v5), kWhere);
     v5.data[0] = v1.shape[0];
 
 
-  }
-
-  // [5] Prod{axes=None} -> v6
-  {
-    static const char kWhere[] = "node [5] Prod{axes=None}";
+  return KILN_OK;
+}
+// [5] Prod{axes=None} -> v6
+int32_t run_graph_frame::node5() {
+  static const char kWhere[] = "node [5] Prod{axes=None}";
     // Output shape: the dimensions that are not reduced.
 
 
@@ -2700,11 +2727,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       }
     }
 
-  }
-
-  // [6] Eye{dtype='float64'} -> v8
-  {
-    static const char kWhere[] = "node [6] Eye{dtype='float64'}";
+  return KILN_OK;
+}
+// [6] Eye{dtype='float64'} -> v8
+int32_t run_graph_frame::node6() {
+  static const char kWhere[] = "node [6] Eye{dtype='float64'}";
     int64_t rows, cols, k;
     KILN_TRY_AT(kg::read_length(ctx, v6, "n (rows)", rows), kWhere);
     KILN_TRY_AT(kg::read_length(ctx, v6, "m (columns)", cols), kWhere);
@@ -2724,20 +2751,20 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
     }
 
-  }
-
-  // [7] MakeVector{dtype='int64'} -> v9
-  {
-    static const char kWhere[] = "node [7] MakeVector{dtype='int64'}";
+  return KILN_OK;
+}
+// [7] MakeVector{dtype='int64'} -> v9
+int32_t run_graph_frame::node7() {
+  static const char kWhere[] = "node [7] MakeVector{dtype='int64'}";
     v9.shape[0] = 1;
     KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v9), kWhere);
     v9.data[0] = kiln_scalar::convert<int64_t>(v6.data[0]);
 
-  }
-
-  // [8] Join{axis=0} -> v10
-  {
-    static const char kWhere[] = "node [8] Join{axis=0}";
+  return KILN_OK;
+}
+// [8] Join{axis=0} -> v10
+int32_t run_graph_frame::node8() {
+  static const char kWhere[] = "node [8] Join{axis=0}";
     const int axis = 0;
 
     for (int d = 0; d < 1; ++d) v10.shape[d] = v9.shape[d];
@@ -2784,11 +2811,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       }
     }
 
-  }
-
-  // [9] Reshape{2} -> v11
-  {
-    static const char kWhere[] = "node [9] Reshape{2}";
+  return KILN_OK;
+}
+// [9] Reshape{2} -> v11
+int32_t run_graph_frame::node9() {
+  static const char kWhere[] = "node [9] Reshape{2}";
     if (v10.shape[0] != 2)
       return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Reshape: the shape argument has length %lld, should be 2", static_cast<long long>(v10.shape[0])), kWhere);
     {
@@ -2835,11 +2862,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       }
     }
 
-  }
-
-  // [10] Mul -> v12
-  {
-    static const char kWhere[] = "node [10] Mul (from /nodes/0 Elemwise, /nodes/3 Elemwise)";
+  return KILN_OK;
+}
+// [10] Mul -> v12
+int32_t run_graph_frame::node10() {
+  static const char kWhere[] = "node [10] Mul (from /nodes/0 Elemwise, /nodes/3 Elemwise)";
 
 
     {
@@ -2906,21 +2933,21 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
 
-  }
-
-  // [11] Shape -> v13
-  {
-    static const char kWhere[] = "node [11] Shape";
+  return KILN_OK;
+}
+// [11] Shape -> v13
+int32_t run_graph_frame::node11() {
+  static const char kWhere[] = "node [11] Shape";
     v13.shape[0] = 1;
     KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v13), kWhere);
     v13.data[0] = v0.shape[0];
 
 
-  }
-
-  // [12] Join{axis=0} -> v14
-  {
-    static const char kWhere[] = "node [12] Join{axis=0}";
+  return KILN_OK;
+}
+// [12] Join{axis=0} -> v14
+int32_t run_graph_frame::node12() {
+  static const char kWhere[] = "node [12] Join{axis=0}";
     const int axis = 0;
 
     for (int d = 0; d < 1; ++d) v14.shape[d] = v5.shape[d];
@@ -2967,11 +2994,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       }
     }
 
-  }
-
-  // [13] Reshape{2} -> v15
-  {
-    static const char kWhere[] = "node [13] Reshape{2}";
+  return KILN_OK;
+}
+// [13] Reshape{2} -> v15
+int32_t run_graph_frame::node13() {
+  static const char kWhere[] = "node [13] Reshape{2}";
     if (v14.shape[0] != 2)
       return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Reshape: the shape argument has length %lld, should be 2", static_cast<long long>(v14.shape[0])), kWhere);
     {
@@ -3018,9 +3045,67 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       }
     }
 
+  return KILN_OK;
+}
+#endif
+
+int32_t run_graph_frame::run() {
+  {
+    static const int64_t static_shape[] = { -1 };
+    KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "x"));
   }
+  v7.data = const_cast<int64_t*>(krun_graph_c0);
+
+  v7.set_contiguous_strides();
+
+  // [0] Softplus -> v1
+  KILN_TRY(kiln_jacobian_softplus_run_graph_node0(this));
+
+  // [1] Exp -> v2
+  KILN_TRY(kiln_jacobian_softplus_run_graph_node1(this));
+
+  // [2] ExpandDims{axis=0} -> v3
+  KILN_TRY(kiln_jacobian_softplus_run_graph_node2(this));
+
+  // [3] Composite{reciprocal((1 + i0))} -> v4
+  KILN_TRY(kiln_jacobian_softplus_run_graph_node3(this));
+
+  // [4] Shape -> v5
+  KILN_TRY(kiln_jacobian_softplus_run_graph_node4(this));
+
+  // [5] Prod{axes=None} -> v6
+  KILN_TRY(kiln_jacobian_softplus_run_graph_node5(this));
+
+  // [6] Eye{dtype='float64'} -> v8
+  KILN_TRY(kiln_jacobian_softplus_run_graph_node6(this));
+
+  // [7] MakeVector{dtype='int64'} -> v9
+  KILN_TRY(kiln_jacobian_softplus_run_graph_node7(this));
+
+  // [8] Join{axis=0} -> v10
+  KILN_TRY(kiln_jacobian_softplus_run_graph_node8(this));
+
+  // [9] Reshape{2} -> v11
+  KILN_TRY(kiln_jacobian_softplus_run_graph_node9(this));
+
+  // [10] Mul -> v12
+  KILN_TRY(kiln_jacobian_softplus_run_graph_node10(this));
+
+  // [11] Shape -> v13
+  KILN_TRY(kiln_jacobian_softplus_run_graph_node11(this));
+
+  // [12] Join{axis=0} -> v14
+  KILN_TRY(kiln_jacobian_softplus_run_graph_node12(this));
+
+  // [13] Reshape{2} -> v15
+  KILN_TRY(kiln_jacobian_softplus_run_graph_node13(this));
 
   return KILN_OK;
+}
+
+static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& sink) {
+  run_graph_frame frame{ctx, inputs, sink};
+  return frame.run();
 }
 
 // The output shapes of the graph, computed from the inputs (the shape graph).
@@ -3786,6 +3871,26 @@ int32_t output_shapes(kiln_context* handle, const DLTensor* inputs, int64_t* sha
 }  // namespace jacobian_softplus_impl
 }  // namespace
 
+// The second unit's steps, called by the first through C symbols: no C++ type crosses units
+// (each has its own copy of the runtime, in an anonymous namespace).
+#if KILN_PART != 1
+extern "C" int32_t kiln_jacobian_softplus_run_graph_node0(void* frame) { return static_cast<jacobian_softplus_impl::run_graph_frame*>(frame)->node0(); }
+extern "C" int32_t kiln_jacobian_softplus_run_graph_node1(void* frame) { return static_cast<jacobian_softplus_impl::run_graph_frame*>(frame)->node1(); }
+extern "C" int32_t kiln_jacobian_softplus_run_graph_node2(void* frame) { return static_cast<jacobian_softplus_impl::run_graph_frame*>(frame)->node2(); }
+extern "C" int32_t kiln_jacobian_softplus_run_graph_node3(void* frame) { return static_cast<jacobian_softplus_impl::run_graph_frame*>(frame)->node3(); }
+extern "C" int32_t kiln_jacobian_softplus_run_graph_node4(void* frame) { return static_cast<jacobian_softplus_impl::run_graph_frame*>(frame)->node4(); }
+extern "C" int32_t kiln_jacobian_softplus_run_graph_node5(void* frame) { return static_cast<jacobian_softplus_impl::run_graph_frame*>(frame)->node5(); }
+extern "C" int32_t kiln_jacobian_softplus_run_graph_node6(void* frame) { return static_cast<jacobian_softplus_impl::run_graph_frame*>(frame)->node6(); }
+extern "C" int32_t kiln_jacobian_softplus_run_graph_node7(void* frame) { return static_cast<jacobian_softplus_impl::run_graph_frame*>(frame)->node7(); }
+extern "C" int32_t kiln_jacobian_softplus_run_graph_node8(void* frame) { return static_cast<jacobian_softplus_impl::run_graph_frame*>(frame)->node8(); }
+extern "C" int32_t kiln_jacobian_softplus_run_graph_node9(void* frame) { return static_cast<jacobian_softplus_impl::run_graph_frame*>(frame)->node9(); }
+extern "C" int32_t kiln_jacobian_softplus_run_graph_node10(void* frame) { return static_cast<jacobian_softplus_impl::run_graph_frame*>(frame)->node10(); }
+extern "C" int32_t kiln_jacobian_softplus_run_graph_node11(void* frame) { return static_cast<jacobian_softplus_impl::run_graph_frame*>(frame)->node11(); }
+extern "C" int32_t kiln_jacobian_softplus_run_graph_node12(void* frame) { return static_cast<jacobian_softplus_impl::run_graph_frame*>(frame)->node12(); }
+extern "C" int32_t kiln_jacobian_softplus_run_graph_node13(void* frame) { return static_cast<jacobian_softplus_impl::run_graph_frame*>(frame)->node13(); }
+#endif
+
+#if KILN_PART != 2
 extern "C" {
 
 KILN_EXPORT kiln_context* jacobian_softplus_context_create(void) {
@@ -3831,4 +3936,5 @@ KILN_EXPORT const kiln_graph_info* jacobian_softplus_info(void) {
 }
 
 }  // extern "C"
+#endif  // KILN_PART != 2
 

@@ -2517,6 +2517,24 @@ inline int32_t finish(Ctx*, const Tensor<T, N>& buf, Tensor<T, N>& out, int64_t 
 }  // namespace
 
 // ---- graph "ar2_filter": exported as scan_ar2_* ----------------------------------
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_ar2_run_graph_node0(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_ar2_run_graph_node1(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_ar2_run_graph_node2(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_ar2_run_graph_node3(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_ar2_run_graph_node4(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_ar2_run_graph_node5(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_ar2_run_graph_node6(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_ar2_run_graph_node7(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_ar2_run_graph_node8(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_ar2_run_graph_node9(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_ar2_run_graph_node10(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_ar2_run_graph_node11(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_ar2_run_graph_node12(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_ar2_run_graph_node13(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_ar2_run_graph_node14(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_ar2_run_graph_node15(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_ar2_run_graph_node16(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_ar2_run_graph_node17(void* frame);
 namespace {
 namespace scan_ar2_impl {
 
@@ -2664,9 +2682,13 @@ static int32_t run_graph_step0(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
 }
 
 // The graph ar2_filter.
-static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& sink) {
-  (void)inputs;
-  (void)sink;
+// Its variables live in a frame, so that steps can be member functions compiled apart: a split
+// build (driver/build.cpp) compiles this file twice in parallel, the steps marked below with
+// KILN_PART=2 and everything else with KILN_PART=1; a plain compile takes both.
+struct run_graph_frame {
+  kg::Ctx* ctx;
+  const DLTensor* inputs;
+  kg::OutputSink& sink;
   kg::Tensor<double, 1> v0;
   kg::Tensor<double, 1> v1;
   kg::Tensor<double, 1> v2;
@@ -2694,34 +2716,30 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   kg::Tensor<int64_t, 0> v24;
   kg::Tensor<bool, 0> v25;
   kg::Tensor<double, 0> v26;
-  {
-    static const int64_t static_shape[] = { -1 };
-    KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "eps"));
-  }
-  {
-    static const int64_t static_shape[] = { -1 };
-    KILN_TRY(kg::bind_input(ctx, inputs[1], v1, DLDataType{2, 64, 1}, static_shape, "x0"));
-  }
-  {
-    static const int64_t static_shape[] = { -1 };
-    KILN_TRY(kg::bind_input(ctx, inputs[2], v2, DLDataType{2, 64, 1}, static_shape, "a"));
-  }
-  v3.data = const_cast<int64_t*>(krun_graph_c0);
-
-  v3.set_contiguous_strides();
-  v10.data = const_cast<int64_t*>(krun_graph_c1);
-
-  v10.set_contiguous_strides();
-  v12.data = const_cast<int64_t*>(krun_graph_c2);
-
-  v12.set_contiguous_strides();
-  v22.data = const_cast<int64_t*>(krun_graph_c3);
-
-  v22.set_contiguous_strides();
-
-  // [0] Subtensor{start:} -> v4
-  {
-    static const char kWhere[] = "node [0] Subtensor{start:} -> \042eps[0:]\042 (from /nodes/4 Subtensor)";
+  int32_t run();
+  int32_t node0();
+  int32_t node1();
+  int32_t node2();
+  int32_t node3();
+  int32_t node4();
+  int32_t node5();
+  int32_t node6();
+  int32_t node7();
+  int32_t node8();
+  int32_t node9();
+  int32_t node10();
+  int32_t node11();
+  int32_t node12();
+  int32_t node13();
+  int32_t node14();
+  int32_t node15();
+  int32_t node16();
+  int32_t node17();
+};
+#if KILN_PART != 1
+// [0] Subtensor{start:} -> v4
+int32_t run_graph_frame::node0() {
+  static const char kWhere[] = "node [0] Subtensor{start:} -> \042eps[0:]\042 (from /nodes/4 Subtensor)";
     const int64_t ix0 = 0;
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, false, 0, false, 0, sl0), kWhere);
@@ -2730,42 +2748,42 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     v4.data = v0.data;
     if (v4.size() > 0) v4.data += sl0.start * v0.strides[0];
 
-  }
-
-  // [1] Shape -> v5
-  {
-    static const char kWhere[] = "node [1] Shape -> \042v11\042 (from /nodes/5 Shape)";
+  return KILN_OK;
+}
+// [1] Shape -> v5
+int32_t run_graph_frame::node1() {
+  static const char kWhere[] = "node [1] Shape -> \042v11\042 (from /nodes/5 Shape)";
     v5.shape[0] = 1;
     KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v5), kWhere);
     v5.data[0] = v4.shape[0];
 
 
-  }
-
-  // [2] Subtensor{i} -> v6
-  {
-    static const char kWhere[] = "node [2] Subtensor{i} -> \042v13\042 (from /nodes/6 Subtensor)";
+  return KILN_OK;
+}
+// [2] Subtensor{i} -> v6
+int32_t run_graph_frame::node2() {
+  static const char kWhere[] = "node [2] Subtensor{i} -> \042v13\042 (from /nodes/6 Subtensor)";
     const int64_t ix0 = 0;
     int64_t at0;
     KILN_TRY_AT(kg::check_index(ctx, ix0, v5.shape[0], 0, at0), kWhere);
     v6.data = v5.data;
     if (v6.size() > 0) v6.data += at0 * v5.strides[0];
 
-  }
-
-  // [3] Shape_i{0} -> v7
-  {
-    static const char kWhere[] = "node [3] Shape_i{0} (from /nodes/11 Subtensor)";
+  return KILN_OK;
+}
+// [3] Shape_i{0} -> v7
+int32_t run_graph_frame::node3() {
+  static const char kWhere[] = "node [3] Shape_i{0} (from /nodes/11 Subtensor)";
 
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v7), kWhere);
 
     v7.data[0] = v0.shape[0];
 
-  }
-
-  // [4] Composite{...} -> v8, v9
-  {
-    static const char kWhere[] = "node [4] Composite{...} (from /nodes/11 Subtensor)";
+  return KILN_OK;
+}
+// [4] Composite{...} -> v8, v9
+int32_t run_graph_frame::node4() {
+  static const char kWhere[] = "node [4] Composite{...} (from /nodes/11 Subtensor)";
 
 
 
@@ -2801,11 +2819,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
 
 
-  }
-
-  // [5] Subtensor{start:stop:step} -> v11
-  {
-    static const char kWhere[] = "node [5] Subtensor{start:stop:step} (from /nodes/11 Subtensor)";
+  return KILN_OK;
+}
+// [5] Subtensor{start:stop:step} -> v11
+int32_t run_graph_frame::node5() {
+  static const char kWhere[] = "node [5] Subtensor{start:stop:step} (from /nodes/11 Subtensor)";
     int64_t ix0;
     KILN_TRY_AT(kg::read_index(ctx, v8, ix0), kWhere);
     int64_t ix1;
@@ -2818,11 +2836,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     v11.data = v0.data;
     if (v11.size() > 0) v11.data += sl0.start * v0.strides[0];
 
-  }
-
-  // [6] Subtensor{:stop} -> v13
-  {
-    static const char kWhere[] = "node [6] Subtensor{:stop} -> \042v4\042 (from /nodes/0 Subtensor)";
+  return KILN_OK;
+}
+// [6] Subtensor{:stop} -> v13
+int32_t run_graph_frame::node6() {
+  static const char kWhere[] = "node [6] Subtensor{:stop} -> \042v4\042 (from /nodes/0 Subtensor)";
     const int64_t ix0 = 2;
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v1.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
@@ -2830,32 +2848,32 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     v13.strides[0] = v1.strides[0];
     v13.data = v1.data;
 
-  }
-
-  // [7] Shape -> v14
-  {
-    static const char kWhere[] = "node [7] Shape -> \042v5\042 (from /nodes/1 Shape)";
+  return KILN_OK;
+}
+// [7] Shape -> v14
+int32_t run_graph_frame::node7() {
+  static const char kWhere[] = "node [7] Shape -> \042v5\042 (from /nodes/1 Shape)";
     v14.shape[0] = 1;
     KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v14), kWhere);
     v14.data[0] = v13.shape[0];
 
 
-  }
-
-  // [8] Subtensor{i} -> v15
-  {
-    static const char kWhere[] = "node [8] Subtensor{i} -> \042v7\042 (from /nodes/2 Subtensor)";
+  return KILN_OK;
+}
+// [8] Subtensor{i} -> v15
+int32_t run_graph_frame::node8() {
+  static const char kWhere[] = "node [8] Subtensor{i} -> \042v7\042 (from /nodes/2 Subtensor)";
     const int64_t ix0 = 0;
     int64_t at0;
     KILN_TRY_AT(kg::check_index(ctx, ix0, v14.shape[0], 0, at0), kWhere);
     v15.data = v14.data;
     if (v15.size() > 0) v15.data += at0 * v14.strides[0];
 
-  }
-
-  // [9] Composite{...} -> v16, v17
-  {
-    static const char kWhere[] = "node [9] Composite{...} (from /nodes/7 Elemwise, /nodes/14 Subtensor)";
+  return KILN_OK;
+}
+// [9] Composite{...} -> v16, v17
+int32_t run_graph_frame::node9() {
+  static const char kWhere[] = "node [9] Composite{...} (from /nodes/7 Elemwise, /nodes/14 Subtensor)";
 
 
 
@@ -2874,21 +2892,21 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
 
 
-  }
-
-  // [10] AllocEmpty{dtype='float64'} -> v18
-  {
-    static const char kWhere[] = "node [10] AllocEmpty{dtype='float64'} -> \042v15\042 (from /nodes/8 AllocEmpty)";
+  return KILN_OK;
+}
+// [10] AllocEmpty{dtype='float64'} -> v18
+int32_t run_graph_frame::node10() {
+  static const char kWhere[] = "node [10] AllocEmpty{dtype='float64'} -> \042v15\042 (from /nodes/8 AllocEmpty)";
     KILN_TRY_AT(kg::read_length(ctx, v16, "length input 0", v18.shape[0]), kWhere);
     KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v18), kWhere);
     // Zero-filled, as the reference evaluator does (PyTensor leaves it uninitialised).
     if (v18.size() > 0) std::memset(v18.data, 0, static_cast<size_t>(v18.size()) * sizeof(double));
 
-  }
-
-  // [11] SetSubtensor{:stop} -> v19
-  {
-    static const char kWhere[] = "node [11] SetSubtensor{:stop} -> \042v16\042 (from /nodes/9 IncSubtensor)";
+  return KILN_OK;
+}
+// [11] SetSubtensor{:stop} -> v19
+int32_t run_graph_frame::node11() {
+  static const char kWhere[] = "node [11] SetSubtensor{:stop} -> \042v16\042 (from /nodes/9 IncSubtensor)";
     int64_t ix0;
     KILN_TRY_AT(kg::read_index(ctx, v15, ix0), kWhere);
     kg::SliceRange sl0;
@@ -2947,11 +2965,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       }
     }
 
-  }
-
-  // [12] Scan{scan_fn, while_loop=False, inplace=none} -> v20
-  {
-    static const char kWhere[] = "node [12] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/12 Scan)";
+  return KILN_OK;
+}
+// [12] Scan{scan_fn, while_loop=False, inplace=none} -> v20
+int32_t run_graph_frame::node12() {
+  static const char kWhere[] = "node [12] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/12 Scan)";
         // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
         // rows' shapes), then the buffers get one scratch area and every later step writes in place.
         int64_t n_steps = 0;
@@ -3089,11 +3107,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
         }
 
 
-  }
-
-  // [13] Subtensor{start:} -> v21
-  {
-    static const char kWhere[] = "node [13] Subtensor{start:} -> \042v21\042 (from /nodes/13 Subtensor)";
+  return KILN_OK;
+}
+// [13] Subtensor{start:} -> v21
+int32_t run_graph_frame::node13() {
+  static const char kWhere[] = "node [13] Subtensor{start:} -> \042v21\042 (from /nodes/13 Subtensor)";
     const int64_t ix0 = 2;
     kg::SliceRange sl0;
     KILN_TRY_AT(kg::resolve_slice(ctx, v20.shape[0], true, ix0, false, 0, false, 0, sl0), kWhere);
@@ -3102,22 +3120,22 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     v21.data = v20.data;
     if (v21.size() > 0) v21.data += sl0.start * v20.strides[0];
 
-  }
-
-  // [14] Subtensor{i} -> v23
-  {
-    static const char kWhere[] = "node [14] Subtensor{i} (from /nodes/14 Subtensor)";
+  return KILN_OK;
+}
+// [14] Subtensor{i} -> v23
+int32_t run_graph_frame::node14() {
+  static const char kWhere[] = "node [14] Subtensor{i} (from /nodes/14 Subtensor)";
     const int64_t ix0 = -1;
     int64_t at0;
     KILN_TRY_AT(kg::check_index(ctx, ix0, v20.shape[0], 0, at0), kWhere);
     v23.data = v20.data;
     if (v23.size() > 0) v23.data += at0 * v20.strides[0];
 
-  }
-
-  // [15] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} -> v24
-  {
-    static const char kWhere[] = "node [15] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} (from /nodes/14 Subtensor)";
+  return KILN_OK;
+}
+// [15] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} -> v24
+int32_t run_graph_frame::node15() {
+  static const char kWhere[] = "node [15] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} (from /nodes/14 Subtensor)";
     {
       // Every element of condition 1 must be nonzero (NaN counts as true).
       const bool* c = v17.data;
@@ -3139,11 +3157,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
 
-  }
-
-  // [16] Composite{ge((-1 + i0), clip(2, 0, i0))} -> v25
-  {
-    static const char kWhere[] = "node [16] Composite{ge((-1 + i0), clip(2, 0, i0))} (from /nodes/14 Subtensor)";
+  return KILN_OK;
+}
+// [16] Composite{ge((-1 + i0), clip(2, 0, i0))} -> v25
+int32_t run_graph_frame::node16() {
+  static const char kWhere[] = "node [16] Composite{ge((-1 + i0), clip(2, 0, i0))} (from /nodes/14 Subtensor)";
 
 
 
@@ -3160,11 +3178,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
 
 
-  }
-
-  // [17] CheckAndRaise{raises=IndexError, msg='index out of bounds: x[star...'} -> v26
-  {
-    static const char kWhere[] = "node [17] CheckAndRaise{raises=IndexError, msg='index out of bounds: x[star...'} -> \042v23\042 (from /nodes/14 Subtensor)";
+  return KILN_OK;
+}
+// [17] CheckAndRaise{raises=IndexError, msg='index out of bounds: x[star...'} -> v26
+int32_t run_graph_frame::node17() {
+  static const char kWhere[] = "node [17] CheckAndRaise{raises=IndexError, msg='index out of bounds: x[star...'} -> \042v23\042 (from /nodes/14 Subtensor)";
     {
       // Every element of condition 1 must be nonzero (NaN counts as true).
       const bool* c = v25.data;
@@ -3186,7 +3204,89 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     }
 
 
+  return KILN_OK;
+}
+#endif
+
+int32_t run_graph_frame::run() {
+  {
+    static const int64_t static_shape[] = { -1 };
+    KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "eps"));
   }
+  {
+    static const int64_t static_shape[] = { -1 };
+    KILN_TRY(kg::bind_input(ctx, inputs[1], v1, DLDataType{2, 64, 1}, static_shape, "x0"));
+  }
+  {
+    static const int64_t static_shape[] = { -1 };
+    KILN_TRY(kg::bind_input(ctx, inputs[2], v2, DLDataType{2, 64, 1}, static_shape, "a"));
+  }
+  v3.data = const_cast<int64_t*>(krun_graph_c0);
+
+  v3.set_contiguous_strides();
+  v10.data = const_cast<int64_t*>(krun_graph_c1);
+
+  v10.set_contiguous_strides();
+  v12.data = const_cast<int64_t*>(krun_graph_c2);
+
+  v12.set_contiguous_strides();
+  v22.data = const_cast<int64_t*>(krun_graph_c3);
+
+  v22.set_contiguous_strides();
+
+  // [0] Subtensor{start:} -> v4
+  KILN_TRY(kiln_scan_ar2_run_graph_node0(this));
+
+  // [1] Shape -> v5
+  KILN_TRY(kiln_scan_ar2_run_graph_node1(this));
+
+  // [2] Subtensor{i} -> v6
+  KILN_TRY(kiln_scan_ar2_run_graph_node2(this));
+
+  // [3] Shape_i{0} -> v7
+  KILN_TRY(kiln_scan_ar2_run_graph_node3(this));
+
+  // [4] Composite{...} -> v8, v9
+  KILN_TRY(kiln_scan_ar2_run_graph_node4(this));
+
+  // [5] Subtensor{start:stop:step} -> v11
+  KILN_TRY(kiln_scan_ar2_run_graph_node5(this));
+
+  // [6] Subtensor{:stop} -> v13
+  KILN_TRY(kiln_scan_ar2_run_graph_node6(this));
+
+  // [7] Shape -> v14
+  KILN_TRY(kiln_scan_ar2_run_graph_node7(this));
+
+  // [8] Subtensor{i} -> v15
+  KILN_TRY(kiln_scan_ar2_run_graph_node8(this));
+
+  // [9] Composite{...} -> v16, v17
+  KILN_TRY(kiln_scan_ar2_run_graph_node9(this));
+
+  // [10] AllocEmpty{dtype='float64'} -> v18
+  KILN_TRY(kiln_scan_ar2_run_graph_node10(this));
+
+  // [11] SetSubtensor{:stop} -> v19
+  KILN_TRY(kiln_scan_ar2_run_graph_node11(this));
+
+  // [12] Scan{scan_fn, while_loop=False, inplace=none} -> v20
+  KILN_TRY(kiln_scan_ar2_run_graph_node12(this));
+
+  // [13] Subtensor{start:} -> v21
+  KILN_TRY(kiln_scan_ar2_run_graph_node13(this));
+
+  // [14] Subtensor{i} -> v23
+  KILN_TRY(kiln_scan_ar2_run_graph_node14(this));
+
+  // [15] CheckAndRaise{raises=ValueError, msg='length input 0 is negative'} -> v24
+  KILN_TRY(kiln_scan_ar2_run_graph_node15(this));
+
+  // [16] Composite{ge((-1 + i0), clip(2, 0, i0))} -> v25
+  KILN_TRY(kiln_scan_ar2_run_graph_node16(this));
+
+  // [17] CheckAndRaise{raises=IndexError, msg='index out of bounds: x[star...'} -> v26
+  KILN_TRY(kiln_scan_ar2_run_graph_node17(this));
   {
     // graph output 0 is v21: copy it into the output's memory
     kg::Tensor<double, 1> out;
@@ -3202,6 +3302,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     kg::copy_tensor(v26, out);
   }
   return KILN_OK;
+}
+
+static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& sink) {
+  run_graph_frame frame{ctx, inputs, sink};
+  return frame.run();
 }
 
 // The output shapes of the graph, computed from the inputs (the shape graph).
@@ -3675,6 +3780,30 @@ int32_t output_shapes(kiln_context* handle, const DLTensor* inputs, int64_t* sha
 }  // namespace scan_ar2_impl
 }  // namespace
 
+// The second unit's steps, called by the first through C symbols: no C++ type crosses units
+// (each has its own copy of the runtime, in an anonymous namespace).
+#if KILN_PART != 1
+extern "C" int32_t kiln_scan_ar2_run_graph_node0(void* frame) { return static_cast<scan_ar2_impl::run_graph_frame*>(frame)->node0(); }
+extern "C" int32_t kiln_scan_ar2_run_graph_node1(void* frame) { return static_cast<scan_ar2_impl::run_graph_frame*>(frame)->node1(); }
+extern "C" int32_t kiln_scan_ar2_run_graph_node2(void* frame) { return static_cast<scan_ar2_impl::run_graph_frame*>(frame)->node2(); }
+extern "C" int32_t kiln_scan_ar2_run_graph_node3(void* frame) { return static_cast<scan_ar2_impl::run_graph_frame*>(frame)->node3(); }
+extern "C" int32_t kiln_scan_ar2_run_graph_node4(void* frame) { return static_cast<scan_ar2_impl::run_graph_frame*>(frame)->node4(); }
+extern "C" int32_t kiln_scan_ar2_run_graph_node5(void* frame) { return static_cast<scan_ar2_impl::run_graph_frame*>(frame)->node5(); }
+extern "C" int32_t kiln_scan_ar2_run_graph_node6(void* frame) { return static_cast<scan_ar2_impl::run_graph_frame*>(frame)->node6(); }
+extern "C" int32_t kiln_scan_ar2_run_graph_node7(void* frame) { return static_cast<scan_ar2_impl::run_graph_frame*>(frame)->node7(); }
+extern "C" int32_t kiln_scan_ar2_run_graph_node8(void* frame) { return static_cast<scan_ar2_impl::run_graph_frame*>(frame)->node8(); }
+extern "C" int32_t kiln_scan_ar2_run_graph_node9(void* frame) { return static_cast<scan_ar2_impl::run_graph_frame*>(frame)->node9(); }
+extern "C" int32_t kiln_scan_ar2_run_graph_node10(void* frame) { return static_cast<scan_ar2_impl::run_graph_frame*>(frame)->node10(); }
+extern "C" int32_t kiln_scan_ar2_run_graph_node11(void* frame) { return static_cast<scan_ar2_impl::run_graph_frame*>(frame)->node11(); }
+extern "C" int32_t kiln_scan_ar2_run_graph_node12(void* frame) { return static_cast<scan_ar2_impl::run_graph_frame*>(frame)->node12(); }
+extern "C" int32_t kiln_scan_ar2_run_graph_node13(void* frame) { return static_cast<scan_ar2_impl::run_graph_frame*>(frame)->node13(); }
+extern "C" int32_t kiln_scan_ar2_run_graph_node14(void* frame) { return static_cast<scan_ar2_impl::run_graph_frame*>(frame)->node14(); }
+extern "C" int32_t kiln_scan_ar2_run_graph_node15(void* frame) { return static_cast<scan_ar2_impl::run_graph_frame*>(frame)->node15(); }
+extern "C" int32_t kiln_scan_ar2_run_graph_node16(void* frame) { return static_cast<scan_ar2_impl::run_graph_frame*>(frame)->node16(); }
+extern "C" int32_t kiln_scan_ar2_run_graph_node17(void* frame) { return static_cast<scan_ar2_impl::run_graph_frame*>(frame)->node17(); }
+#endif
+
+#if KILN_PART != 2
 extern "C" {
 
 KILN_EXPORT kiln_context* scan_ar2_context_create(void) {
@@ -3720,4 +3849,5 @@ KILN_EXPORT const kiln_graph_info* scan_ar2_info(void) {
 }
 
 }  // extern "C"
+#endif  // KILN_PART != 2
 

@@ -2518,6 +2518,13 @@ inline int32_t finish(Ctx*, const Tensor<T, N>& buf, Tensor<T, N>& out, int64_t 
 }  // namespace
 
 // ---- graph "grad_garch11": exported as scan_garch_grad_* ----------------------------------
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node2(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node8(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node14(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node17(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node21(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node51(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node54(void* frame);
 namespace {
 namespace scan_garch_grad_impl {
 
@@ -2854,9 +2861,13 @@ static int32_t run_graph_step2(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputS
 }
 
 // The graph grad_garch11.
-static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& sink) {
-  (void)inputs;
-  (void)sink;
+// Its variables live in a frame, so that steps can be member functions compiled apart: a split
+// build (driver/build.cpp) compiles this file twice in parallel, the steps marked below with
+// KILN_PART=2 and everything else with KILN_PART=1; a plain compile takes both.
+struct run_graph_frame {
+  kg::Ctx* ctx;
+  const DLTensor* inputs;
+  kg::OutputSink& sink;
   kg::Tensor<double, 1> v0;
   kg::Tensor<double, 0> v1;
   kg::Tensor<double, 0> v2;
@@ -2985,6 +2996,963 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   kg::Tensor<double, 1> v125;
   kg::Tensor<double, 1> v126;
   kg::Tensor<double, 0> v127;
+  int32_t run();
+  int32_t node2();
+  int32_t node8();
+  int32_t node14();
+  int32_t node17();
+  int32_t node21();
+  int32_t node51();
+  int32_t node54();
+};
+#if KILN_PART != 1
+// [2] Subtensor{i} -> v9
+int32_t run_graph_frame::node2() {
+  static const char kWhere[] = "node [2] Subtensor{i} -> \042v15\042 (from /nodes/5 Subtensor)";
+    const int64_t ix0 = 0;
+    int64_t at0;
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v8.shape[0], 0, at0), kWhere);
+    v9.data = v8.data;
+    if (v9.size() > 0) v9.data += at0 * v8.strides[0];
+
+  return KILN_OK;
+}
+// [8] Subtensor{start:stop:step} -> v39
+int32_t run_graph_frame::node8() {
+  static const char kWhere[] = "node [8] Subtensor{start:stop:step} (from /nodes/17 Subtensor)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v17, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v19, ix1), kWhere);
+    const int64_t ix2 = 1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v39.shape[0] = sl0.count;
+    v39.strides[0] = v0.strides[0] * sl0.step;
+    v39.data = v0.data;
+    if (v39.size() > 0) v39.data += sl0.start * v0.strides[0];
+
+  return KILN_OK;
+}
+// [14] Composite{(i2 + (i1 * sqr(i0)))} -> v45
+int32_t run_graph_frame::node14() {
+  static const char kWhere[] = "node [14] Composite{(i2 + (i1 * sqr(i0)))} (from /nodes/18 Scan)";
+
+
+    {
+      const int64_t lengths[] = { v42.shape[0], v43.shape[0], v44.shape[0] };
+      static const bool broadcastable[] = { false, true, true };
+      KILN_TRY_AT(kg::broadcast_length(ctx, v45.shape[0], 0, lengths, broadcastable, 3), kWhere);
+    }
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v45), kWhere);
+
+    {
+      const int64_t n = v45.size();
+      if (true && v42.is_contiguous()) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
+          const double* __restrict p0 = v42.data;
+          const double* __restrict p1 = v43.data;
+          const double* __restrict p2 = v44.data;
+
+          double* __restrict q0 = v45.data;
+    #pragma GCC ivdep
+          for (int64_t e = begin; e < end; ++e) {
+            const double i0 = p0[e];
+            const double i1 = p1[0];
+            const double i2 = p2[0];
+          const double t0 = static_cast<double>((i0 * i0));
+          const double t1 = static_cast<double>((i1 * t0));
+          const double t2 = static_cast<double>((i2 + t1));
+
+            q0[e] = t2;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const double* __restrict p0 = v42.data;
+        const double* __restrict p1 = v43.data;
+        const double* __restrict p2 = v44.data;
+
+        double* __restrict q0 = v45.data;
+        int64_t strides[4][1] = {};
+        for (int d = 0; d < 1; ++d) {
+          strides[0][d] = v42.strides[d];
+          strides[1][d] = v43.strides[d];
+          strides[2][d] = v44.strides[d];
+          strides[3][d] = v45.strides[d];
+        }
+        strides[1][0] = 0;
+        strides[2][0] = 0;
+        kg::for_each_strided<1, 4>(v45.shape, strides, [&](const int64_t* off) {
+          const double i0 = p0[off[0]];
+          const double i1 = p1[off[1]];
+          const double i2 = p2[off[2]];
+          const double t0 = static_cast<double>((i0 * i0));
+          const double t1 = static_cast<double>((i1 * t0));
+          const double t2 = static_cast<double>((i2 + t1));
+
+          q0[off[3]] = t2;
+        });
+
+      }
+    }
+
+
+  return KILN_OK;
+}
+// [17] Sqr -> v48
+int32_t run_graph_frame::node17() {
+  static const char kWhere[] = "node [17] Sqr (from /nodes/18 Scan)";
+
+
+    {
+      const int64_t lengths[] = { v47.shape[0] };
+      static const bool broadcastable[] = { false };
+      KILN_TRY_AT(kg::broadcast_length(ctx, v48.shape[0], 0, lengths, broadcastable, 1), kWhere);
+    }
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v48), kWhere);
+
+    {
+      const int64_t n = v48.size();
+      if (true && v47.is_contiguous()) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
+          const double* __restrict p0 = v47.data;
+
+          double* __restrict q0 = v48.data;
+    #pragma GCC ivdep
+          for (int64_t e = begin; e < end; ++e) {
+            const double i0 = p0[e];
+          const double t0 = static_cast<double>((i0 * i0));
+
+            q0[e] = t0;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const double* __restrict p0 = v47.data;
+
+        double* __restrict q0 = v48.data;
+        int64_t strides[2][1] = {};
+        for (int d = 0; d < 1; ++d) {
+          strides[0][d] = v47.strides[d];
+          strides[1][d] = v48.strides[d];
+        }
+
+        kg::for_each_strided<1, 2>(v48.shape, strides, [&](const int64_t* off) {
+          const double i0 = p0[off[0]];
+          const double t0 = static_cast<double>((i0 * i0));
+
+          q0[off[1]] = t0;
+        });
+
+      }
+    }
+
+
+  return KILN_OK;
+}
+// [21] Scan{scan_fn, while_loop=False, inplace=none} -> v52, v53
+int32_t run_graph_frame::node21() {
+  static const char kWhere[] = "node [21] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
+        // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
+        // rows' shapes), then the buffers get one scratch area and every later step writes in place.
+        int64_t n_steps = 0;
+        KILN_TRY_AT(kg::scan::read_count(ctx, v15, n_steps), kWhere);
+        if (n_steps < 0)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: was asked to run for a negative number of steps (%lld)",
+                                           static_cast<long long>(n_steps)), kWhere);
+        if (v39.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 0 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v39.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row0;
+        if (v40.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 1 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v40.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row1;
+        if (v45.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 2 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v45.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row2;
+        if (v48.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 3 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v48.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row3;
+
+        kg::Tensor<double, 1> buf0;
+        int64_t store0 = 0, pos0 = 0;
+        kg::Tensor<double, 0> out_row0;
+        bool alias0 = false;
+        kg::Tensor<double, 0> temp0;
+        kg::Tensor<double, 0> tap0_0;
+
+        kg::Tensor<double, 1> buf1;
+        int64_t store1 = 0, pos1 = 0;
+        kg::Tensor<double, 0> out_row1;
+
+        KILN_TRY_AT(kg::scan::read_count(ctx, v15, store1), kWhere);
+        if (store1 < 0)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 was given a negative length (%lld)",
+                                           static_cast<long long>(store1)), kWhere);
+
+        DLTensor step_in[8];
+
+        auto bind_step = [&](int64_t i) {
+          (void)i;
+          seq_row0 = kg::scan::row(v39, i);
+          step_in[0] = kg::scan::dl_of(seq_row0, DLDataType{2, 64, 1});
+          seq_row1 = kg::scan::row(v40, i);
+          step_in[1] = kg::scan::dl_of(seq_row1, DLDataType{2, 64, 1});
+          seq_row2 = kg::scan::row(v45, i);
+          step_in[2] = kg::scan::dl_of(seq_row2, DLDataType{2, 64, 1});
+          seq_row3 = kg::scan::row(v48, i);
+          step_in[3] = kg::scan::dl_of(seq_row3, DLDataType{2, 64, 1});
+
+          tap0_0 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-1), store0));
+          step_in[4] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
+
+
+          step_in[5] = kg::scan::dl_of(v1, DLDataType{2, 64, 1});
+          step_in[6] = kg::scan::dl_of(v2, DLDataType{2, 64, 1});
+          step_in[7] = kg::scan::dl_of(v3, DLDataType{2, 64, 1});
+        };
+        int64_t i = 0;
+        if (n_steps > 0) {
+
+          buf0 = v51;
+          store0 = buf0.shape[0];
+          if (store0 < 1)
+            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 5) has %lld rows but must hold at least 1 (its oldest tap is -1)",
+                                             static_cast<long long>(store0)), kWhere);
+          pos0 = kg::scan::wrap(1, store0);
+          alias0 = kg::scan::wrap(-1, store0) == 0;  // a tap reads the row this step writes: write a copy first
+
+
+          if (store1 < 1)
+            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 has 0 rows but must hold at least 1"), kWhere);
+          kg::scan::StepOutputs<2> first;  // freed on every way out of this block
+          kg::OutputSink first_sink;
+          first_sink.owned = first.owned;
+          first_sink.count = 2;
+          bind_step(0);
+          KILN_TRY_AT(run_graph_step0(ctx, step_in, first_sink), kWhere);
+          // The scratch area: tap buffers (copies of the inputs), nit-sot buffers, a row per tap
+          // buffer for steps that overwrite a row they read, two values per untraced state.
+          int64_t total = 0;
+          bool fits = true;
+
+
+          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf0));
+          temp0 = kg::scan::row(buf0, 0);
+          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(temp0));
+          buf1.shape[0] = store1;
+          for (int d = 1; d < 1; ++d) buf1.shape[d] = first.owned[1]->dl_tensor.shape[d - 1];
+          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf1));
+
+
+
+          if (!fits) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: its buffers are too big (beyond 2^63 bytes)"), kWhere);
+          kg::Tensor<unsigned char, 1> scratch;
+          scratch.shape[0] = total;
+          KILN_TRY_AT(kg::alloc_workspace(ctx, 31, scratch), kWhere);
+          auto cursor = scratch.data;
+
+          {
+            kg::Tensor<double, 1> copy = buf0;
+            kg::scan::place(cursor, copy);
+            KILN_TRY_AT(kg::scan::copy(ctx, buf0, copy), kWhere);
+            buf0 = copy;
+          }
+          kg::scan::place(cursor, temp0);
+
+
+          kg::scan::place(cursor, buf1);
+
+          {
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[0]->dl_tensor, value);
+            out_row0 = kg::scan::row(buf0, pos0);
+            if (!kg::scan::same_shape(value, out_row0))
+              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 0 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row0), kWhere);
+          }
+          {
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[1]->dl_tensor, value);
+            out_row1 = kg::scan::row(buf1, pos1);
+            if (!kg::scan::same_shape(value, out_row1))
+              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row1), kWhere);
+          }
+
+          bool go_on = true;
+
+          kg::scan::release(first.owned, 2);
+
+          pos0 = (pos0 + 1) % store0;
+          pos1 = (pos1 + 1) % store1;
+
+          // The steps after the first inline: the inner graph is 0-d Elemwise nodes
+          // (codegen/cpp/emit_scan.cpp, inline_scalar_step).
+          double step_carry0 = buf0.data[kg::scan::wrap_once(pos0 - 1, store0) * buf0.strides[0]];
+          const double step_in5 = v1.data[0];
+          const double step_in6 = v2.data[0];
+          const double step_in7 = v3.data[0];
+          for (i = 1; i < n_steps && go_on; ++i) {
+            {
+              const double step_in0 = v39.data[i * v39.strides[0]];
+              const double step_in1 = v40.data[i * v40.strides[0]];
+              const double step_in2 = v45.data[i * v45.strides[0]];
+              const double step_in3 = v48.data[i * v48.strides[0]];
+              const double step_in4 = step_carry0;
+              const double step_t0 = static_cast<double>((step_in4 * step_in7));
+              const double step_t1 = static_cast<double>((step_in2 + step_t0));
+              const double step_t2 = static_cast<double>(std::log(step_t1));
+              const double step_t3 = static_cast<double>((step_in3 / step_t1));
+              const double step_t4 = static_cast<double>((step_t2 + step_t3));
+              const double step_t5 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * step_t4));
+              const double step_v0 = step_t1;
+              const double step_v1 = step_t5;
+              buf0.data[pos0 * buf0.strides[0]] = step_v0;
+              step_carry0 = step_v0;
+              buf1.data[pos1 * buf1.strides[0]] = step_v1;
+            }
+
+
+            pos0 = pos0 + 1 == store0 ? 0 : pos0 + 1;
+            pos1 = pos1 + 1 == store1 ? 0 : pos1 + 1;
+          }
+        }
+        // The outputs: a mit-mot buffer as the steps left it; each other buffer rotated when it
+        // wrapped around, zeroed past the rows written and shortened when a while loop stopped
+        // early (Scan.perform's end).
+
+        {
+          const int64_t filled = i + (1);
+          const bool rotate = n_steps > 0 && store0 < filled;
+          int64_t len = store0;
+          if (n_steps > 0 && store0 > filled && i < n_steps) len = std::max<int64_t>(0, store0 - (n_steps - i));
+          if (n_steps == 0) len = v51.shape[0];
+          for (int d = 1; d < 1; ++d) v52.shape[d] = v51.shape[d];
+
+          v52.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v52), kWhere);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf0, v52, pos0, rotate, filled), kWhere);
+          else KILN_TRY_AT(kg::scan::copy(ctx, v51, v52), kWhere);
+        }
+        {
+          const int64_t filled = i + (0);
+          const bool rotate = n_steps > 0 && store1 < filled;
+          int64_t len = store1;
+          if (n_steps > 0 && store1 > filled && i < n_steps) len = std::max<int64_t>(0, store1 - (n_steps - i));
+
+          for (int d = 1; d < 1; ++d) v53.shape[d] = buf1.shape[d];
+          if (n_steps == 0) len = 0;
+          v53.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v53), kWhere);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf1, v53, pos1, rotate, filled), kWhere);
+
+        }
+
+
+  return KILN_OK;
+}
+// [51] Composite{...} -> v107, v108, v109, v110
+int32_t run_graph_frame::node51() {
+  static const char kWhere[] = "node [51] Composite{...} (from /nodes/18 Scan)";
+
+
+    {
+      const int64_t lengths[] = { v102.shape[0], v103.shape[0], v104.shape[0], v43.shape[0], v105.shape[0], v106.shape[0], v44.shape[0] };
+      static const bool broadcastable[] = { false, false, false, true, true, false, true };
+      KILN_TRY_AT(kg::broadcast_length(ctx, v107.shape[0], 0, lengths, broadcastable, 7), kWhere);
+    }
+    for (int d = 0; d < 1; ++d) v108.shape[d] = v107.shape[d];
+    for (int d = 0; d < 1; ++d) v109.shape[d] = v107.shape[d];
+    for (int d = 0; d < 1; ++d) v110.shape[d] = v107.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v107), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v108), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v109), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v110), kWhere);
+
+    {
+      const int64_t n = v107.size();
+      if (true && v102.is_contiguous() && v103.is_contiguous() && v104.is_contiguous() && v106.is_contiguous()) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
+          const double* __restrict p0 = v102.data;
+          const double* __restrict p1 = v103.data;
+          const double* __restrict p2 = v104.data;
+          const double* __restrict p3 = v43.data;
+          const double* __restrict p4 = v105.data;
+          const double* __restrict p5 = v106.data;
+          const double* __restrict p6 = v44.data;
+
+          double* __restrict q0 = v107.data;
+          double* __restrict q1 = v108.data;
+          double* __restrict q2 = v109.data;
+          double* __restrict q3 = v110.data;
+    #pragma GCC ivdep
+          for (int64_t e = begin; e < end; ++e) {
+            const double i0 = p0[e];
+            const double i1 = p1[e];
+            const double i2 = p2[e];
+            const double i3 = p3[0];
+            const double i4 = p4[0];
+            const double i5 = p5[e];
+            const double i6 = p6[0];
+          const double t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * i0));
+          const double t1 = static_cast<double>((i1 * i1));
+          const double t2 = static_cast<double>((i2 * i2));
+          const double t3 = static_cast<double>((i3 * t2));
+          const double t4 = static_cast<double>((i4 * i5));
+          const double t5 = static_cast<double>(((i6 + t3) + t4));
+          const double t6 = static_cast<double>((t1 / t5));
+          const double t7 = static_cast<double>((-t6));
+          const double t8 = static_cast<double>((t7 / t5));
+          const double t9 = static_cast<double>((t0 * t8));
+          const double t10 = static_cast<double>((double(1) / t5));
+          const double t11 = static_cast<double>((t0 * t10));
+          const double t12 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * t11) * i1));
+
+            q0[e] = t2;
+            q1[e] = t9;
+            q2[e] = t11;
+            q3[e] = t12;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const double* __restrict p0 = v102.data;
+        const double* __restrict p1 = v103.data;
+        const double* __restrict p2 = v104.data;
+        const double* __restrict p3 = v43.data;
+        const double* __restrict p4 = v105.data;
+        const double* __restrict p5 = v106.data;
+        const double* __restrict p6 = v44.data;
+
+        double* __restrict q0 = v107.data;
+        double* __restrict q1 = v108.data;
+        double* __restrict q2 = v109.data;
+        double* __restrict q3 = v110.data;
+        int64_t strides[11][1] = {};
+        for (int d = 0; d < 1; ++d) {
+          strides[0][d] = v102.strides[d];
+          strides[1][d] = v103.strides[d];
+          strides[2][d] = v104.strides[d];
+          strides[3][d] = v43.strides[d];
+          strides[4][d] = v105.strides[d];
+          strides[5][d] = v106.strides[d];
+          strides[6][d] = v44.strides[d];
+          strides[7][d] = v107.strides[d];
+          strides[8][d] = v108.strides[d];
+          strides[9][d] = v109.strides[d];
+          strides[10][d] = v110.strides[d];
+        }
+        strides[3][0] = 0;
+        strides[4][0] = 0;
+        strides[6][0] = 0;
+        kg::for_each_strided<1, 11>(v107.shape, strides, [&](const int64_t* off) {
+          const double i0 = p0[off[0]];
+          const double i1 = p1[off[1]];
+          const double i2 = p2[off[2]];
+          const double i3 = p3[off[3]];
+          const double i4 = p4[off[4]];
+          const double i5 = p5[off[5]];
+          const double i6 = p6[off[6]];
+          const double t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * i0));
+          const double t1 = static_cast<double>((i1 * i1));
+          const double t2 = static_cast<double>((i2 * i2));
+          const double t3 = static_cast<double>((i3 * t2));
+          const double t4 = static_cast<double>((i4 * i5));
+          const double t5 = static_cast<double>(((i6 + t3) + t4));
+          const double t6 = static_cast<double>((t1 / t5));
+          const double t7 = static_cast<double>((-t6));
+          const double t8 = static_cast<double>((t7 / t5));
+          const double t9 = static_cast<double>((t0 * t8));
+          const double t10 = static_cast<double>((double(1) / t5));
+          const double t11 = static_cast<double>((t0 * t10));
+          const double t12 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * t11) * i1));
+
+          q0[off[7]] = t2;
+          q1[off[8]] = t9;
+          q2[off[9]] = t11;
+          q3[off[10]] = t12;
+        });
+
+      }
+    }
+
+
+  return KILN_OK;
+}
+// [54] Scan{grad_of_scan_fn, while_loop=False, inplace=none} -> v114, v115, v116, v117, v118, v119
+int32_t run_graph_frame::node54() {
+  static const char kWhere[] = "node [54] Scan{grad_of_scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
+        // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
+        // rows' shapes), then the buffers get one scratch area and every later step writes in place.
+        int64_t n_steps = 0;
+        KILN_TRY_AT(kg::scan::read_count(ctx, v15, n_steps), kWhere);
+        if (n_steps < 0)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: was asked to run for a negative number of steps (%lld)",
+                                           static_cast<long long>(n_steps)), kWhere);
+        if (v57.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 0 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v57.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row0;
+        if (v90.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 1 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v90.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row1;
+        if (v98.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 2 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v98.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row2;
+        if (v101.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 3 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v101.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row3;
+        if (v108.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 4 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v108.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row4;
+        if (v109.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 5 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v109.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row5;
+        if (v107.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 6 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v107.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row6;
+        if (v112.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 7 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v112.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row7;
+        if (v110.shape[0] < n_steps)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 8 has %lld rows but the scan runs %lld steps",
+                                           static_cast<long long>(v110.shape[0]), static_cast<long long>(n_steps)), kWhere);
+        kg::Tensor<double, 0> seq_row8;
+
+        kg::Tensor<double, 1> buf0;
+        int64_t store0 = 0, pos0 = 0;
+        kg::Tensor<double, 0> out_row0;
+        bool alias0 = false;
+        kg::Tensor<double, 0> temp0;
+        kg::Tensor<double, 0> tap0_0;
+
+        kg::Tensor<double, 1> buf1;
+        int64_t store1 = 0, pos1 = 0;
+        kg::Tensor<double, 0> out_row1;
+        bool alias1 = false;
+        kg::Tensor<double, 0> temp1;
+        kg::Tensor<double, 0> tap1_0;
+
+        kg::Tensor<double, 1> buf2;
+        int64_t store2 = 0, pos2 = 0;
+        kg::Tensor<double, 0> out_row2;
+        bool alias2 = false;
+        kg::Tensor<double, 0> temp2;
+        kg::Tensor<double, 0> tap2_0;
+
+        kg::Tensor<double, 1> buf3;
+        int64_t store3 = 0, pos3 = 0;
+        kg::Tensor<double, 0> out_row3;
+        bool alias3 = false;
+        kg::Tensor<double, 0> temp3;
+        kg::Tensor<double, 0> tap3_0;
+
+        kg::Tensor<double, 1> buf4;
+        int64_t store4 = 0, pos4 = 0;
+        kg::Tensor<double, 0> out_row4;
+
+        KILN_TRY_AT(kg::scan::read_count(ctx, v15, store4), kWhere);
+        if (store4 < 0)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 was given a negative length (%lld)",
+                                           static_cast<long long>(store4)), kWhere);
+        kg::Tensor<double, 1> buf5;
+        int64_t store5 = 0, pos5 = 0;
+        kg::Tensor<double, 0> out_row5;
+
+        KILN_TRY_AT(kg::scan::read_count(ctx, v15, store5), kWhere);
+        if (store5 < 0)
+          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 1 was given a negative length (%lld)",
+                                           static_cast<long long>(store5)), kWhere);
+
+        DLTensor step_in[16];
+
+        auto bind_step = [&](int64_t i) {
+          (void)i;
+          seq_row0 = kg::scan::row(v57, i);
+          step_in[0] = kg::scan::dl_of(seq_row0, DLDataType{2, 64, 1});
+          seq_row1 = kg::scan::row(v90, i);
+          step_in[1] = kg::scan::dl_of(seq_row1, DLDataType{2, 64, 1});
+          seq_row2 = kg::scan::row(v98, i);
+          step_in[2] = kg::scan::dl_of(seq_row2, DLDataType{2, 64, 1});
+          seq_row3 = kg::scan::row(v101, i);
+          step_in[3] = kg::scan::dl_of(seq_row3, DLDataType{2, 64, 1});
+          seq_row4 = kg::scan::row(v108, i);
+          step_in[4] = kg::scan::dl_of(seq_row4, DLDataType{2, 64, 1});
+          seq_row5 = kg::scan::row(v109, i);
+          step_in[5] = kg::scan::dl_of(seq_row5, DLDataType{2, 64, 1});
+          seq_row6 = kg::scan::row(v107, i);
+          step_in[6] = kg::scan::dl_of(seq_row6, DLDataType{2, 64, 1});
+          seq_row7 = kg::scan::row(v112, i);
+          step_in[7] = kg::scan::dl_of(seq_row7, DLDataType{2, 64, 1});
+          seq_row8 = kg::scan::row(v110, i);
+          step_in[8] = kg::scan::dl_of(seq_row8, DLDataType{2, 64, 1});
+
+          tap0_0 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-1), store0));
+          step_in[9] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
+          tap1_0 = kg::scan::row(buf1, kg::scan::wrap(pos1 + (-1), store1));
+          step_in[10] = kg::scan::dl_of(tap1_0, DLDataType{2, 64, 1});
+          tap2_0 = kg::scan::row(buf2, kg::scan::wrap(pos2 + (-1), store2));
+          step_in[11] = kg::scan::dl_of(tap2_0, DLDataType{2, 64, 1});
+          tap3_0 = kg::scan::row(buf3, kg::scan::wrap(pos3 + (-1), store3));
+          step_in[12] = kg::scan::dl_of(tap3_0, DLDataType{2, 64, 1});
+
+
+
+          step_in[13] = kg::scan::dl_of(v1, DLDataType{2, 64, 1});
+          step_in[14] = kg::scan::dl_of(v2, DLDataType{2, 64, 1});
+          step_in[15] = kg::scan::dl_of(v3, DLDataType{2, 64, 1});
+        };
+        int64_t i = 0;
+        if (n_steps > 0) {
+
+          buf0 = v113;
+          store0 = buf0.shape[0];
+          if (store0 < 1)
+            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 10) has %lld rows but must hold at least 1 (its oldest tap is -1)",
+                                             static_cast<long long>(store0)), kWhere);
+          pos0 = kg::scan::wrap(1, store0);
+          alias0 = kg::scan::wrap(-1, store0) == 0;  // a tap reads the row this step writes: write a copy first
+
+          buf1 = v113;
+          store1 = buf1.shape[0];
+          if (store1 < 1)
+            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 1 (input 11) has %lld rows but must hold at least 1 (its oldest tap is -1)",
+                                             static_cast<long long>(store1)), kWhere);
+          pos1 = kg::scan::wrap(1, store1);
+          alias1 = kg::scan::wrap(-1, store1) == 0;  // a tap reads the row this step writes: write a copy first
+
+          buf2 = v113;
+          store2 = buf2.shape[0];
+          if (store2 < 1)
+            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 2 (input 12) has %lld rows but must hold at least 1 (its oldest tap is -1)",
+                                             static_cast<long long>(store2)), kWhere);
+          pos2 = kg::scan::wrap(1, store2);
+          alias2 = kg::scan::wrap(-1, store2) == 0;  // a tap reads the row this step writes: write a copy first
+
+          buf3 = v113;
+          store3 = buf3.shape[0];
+          if (store3 < 1)
+            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 3 (input 13) has %lld rows but must hold at least 1 (its oldest tap is -1)",
+                                             static_cast<long long>(store3)), kWhere);
+          pos3 = kg::scan::wrap(1, store3);
+          alias3 = kg::scan::wrap(-1, store3) == 0;  // a tap reads the row this step writes: write a copy first
+
+
+          if (store4 < 1)
+            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 has 0 rows but must hold at least 1"), kWhere);
+
+          if (store5 < 1)
+            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 1 has 0 rows but must hold at least 1"), kWhere);
+          kg::scan::StepOutputs<6> first;  // freed on every way out of this block
+          kg::OutputSink first_sink;
+          first_sink.owned = first.owned;
+          first_sink.count = 6;
+          bind_step(0);
+          KILN_TRY_AT(run_graph_step2(ctx, step_in, first_sink), kWhere);
+          // The scratch area: tap buffers (copies of the inputs), nit-sot buffers, a row per tap
+          // buffer for steps that overwrite a row they read, two values per untraced state.
+          int64_t total = 0;
+          bool fits = true;
+
+
+          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf0));
+          temp0 = kg::scan::row(buf0, 0);
+          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(temp0));
+
+          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf1));
+          temp1 = kg::scan::row(buf1, 0);
+          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(temp1));
+
+          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf2));
+          temp2 = kg::scan::row(buf2, 0);
+          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(temp2));
+
+          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf3));
+          temp3 = kg::scan::row(buf3, 0);
+          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(temp3));
+          buf4.shape[0] = store4;
+          for (int d = 1; d < 1; ++d) buf4.shape[d] = first.owned[4]->dl_tensor.shape[d - 1];
+          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf4));
+
+          buf5.shape[0] = store5;
+          for (int d = 1; d < 1; ++d) buf5.shape[d] = first.owned[5]->dl_tensor.shape[d - 1];
+          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf5));
+
+
+
+          if (!fits) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: its buffers are too big (beyond 2^63 bytes)"), kWhere);
+          kg::Tensor<unsigned char, 1> scratch;
+          scratch.shape[0] = total;
+          KILN_TRY_AT(kg::alloc_workspace(ctx, 33, scratch), kWhere);
+          auto cursor = scratch.data;
+
+          {
+            kg::Tensor<double, 1> copy = buf0;
+            kg::scan::place(cursor, copy);
+            KILN_TRY_AT(kg::scan::copy(ctx, buf0, copy), kWhere);
+            buf0 = copy;
+          }
+          kg::scan::place(cursor, temp0);
+
+          {
+            kg::Tensor<double, 1> copy = buf1;
+            kg::scan::place(cursor, copy);
+            KILN_TRY_AT(kg::scan::copy(ctx, buf1, copy), kWhere);
+            buf1 = copy;
+          }
+          kg::scan::place(cursor, temp1);
+
+          {
+            kg::Tensor<double, 1> copy = buf2;
+            kg::scan::place(cursor, copy);
+            KILN_TRY_AT(kg::scan::copy(ctx, buf2, copy), kWhere);
+            buf2 = copy;
+          }
+          kg::scan::place(cursor, temp2);
+
+          {
+            kg::Tensor<double, 1> copy = buf3;
+            kg::scan::place(cursor, copy);
+            KILN_TRY_AT(kg::scan::copy(ctx, buf3, copy), kWhere);
+            buf3 = copy;
+          }
+          kg::scan::place(cursor, temp3);
+
+
+          kg::scan::place(cursor, buf4);
+
+          kg::scan::place(cursor, buf5);
+
+          {
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[0]->dl_tensor, value);
+            out_row0 = kg::scan::row(buf0, pos0);
+            if (!kg::scan::same_shape(value, out_row0))
+              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 0 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row0), kWhere);
+          }
+          {
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[1]->dl_tensor, value);
+            out_row1 = kg::scan::row(buf1, pos1);
+            if (!kg::scan::same_shape(value, out_row1))
+              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 1 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row1), kWhere);
+          }
+          {
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[2]->dl_tensor, value);
+            out_row2 = kg::scan::row(buf2, pos2);
+            if (!kg::scan::same_shape(value, out_row2))
+              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 2 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row2), kWhere);
+          }
+          {
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[3]->dl_tensor, value);
+            out_row3 = kg::scan::row(buf3, pos3);
+            if (!kg::scan::same_shape(value, out_row3))
+              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 3 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row3), kWhere);
+          }
+          {
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[4]->dl_tensor, value);
+            out_row4 = kg::scan::row(buf4, pos4);
+            if (!kg::scan::same_shape(value, out_row4))
+              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row4), kWhere);
+          }
+          {
+            kg::Tensor<double, 0> value;
+            kg::scan::view_into(first.owned[5]->dl_tensor, value);
+            out_row5 = kg::scan::row(buf5, pos5);
+            if (!kg::scan::same_shape(value, out_row5))
+              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 1 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
+            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row5), kWhere);
+          }
+
+          bool go_on = true;
+
+          kg::scan::release(first.owned, 6);
+
+          pos0 = (pos0 + 1) % store0;
+          pos1 = (pos1 + 1) % store1;
+          pos2 = (pos2 + 1) % store2;
+          pos3 = (pos3 + 1) % store3;
+          pos4 = (pos4 + 1) % store4;
+          pos5 = (pos5 + 1) % store5;
+
+          // The steps after the first inline: the inner graph is 0-d Elemwise nodes
+          // (codegen/cpp/emit_scan.cpp, inline_scalar_step).
+          double step_carry0 = buf0.data[kg::scan::wrap_once(pos0 - 1, store0) * buf0.strides[0]];
+          double step_carry1 = buf1.data[kg::scan::wrap_once(pos1 - 1, store1) * buf1.strides[0]];
+          double step_carry2 = buf2.data[kg::scan::wrap_once(pos2 - 1, store2) * buf2.strides[0]];
+          double step_carry3 = buf3.data[kg::scan::wrap_once(pos3 - 1, store3) * buf3.strides[0]];
+          const double step_in13 = v1.data[0];
+          const double step_in14 = v2.data[0];
+          const double step_in15 = v3.data[0];
+          for (i = 1; i < n_steps && go_on; ++i) {
+            {
+              const double step_in0 = v57.data[i * v57.strides[0]];
+              const double step_in1 = v90.data[i * v90.strides[0]];
+              const double step_in2 = v98.data[i * v98.strides[0]];
+              const double step_in3 = v101.data[i * v101.strides[0]];
+              const double step_in4 = v108.data[i * v108.strides[0]];
+              const double step_in5 = v109.data[i * v109.strides[0]];
+              const double step_in6 = v107.data[i * v107.strides[0]];
+              const double step_in7 = v112.data[i * v112.strides[0]];
+              const double step_in8 = v110.data[i * v110.strides[0]];
+              const double step_in9 = step_carry0;
+              const double step_in10 = step_carry1;
+              const double step_in11 = step_carry2;
+              const double step_in12 = step_carry3;
+              const double step_t0 = static_cast<double>(((step_in4 + step_in5) + step_in9));
+              const double step_t1 = static_cast<double>((step_in15 * step_t0));
+              const double step_t2 = static_cast<double>((step_in10 + step_t0));
+              const double step_t3 = static_cast<double>((step_in6 * step_t0));
+              const double step_t4 = static_cast<double>((step_in11 + step_t3));
+              const double step_t5 = static_cast<double>((step_in2 * step_t0));
+              const double step_t6 = static_cast<double>((step_in12 + step_t5));
+              const double step_t7 = static_cast<double>(((step_in7 * step_in14) * step_t0));
+              const double step_v0 = step_t1;
+              const double step_v1 = step_t2;
+              const double step_v2 = step_t4;
+              const double step_v3 = step_t6;
+              const double step_v4 = step_t7;
+              buf0.data[pos0 * buf0.strides[0]] = step_v0;
+              step_carry0 = step_v0;
+              buf1.data[pos1 * buf1.strides[0]] = step_v1;
+              step_carry1 = step_v1;
+              buf2.data[pos2 * buf2.strides[0]] = step_v2;
+              step_carry2 = step_v2;
+              buf3.data[pos3 * buf3.strides[0]] = step_v3;
+              step_carry3 = step_v3;
+              buf4.data[pos4 * buf4.strides[0]] = step_v4;
+              buf5.data[pos5 * buf5.strides[0]] = step_in8;
+            }
+
+
+            pos0 = pos0 + 1 == store0 ? 0 : pos0 + 1;
+            pos1 = pos1 + 1 == store1 ? 0 : pos1 + 1;
+            pos2 = pos2 + 1 == store2 ? 0 : pos2 + 1;
+            pos3 = pos3 + 1 == store3 ? 0 : pos3 + 1;
+            pos4 = pos4 + 1 == store4 ? 0 : pos4 + 1;
+            pos5 = pos5 + 1 == store5 ? 0 : pos5 + 1;
+          }
+        }
+        // The outputs: a mit-mot buffer as the steps left it; each other buffer rotated when it
+        // wrapped around, zeroed past the rows written and shortened when a while loop stopped
+        // early (Scan.perform's end).
+
+        {
+          const int64_t filled = i + (1);
+          const bool rotate = n_steps > 0 && store0 < filled;
+          int64_t len = store0;
+          if (n_steps > 0 && store0 > filled && i < n_steps) len = std::max<int64_t>(0, store0 - (n_steps - i));
+          if (n_steps == 0) len = v113.shape[0];
+          for (int d = 1; d < 1; ++d) v114.shape[d] = v113.shape[d];
+
+          v114.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v114), kWhere);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf0, v114, pos0, rotate, filled), kWhere);
+          else KILN_TRY_AT(kg::scan::copy(ctx, v113, v114), kWhere);
+        }
+        {
+          const int64_t filled = i + (1);
+          const bool rotate = n_steps > 0 && store1 < filled;
+          int64_t len = store1;
+          if (n_steps > 0 && store1 > filled && i < n_steps) len = std::max<int64_t>(0, store1 - (n_steps - i));
+          if (n_steps == 0) len = v113.shape[0];
+          for (int d = 1; d < 1; ++d) v115.shape[d] = v113.shape[d];
+
+          v115.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v115), kWhere);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf1, v115, pos1, rotate, filled), kWhere);
+          else KILN_TRY_AT(kg::scan::copy(ctx, v113, v115), kWhere);
+        }
+        {
+          const int64_t filled = i + (1);
+          const bool rotate = n_steps > 0 && store2 < filled;
+          int64_t len = store2;
+          if (n_steps > 0 && store2 > filled && i < n_steps) len = std::max<int64_t>(0, store2 - (n_steps - i));
+          if (n_steps == 0) len = v113.shape[0];
+          for (int d = 1; d < 1; ++d) v116.shape[d] = v113.shape[d];
+
+          v116.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 11, v116), kWhere);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf2, v116, pos2, rotate, filled), kWhere);
+          else KILN_TRY_AT(kg::scan::copy(ctx, v113, v116), kWhere);
+        }
+        {
+          const int64_t filled = i + (1);
+          const bool rotate = n_steps > 0 && store3 < filled;
+          int64_t len = store3;
+          if (n_steps > 0 && store3 > filled && i < n_steps) len = std::max<int64_t>(0, store3 - (n_steps - i));
+          if (n_steps == 0) len = v113.shape[0];
+          for (int d = 1; d < 1; ++d) v117.shape[d] = v113.shape[d];
+
+          v117.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 12, v117), kWhere);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf3, v117, pos3, rotate, filled), kWhere);
+          else KILN_TRY_AT(kg::scan::copy(ctx, v113, v117), kWhere);
+        }
+        {
+          const int64_t filled = i + (0);
+          const bool rotate = n_steps > 0 && store4 < filled;
+          int64_t len = store4;
+          if (n_steps > 0 && store4 > filled && i < n_steps) len = std::max<int64_t>(0, store4 - (n_steps - i));
+
+          for (int d = 1; d < 1; ++d) v118.shape[d] = buf4.shape[d];
+          if (n_steps == 0) len = 0;
+          v118.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 13, v118), kWhere);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf4, v118, pos4, rotate, filled), kWhere);
+
+        }
+        {
+          const int64_t filled = i + (0);
+          const bool rotate = n_steps > 0 && store5 < filled;
+          int64_t len = store5;
+          if (n_steps > 0 && store5 > filled && i < n_steps) len = std::max<int64_t>(0, store5 - (n_steps - i));
+
+          for (int d = 1; d < 1; ++d) v119.shape[d] = buf5.shape[d];
+          if (n_steps == 0) len = 0;
+          v119.shape[0] = len;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 14, v119), kWhere);
+          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf5, v119, pos5, rotate, filled), kWhere);
+
+        }
+
+
+  return KILN_OK;
+}
+#endif
+
+int32_t run_graph_frame::run() {
   {
     static const int64_t static_shape[] = { -1 };
     KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "ret"));
@@ -3049,15 +4017,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   }
 
   // [2] Subtensor{i} -> v9
-  {
-    static const char kWhere[] = "node [2] Subtensor{i} -> \042v15\042 (from /nodes/5 Subtensor)";
-    const int64_t ix0 = 0;
-    int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v8.shape[0], 0, at0), kWhere);
-    v9.data = v8.data;
-    if (v9.size() > 0) v9.data += at0 * v8.strides[0];
-
-  }
+  KILN_TRY(kiln_scan_garch_grad_run_graph_node2(this));
 
   // [3] Subtensor{start:} -> v11
   {
@@ -3320,21 +4280,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   }
 
   // [8] Subtensor{start:stop:step} -> v39
-  {
-    static const char kWhere[] = "node [8] Subtensor{start:stop:step} (from /nodes/17 Subtensor)";
-    int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v17, ix0), kWhere);
-    int64_t ix1;
-    KILN_TRY_AT(kg::read_index(ctx, v19, ix1), kWhere);
-    const int64_t ix2 = 1;
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v39.shape[0] = sl0.count;
-    v39.strides[0] = v0.strides[0] * sl0.step;
-    v39.data = v0.data;
-    if (v39.size() > 0) v39.data += sl0.start * v0.strides[0];
-
-  }
+  KILN_TRY(kiln_scan_garch_grad_run_graph_node8(this));
 
   // [9] Subtensor{start:stop:step} -> v40
   {
@@ -3412,74 +4358,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   }
 
   // [14] Composite{(i2 + (i1 * sqr(i0)))} -> v45
-  {
-    static const char kWhere[] = "node [14] Composite{(i2 + (i1 * sqr(i0)))} (from /nodes/18 Scan)";
-
-
-    {
-      const int64_t lengths[] = { v42.shape[0], v43.shape[0], v44.shape[0] };
-      static const bool broadcastable[] = { false, true, true };
-      KILN_TRY_AT(kg::broadcast_length(ctx, v45.shape[0], 0, lengths, broadcastable, 3), kWhere);
-    }
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v45), kWhere);
-
-    {
-      const int64_t n = v45.size();
-      if (true && v42.is_contiguous()) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
-          const double* __restrict p0 = v42.data;
-          const double* __restrict p1 = v43.data;
-          const double* __restrict p2 = v44.data;
-
-          double* __restrict q0 = v45.data;
-    #pragma GCC ivdep
-          for (int64_t e = begin; e < end; ++e) {
-            const double i0 = p0[e];
-            const double i1 = p1[0];
-            const double i2 = p2[0];
-          const double t0 = static_cast<double>((i0 * i0));
-          const double t1 = static_cast<double>((i1 * t0));
-          const double t2 = static_cast<double>((i2 + t1));
-
-            q0[e] = t2;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v42.data;
-        const double* __restrict p1 = v43.data;
-        const double* __restrict p2 = v44.data;
-
-        double* __restrict q0 = v45.data;
-        int64_t strides[4][1] = {};
-        for (int d = 0; d < 1; ++d) {
-          strides[0][d] = v42.strides[d];
-          strides[1][d] = v43.strides[d];
-          strides[2][d] = v44.strides[d];
-          strides[3][d] = v45.strides[d];
-        }
-        strides[1][0] = 0;
-        strides[2][0] = 0;
-        kg::for_each_strided<1, 4>(v45.shape, strides, [&](const int64_t* off) {
-          const double i0 = p0[off[0]];
-          const double i1 = p1[off[1]];
-          const double i2 = p2[off[2]];
-          const double t0 = static_cast<double>((i0 * i0));
-          const double t1 = static_cast<double>((i1 * t0));
-          const double t2 = static_cast<double>((i2 + t1));
-
-          q0[off[3]] = t2;
-        });
-
-      }
-    }
-
-
-  }
+  KILN_TRY(kiln_scan_garch_grad_run_graph_node14(this));
 
   // [15] Switch -> v46
   {
@@ -3520,59 +4399,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   }
 
   // [17] Sqr -> v48
-  {
-    static const char kWhere[] = "node [17] Sqr (from /nodes/18 Scan)";
-
-
-    {
-      const int64_t lengths[] = { v47.shape[0] };
-      static const bool broadcastable[] = { false };
-      KILN_TRY_AT(kg::broadcast_length(ctx, v48.shape[0], 0, lengths, broadcastable, 1), kWhere);
-    }
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v48), kWhere);
-
-    {
-      const int64_t n = v48.size();
-      if (true && v47.is_contiguous()) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
-          const double* __restrict p0 = v47.data;
-
-          double* __restrict q0 = v48.data;
-    #pragma GCC ivdep
-          for (int64_t e = begin; e < end; ++e) {
-            const double i0 = p0[e];
-          const double t0 = static_cast<double>((i0 * i0));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v47.data;
-
-        double* __restrict q0 = v48.data;
-        int64_t strides[2][1] = {};
-        for (int d = 0; d < 1; ++d) {
-          strides[0][d] = v47.strides[d];
-          strides[1][d] = v48.strides[d];
-        }
-
-        kg::for_each_strided<1, 2>(v48.shape, strides, [&](const int64_t* off) {
-          const double i0 = p0[off[0]];
-          const double t0 = static_cast<double>((i0 * i0));
-
-          q0[off[1]] = t0;
-        });
-
-      }
-    }
-
-
-  }
+  KILN_TRY(kiln_scan_garch_grad_run_graph_node17(this));
 
   // [18] AllocEmpty{dtype='float64'} -> v49
   {
@@ -3657,209 +4484,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   }
 
   // [21] Scan{scan_fn, while_loop=False, inplace=none} -> v52, v53
-  {
-    static const char kWhere[] = "node [21] Scan{scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
-        // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
-        // rows' shapes), then the buffers get one scratch area and every later step writes in place.
-        int64_t n_steps = 0;
-        KILN_TRY_AT(kg::scan::read_count(ctx, v15, n_steps), kWhere);
-        if (n_steps < 0)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: was asked to run for a negative number of steps (%lld)",
-                                           static_cast<long long>(n_steps)), kWhere);
-        if (v39.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 0 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v39.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row0;
-        if (v40.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 1 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v40.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row1;
-        if (v45.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 2 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v45.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row2;
-        if (v48.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 3 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v48.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row3;
-
-        kg::Tensor<double, 1> buf0;
-        int64_t store0 = 0, pos0 = 0;
-        kg::Tensor<double, 0> out_row0;
-        bool alias0 = false;
-        kg::Tensor<double, 0> temp0;
-        kg::Tensor<double, 0> tap0_0;
-
-        kg::Tensor<double, 1> buf1;
-        int64_t store1 = 0, pos1 = 0;
-        kg::Tensor<double, 0> out_row1;
-
-        KILN_TRY_AT(kg::scan::read_count(ctx, v15, store1), kWhere);
-        if (store1 < 0)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 was given a negative length (%lld)",
-                                           static_cast<long long>(store1)), kWhere);
-
-        DLTensor step_in[8];
-
-        auto bind_step = [&](int64_t i) {
-          (void)i;
-          seq_row0 = kg::scan::row(v39, i);
-          step_in[0] = kg::scan::dl_of(seq_row0, DLDataType{2, 64, 1});
-          seq_row1 = kg::scan::row(v40, i);
-          step_in[1] = kg::scan::dl_of(seq_row1, DLDataType{2, 64, 1});
-          seq_row2 = kg::scan::row(v45, i);
-          step_in[2] = kg::scan::dl_of(seq_row2, DLDataType{2, 64, 1});
-          seq_row3 = kg::scan::row(v48, i);
-          step_in[3] = kg::scan::dl_of(seq_row3, DLDataType{2, 64, 1});
-
-          tap0_0 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-1), store0));
-          step_in[4] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
-
-
-          step_in[5] = kg::scan::dl_of(v1, DLDataType{2, 64, 1});
-          step_in[6] = kg::scan::dl_of(v2, DLDataType{2, 64, 1});
-          step_in[7] = kg::scan::dl_of(v3, DLDataType{2, 64, 1});
-        };
-        int64_t i = 0;
-        if (n_steps > 0) {
-
-          buf0 = v51;
-          store0 = buf0.shape[0];
-          if (store0 < 1)
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 5) has %lld rows but must hold at least 1 (its oldest tap is -1)",
-                                             static_cast<long long>(store0)), kWhere);
-          pos0 = kg::scan::wrap(1, store0);
-          alias0 = kg::scan::wrap(-1, store0) == 0;  // a tap reads the row this step writes: write a copy first
-
-
-          if (store1 < 1)
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 has 0 rows but must hold at least 1"), kWhere);
-          kg::scan::StepOutputs<2> first;  // freed on every way out of this block
-          kg::OutputSink first_sink;
-          first_sink.owned = first.owned;
-          first_sink.count = 2;
-          bind_step(0);
-          KILN_TRY_AT(run_graph_step0(ctx, step_in, first_sink), kWhere);
-          // The scratch area: tap buffers (copies of the inputs), nit-sot buffers, a row per tap
-          // buffer for steps that overwrite a row they read, two values per untraced state.
-          int64_t total = 0;
-          bool fits = true;
-
-
-          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf0));
-          temp0 = kg::scan::row(buf0, 0);
-          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(temp0));
-          buf1.shape[0] = store1;
-          for (int d = 1; d < 1; ++d) buf1.shape[d] = first.owned[1]->dl_tensor.shape[d - 1];
-          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf1));
-
-
-
-          if (!fits) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: its buffers are too big (beyond 2^63 bytes)"), kWhere);
-          kg::Tensor<unsigned char, 1> scratch;
-          scratch.shape[0] = total;
-          KILN_TRY_AT(kg::alloc_workspace(ctx, 31, scratch), kWhere);
-          auto cursor = scratch.data;
-
-          {
-            kg::Tensor<double, 1> copy = buf0;
-            kg::scan::place(cursor, copy);
-            KILN_TRY_AT(kg::scan::copy(ctx, buf0, copy), kWhere);
-            buf0 = copy;
-          }
-          kg::scan::place(cursor, temp0);
-
-
-          kg::scan::place(cursor, buf1);
-
-          {
-            kg::Tensor<double, 0> value;
-            kg::scan::view_into(first.owned[0]->dl_tensor, value);
-            out_row0 = kg::scan::row(buf0, pos0);
-            if (!kg::scan::same_shape(value, out_row0))
-              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 0 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row0), kWhere);
-          }
-          {
-            kg::Tensor<double, 0> value;
-            kg::scan::view_into(first.owned[1]->dl_tensor, value);
-            out_row1 = kg::scan::row(buf1, pos1);
-            if (!kg::scan::same_shape(value, out_row1))
-              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row1), kWhere);
-          }
-
-          bool go_on = true;
-
-          kg::scan::release(first.owned, 2);
-
-          pos0 = (pos0 + 1) % store0;
-          pos1 = (pos1 + 1) % store1;
-
-          // The steps after the first inline: the inner graph is 0-d Elemwise nodes
-          // (codegen/cpp/emit_scan.cpp, inline_scalar_step).
-          double step_carry0 = buf0.data[kg::scan::wrap_once(pos0 - 1, store0) * buf0.strides[0]];
-          const double step_in5 = v1.data[0];
-          const double step_in6 = v2.data[0];
-          const double step_in7 = v3.data[0];
-          for (i = 1; i < n_steps && go_on; ++i) {
-            {
-              const double step_in0 = v39.data[i * v39.strides[0]];
-              const double step_in1 = v40.data[i * v40.strides[0]];
-              const double step_in2 = v45.data[i * v45.strides[0]];
-              const double step_in3 = v48.data[i * v48.strides[0]];
-              const double step_in4 = step_carry0;
-              const double step_t0 = static_cast<double>((step_in4 * step_in7));
-              const double step_t1 = static_cast<double>((step_in2 + step_t0));
-              const double step_t2 = static_cast<double>(std::log(step_t1));
-              const double step_t3 = static_cast<double>((step_in3 / step_t1));
-              const double step_t4 = static_cast<double>((step_t2 + step_t3));
-              const double step_t5 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * step_t4));
-              const double step_v0 = step_t1;
-              const double step_v1 = step_t5;
-              buf0.data[pos0 * buf0.strides[0]] = step_v0;
-              step_carry0 = step_v0;
-              buf1.data[pos1 * buf1.strides[0]] = step_v1;
-            }
-
-
-            pos0 = pos0 + 1 == store0 ? 0 : pos0 + 1;
-            pos1 = pos1 + 1 == store1 ? 0 : pos1 + 1;
-          }
-        }
-        // The outputs: a mit-mot buffer as the steps left it; each other buffer rotated when it
-        // wrapped around, zeroed past the rows written and shortened when a while loop stopped
-        // early (Scan.perform's end).
-
-        {
-          const int64_t filled = i + (1);
-          const bool rotate = n_steps > 0 && store0 < filled;
-          int64_t len = store0;
-          if (n_steps > 0 && store0 > filled && i < n_steps) len = std::max<int64_t>(0, store0 - (n_steps - i));
-          if (n_steps == 0) len = v51.shape[0];
-          for (int d = 1; d < 1; ++d) v52.shape[d] = v51.shape[d];
-
-          v52.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v52), kWhere);
-          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf0, v52, pos0, rotate, filled), kWhere);
-          else KILN_TRY_AT(kg::scan::copy(ctx, v51, v52), kWhere);
-        }
-        {
-          const int64_t filled = i + (0);
-          const bool rotate = n_steps > 0 && store1 < filled;
-          int64_t len = store1;
-          if (n_steps > 0 && store1 > filled && i < n_steps) len = std::max<int64_t>(0, store1 - (n_steps - i));
-
-          for (int d = 1; d < 1; ++d) v53.shape[d] = buf1.shape[d];
-          if (n_steps == 0) len = 0;
-          v53.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 8, v53), kWhere);
-          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf1, v53, pos1, rotate, filled), kWhere);
-
-        }
-
-
-  }
+  KILN_TRY(kiln_scan_garch_grad_run_graph_node21(this));
 
   // [22] Sum{axes=None} -> v54
   {
@@ -5027,135 +5652,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   }
 
   // [51] Composite{...} -> v107, v108, v109, v110
-  {
-    static const char kWhere[] = "node [51] Composite{...} (from /nodes/18 Scan)";
-
-
-    {
-      const int64_t lengths[] = { v102.shape[0], v103.shape[0], v104.shape[0], v43.shape[0], v105.shape[0], v106.shape[0], v44.shape[0] };
-      static const bool broadcastable[] = { false, false, false, true, true, false, true };
-      KILN_TRY_AT(kg::broadcast_length(ctx, v107.shape[0], 0, lengths, broadcastable, 7), kWhere);
-    }
-    for (int d = 0; d < 1; ++d) v108.shape[d] = v107.shape[d];
-    for (int d = 0; d < 1; ++d) v109.shape[d] = v107.shape[d];
-    for (int d = 0; d < 1; ++d) v110.shape[d] = v107.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v107), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v108), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v109), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v110), kWhere);
-
-    {
-      const int64_t n = v107.size();
-      if (true && v102.is_contiguous() && v103.is_contiguous() && v104.is_contiguous() && v106.is_contiguous()) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
-          const double* __restrict p0 = v102.data;
-          const double* __restrict p1 = v103.data;
-          const double* __restrict p2 = v104.data;
-          const double* __restrict p3 = v43.data;
-          const double* __restrict p4 = v105.data;
-          const double* __restrict p5 = v106.data;
-          const double* __restrict p6 = v44.data;
-
-          double* __restrict q0 = v107.data;
-          double* __restrict q1 = v108.data;
-          double* __restrict q2 = v109.data;
-          double* __restrict q3 = v110.data;
-    #pragma GCC ivdep
-          for (int64_t e = begin; e < end; ++e) {
-            const double i0 = p0[e];
-            const double i1 = p1[e];
-            const double i2 = p2[e];
-            const double i3 = p3[0];
-            const double i4 = p4[0];
-            const double i5 = p5[e];
-            const double i6 = p6[0];
-          const double t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * i0));
-          const double t1 = static_cast<double>((i1 * i1));
-          const double t2 = static_cast<double>((i2 * i2));
-          const double t3 = static_cast<double>((i3 * t2));
-          const double t4 = static_cast<double>((i4 * i5));
-          const double t5 = static_cast<double>(((i6 + t3) + t4));
-          const double t6 = static_cast<double>((t1 / t5));
-          const double t7 = static_cast<double>((-t6));
-          const double t8 = static_cast<double>((t7 / t5));
-          const double t9 = static_cast<double>((t0 * t8));
-          const double t10 = static_cast<double>((double(1) / t5));
-          const double t11 = static_cast<double>((t0 * t10));
-          const double t12 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * t11) * i1));
-
-            q0[e] = t2;
-            q1[e] = t9;
-            q2[e] = t11;
-            q3[e] = t12;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v102.data;
-        const double* __restrict p1 = v103.data;
-        const double* __restrict p2 = v104.data;
-        const double* __restrict p3 = v43.data;
-        const double* __restrict p4 = v105.data;
-        const double* __restrict p5 = v106.data;
-        const double* __restrict p6 = v44.data;
-
-        double* __restrict q0 = v107.data;
-        double* __restrict q1 = v108.data;
-        double* __restrict q2 = v109.data;
-        double* __restrict q3 = v110.data;
-        int64_t strides[11][1] = {};
-        for (int d = 0; d < 1; ++d) {
-          strides[0][d] = v102.strides[d];
-          strides[1][d] = v103.strides[d];
-          strides[2][d] = v104.strides[d];
-          strides[3][d] = v43.strides[d];
-          strides[4][d] = v105.strides[d];
-          strides[5][d] = v106.strides[d];
-          strides[6][d] = v44.strides[d];
-          strides[7][d] = v107.strides[d];
-          strides[8][d] = v108.strides[d];
-          strides[9][d] = v109.strides[d];
-          strides[10][d] = v110.strides[d];
-        }
-        strides[3][0] = 0;
-        strides[4][0] = 0;
-        strides[6][0] = 0;
-        kg::for_each_strided<1, 11>(v107.shape, strides, [&](const int64_t* off) {
-          const double i0 = p0[off[0]];
-          const double i1 = p1[off[1]];
-          const double i2 = p2[off[2]];
-          const double i3 = p3[off[3]];
-          const double i4 = p4[off[4]];
-          const double i5 = p5[off[5]];
-          const double i6 = p6[off[6]];
-          const double t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * i0));
-          const double t1 = static_cast<double>((i1 * i1));
-          const double t2 = static_cast<double>((i2 * i2));
-          const double t3 = static_cast<double>((i3 * t2));
-          const double t4 = static_cast<double>((i4 * i5));
-          const double t5 = static_cast<double>(((i6 + t3) + t4));
-          const double t6 = static_cast<double>((t1 / t5));
-          const double t7 = static_cast<double>((-t6));
-          const double t8 = static_cast<double>((t7 / t5));
-          const double t9 = static_cast<double>((t0 * t8));
-          const double t10 = static_cast<double>((double(1) / t5));
-          const double t11 = static_cast<double>((t0 * t10));
-          const double t12 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * t11) * i1));
-
-          q0[off[7]] = t2;
-          q1[off[8]] = t9;
-          q2[off[9]] = t11;
-          q3[off[10]] = t12;
-        });
-
-      }
-    }
-
-
-  }
+  KILN_TRY(kiln_scan_garch_grad_run_graph_node51(this));
 
   // [52] Mul -> v112
   {
@@ -5256,459 +5753,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   }
 
   // [54] Scan{grad_of_scan_fn, while_loop=False, inplace=none} -> v114, v115, v116, v117, v118, v119
-  {
-    static const char kWhere[] = "node [54] Scan{grad_of_scan_fn, while_loop=False, inplace=none} (from /nodes/18 Scan)";
-        // Scan.perform's loop: step 0 runs the step function in "call" mode (its outputs tell the
-        // rows' shapes), then the buffers get one scratch area and every later step writes in place.
-        int64_t n_steps = 0;
-        KILN_TRY_AT(kg::scan::read_count(ctx, v15, n_steps), kWhere);
-        if (n_steps < 0)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: was asked to run for a negative number of steps (%lld)",
-                                           static_cast<long long>(n_steps)), kWhere);
-        if (v57.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 0 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v57.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row0;
-        if (v90.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 1 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v90.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row1;
-        if (v98.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 2 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v98.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row2;
-        if (v101.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 3 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v101.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row3;
-        if (v108.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 4 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v108.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row4;
-        if (v109.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 5 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v109.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row5;
-        if (v107.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 6 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v107.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row6;
-        if (v112.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 7 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v112.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row7;
-        if (v110.shape[0] < n_steps)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: sequence 8 has %lld rows but the scan runs %lld steps",
-                                           static_cast<long long>(v110.shape[0]), static_cast<long long>(n_steps)), kWhere);
-        kg::Tensor<double, 0> seq_row8;
-
-        kg::Tensor<double, 1> buf0;
-        int64_t store0 = 0, pos0 = 0;
-        kg::Tensor<double, 0> out_row0;
-        bool alias0 = false;
-        kg::Tensor<double, 0> temp0;
-        kg::Tensor<double, 0> tap0_0;
-
-        kg::Tensor<double, 1> buf1;
-        int64_t store1 = 0, pos1 = 0;
-        kg::Tensor<double, 0> out_row1;
-        bool alias1 = false;
-        kg::Tensor<double, 0> temp1;
-        kg::Tensor<double, 0> tap1_0;
-
-        kg::Tensor<double, 1> buf2;
-        int64_t store2 = 0, pos2 = 0;
-        kg::Tensor<double, 0> out_row2;
-        bool alias2 = false;
-        kg::Tensor<double, 0> temp2;
-        kg::Tensor<double, 0> tap2_0;
-
-        kg::Tensor<double, 1> buf3;
-        int64_t store3 = 0, pos3 = 0;
-        kg::Tensor<double, 0> out_row3;
-        bool alias3 = false;
-        kg::Tensor<double, 0> temp3;
-        kg::Tensor<double, 0> tap3_0;
-
-        kg::Tensor<double, 1> buf4;
-        int64_t store4 = 0, pos4 = 0;
-        kg::Tensor<double, 0> out_row4;
-
-        KILN_TRY_AT(kg::scan::read_count(ctx, v15, store4), kWhere);
-        if (store4 < 0)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 was given a negative length (%lld)",
-                                           static_cast<long long>(store4)), kWhere);
-        kg::Tensor<double, 1> buf5;
-        int64_t store5 = 0, pos5 = 0;
-        kg::Tensor<double, 0> out_row5;
-
-        KILN_TRY_AT(kg::scan::read_count(ctx, v15, store5), kWhere);
-        if (store5 < 0)
-          return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 1 was given a negative length (%lld)",
-                                           static_cast<long long>(store5)), kWhere);
-
-        DLTensor step_in[16];
-
-        auto bind_step = [&](int64_t i) {
-          (void)i;
-          seq_row0 = kg::scan::row(v57, i);
-          step_in[0] = kg::scan::dl_of(seq_row0, DLDataType{2, 64, 1});
-          seq_row1 = kg::scan::row(v90, i);
-          step_in[1] = kg::scan::dl_of(seq_row1, DLDataType{2, 64, 1});
-          seq_row2 = kg::scan::row(v98, i);
-          step_in[2] = kg::scan::dl_of(seq_row2, DLDataType{2, 64, 1});
-          seq_row3 = kg::scan::row(v101, i);
-          step_in[3] = kg::scan::dl_of(seq_row3, DLDataType{2, 64, 1});
-          seq_row4 = kg::scan::row(v108, i);
-          step_in[4] = kg::scan::dl_of(seq_row4, DLDataType{2, 64, 1});
-          seq_row5 = kg::scan::row(v109, i);
-          step_in[5] = kg::scan::dl_of(seq_row5, DLDataType{2, 64, 1});
-          seq_row6 = kg::scan::row(v107, i);
-          step_in[6] = kg::scan::dl_of(seq_row6, DLDataType{2, 64, 1});
-          seq_row7 = kg::scan::row(v112, i);
-          step_in[7] = kg::scan::dl_of(seq_row7, DLDataType{2, 64, 1});
-          seq_row8 = kg::scan::row(v110, i);
-          step_in[8] = kg::scan::dl_of(seq_row8, DLDataType{2, 64, 1});
-
-          tap0_0 = kg::scan::row(buf0, kg::scan::wrap(pos0 + (-1), store0));
-          step_in[9] = kg::scan::dl_of(tap0_0, DLDataType{2, 64, 1});
-          tap1_0 = kg::scan::row(buf1, kg::scan::wrap(pos1 + (-1), store1));
-          step_in[10] = kg::scan::dl_of(tap1_0, DLDataType{2, 64, 1});
-          tap2_0 = kg::scan::row(buf2, kg::scan::wrap(pos2 + (-1), store2));
-          step_in[11] = kg::scan::dl_of(tap2_0, DLDataType{2, 64, 1});
-          tap3_0 = kg::scan::row(buf3, kg::scan::wrap(pos3 + (-1), store3));
-          step_in[12] = kg::scan::dl_of(tap3_0, DLDataType{2, 64, 1});
-
-
-
-          step_in[13] = kg::scan::dl_of(v1, DLDataType{2, 64, 1});
-          step_in[14] = kg::scan::dl_of(v2, DLDataType{2, 64, 1});
-          step_in[15] = kg::scan::dl_of(v3, DLDataType{2, 64, 1});
-        };
-        int64_t i = 0;
-        if (n_steps > 0) {
-
-          buf0 = v113;
-          store0 = buf0.shape[0];
-          if (store0 < 1)
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 0 (input 10) has %lld rows but must hold at least 1 (its oldest tap is -1)",
-                                             static_cast<long long>(store0)), kWhere);
-          pos0 = kg::scan::wrap(1, store0);
-          alias0 = kg::scan::wrap(-1, store0) == 0;  // a tap reads the row this step writes: write a copy first
-
-          buf1 = v113;
-          store1 = buf1.shape[0];
-          if (store1 < 1)
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 1 (input 11) has %lld rows but must hold at least 1 (its oldest tap is -1)",
-                                             static_cast<long long>(store1)), kWhere);
-          pos1 = kg::scan::wrap(1, store1);
-          alias1 = kg::scan::wrap(-1, store1) == 0;  // a tap reads the row this step writes: write a copy first
-
-          buf2 = v113;
-          store2 = buf2.shape[0];
-          if (store2 < 1)
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 2 (input 12) has %lld rows but must hold at least 1 (its oldest tap is -1)",
-                                             static_cast<long long>(store2)), kWhere);
-          pos2 = kg::scan::wrap(1, store2);
-          alias2 = kg::scan::wrap(-1, store2) == 0;  // a tap reads the row this step writes: write a copy first
-
-          buf3 = v113;
-          store3 = buf3.shape[0];
-          if (store3 < 1)
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: the buffer of tap output 3 (input 13) has %lld rows but must hold at least 1 (its oldest tap is -1)",
-                                             static_cast<long long>(store3)), kWhere);
-          pos3 = kg::scan::wrap(1, store3);
-          alias3 = kg::scan::wrap(-1, store3) == 0;  // a tap reads the row this step writes: write a copy first
-
-
-          if (store4 < 1)
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 has 0 rows but must hold at least 1"), kWhere);
-
-          if (store5 < 1)
-            return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 1 has 0 rows but must hold at least 1"), kWhere);
-          kg::scan::StepOutputs<6> first;  // freed on every way out of this block
-          kg::OutputSink first_sink;
-          first_sink.owned = first.owned;
-          first_sink.count = 6;
-          bind_step(0);
-          KILN_TRY_AT(run_graph_step2(ctx, step_in, first_sink), kWhere);
-          // The scratch area: tap buffers (copies of the inputs), nit-sot buffers, a row per tap
-          // buffer for steps that overwrite a row they read, two values per untraced state.
-          int64_t total = 0;
-          bool fits = true;
-
-
-          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf0));
-          temp0 = kg::scan::row(buf0, 0);
-          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(temp0));
-
-          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf1));
-          temp1 = kg::scan::row(buf1, 0);
-          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(temp1));
-
-          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf2));
-          temp2 = kg::scan::row(buf2, 0);
-          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(temp2));
-
-          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf3));
-          temp3 = kg::scan::row(buf3, 0);
-          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(temp3));
-          buf4.shape[0] = store4;
-          for (int d = 1; d < 1; ++d) buf4.shape[d] = first.owned[4]->dl_tensor.shape[d - 1];
-          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf4));
-
-          buf5.shape[0] = store5;
-          for (int d = 1; d < 1; ++d) buf5.shape[d] = first.owned[5]->dl_tensor.shape[d - 1];
-          fits = fits && kg::scan::add_piece(total, kg::scan::piece_bytes(buf5));
-
-
-
-          if (!fits) return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: its buffers are too big (beyond 2^63 bytes)"), kWhere);
-          kg::Tensor<unsigned char, 1> scratch;
-          scratch.shape[0] = total;
-          KILN_TRY_AT(kg::alloc_workspace(ctx, 33, scratch), kWhere);
-          auto cursor = scratch.data;
-
-          {
-            kg::Tensor<double, 1> copy = buf0;
-            kg::scan::place(cursor, copy);
-            KILN_TRY_AT(kg::scan::copy(ctx, buf0, copy), kWhere);
-            buf0 = copy;
-          }
-          kg::scan::place(cursor, temp0);
-
-          {
-            kg::Tensor<double, 1> copy = buf1;
-            kg::scan::place(cursor, copy);
-            KILN_TRY_AT(kg::scan::copy(ctx, buf1, copy), kWhere);
-            buf1 = copy;
-          }
-          kg::scan::place(cursor, temp1);
-
-          {
-            kg::Tensor<double, 1> copy = buf2;
-            kg::scan::place(cursor, copy);
-            KILN_TRY_AT(kg::scan::copy(ctx, buf2, copy), kWhere);
-            buf2 = copy;
-          }
-          kg::scan::place(cursor, temp2);
-
-          {
-            kg::Tensor<double, 1> copy = buf3;
-            kg::scan::place(cursor, copy);
-            KILN_TRY_AT(kg::scan::copy(ctx, buf3, copy), kWhere);
-            buf3 = copy;
-          }
-          kg::scan::place(cursor, temp3);
-
-
-          kg::scan::place(cursor, buf4);
-
-          kg::scan::place(cursor, buf5);
-
-          {
-            kg::Tensor<double, 0> value;
-            kg::scan::view_into(first.owned[0]->dl_tensor, value);
-            out_row0 = kg::scan::row(buf0, pos0);
-            if (!kg::scan::same_shape(value, out_row0))
-              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 0 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row0), kWhere);
-          }
-          {
-            kg::Tensor<double, 0> value;
-            kg::scan::view_into(first.owned[1]->dl_tensor, value);
-            out_row1 = kg::scan::row(buf1, pos1);
-            if (!kg::scan::same_shape(value, out_row1))
-              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 1 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row1), kWhere);
-          }
-          {
-            kg::Tensor<double, 0> value;
-            kg::scan::view_into(first.owned[2]->dl_tensor, value);
-            out_row2 = kg::scan::row(buf2, pos2);
-            if (!kg::scan::same_shape(value, out_row2))
-              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 2 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row2), kWhere);
-          }
-          {
-            kg::Tensor<double, 0> value;
-            kg::scan::view_into(first.owned[3]->dl_tensor, value);
-            out_row3 = kg::scan::row(buf3, pos3);
-            if (!kg::scan::same_shape(value, out_row3))
-              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: output 3 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row3), kWhere);
-          }
-          {
-            kg::Tensor<double, 0> value;
-            kg::scan::view_into(first.owned[4]->dl_tensor, value);
-            out_row4 = kg::scan::row(buf4, pos4);
-            if (!kg::scan::same_shape(value, out_row4))
-              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 0 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row4), kWhere);
-          }
-          {
-            kg::Tensor<double, 0> value;
-            kg::scan::view_into(first.owned[5]->dl_tensor, value);
-            out_row5 = kg::scan::row(buf5, pos5);
-            if (!kg::scan::same_shape(value, out_row5))
-              return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Scan: nit-sot 1 has another shape than its buffer's rows at step 0 (an output of the Scan has changed shape)"), kWhere);
-            KILN_TRY_AT(kg::scan::copy(ctx, value, out_row5), kWhere);
-          }
-
-          bool go_on = true;
-
-          kg::scan::release(first.owned, 6);
-
-          pos0 = (pos0 + 1) % store0;
-          pos1 = (pos1 + 1) % store1;
-          pos2 = (pos2 + 1) % store2;
-          pos3 = (pos3 + 1) % store3;
-          pos4 = (pos4 + 1) % store4;
-          pos5 = (pos5 + 1) % store5;
-
-          // The steps after the first inline: the inner graph is 0-d Elemwise nodes
-          // (codegen/cpp/emit_scan.cpp, inline_scalar_step).
-          double step_carry0 = buf0.data[kg::scan::wrap_once(pos0 - 1, store0) * buf0.strides[0]];
-          double step_carry1 = buf1.data[kg::scan::wrap_once(pos1 - 1, store1) * buf1.strides[0]];
-          double step_carry2 = buf2.data[kg::scan::wrap_once(pos2 - 1, store2) * buf2.strides[0]];
-          double step_carry3 = buf3.data[kg::scan::wrap_once(pos3 - 1, store3) * buf3.strides[0]];
-          const double step_in13 = v1.data[0];
-          const double step_in14 = v2.data[0];
-          const double step_in15 = v3.data[0];
-          for (i = 1; i < n_steps && go_on; ++i) {
-            {
-              const double step_in0 = v57.data[i * v57.strides[0]];
-              const double step_in1 = v90.data[i * v90.strides[0]];
-              const double step_in2 = v98.data[i * v98.strides[0]];
-              const double step_in3 = v101.data[i * v101.strides[0]];
-              const double step_in4 = v108.data[i * v108.strides[0]];
-              const double step_in5 = v109.data[i * v109.strides[0]];
-              const double step_in6 = v107.data[i * v107.strides[0]];
-              const double step_in7 = v112.data[i * v112.strides[0]];
-              const double step_in8 = v110.data[i * v110.strides[0]];
-              const double step_in9 = step_carry0;
-              const double step_in10 = step_carry1;
-              const double step_in11 = step_carry2;
-              const double step_in12 = step_carry3;
-              const double step_t0 = static_cast<double>(((step_in4 + step_in5) + step_in9));
-              const double step_t1 = static_cast<double>((step_in15 * step_t0));
-              const double step_t2 = static_cast<double>((step_in10 + step_t0));
-              const double step_t3 = static_cast<double>((step_in6 * step_t0));
-              const double step_t4 = static_cast<double>((step_in11 + step_t3));
-              const double step_t5 = static_cast<double>((step_in2 * step_t0));
-              const double step_t6 = static_cast<double>((step_in12 + step_t5));
-              const double step_t7 = static_cast<double>(((step_in7 * step_in14) * step_t0));
-              const double step_v0 = step_t1;
-              const double step_v1 = step_t2;
-              const double step_v2 = step_t4;
-              const double step_v3 = step_t6;
-              const double step_v4 = step_t7;
-              buf0.data[pos0 * buf0.strides[0]] = step_v0;
-              step_carry0 = step_v0;
-              buf1.data[pos1 * buf1.strides[0]] = step_v1;
-              step_carry1 = step_v1;
-              buf2.data[pos2 * buf2.strides[0]] = step_v2;
-              step_carry2 = step_v2;
-              buf3.data[pos3 * buf3.strides[0]] = step_v3;
-              step_carry3 = step_v3;
-              buf4.data[pos4 * buf4.strides[0]] = step_v4;
-              buf5.data[pos5 * buf5.strides[0]] = step_in8;
-            }
-
-
-            pos0 = pos0 + 1 == store0 ? 0 : pos0 + 1;
-            pos1 = pos1 + 1 == store1 ? 0 : pos1 + 1;
-            pos2 = pos2 + 1 == store2 ? 0 : pos2 + 1;
-            pos3 = pos3 + 1 == store3 ? 0 : pos3 + 1;
-            pos4 = pos4 + 1 == store4 ? 0 : pos4 + 1;
-            pos5 = pos5 + 1 == store5 ? 0 : pos5 + 1;
-          }
-        }
-        // The outputs: a mit-mot buffer as the steps left it; each other buffer rotated when it
-        // wrapped around, zeroed past the rows written and shortened when a while loop stopped
-        // early (Scan.perform's end).
-
-        {
-          const int64_t filled = i + (1);
-          const bool rotate = n_steps > 0 && store0 < filled;
-          int64_t len = store0;
-          if (n_steps > 0 && store0 > filled && i < n_steps) len = std::max<int64_t>(0, store0 - (n_steps - i));
-          if (n_steps == 0) len = v113.shape[0];
-          for (int d = 1; d < 1; ++d) v114.shape[d] = v113.shape[d];
-
-          v114.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 9, v114), kWhere);
-          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf0, v114, pos0, rotate, filled), kWhere);
-          else KILN_TRY_AT(kg::scan::copy(ctx, v113, v114), kWhere);
-        }
-        {
-          const int64_t filled = i + (1);
-          const bool rotate = n_steps > 0 && store1 < filled;
-          int64_t len = store1;
-          if (n_steps > 0 && store1 > filled && i < n_steps) len = std::max<int64_t>(0, store1 - (n_steps - i));
-          if (n_steps == 0) len = v113.shape[0];
-          for (int d = 1; d < 1; ++d) v115.shape[d] = v113.shape[d];
-
-          v115.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 10, v115), kWhere);
-          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf1, v115, pos1, rotate, filled), kWhere);
-          else KILN_TRY_AT(kg::scan::copy(ctx, v113, v115), kWhere);
-        }
-        {
-          const int64_t filled = i + (1);
-          const bool rotate = n_steps > 0 && store2 < filled;
-          int64_t len = store2;
-          if (n_steps > 0 && store2 > filled && i < n_steps) len = std::max<int64_t>(0, store2 - (n_steps - i));
-          if (n_steps == 0) len = v113.shape[0];
-          for (int d = 1; d < 1; ++d) v116.shape[d] = v113.shape[d];
-
-          v116.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 11, v116), kWhere);
-          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf2, v116, pos2, rotate, filled), kWhere);
-          else KILN_TRY_AT(kg::scan::copy(ctx, v113, v116), kWhere);
-        }
-        {
-          const int64_t filled = i + (1);
-          const bool rotate = n_steps > 0 && store3 < filled;
-          int64_t len = store3;
-          if (n_steps > 0 && store3 > filled && i < n_steps) len = std::max<int64_t>(0, store3 - (n_steps - i));
-          if (n_steps == 0) len = v113.shape[0];
-          for (int d = 1; d < 1; ++d) v117.shape[d] = v113.shape[d];
-
-          v117.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 12, v117), kWhere);
-          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf3, v117, pos3, rotate, filled), kWhere);
-          else KILN_TRY_AT(kg::scan::copy(ctx, v113, v117), kWhere);
-        }
-        {
-          const int64_t filled = i + (0);
-          const bool rotate = n_steps > 0 && store4 < filled;
-          int64_t len = store4;
-          if (n_steps > 0 && store4 > filled && i < n_steps) len = std::max<int64_t>(0, store4 - (n_steps - i));
-
-          for (int d = 1; d < 1; ++d) v118.shape[d] = buf4.shape[d];
-          if (n_steps == 0) len = 0;
-          v118.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 13, v118), kWhere);
-          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf4, v118, pos4, rotate, filled), kWhere);
-
-        }
-        {
-          const int64_t filled = i + (0);
-          const bool rotate = n_steps > 0 && store5 < filled;
-          int64_t len = store5;
-          if (n_steps > 0 && store5 > filled && i < n_steps) len = std::max<int64_t>(0, store5 - (n_steps - i));
-
-          for (int d = 1; d < 1; ++d) v119.shape[d] = buf5.shape[d];
-          if (n_steps == 0) len = 0;
-          v119.shape[0] = len;
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 14, v119), kWhere);
-          if (n_steps > 0) KILN_TRY_AT(kg::scan::finish(ctx, buf5, v119, pos5, rotate, filled), kWhere);
-
-        }
-
-
-  }
+  KILN_TRY(kiln_scan_garch_grad_run_graph_node54(this));
 
   // [55] Subtensor{i} -> v120
   {
@@ -5960,6 +6005,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   return KILN_OK;
 }
 
+static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& sink) {
+  run_graph_frame frame{ctx, inputs, sink};
+  return frame.run();
+}
+
 // The output shapes of the graph, computed from the inputs (the shape graph).
 static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& sink) {
   (void)inputs;
@@ -6079,6 +6129,19 @@ int32_t output_shapes(kiln_context* handle, const DLTensor* inputs, int64_t* sha
 }  // namespace scan_garch_grad_impl
 }  // namespace
 
+// The second unit's steps, called by the first through C symbols: no C++ type crosses units
+// (each has its own copy of the runtime, in an anonymous namespace).
+#if KILN_PART != 1
+extern "C" int32_t kiln_scan_garch_grad_run_graph_node2(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node2(); }
+extern "C" int32_t kiln_scan_garch_grad_run_graph_node8(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node8(); }
+extern "C" int32_t kiln_scan_garch_grad_run_graph_node14(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node14(); }
+extern "C" int32_t kiln_scan_garch_grad_run_graph_node17(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node17(); }
+extern "C" int32_t kiln_scan_garch_grad_run_graph_node21(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node21(); }
+extern "C" int32_t kiln_scan_garch_grad_run_graph_node51(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node51(); }
+extern "C" int32_t kiln_scan_garch_grad_run_graph_node54(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node54(); }
+#endif
+
+#if KILN_PART != 2
 extern "C" {
 
 KILN_EXPORT kiln_context* scan_garch_grad_context_create(void) {
@@ -6124,4 +6187,5 @@ KILN_EXPORT const kiln_graph_info* scan_garch_grad_info(void) {
 }
 
 }  // extern "C"
+#endif  // KILN_PART != 2
 
