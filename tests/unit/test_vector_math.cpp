@@ -302,6 +302,14 @@ TEST_CASE("vector math selection: the SIMD declarations of the functions generat
   CHECK(kept.find("KILN_VM_1_LOG1P(log1p, u10, MVEC, MVEC)") == std::string::npos);
   CHECK(select_vector_math(body, {"log1p"}).find("KILN_VM_1_LOG1P(log1p, u10, MVEC, MVEC)") != std::string::npos);
   CHECK(kept.find("#define KILN_VM_1(fn, u, dsrc, fsrc)") != std::string::npos);  // the macros stay
+  // kiln's own float kernels only where exp, log, sin or cos is called.
+  CHECK(kept.find("namespace kiln_vm_f32") != std::string::npos);
+  const std::string no_kernels = select_vector_math(body, {"atan2", "tanh"});
+  CHECK(no_kernels.find("namespace kiln_vm_f32") == std::string::npos);
+  CHECK(no_kernels.find("// KILN_VM_KERNELS(exp") == std::string::npos);
+  CHECK(no_kernels.find("#endif  // KILN_VM_KERNELS") == std::string::npos);
+  CHECK(no_kernels.find("#define KILN_VM_1(fn, u, dsrc, fsrc)") != std::string::npos);
+  CHECK(select_vector_math(body, {"cos"}).find("namespace kiln_vm_f32") != std::string::npos);
   // Every KILN_VM_* line of the header names a function (the selection parses "(name,").
   std::istringstream lines(body);
   std::string line;

@@ -32,7 +32,8 @@
 //
 // Generated code keeps only the KILN_VM_1/KILN_VM_2 lines of the functions it calls (see
 // codegen/cpp/vector_math_select.cpp): each line defines up to eight wrappers, and compile time
-// adds up. kiln's kernels are templates, instantiated only by the lines that use them.
+// adds up. kiln's own kernels (the KILN_VM_KERNELS block) are kept only where one of the
+// functions on its first line is called.
 //
 // Placed outside the generated file's anonymous namespace: declarations inside one would not
 // attach the attribute to libm's functions. Active only with GCC on x86-64 (the vector ABI names
@@ -58,6 +59,7 @@ typedef double kiln_vm_d8 __attribute__((vector_size(64)));
 typedef float kiln_vm_f4 __attribute__((vector_size(16)));
 typedef float kiln_vm_f8 __attribute__((vector_size(32)));
 typedef float kiln_vm_f16 __attribute__((vector_size(64)));
+#if defined(__FMA__) && !defined(KILN_VM_1ULP)  // KILN_VM_KERNELS(exp, log, sin, cos)
 // kiln's own float32 exp, log, sin and cos (issue 20): the default for targets with FMA, in
 // place of SLEEF's 1-ULP functions (about twice libmvec's time on AVX2) and libmvec's own
 // (less accurate than NumPy's). Written once over GCC vector types, instantiated per variant
@@ -69,7 +71,6 @@ typedef float kiln_vm_f16 __attribute__((vector_size(64)));
 // cos 1.13x; SLEEF's 1-ULP ones 1.6-3x. Lanes outside a kernel's range (NaN, ±inf; log's
 // zero, negative and subnormal inputs; exp's |x| > 87.3, where results may be subnormal or
 // overflow; sin and cos's |x| > 2^16) take glibc's scalar function: their results are glibc's.
-#if defined(__FMA__) && !defined(KILN_VM_1ULP)
 #define KILN_VM_OWN_F32 1
 namespace kiln_vm_f32 {
 namespace {
@@ -174,7 +175,7 @@ template <class V> KILN_VM_INLINE V cos(V x) { return sincos<true>(x); }
 #undef KILN_VM_INLINE
 }  // namespace
 }  // namespace kiln_vm_f32
-#endif
+#endif  // KILN_VM_KERNELS
 // One vector-ABI variant `name` forwarding to `callee` (one or two operands of type V).
 #define KILN_VM_WRAP1(name, callee, V, isa)                                                       \
   extern "C" __attribute__((target(isa))) V callee(V);                                            \
