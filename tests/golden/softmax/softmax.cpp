@@ -424,10 +424,17 @@ template <class V> KILN_VM_INLINE V cos(V x) { return sincos<true>(x); }
 #else
 #define KILN_VM_FLOAT_KILN_E(fn, u)
 #endif
+// Where the target has AVX2 the vectoriser takes the AVX2 variant over the AVX one, which then
+// jumps to it rather than compiling the kernel a third time.
+#if defined(__AVX2__)
+#define KILN_VM_FLOAT_KILN_C(fn) KILN_VM_WRAP1(_ZGVcN8v_##fn##f, _ZGVdN8v_##fn##f, kiln_vm_f8, "avx2,fma")
+#else
+#define KILN_VM_FLOAT_KILN_C(fn) KILN_VM_OWN(_ZGVcN8v_##fn##f, fn, kiln_vm_f8, "avx")
+#endif
 #define KILN_VM_FLOAT_KILN(fn, u, wrap, v)                                                        \
   KILN_VM_OWN(_ZGVbN4v_##fn##f, fn, kiln_vm_f4, "sse2")                                           \
-  KILN_VM_OWN(_ZGVcN8v_##fn##f, fn, kiln_vm_f8, "avx")                                            \
   KILN_VM_OWN(_ZGVdN8v_##fn##f, fn, kiln_vm_f8, "avx2,fma")                                       \
+  KILN_VM_FLOAT_KILN_C(fn)                                                                        \
   KILN_VM_FLOAT_KILN_E(fn, u)
 #else
 #define KILN_VM_FLOAT_KILN KILN_VM_FLOAT_SLEEF
@@ -505,6 +512,7 @@ KILN_VM_1(exp, u10, MVEC, KILN)
 #undef KILN_VM_FLOAT_SLEEF_AS
 #undef KILN_VM_FLOAT_KILN
 #undef KILN_VM_FLOAT_KILN_E
+#undef KILN_VM_FLOAT_KILN_C
 #undef KILN_VM_OWN
 #undef KILN_VM_FLOAT_MVEC_AS
 #undef KILN_VM_WRAP1
