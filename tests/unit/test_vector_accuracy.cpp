@@ -4,9 +4,9 @@
 // targets with FMA, SLEEF's elsewhere) and with --math-1ulp (SLEEF's 1-ULP functions), held to
 // the bound of each path:
 //  - float32: an evenly strided sample of all 2^32 inputs (every 257th bit pattern, 521st with
-//    --math-1ulp; every one
-//    with KILN_VECTOR_MATH_EXHAUSTIVE=1), against glibc's double function (0.5 ULP of double is
-//    2^-29 ULP of float: exact enough);
+//    --math-1ulp; every one with KILN_VECTOR_MATH_EXHAUSTIVE=1, where KILN_VECTOR_MATH_ONLY=exp,log
+//    limits the functions), against glibc's double function (0.5 ULP of double is 2^-29 ULP of
+//    float: exact enough);
 //  - float64: a dense random sample over each function's domain plus adversarial inputs
 //    (subnormals, near overflow and underflow, next to the singularities and zeros), against
 //    glibc's long double function.
@@ -245,10 +245,14 @@ void check_path(bool math_1ulp) {
   const char* exhaustive = std::getenv("KILN_VECTOR_MATH_EXHAUSTIVE");
   // Strides keep the test bounded (about 17 M and 8 M float32 inputs per function).
   const std::uint64_t stride = exhaustive && *exhaustive == '1' ? 1 : (math_1ulp ? 521 : 257);
+  // KILN_VECTOR_MATH_ONLY=exp,sin,...: only those functions (an exhaustive run of all takes hours).
+  const char* only_env = std::getenv("KILN_VECTOR_MATH_ONLY");
+  const std::string only = only_env ? "," + std::string(only_env) + "," : "";
   std::size_t k = 0;
   for (const AccuracyFn& fn : accuracy_functions())
     for (DType dt : {f64, f32}) {
       const std::string graph_name = named[k++].second;
+      if (!only.empty() && only.find("," + fn.name + ",") == std::string::npos) continue;
       Worst worst;
       if (dt == f32)
         check_float32(so.graph(graph_name), fn, stride, worst);
