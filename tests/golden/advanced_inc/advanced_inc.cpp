@@ -224,7 +224,9 @@ static inline const char* kiln_status_name(int32_t status) {
 //  - KILN_VM_1ULP (`kiln compile --math-1ulp`): SLEEF's 1-ULP functions everywhere, as
 //    before issue 20: at most 1.0 ULP on AVX2 and AVX-512 (erfc 1.5; the SSE/AVX variants of
 //    float erf/erfc 1.8, atan2 1.5 on subnormal results), about half libmvec's speed.
-//  - with only one of the two libraries, that one for everything (kiln --version says so).
+//  - with only one of the two libraries, that one for everything but kiln's own kernels
+//    (kiln --version says so). With neither, nothing is vectorised, kiln's kernels included
+//    (they would need SIMD declarations of exp, log, sin and cos alone: not done yet).
 // Scalar calls (a loop's last elements, and all of a short vector's) are glibc's.
 //
 // Generated code keeps only the KILN_VM_1/KILN_VM_2 lines of the functions it calls (see
