@@ -135,7 +135,9 @@ double bound(const std::string& fn, DType dt, bool math_1ulp) {
     // kiln's own kernels (kiln_vm_f32 in vector_math.hpp; compiled code targets this machine,
     // so they run where it has FMA): each held to its largest error over every float32 input
     // (KILN_VECTOR_MATH_EXHAUSTIVE=1), measured on 2026-12-07. NumPy's: 2.3, 2.8, 1.5, 1.5.
-    if (__builtin_cpu_supports("fma"))
+    // Their AVX-512 variants are SLEEF's (1 ULP), or libmvec's without SLEEF (the bound below).
+    const bool avx512_from_libmvec = !sleef && __builtin_cpu_supports("avx512f");
+    if (__builtin_cpu_supports("fma") && !avx512_from_libmvec)
       return (fn == "exp" ? 1.105 : fn == "log" ? 0.954 : fn == "sin" ? 1.487 : 1.490) + slack;
     if (sleef) return 1.0 + slack;
   }
