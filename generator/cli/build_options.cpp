@@ -41,8 +41,8 @@ void add_build_options(CLI::App* cmd, BuildOptions& options, std::string& cxxfla
                 "ignored and sums reassociated (results change with vector width and thread count)");
   cmd->add_flag("--math-1ulp", options.math_1ulp,
                 "vectorised exp, log, sin, ... from SLEEF's 1-ULP functions everywhere (about half the speed); "
-                "the default is glibc's libmvec, with SLEEF's where libmvec is less accurate than NumPy "
-                "(see `kiln --version`)");
+                "the default is glibc's libmvec, with kiln's own float32 exp/log/sin/cos and SLEEF's "
+                "where libmvec is less accurate than NumPy (see `kiln --version`)");
   cmd->add_option("--cache-dir", options.cache_dir, "cache folder (default: $XDG_CACHE_HOME/kiln)");
   cmd->add_flag("--no-cache", [&options](std::int64_t) { options.use_cache = false; },
                 "build afresh without reading or writing the cache");

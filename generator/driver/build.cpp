@@ -293,10 +293,13 @@ std::string vector_math_path(const BuildOptions& options) {
   const bool sleef = have_sleef_vector_math(), mvec = have_libmvec_vector_math();
   if (options.math_1ulp)
     return sleef ? "SLEEF 1-ULP everywhere (--math-1ulp)" : "--math-1ulp unavailable: kiln was built without libsleef";
+  // Float32 exp/log/sin/cos: kiln's own kernels where the target has FMA (vector_math.hpp).
   if (mvec && sleef)
-    return "libmvec + SLEEF (libmvec; SLEEF 1-ULP for float32 exp/log/sin/cos, atan2, powf; --math-1ulp: SLEEF everywhere)";
+    return "libmvec + kiln + SLEEF (libmvec; kiln's own float32 exp/log/sin/cos (targets with FMA; SLEEF 1-ULP "
+           "without FMA and for AVX-512); SLEEF 1-ULP for atan2, powf; --math-1ulp: SLEEF everywhere)";
   if (mvec)
-    return "libmvec only (WARNING: no libsleef: float32 exp/log/sin/cos less accurate than NumPy's; no --math-1ulp)";
+    return "libmvec + kiln (libmvec; kiln's own float32 exp/log/sin/cos on targets with FMA; WARNING: no libsleef: "
+           "without FMA and for AVX-512 those four are libmvec's, less accurate than NumPy's; no --math-1ulp)";
   if (sleef) return "SLEEF 1-ULP only (WARNING: no libmvec: about half the default path's speed)";
   return "scalar libm (WARNING: neither libmvec nor libsleef: math calls are not vectorised)";
 }

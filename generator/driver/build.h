@@ -26,7 +26,8 @@ struct BuildOptions {
   /// semantics: NaN and inf may be mishandled, signed zeros ignored, results depend on order.
   bool fast_math = false;
   /// SLEEF's 1-ULP vector functions for every vectorised math call, instead of the default mix
-  /// (libmvec's, SLEEF's where libmvec is less accurate than NumPy): about half the speed.
+  /// (libmvec's; where libmvec is less accurate than NumPy, kiln's own float32 kernels, or
+  /// SLEEF's for targets without FMA): about half the speed.
   bool math_1ulp = false;
   /// The GPU architectures of the cuda backend (`sm_NN`: machine code, `compute_NN`: PTX), checked
   /// by driver/nvcc.h; empty: sm_75, sm_80, sm_90 and compute_90.
@@ -76,8 +77,8 @@ std::vector<std::string> generated_code_flags(const BuildOptions& options, const
 /// per the toolchain of the backend that generated it.
 std::vector<std::string> generated_code_libraries(const GeneratedLibrary& lib, const BuildOptions& options);
 /// Whether this kiln links generated code with SLEEF's libsleef, found when kiln was built
-/// (vector_math.hpp: SLEEF's 1-ULP functions for float32 exp/log/sin/cos, atan2, powf, and for
-/// everything with --math-1ulp).
+/// (vector_math.hpp: SLEEF's 1-ULP functions for atan2, powf, float32 exp/log/sin/cos where
+/// kiln's own kernels do not apply (no FMA, AVX-512), and for everything with --math-1ulp).
 bool have_sleef_vector_math();
 /// Whether glibc's libmvec (>= 2.35, x86-64) was found when kiln was built: then math calls in
 /// vectorised loops run libmvec's vector functions by default (vector_math.hpp).

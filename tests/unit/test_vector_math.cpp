@@ -83,6 +83,11 @@ std::vector<T> special_values() {
                             : std::vector<double>{709.78, 709.79, -708.39, -745.13, -745.14, 1023.99, 1024.0, -1074.0,
                                                   -1075.0})
     v.push_back(static_cast<T>(edge));
+  // The edges of kiln's float kernels' ranges (vector_math.hpp), where lanes change over to
+  // glibc's scalar functions: exp's |x| <= 87.3, sin and cos's |x| <= 2^16, log's normal inputs.
+  if (single)
+    for (float edge : {87.3f, -87.3f, 65536.0f, -65536.0f, 0x1p-126f})
+      for (float x : {std::nextafter(edge, -INFINITY), edge, std::nextafter(edge, INFINITY)}) v.push_back(x);
   v.push_back(single ? T(1e37) : T(1e300));  // log1p's scaled range (vector_math.hpp)
   v.push_back(single ? T(3e38) : T(1e308));
   return v;
@@ -261,8 +266,9 @@ TEST_CASE("compiled vector math: accuracy and special values of vectorised libm 
         const std::string name = fn.name == "log1p" && dt == f32 ? "kiln_vm_log1pf" : fn.name + (dt == f32 ? "f" : "");
         CHECK_MESSAGE(vector_calls.count(name), "no call of a vector variant of " << name);
       }
-    // The variants defined here forward to SLEEF (float exp, log, sin, cos, atan2, pow) or
-    // libmvec; none is exported (another library's could otherwise take their place).
+    // The variants defined here are kiln's own (float exp, log, sin, cos on targets with FMA) or
+    // forward to SLEEF (atan2, pow; float exp, log, sin, cos elsewhere) or libmvec; none is
+    // exported (another library's could otherwise take their place).
     ProcessResult dump = run_process({"objdump", "-p", "-T", built.library_path});
     if (have_sleef_vector_math()) CHECK(dump.output.find("libsleef.so") != std::string::npos);
     if (have_libmvec_vector_math()) CHECK(dump.output.find("libmvec.so") != std::string::npos);
@@ -289,13 +295,21 @@ TEST_CASE("vector math selection: the SIMD declarations of the functions generat
 
   std::string body(embedded_file("templates/cpp/prologue/vector_math.hpp"));
   const std::string kept = select_vector_math(body, {"exp", "atan2"});
-  CHECK(kept.find("KILN_VM_1(exp, u10, MVEC, SLEEF)") != std::string::npos);
+  CHECK(kept.find("KILN_VM_1(exp, u10, MVEC, KILN)") != std::string::npos);
   CHECK(kept.find("KILN_VM_2(atan2, u10, SLEEF, SLEEF)") != std::string::npos);
-  CHECK(kept.find("KILN_VM_1(sin, u10, MVEC, SLEEF)") == std::string::npos);
+  CHECK(kept.find("KILN_VM_1(sin, u10, MVEC, KILN)") == std::string::npos);
   CHECK(kept.find("KILN_VM_2_FLOAT_ONLY(pow, u10, SLEEF)") == std::string::npos);
   CHECK(kept.find("KILN_VM_1_LOG1P(log1p, u10, MVEC, MVEC)") == std::string::npos);
   CHECK(select_vector_math(body, {"log1p"}).find("KILN_VM_1_LOG1P(log1p, u10, MVEC, MVEC)") != std::string::npos);
   CHECK(kept.find("#define KILN_VM_1(fn, u, dsrc, fsrc)") != std::string::npos);  // the macros stay
+  // kiln's own float kernels only where exp, log, sin or cos is called.
+  CHECK(kept.find("namespace kiln_vm_f32") != std::string::npos);
+  const std::string no_kernels = select_vector_math(body, {"atan2", "tanh"});
+  CHECK(no_kernels.find("namespace kiln_vm_f32") == std::string::npos);
+  CHECK(no_kernels.find("// KILN_VM_KERNELS(exp") == std::string::npos);
+  CHECK(no_kernels.find("#endif  // KILN_VM_KERNELS") == std::string::npos);
+  CHECK(no_kernels.find("#define KILN_VM_1(fn, u, dsrc, fsrc)") != std::string::npos);
+  CHECK(select_vector_math(body, {"cos"}).find("namespace kiln_vm_f32") != std::string::npos);
   // Every KILN_VM_* line of the header names a function (the selection parses "(name,").
   std::istringstream lines(body);
   std::string line;

@@ -85,7 +85,26 @@ std::set<std::string> called_math_functions(const std::vector<std::string>& code
 std::string select_vector_math(const std::string& body, const std::set<std::string>& called) {
   std::istringstream in(body);
   std::string line, out;
+  bool skip_block = false;  // inside a KILN_VM_KERNELS block of functions none of which is called
   while (std::getline(in, line)) {
+    if (skip_block) {
+      skip_block = line.rfind("#endif  // KILN_VM_KERNELS", 0) != 0;
+      continue;
+    }
+    // `#if ...  // KILN_VM_KERNELS(exp, log, ...)` opens kernels of those functions.
+    const std::size_t kernels = line.find("// KILN_VM_KERNELS(");
+    if (line.rfind("#if", 0) == 0 && kernels != std::string::npos) {
+      std::string names = line.substr(kernels + 19);
+      for (char& ch : names)
+        if (!is_ident(ch)) ch = ' ';
+      std::istringstream list(names);
+      bool used = false;
+      for (std::string name; list >> name;) used = used || called.count(name) > 0;
+      if (!used) {
+        skip_block = true;
+        continue;
+      }
+    }
     bool keep = true;
     for (const std::string prefix : {"KILN_VM_1(", "KILN_VM_1_LOG1P(", "KILN_VM_2(", "KILN_VM_2_FLOAT_ONLY("}) {
       if (line.rfind(prefix, 0) != 0) continue;

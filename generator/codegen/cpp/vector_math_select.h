@@ -16,7 +16,9 @@ namespace kiln {
 std::set<std::string> called_math_functions(const std::vector<std::string>& code);
 
 /// vector_math.hpp's body (`body`, as split for inclusion) without the KILN_VM_* lines of
-/// functions that are not in `called`.
+/// functions that are not in `called`, and without the blocks of kiln's own kernels
+/// (`#if ...  // KILN_VM_KERNELS(exp, log, ...)` to `#endif  // KILN_VM_KERNELS`) none of whose
+/// functions is.
 std::string select_vector_math(const std::string& body, const std::set<std::string>& called);
 
 }  // namespace kiln

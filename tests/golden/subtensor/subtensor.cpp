@@ -202,7 +202,8 @@ static inline const char* kiln_status_name(int32_t status) {
 // variants only under -ffast-math. Here the functions below are redeclared with that attribute,
 // so the vectoriser calls their x86 vector-ABI variants (_ZGVbN2v_exp for SSE2, _ZGVcN4v_exp
 // AVX, _ZGVdN4v_exp AVX2, _ZGVeN8v_exp AVX-512, _ZGVdN8v_expf, ...). Each variant comes from
-// one of two libraries, per function and precision:
+// kiln's own kernels (float32 exp, log, sin, cos; below) or one of two libraries, per function
+// and precision:
 //  - glibc's libmvec (KILN_LIBMVEC: glibc >= 2.35 on x86-64): the functions -ffast-math uses,
 //    here without -ffast-math's other assumptions. The names are libmvec's own; nothing is defined.
 //  - SLEEF's libsleef (KILN_SLEEF): defined right here, hidden and weak, as jumps to SLEEF's
@@ -212,7 +213,10 @@ static inline const char* kiln_status_name(int32_t status) {
 //  - default: libmvec, except where its error exceeds the bound of issue 20: at least as
 //    accurate as NumPy's own SIMD functions. On x86-64 with AVX2 NumPy 1.24 vectorises float32
 //    exp (2.3 ULP), log (2.8), sin and cos (1.5) and tanh (1.4) itself; libmvec's float32 exp
-//    (2.6), log (3.9), sin (2.1) and cos (2.0) are worse, so those four are SLEEF's 1-ULP ones.
+//    (2.6), log (3.9), sin (2.1) and cos (2.0) are worse, so those four are kiln's own kernels
+//    (kiln_vm_f32 below: every float32 input checked, see there) at libmvec's speed, for the
+//    SSE, AVX and AVX2 variants of targets with FMA; SLEEF's 1-ULP ones for AVX-512 (not measured
+//    here) and targets without FMA (-march older than Haswell).
 //    Everywhere else the bound is NumPy's SIMD functions on AVX-512 machines, SVML's 4 ULP;
 //    libmvec measures 1.0-3.6 ULP (tests/unit/test_vector_accuracy.cpp holds every function
 //    to its bound). libmvec's variants compute NaN, ±inf, ±0, subnormal and out-of-range lanes
@@ -220,12 +224,15 @@ static inline const char* kiln_status_name(int32_t status) {
 //  - KILN_VM_1ULP (`kiln compile --math-1ulp`): SLEEF's 1-ULP functions everywhere, as
 //    before issue 20: at most 1.0 ULP on AVX2 and AVX-512 (erfc 1.5; the SSE/AVX variants of
 //    float erf/erfc 1.8, atan2 1.5 on subnormal results), about half libmvec's speed.
-//  - with only one of the two libraries, that one for everything (kiln --version says so).
+//  - with only one of the two libraries, that one for everything but kiln's own kernels
+//    (kiln --version says so). With neither, nothing is vectorised, kiln's kernels included
+//    (they would need SIMD declarations of exp, log, sin and cos alone: not done yet).
 // Scalar calls (a loop's last elements, and all of a short vector's) are glibc's.
 //
 // Generated code keeps only the KILN_VM_1/KILN_VM_2 lines of the functions it calls (see
 // codegen/cpp/vector_math_select.cpp): each line defines up to eight wrappers, and compile time
-// adds up.
+// adds up. kiln's own kernels (the KILN_VM_KERNELS block) are kept only where one of the
+// functions on its first line is called.
 //
 // Placed outside the generated file's anonymous namespace: declarations inside one would not
 // attach the attribute to libm's functions. Active only with GCC on x86-64 (the vector ABI names
@@ -291,6 +298,31 @@ typedef float kiln_vm_f16 __attribute__((vector_size(64)));
 #undef KILN_VM_FLOAT_SLEEF
 #define KILN_VM_DOUBLE_SLEEF(fn, u, wrap, v)
 #define KILN_VM_FLOAT_SLEEF(fn, u, wrap, v)
+#endif
+// KILN_VM_FLOAT_KILN: kiln's kernel kiln_vm_f32::fn for the SSE, AVX and AVX2 variants; the
+// AVX-512 one from SLEEF (libmvec's without SLEEF). Without kiln's kernels: SLEEF's everywhere.
+#if defined(KILN_VM_OWN_F32)
+#define KILN_VM_OWN(name, fn, V, isa) \
+  extern "C" __attribute__((weak, visibility("hidden"), target(isa))) V name(V x) { return kiln_vm_f32::fn(x); }
+#if defined(KILN_SLEEF)
+#define KILN_VM_FLOAT_KILN_E(fn, u) KILN_VM_WRAP1(_ZGVeN16v_##fn##f, Sleef_##fn##f16_##u##avx512f, kiln_vm_f16, "avx512f")
+#else
+#define KILN_VM_FLOAT_KILN_E(fn, u)
+#endif
+// Where the target has AVX2 the vectoriser takes the AVX2 variant over the AVX one, which then
+// jumps to it rather than compiling the kernel a third time.
+#if defined(__AVX2__)
+#define KILN_VM_FLOAT_KILN_C(fn) KILN_VM_WRAP1(_ZGVcN8v_##fn##f, _ZGVdN8v_##fn##f, kiln_vm_f8, "avx2,fma")
+#else
+#define KILN_VM_FLOAT_KILN_C(fn) KILN_VM_OWN(_ZGVcN8v_##fn##f, fn, kiln_vm_f8, "avx")
+#endif
+#define KILN_VM_FLOAT_KILN(fn, u, wrap, v)                                                        \
+  KILN_VM_OWN(_ZGVbN4v_##fn##f, fn, kiln_vm_f4, "sse2")                                           \
+  KILN_VM_OWN(_ZGVdN8v_##fn##f, fn, kiln_vm_f8, "avx2,fma")                                       \
+  KILN_VM_FLOAT_KILN_C(fn)                                                                        \
+  KILN_VM_FLOAT_KILN_E(fn, u)
+#else
+#define KILN_VM_FLOAT_KILN KILN_VM_FLOAT_SLEEF
 #endif
 // fn (double) from dsrc, fn##f (float) from fsrc.
 #define KILN_VM_1(fn, u, dsrc, fsrc)                                                              \
@@ -362,6 +394,10 @@ typedef float kiln_vm_f16 __attribute__((vector_size(64)));
 #undef KILN_VM_DOUBLE_SLEEF
 #undef KILN_VM_FLOAT_SLEEF
 #undef KILN_VM_FLOAT_SLEEF_AS
+#undef KILN_VM_FLOAT_KILN
+#undef KILN_VM_FLOAT_KILN_E
+#undef KILN_VM_FLOAT_KILN_C
+#undef KILN_VM_OWN
 #undef KILN_VM_FLOAT_MVEC_AS
 #undef KILN_VM_WRAP1
 #undef KILN_VM_WRAP2
