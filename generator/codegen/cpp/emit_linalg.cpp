@@ -25,7 +25,11 @@ std::string boolean(bool b) { return b ? "true" : "false"; }
 /// views, output pointers. Operand k of the batch loop is input k, then output k - num_inputs.
 class Operands {
  public:
-  Operands(const NodeEmitContext& c, int nb, std::string mat_type) : c_(c), nb_(nb), mat_type_(std::move(mat_type)) {}
+  Operands(const NodeEmitContext& c, int nb, const LinalgSpelling& sp) : c_(c), nb_(nb), sp_(sp) {}
+  /// "return kg::linalg::<kernel><T>(ictx, ar, " in the spelling's namespace and leading arguments.
+  std::string call_head(const std::string& kernel) const {
+    return "return " + sp_.kernels + kernel + "<T>(" + sp_.args + ", ";
+  }
   int nb() const { return nb_; }
   /// Core length j of input i.
   std::string dim(int i, int j) const { return c_.in(i) + ".shape[" + str(nb_ + j) + "]"; }
@@ -38,7 +42,7 @@ class Operands {
     auto sh = [&](int j) { return v + ".shape[" + str(nb_ + j) + "]"; };
     auto st = [&](int j) { return v + ".strides[" + str(nb_ + j) + "]"; };
     const std::string dims = core == 2 ? sh(0) + ", " + sh(1) + ", " + st(0) + ", " + st(1) : sh(0) + ", 1, " + st(0) + ", 0";
-    return mat_type_ + "<const " + type(i) + ">{" + data + ", " + dims + "}";
+    return sp_.mat_type + "<const " + type(i) + ">{" + data + ", " + dims + "}";
   }
   /// Output k's element pointer at the batch position (outputs are C-contiguous).
   std::string out(int k) const {
@@ -50,7 +54,7 @@ class Operands {
  private:
   const NodeEmitContext& c_;
   int nb_;
-  std::string mat_type_;
+  const LinalgSpelling& sp_;
 };
 
 /// What one op contributes: its kernel call (a statement returning the status), scratch bytes
@@ -261,7 +265,7 @@ Call square_op(const NodeEmitContext& c, const Operands& o, const std::string& k
   d.work = cube(n);
   d.out_dims = std::move(out_dims);
   d.bytes = bytes.empty() ? "0" : "kg::linalg::" + bytes + "<T>(" + n + ")";
-  d.call = "return kg::linalg::" + kernel + "<T>(ictx, ar, " + o.mat(0) + ", " + outputs + ");";
+  d.call = o.call_head(kernel) + o.mat(0) + ", " + outputs + ");";
   return d;
 }
 
@@ -338,7 +342,7 @@ Call describe(const NodeEmitContext& c, const Op& op, const Operands& o) {
 
 std::string render(const NodeEmitContext& c, const Op& core, int nb, const GufuncSignature* sig,
                    const LinalgSpelling& sp) {
-  const Operands o(c, nb, sp.mat_type);
+  const Operands o(c, nb, sp);
   const Call d = describe(c, core, o);
   const int n_in = c.node().num_inputs(), n_out = c.node().num_outputs();
   TemplateData data = c.base_data();

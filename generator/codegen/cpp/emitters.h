@@ -119,6 +119,10 @@ std::string emit_linalg_blockwise(const NodeEmitContext& c);
 struct LinalgSpelling {
   std::string mat_type = "kg::Mat";
   std::function<std::string(int)> alloc;
+  /// The namespace of the per-matrix kernels of one-matrix ops (Cholesky, MatrixInverse, Det,
+  /// SLogDet) and their leading arguments.
+  std::string kernels = "kg::linalg::";
+  std::string args = "ictx, ar";
 };
 /// A linear-algebra node (core op or Blockwise of one) in that spelling.
 std::string emit_linalg_spelled(const NodeEmitContext& c, const LinalgSpelling& spelling);

@@ -182,6 +182,9 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
                                   nullptr,
                                   "",
                                   ""});
+  // The cuda backend's device linear algebra (cuSOLVER), after the host path's prologue.
+  if (name == "cuda")
+    b->optional_prologue.push_back({"kg::cusolver::", {"templates/cuda/prologue/device_linalg.hpp"}, nullptr, "", ""});
   b->optional_prologue.push_back({"kg::scan::", {"templates/cpp/prologue/scan.hpp", "templates/gpu/prologue/device_scan.hpp"}, nullptr, "", ""});
   const GpuDialect& d = GpuDialect::get(name);
   b->device_prelude = d.prelude() + "\n" + gpu_copy_kernels(d);
@@ -231,8 +234,8 @@ std::shared_ptr<const Backend> make_cuda_backend() {
   b->toolchain.compiler_env = "CUDACXX";
   b->toolchain.default_compiler = "nvcc";
   b->toolchain.libraries = "-lcudart";
-  // cuBLAS for products; OpenBLAS (LAPACK) for linear algebra's host path.
-  b->toolchain.blas_libraries = "-lcublas -lopenblas";
+  // cuBLAS for products, cuSOLVER for Cholesky, OpenBLAS (LAPACK) for linear algebra's host path.
+  b->toolchain.blas_libraries = "-lcublas -lcusolver -lopenblas";
   return b;
 }
 

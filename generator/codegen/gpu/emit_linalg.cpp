@@ -4,7 +4,8 @@
 // copies, and each output uploaded to its device memory (kg::linalg::to_device). So results,
 // batching (Blockwise), shape checks, error statuses and messages (singular, not positive
 // definite, on_error='nan') are the cpp backend's. The cost is a round trip through host memory
-// and a wait for the device per node (docs/gpu_backends.md, "Linear algebra").
+// and a wait for the device per node (docs/gpu_backends.md, "Linear algebra"). The cuda
+// backend's Cholesky (float results) runs on the device instead, through cuSOLVER.
 #include <set>
 #include <string>
 
@@ -21,6 +22,15 @@ namespace {
 
 std::string host_tensor_type(const Variable& v) {
   return "kg::Tensor<" + ctype(v.dtype()) + ", " + std::to_string(v.ndim()) + ">";
+}
+
+// The cuda backend factors a Cholesky with a float32/float64 result on the device (cuSOLVER's
+// potrf, templates/cuda/prologue/device_linalg.hpp); the rest takes the host path.
+bool cusolver_cholesky(const NodeEmitContext& c, const std::string& backend) {
+  const Op& op = c.node().op();
+  const std::string name(op.name() == "Blockwise" ? static_cast<const Blockwise&>(op).core_op().name() : op.name());
+  const DType out = c.out_var(0).dtype();
+  return backend == "cuda" && name == "Cholesky" && (out == DType::Float32 || out == DType::Float64);
 }
 
 }  // namespace
@@ -43,6 +53,14 @@ NodeCode gpu_emit_linalg(const NodeEmitContext& c, const GpuDialect&, const std:
     throw NotImplementedError("`" + c.node().op().str() + "` has no " + backend +
                               " implementation (linear algebra on the GPU backends: " + "Cholesky, Solve, "
                               "SolveTriangular, CholeskySolve, MatrixInverse, Det and SLogDet only)");
+  if (cusolver_cholesky(c, backend)) {
+    // The C++ backend's host code over device tensors; each matrix factored on the stream.
+    LinalgSpelling sp;
+    sp.mat_type = "kg::cusolver::DMat";
+    sp.kernels = "kg::cusolver::";
+    sp.args = "ictx, ar, " + std::to_string(c.scratch_slot()) + ", kWhere";
+    return NodeCode(emit_linalg_spelled(c, sp));
+  }
   const std::string key = c.kernel_name();
   const int n_in = c.node().num_inputs(), n_out = c.node().num_outputs();
   // Outer block: the device tensors under other names; inner block: host tensors under the
