@@ -220,7 +220,8 @@ std::shared_ptr<const Backend> make_opencl_backend() {
   b->kernels_in_program = true;
   b->toolchain.libraries = "-lOpenCL";
   // CLBlast for products; OpenBLAS (LAPACK) for linear algebra's host path.
-  b->toolchain.blas_libraries = "-lclblast -lopenblas";
+  b->toolchain.blas_libraries = "-lclblast";
+  b->toolchain.linalg_libraries = "-lopenblas";
   return b;
 }
 
@@ -235,7 +236,8 @@ std::shared_ptr<const Backend> make_cuda_backend() {
   b->toolchain.default_compiler = "nvcc";
   b->toolchain.libraries = "-lcudart";
   // cuBLAS for products, cuSOLVER for Cholesky, OpenBLAS (LAPACK) for linear algebra's host path.
-  b->toolchain.blas_libraries = "-lcublas -lcusolver -lopenblas";
+  b->toolchain.blas_libraries = "-lcublas";
+  b->toolchain.linalg_libraries = "-lcusolver -lopenblas";
   return b;
 }
 
