@@ -174,6 +174,10 @@ function(kiln_add_graph)
     target_link_libraries(${arg_TARGET} PRIVATE ${${backend}_LIBRARIES})
   endif()
   target_link_libraries(${arg_TARGET} PRIVATE ${${backend}_BLAS_LIBRARIES})
+  # Linear algebra's libraries (a GPU backend's LAPACK and cuSOLVER): the graph is generated at
+  # build time, so whether it has linear algebra is not known here; linked always (`kiln
+  # compile` links them only into libraries with linear algebra).
+  target_link_libraries(${arg_TARGET} PRIVATE ${${backend}_LINALG_LIBRARIES})
   if(${backend}_VECTOR_MATH AND TARGET kiln::sleef)
     target_link_libraries(${arg_TARGET} PRIVATE kiln::sleef)
   endif()

@@ -11,6 +11,7 @@ set(KILN_BACKEND_cpp_VECTOR_MATH ON)
 set(KILN_BACKEND_cpp_BLAS ON)
 set(KILN_BACKEND_cpp_LIBRARIES )
 set(KILN_BACKEND_cpp_BLAS_LIBRARIES )
+set(KILN_BACKEND_cpp_LINALG_LIBRARIES )
 
 # OpenCL C kernels built at run time over the ICD loader (PoCL on the CPU here); device tensors are kDLOpenCL cl_mem buffers
 set(KILN_BACKEND_opencl_SUFFIX .cpp)
@@ -20,6 +21,7 @@ set(KILN_BACKEND_opencl_VECTOR_MATH OFF)
 set(KILN_BACKEND_opencl_BLAS OFF)
 set(KILN_BACKEND_opencl_LIBRARIES -lOpenCL)
 set(KILN_BACKEND_opencl_BLAS_LIBRARIES -lclblast)
+set(KILN_BACKEND_opencl_LINALG_LIBRARIES -lopenblas)
 
 # CUDA kernels in a .cu source for nvcc (the same kernel templates as opencl); device tensors are kDLCUDA pointers
 set(KILN_BACKEND_cuda_SUFFIX .cu)
@@ -29,3 +31,4 @@ set(KILN_BACKEND_cuda_VECTOR_MATH OFF)
 set(KILN_BACKEND_cuda_BLAS OFF)
 set(KILN_BACKEND_cuda_LIBRARIES -lcudart)
 set(KILN_BACKEND_cuda_BLAS_LIBRARIES -lcublas)
+set(KILN_BACKEND_cuda_LINALG_LIBRARIES -lcusolver -lopenblas)

@@ -195,7 +195,9 @@ void add_emit_command(CLI::App& app, int& exit_code) {
       if (!lib.blobs.empty()) std::cout << " and " << lib.blobs.size() << " .bin file(s)";
       // The BLAS the code calls: OpenBLAS for cpp, the backend's own (CLBlast, cuBLAS) for a GPU.
       const Toolchain& toolchain = find_backend(lib.backend).toolchain;
-      const std::string blas = toolchain.blas ? "-lopenblas" : toolchain.blas_libraries;
+      std::string blas = toolchain.blas ? "-lopenblas" : toolchain.blas_libraries;
+      if (!toolchain.blas && !toolchain.linalg_libraries.empty() && lib.source.find("kg::linalg::") != std::string::npos)
+        blas += " " + toolchain.linalg_libraries;
       std::cout << (lib.needs_blas && !blas.empty() ? " (link with " + blas + ")" : "") << "\n";
       return exit_code::kOk;
     });

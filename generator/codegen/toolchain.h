@@ -22,6 +22,10 @@ struct Toolchain {
   /// Linked into libraries whose code calls BLAS, for a backend with its own ("-lclblast"),
   /// space-separated.
   std::string blas_libraries;
+  /// Linked after those into libraries whose source has linear algebra (the `kg::linalg::`
+  /// prologue): a GPU backend's LAPACK for its host path and cuSOLVER ("-lcusolver -lopenblas"),
+  /// space-separated. Empty: blas_libraries (or OpenBLAS) covers it.
+  std::string linalg_libraries;
   /// Why the driver cannot build this backend's sources (empty: it can). The source can still
   /// be emitted and built by the backend's own compiler. (A CUDA language backend is built by
   /// nvcc, driver/nvcc.h.)

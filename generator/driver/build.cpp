@@ -350,8 +350,13 @@ std::vector<std::string> generated_code_libraries(const GeneratedLibrary& lib, c
   (void)toolchain;
 #endif
   // The backend's own BLAS (CLBlast) for code that calls it, then the backend's libraries.
+  // Linear algebra's own libraries (OpenBLAS's LAPACK, cuSOLVER on a GPU) only where the source
+  // has it, so that a product alone does not depend on them.
+  const bool linalg = lib.needs_blas && !toolchain.linalg_libraries.empty() &&
+                      lib.source.find("kg::linalg::") != std::string::npos;
   const std::string libraries = (lib.needs_blas && !toolchain.blas_libraries.empty())
-                                    ? toolchain.blas_libraries + " " + toolchain.libraries
+                                    ? toolchain.blas_libraries + " " + (linalg ? toolchain.linalg_libraries + " " : "") +
+                                          toolchain.libraries
                                     : toolchain.libraries;
   for (std::size_t at = 0; at < libraries.size();) {
     const std::size_t end = std::min(libraries.find(' ', at), libraries.size());

@@ -39,6 +39,10 @@
 #include "ops/random.h"
 #include "ops/sort.h"
 #include "ops/unique.h"
+#include "ops/linalg/eigen_svd.h"
+#include "ops/linalg/factorizations.h"
+#include "ops/linalg/matrix_functions.h"
+#include "ops/linalg/solves.h"
 
 #ifdef KILN_TEST_OPENCL
 #include "kiln/opencl.hpp"
@@ -693,6 +697,73 @@ TEST_CASE("opencl: batched products go to one strided-batched CLBlast call, or l
         CHECK_MESSAGE(!diff, *diff);
       }
     }
+  }
+#endif
+}
+
+TEST_CASE("opencl: linear algebra and a product in one source, on host copies, as the C++ backend computes and fails") {
+#ifndef KILN_TEST_OPENCL
+  MESSAGE("skipped: no OpenCL platform (kiln_tests was built without OpenCL headers and loader)");
+#else
+  if (opencl_platform_missing()) return;
+  // The fixtures have one linear-algebra op per graph; an MvNormal log-density's pieces mix
+  // them with a product (the host path's matrix view and the product prologue's device view
+  // in one source), read a transposed input in place, and fail as the cpp backend does.
+  GraphBuilder g("mvn_pieces");
+  auto s = g.input("s", DType::Float64, {-1, -1});
+  auto b = g.input("b", DType::Float64, {-1});
+  auto l = cholesky(s, true, true);
+  auto z = solve_triangular(l, b, true);
+  g.output(dot(l, z), "y");
+  g.output(det(s), "d");
+  g.output(slogdet(s)[1], "logdet");
+  g.output(matrix_inverse(s), "inv");
+  const FunctionGraph fg = g.build();
+  const BuildResult built = compile_bundle({{&fg, "mvn_pieces"}}, "mvn_pieces_opencl", opencl_options());
+  Library so(built.library_path);
+  const std::int64_t n = 37;
+  Array a = Array::empty(DType::Float64, {n, n});
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  for (std::int64_t i = 0; i < a.size(); ++i) a.data<double>()[i] = dist(rng);
+  Array spd = Array::empty(DType::Float64, {n, n});
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double v = i == j ? static_cast<double>(n) : 0.0;
+      for (std::int64_t k = 0; k < n; ++k) v += a.data<double>()[i * n + k] * a.data<double>()[j * n + k];
+      spd.data<double>()[i * n + j] = v;
+    }
+  Array rhs = Array::empty(DType::Float64, {n});
+  for (std::int64_t i = 0; i < n; ++i) rhs.data<double>()[i] = dist(rng);
+  for (const Array& sm : {spd, spd.view({n, n}, {1, n})}) {
+    const std::vector<Array> inputs = {sm, rhs};
+    const std::vector<Array> want = evaluate(fg, inputs);
+    for (bool into : {false, true}) {
+      const CallResult got = call_opencl(so, "mvn_pieces", inputs, into);
+      REQUIRE_MESSAGE(got.status == KILN_OK, got.error);
+      for (std::size_t k = 0; k < want.size(); ++k) {
+        const auto diff = compare_arrays(got.outputs[k], want[k], 1e-9, 1e-9);
+        CHECK_MESSAGE(!diff, k << ": " << *diff);
+      }
+    }
+  }
+  // Not positive definite with on_error='raise': the cpp backend's status and message.
+  Array bad = spd.contiguous();
+  bad.data<double>()[0] = -1.0;
+  const CallResult got = call_opencl(so, "mvn_pieces", {bad, rhs}, false);
+  CHECK(got.status == KILN_ERR_LINALG);
+  CHECK_MESSAGE(got.error.find("matrix is not positive definite") != std::string::npos, got.error);
+  CHECK_MESSAGE(got.error.find("Cholesky") != std::string::npos, got.error);
+  // The linear algebra the GPU backends lack is refused with the list of what they run.
+  GraphBuilder e("eigh_on_gpu");
+  auto m = e.input("m", DType::Float64, {-1, -1});
+  e.output(eigvalsh(m), "w");
+  const FunctionGraph efg = e.build();
+  try {
+    emit_bundle({{&efg, "eigh_on_gpu"}}, "eigh_on_gpu", opencl_options());
+    FAIL("expected a NotImplementedError");
+  } catch (const NotImplementedError& err) {
+    CHECK_MESSAGE(std::string(err.what()).find("Cholesky, Solve") != std::string::npos, err.what());
   }
 #endif
 }

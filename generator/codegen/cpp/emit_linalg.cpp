@@ -5,6 +5,7 @@
 // per-op part is `describe`: the kernel call, its scratch size and the output shapes, as
 // expressions of the operands' core lengths.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/c_names.h"
@@ -24,20 +25,24 @@ std::string boolean(bool b) { return b ? "true" : "false"; }
 /// views, output pointers. Operand k of the batch loop is input k, then output k - num_inputs.
 class Operands {
  public:
-  Operands(const NodeEmitContext& c, int nb) : c_(c), nb_(nb) {}
+  Operands(const NodeEmitContext& c, int nb, const LinalgSpelling& sp) : c_(c), nb_(nb), sp_(sp) {}
+  /// "return kg::linalg::<kernel><T>(ictx, ar, " in the spelling's namespace and leading arguments.
+  std::string call_head(const std::string& kernel) const {
+    return "return " + sp_.kernels + kernel + "<T>(" + sp_.args + ", ";
+  }
   int nb() const { return nb_; }
   /// Core length j of input i.
   std::string dim(int i, int j) const { return c_.in(i) + ".shape[" + str(nb_ + j) + "]"; }
   /// The element type of input i.
   std::string type(int i) const { return ctype(c_.in_var(i).dtype()); }
-  /// Input i as a `kg::Mat<const S>`: a matrix, or a vector as one column.
+  /// Input i as a `kg::Mat<const S>` (the spelling's view type): a matrix, or a vector as one column.
   std::string mat(int i) const {
     const std::string v = c_.in(i), data = v + ".data + off[" + str(i) + "]";
     const int core = c_.in_var(i).ndim() - nb_;
     auto sh = [&](int j) { return v + ".shape[" + str(nb_ + j) + "]"; };
     auto st = [&](int j) { return v + ".strides[" + str(nb_ + j) + "]"; };
     const std::string dims = core == 2 ? sh(0) + ", " + sh(1) + ", " + st(0) + ", " + st(1) : sh(0) + ", 1, " + st(0) + ", 0";
-    return "kg::Mat<const " + type(i) + ">{" + data + ", " + dims + "}";
+    return sp_.mat_type + "<const " + type(i) + ">{" + data + ", " + dims + "}";
   }
   /// Output k's element pointer at the batch position (outputs are C-contiguous).
   std::string out(int k) const {
@@ -49,6 +54,7 @@ class Operands {
  private:
   const NodeEmitContext& c_;
   int nb_;
+  const LinalgSpelling& sp_;
 };
 
 /// What one op contributes: its kernel call (a statement returning the status), scratch bytes
@@ -259,7 +265,7 @@ Call square_op(const NodeEmitContext& c, const Operands& o, const std::string& k
   d.work = cube(n);
   d.out_dims = std::move(out_dims);
   d.bytes = bytes.empty() ? "0" : "kg::linalg::" + bytes + "<T>(" + n + ")";
-  d.call = "return kg::linalg::" + kernel + "<T>(ictx, ar, " + o.mat(0) + ", " + outputs + ");";
+  d.call = o.call_head(kernel) + o.mat(0) + ", " + outputs + ");";
   return d;
 }
 
@@ -334,8 +340,9 @@ Call describe(const NodeEmitContext& c, const Op& op, const Operands& o) {
   throw NotImplementedError("`" + op.str() + "` has no cpp implementation");
 }
 
-std::string render(const NodeEmitContext& c, const Op& core, int nb, const GufuncSignature* sig) {
-  const Operands o(c, nb);
+std::string render(const NodeEmitContext& c, const Op& core, int nb, const GufuncSignature* sig,
+                   const LinalgSpelling& sp) {
+  const Operands o(c, nb, sp);
   const Call d = describe(c, core, o);
   const int n_in = c.node().num_inputs(), n_out = c.node().num_outputs();
   TemplateData data = c.base_data();
@@ -371,7 +378,7 @@ std::string render(const NodeEmitContext& c, const Op& core, int nb, const Gufun
       item.set("len", lens[dd]);
       out_dims.push_back(item);
     }
-    allocs += c.alloc(k) + "\n";
+    allocs += (sp.alloc ? sp.alloc(k) : c.alloc(k)) + "\n";
   }
   data.set("out_dims", out_dims);
   data.set("allocs", allocs);
@@ -388,11 +395,16 @@ std::string render(const NodeEmitContext& c, const Op& core, int nb, const Gufun
 
 }  // namespace
 
-std::string emit_linalg(const NodeEmitContext& c) { return render(c, c.node().op(), 0, nullptr); }
-
-std::string emit_linalg_blockwise(const NodeEmitContext& c) {
-  const auto& op = static_cast<const Blockwise&>(c.node().op());
-  return render(c, op.core_op(), op.batch_ndim(c.node()), &op.signature());
+std::string emit_linalg_spelled(const NodeEmitContext& c, const LinalgSpelling& sp) {
+  if (c.node().op().name() == "Blockwise") {
+    const auto& op = static_cast<const Blockwise&>(c.node().op());
+    return render(c, op.core_op(), op.batch_ndim(c.node()), &op.signature(), sp);
+  }
+  return render(c, c.node().op(), 0, nullptr, sp);
 }
+
+std::string emit_linalg(const NodeEmitContext& c) { return emit_linalg_spelled(c, LinalgSpelling{}); }
+
+std::string emit_linalg_blockwise(const NodeEmitContext& c) { return emit_linalg_spelled(c, LinalgSpelling{}); }
 
 }  // namespace kiln

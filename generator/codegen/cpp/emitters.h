@@ -113,6 +113,19 @@ std::string emit_product(const NodeEmitContext& c, const std::string& device_ker
 /// is one (emit_blockwise hands those over).
 std::string emit_linalg(const NodeEmitContext& c);
 std::string emit_linalg_blockwise(const NodeEmitContext& c);
+/// How the linear-algebra code spells what differs where it runs on host copies of device
+/// tensors (the GPU backends' host path, codegen/gpu/emit_linalg.cpp): the matrix view type,
+/// and the code giving output k its (host) memory instead of NodeEmitContext::alloc.
+struct LinalgSpelling {
+  std::string mat_type = "kg::Mat";
+  std::function<std::string(int)> alloc;
+  /// The namespace of the per-matrix kernels of one-matrix ops (Cholesky, MatrixInverse, Det,
+  /// SLogDet) and their leading arguments.
+  std::string kernels = "kg::linalg::";
+  std::string args = "ictx, ar";
+};
+/// A linear-algebra node (core op or Blockwise of one) in that spelling.
+std::string emit_linalg_spelled(const NodeEmitContext& c, const LinalgSpelling& spelling);
 
 /// Every RandomVariable (emit_random.cpp): NumPy's draws through runtime/.../random/variables.hpp.
 std::string emit_random_variable(const NodeEmitContext& c);

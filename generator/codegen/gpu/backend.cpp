@@ -86,8 +86,16 @@ std::vector<OpEmitter> gpu_table(const std::string& backend) {
     if (gpu_draws_core_random_variable(rv.op)) table.push_back({rv.op, with_dialect(gpu_emit_core_random_variable), false});
   // Matrix products: the device's BLAS (CLBlast, cuBLAS; linked when a graph has one) for
   // float operands it reads in place, else a tiled kernel of the node.
-  for (const char* op : {"Dot", "Dot22", "Dot22Scalar", "BatchedDot", "Blockwise", "Gemv", "CGemv", "Gemm", "Ger", "CGer"})
+  for (const char* op : {"Dot", "Dot22", "Dot22Scalar", "BatchedDot", "Gemv", "CGemv", "Gemm", "Ger", "CGer"})
     table.push_back({op, with_dialect(gpu_emit_product), false, true});
+  // Linear algebra by the host path (emit_linalg.cpp): LAPACK on host copies, results uploaded.
+  for (const std::string& op : gpu_linalg_ops()) table.push_back({op, with_dialect(gpu_emit_linalg), false, true, true});
+  // A Blockwise is a batched product or a batched linear-algebra op.
+  table.push_back({"Blockwise",
+                   [&d, backend](const NodeEmitContext& c) {
+                     return gpu_emits_linalg(c.node().op()) ? gpu_emit_linalg(c, d, backend) : gpu_emit_product(c, d, backend);
+                   },
+                   false, true, true});
   return table;
 }
 
@@ -108,8 +116,9 @@ std::vector<UnsupportedOp> gpu_unsupported(const std::vector<OpEmitter>& table) 
                                                "the Philox streams (docs/random.md, \"On the GPU\")"});
       continue;
     }
-    out.push_back({e.op_name, e.needs_blas ? "no GPU kernel yet: LAPACK and linear algebra (cuSOLVER) are not wired up "
-                                             "(docs/gpu_backends.md)"
+    out.push_back({e.op_name, e.needs_blas ? "no GPU kernel yet: of linear algebra the GPU backends run Cholesky, Solve, "
+                                             "SolveTriangular, CholeskySolve, MatrixInverse, Det and SLogDet only, by a "
+                                             "host path (docs/gpu_backends.md, \"Linear algebra\")"
                                            : "no GPU kernel yet (docs/gpu_backends.md lists what the GPU backends do)"});
   }
   return out;
@@ -166,6 +175,16 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
                            nullptr,
                            "",
                            ""}};
+  // Linear algebra's host path: the C++ backend's LAPACK code over host copies (OpenBLAS linked).
+  b->optional_prologue.push_back({"kg::linalg::",
+                                  {"templates/gpu/prologue/host_linalg.hpp", "runtime/include/kiln/runtime/lapack.hpp",
+                                   "runtime/include/kiln/runtime/linalg_kernels.hpp", "templates/cpp/prologue/linalg.hpp"},
+                                  nullptr,
+                                  "",
+                                  ""});
+  // The cuda backend's device linear algebra (cuSOLVER), after the host path's prologue.
+  if (name == "cuda")
+    b->optional_prologue.push_back({"kg::cusolver::", {"templates/cuda/prologue/device_linalg.hpp"}, nullptr, "", ""});
   b->optional_prologue.push_back({"kg::scan::", {"templates/cpp/prologue/scan.hpp", "templates/gpu/prologue/device_scan.hpp"}, nullptr, "", ""});
   const GpuDialect& d = GpuDialect::get(name);
   b->device_prelude = d.prelude() + "\n" + gpu_copy_kernels(d);
@@ -200,7 +219,9 @@ std::shared_ptr<const Backend> make_opencl_backend() {
   b->templates = "templates/opencl";
   b->kernels_in_program = true;
   b->toolchain.libraries = "-lOpenCL";
+  // CLBlast for products; OpenBLAS (LAPACK) for linear algebra's host path.
   b->toolchain.blas_libraries = "-lclblast";
+  b->toolchain.linalg_libraries = "-lopenblas";
   return b;
 }
 
@@ -214,7 +235,9 @@ std::shared_ptr<const Backend> make_cuda_backend() {
   b->toolchain.compiler_env = "CUDACXX";
   b->toolchain.default_compiler = "nvcc";
   b->toolchain.libraries = "-lcudart";
+  // cuBLAS for products, cuSOLVER for Cholesky, OpenBLAS (LAPACK) for linear algebra's host path.
   b->toolchain.blas_libraries = "-lcublas";
+  b->toolchain.linalg_libraries = "-lcusolver -lopenblas";
   return b;
 }
 

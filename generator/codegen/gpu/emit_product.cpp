@@ -37,7 +37,7 @@ NodeCode gpu_emit_product(const NodeEmitContext& c, const GpuDialect& d, const s
     const std::string core(static_cast<const Blockwise&>(c.node().op()).core_op().name());
     if (core != "Dot" && core != "Dot22")
       throw NotImplementedError("`" + c.node().op().str() + "` has no " + backend +
-                                " implementation (Blockwise of Dot/Dot22 only: linear algebra is not wired up)");
+                                " implementation (Blockwise of Dot/Dot22, or of the linear algebra the GPU backends run)");
   }
   const DType out = c.out_var(0).dtype();
   check_product_dtype(c, out, backend);

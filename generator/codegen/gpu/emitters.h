@@ -56,6 +56,13 @@ NodeCode gpu_emit_cumop(const NodeEmitContext& c, const GpuDialect& d, const std
 /// backend's host code over device tensors, the device's BLAS (CLBlast, cuBLAS) for float
 /// operands it can read in place, else the node's tiled kernel (emit_product.cpp).
 NodeCode gpu_emit_product(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// The linear-algebra ops the GPU backends run (by the host path), by Op::name.
+const std::vector<std::string>& gpu_linalg_ops();
+/// Whether `op` (or a Blockwise's core op) is one of them.
+bool gpu_emits_linalg(const Op& op);
+/// Those ops and Blockwise of them: inputs read to host memory, the C++ backend's LAPACK code
+/// run there (the same checks, statuses and messages), outputs uploaded (emit_linalg.cpp).
+NodeCode gpu_emit_linalg(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 /// Shape and Shape_i (lengths written by kg::put_int64), AllocDiag (a zero fill and a copy into
 /// the diagonal), FillDiagonal/FillDiagonalOffset and Repeat: the C++ backend's host code with
 /// device fills (emit_shape_ops.cpp).

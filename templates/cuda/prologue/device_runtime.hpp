@@ -116,6 +116,10 @@ struct DevCtx {
   /// with products), created on first use and released with the context.
   void* blas = nullptr;
   void (*release_blas)(void*) = nullptr;
+  /// The context's cuSOLVER handle (templates/cuda/prologue/device_linalg.hpp, embedded only
+  /// with device linear algebra), created on first use and released with the context.
+  void* solver = nullptr;
+  void (*release_solver)(void*) = nullptr;
   bool atomic_scatter = false;  ///< NAME_context_set_scatter_mode
 };
 
@@ -144,6 +148,7 @@ inline void destroy_device_context(Ctx* c) {
   for (auto& k : d->constants) cudaFreeAsync(k.second, d->stream);
   if (d->status) cudaFreeAsync(d->status, d->stream);
   if (d->blas) d->release_blas(d->blas);
+  if (d->solver) d->release_solver(d->solver);
   for (int32_t i = 0; i < c->num_slots; ++i) std::free(c->slots[i].data);
   std::free(c->slots);
   delete d;

@@ -1876,6 +1876,7 @@ enum class CheckKind : int32_t {
   kAssert,  ///< CheckAndRaise/Assert: `text` is the exception's message
   kIndex,   ///< an index out of range along `axis` of length `length`: NumPy's message
   kValue,   ///< a value error (KILN_ERR_VALUE) whose message is `text` (a sorter out of range)
+  kLinalg,  ///< a linear-algebra failure (KILN_ERR_LINALG) whose message is `text` (cuSOLVER's info)
 };
 
 /// One launch of a checking kernel in the current call.
@@ -1917,6 +1918,8 @@ inline int32_t status_failure(Ctx* ctx, const StatusLog& log, const int32_t* wor
     status = fail(ctx, KILN_ERR_ASSERT, "%s", c.text);
   } else if (c.kind == CheckKind::kValue) {
     status = fail(ctx, KILN_ERR_VALUE, "%s", c.text);
+  } else if (c.kind == CheckKind::kLinalg) {
+    status = fail(ctx, KILN_ERR_LINALG, "%s", c.text);
   } else if (c.unsigned_index && value < 0) {
     status = fail(ctx, KILN_ERR_INDEX, "index %llu is out of bounds for axis %d with size %lld",
                   static_cast<unsigned long long>(value), c.axis, static_cast<long long>(c.length));

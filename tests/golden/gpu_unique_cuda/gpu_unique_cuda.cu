@@ -2113,6 +2113,7 @@ enum class CheckKind : int32_t {
   kAssert,  ///< CheckAndRaise/Assert: `text` is the exception's message
   kIndex,   ///< an index out of range along `axis` of length `length`: NumPy's message
   kValue,   ///< a value error (KILN_ERR_VALUE) whose message is `text` (a sorter out of range)
+  kLinalg,  ///< a linear-algebra failure (KILN_ERR_LINALG) whose message is `text` (cuSOLVER's info)
 };
 
 /// One launch of a checking kernel in the current call.
@@ -2154,6 +2155,8 @@ inline int32_t status_failure(Ctx* ctx, const StatusLog& log, const int32_t* wor
     status = fail(ctx, KILN_ERR_ASSERT, "%s", c.text);
   } else if (c.kind == CheckKind::kValue) {
     status = fail(ctx, KILN_ERR_VALUE, "%s", c.text);
+  } else if (c.kind == CheckKind::kLinalg) {
+    status = fail(ctx, KILN_ERR_LINALG, "%s", c.text);
   } else if (c.unsigned_index && value < 0) {
     status = fail(ctx, KILN_ERR_INDEX, "index %llu is out of bounds for axis %d with size %lld",
                   static_cast<unsigned long long>(value), c.axis, static_cast<long long>(c.length));
@@ -2272,6 +2275,10 @@ struct DevCtx {
   /// with products), created on first use and released with the context.
   void* blas = nullptr;
   void (*release_blas)(void*) = nullptr;
+  /// The context's cuSOLVER handle (templates/cuda/prologue/device_linalg.hpp, embedded only
+  /// with device linear algebra), created on first use and released with the context.
+  void* solver = nullptr;
+  void (*release_solver)(void*) = nullptr;
   bool atomic_scatter = false;  ///< NAME_context_set_scatter_mode
 };
 
@@ -2300,6 +2307,7 @@ inline void destroy_device_context(Ctx* c) {
   for (auto& k : d->constants) cudaFreeAsync(k.second, d->stream);
   if (d->status) cudaFreeAsync(d->status, d->stream);
   if (d->blas) d->release_blas(d->blas);
+  if (d->solver) d->release_solver(d->solver);
   for (int32_t i = 0; i < c->num_slots; ++i) std::free(c->slots[i].data);
   std::free(c->slots);
   delete d;

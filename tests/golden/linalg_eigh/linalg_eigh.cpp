@@ -2400,71 +2400,75 @@ inline int32_t rank1_update(Ctx* ctx, T alpha, Mat<const T> x, Mat<const T> y, M
 // into the generated source when a graph has linear algebra). Self-contained C++17.
 
 
+// Default visibility: generated code embeds these declarations inside an unnamed namespace,
+// where nvcc (the cuda backend) would otherwise make them hidden, so that OpenBLAS's
+// definitions cannot satisfy them at link time.
+#define KILN_LAPACK_API __attribute__((visibility("default")))
 extern "C" {
 // Factorizations and solves.
-void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info, std::size_t);
-void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, std::size_t);
-void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
-void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
-void sgetrs_(const char* trans, const int* n, const int* nrhs, const float* a, const int* lda, const int* ipiv,
+KILN_LAPACK_API void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info, std::size_t);
+KILN_LAPACK_API void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, std::size_t);
+KILN_LAPACK_API void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
+KILN_LAPACK_API void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
+KILN_LAPACK_API void sgetrs_(const char* trans, const int* n, const int* nrhs, const float* a, const int* lda, const int* ipiv,
              float* b, const int* ldb, int* info, std::size_t);
-void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv,
+KILN_LAPACK_API void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv,
              double* b, const int* ldb, int* info, std::size_t);
-void sgetri_(const int* n, float* a, const int* lda, const int* ipiv, float* work, const int* lwork, int* info);
-void dgetri_(const int* n, double* a, const int* lda, const int* ipiv, double* work, const int* lwork, int* info);
-void ssysv_(const char* uplo, const int* n, const int* nrhs, float* a, const int* lda, int* ipiv, float* b,
+KILN_LAPACK_API void sgetri_(const int* n, float* a, const int* lda, const int* ipiv, float* work, const int* lwork, int* info);
+KILN_LAPACK_API void dgetri_(const int* n, double* a, const int* lda, const int* ipiv, double* work, const int* lwork, int* info);
+KILN_LAPACK_API void ssysv_(const char* uplo, const int* n, const int* nrhs, float* a, const int* lda, int* ipiv, float* b,
             const int* ldb, float* work, const int* lwork, int* info, std::size_t);
-void dsysv_(const char* uplo, const int* n, const int* nrhs, double* a, const int* lda, int* ipiv, double* b,
+KILN_LAPACK_API void dsysv_(const char* uplo, const int* n, const int* nrhs, double* a, const int* lda, int* ipiv, double* b,
             const int* ldb, double* work, const int* lwork, int* info, std::size_t);
-void sposv_(const char* uplo, const int* n, const int* nrhs, float* a, const int* lda, float* b, const int* ldb,
+KILN_LAPACK_API void sposv_(const char* uplo, const int* n, const int* nrhs, float* a, const int* lda, float* b, const int* ldb,
             int* info, std::size_t);
-void dposv_(const char* uplo, const int* n, const int* nrhs, double* a, const int* lda, double* b, const int* ldb,
+KILN_LAPACK_API void dposv_(const char* uplo, const int* n, const int* nrhs, double* a, const int* lda, double* b, const int* ldb,
             int* info, std::size_t);
-void sgtsv_(const int* n, const int* nrhs, float* dl, float* d, float* du, float* b, const int* ldb, int* info);
-void dgtsv_(const int* n, const int* nrhs, double* dl, double* d, double* du, double* b, const int* ldb, int* info);
+KILN_LAPACK_API void sgtsv_(const int* n, const int* nrhs, float* dl, float* d, float* du, float* b, const int* ldb, int* info);
+KILN_LAPACK_API void dgtsv_(const int* n, const int* nrhs, double* dl, double* d, double* du, double* b, const int* ldb, int* info);
 // QR.
-void sgeqrf_(const int* m, const int* n, float* a, const int* lda, float* tau, float* work, const int* lwork,
+KILN_LAPACK_API void sgeqrf_(const int* m, const int* n, float* a, const int* lda, float* tau, float* work, const int* lwork,
              int* info);
-void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work, const int* lwork,
+KILN_LAPACK_API void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work, const int* lwork,
              int* info);
-void sgeqp3_(const int* m, const int* n, float* a, const int* lda, int* jpvt, float* tau, float* work,
+KILN_LAPACK_API void sgeqp3_(const int* m, const int* n, float* a, const int* lda, int* jpvt, float* tau, float* work,
              const int* lwork, int* info);
-void dgeqp3_(const int* m, const int* n, double* a, const int* lda, int* jpvt, double* tau, double* work,
+KILN_LAPACK_API void dgeqp3_(const int* m, const int* n, double* a, const int* lda, int* jpvt, double* tau, double* work,
              const int* lwork, int* info);
-void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda, const float* tau, float* work,
+KILN_LAPACK_API void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda, const float* tau, float* work,
              const int* lwork, int* info);
-void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau, double* work,
+KILN_LAPACK_API void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau, double* work,
              const int* lwork, int* info);
 // The general eigenproblem.
-void sgeev_(const char* jobvl, const char* jobvr, const int* n, float* a, const int* lda, float* wr, float* wi,
+KILN_LAPACK_API void sgeev_(const char* jobvl, const char* jobvr, const int* n, float* a, const int* lda, float* wr, float* wi,
             float* vl, const int* ldvl, float* vr, const int* ldvr, float* work, const int* lwork, int* info,
             std::size_t, std::size_t);
-void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr, double* wi,
+KILN_LAPACK_API void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr, double* wi,
             double* vl, const int* ldvl, double* vr, const int* ldvr, double* work, const int* lwork, int* info,
             std::size_t, std::size_t);
 // Symmetric eigenproblems and the SVD.
-void ssyevr_(const char* jobz, const char* range, const char* uplo, const int* n, float* a, const int* lda,
+KILN_LAPACK_API void ssyevr_(const char* jobz, const char* range, const char* uplo, const int* n, float* a, const int* lda,
              const float* vl, const float* vu, const int* il, const int* iu, const float* abstol, int* m, float* w,
              float* z, const int* ldz, int* isuppz, float* work, const int* lwork, int* iwork, const int* liwork,
              int* info, std::size_t, std::size_t, std::size_t);
-void dsyevr_(const char* jobz, const char* range, const char* uplo, const int* n, double* a, const int* lda,
+KILN_LAPACK_API void dsyevr_(const char* jobz, const char* range, const char* uplo, const int* n, double* a, const int* lda,
              const double* vl, const double* vu, const int* il, const int* iu, const double* abstol, int* m,
              double* w, double* z, const int* ldz, int* isuppz, double* work, const int* lwork, int* iwork,
              const int* liwork, int* info, std::size_t, std::size_t, std::size_t);
-void ssygvd_(const int* itype, const char* jobz, const char* uplo, const int* n, float* a, const int* lda, float* b,
+KILN_LAPACK_API void ssygvd_(const int* itype, const char* jobz, const char* uplo, const int* n, float* a, const int* lda, float* b,
              const int* ldb, float* w, float* work, const int* lwork, int* iwork, const int* liwork, int* info,
              std::size_t, std::size_t);
-void dsygvd_(const int* itype, const char* jobz, const char* uplo, const int* n, double* a, const int* lda,
+KILN_LAPACK_API void dsygvd_(const int* itype, const char* jobz, const char* uplo, const int* n, double* a, const int* lda,
              double* b, const int* ldb, double* w, double* work, const int* lwork, int* iwork, const int* liwork,
              int* info, std::size_t, std::size_t);
-void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const int* lda, float* w, float* work,
+KILN_LAPACK_API void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const int* lda, float* w, float* work,
              const int* lwork, int* iwork, const int* liwork, int* info, std::size_t, std::size_t);
-void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
+KILN_LAPACK_API void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
              const int* lwork, int* iwork, const int* liwork, int* info, std::size_t, std::size_t);
-void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* lda, float* s, float* u,
+KILN_LAPACK_API void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* lda, float* s, float* u,
              const int* ldu, float* vt, const int* ldvt, float* work, const int* lwork, int* iwork, int* info,
              std::size_t);
-void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s, double* u,
+KILN_LAPACK_API void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s, double* u,
              const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork, int* iwork, int* info,
              std::size_t);
 }

@@ -1,0 +1,96 @@
+// Linear algebra on a GPU backend, by the host path: the node's inputs read to host memory
+// (kg::linalg::to_host, one blocking read of each input's extent), the C++ backend's LAPACK
+// code (emit_linalg.cpp of the cpp backend, templates/cpp/prologue/linalg.hpp) run on those
+// copies, and each output uploaded to its device memory (kg::linalg::to_device). So results,
+// batching (Blockwise), shape checks, error statuses and messages (singular, not positive
+// definite, on_error='nan') are the cpp backend's. The cost is a round trip through host memory
+// and a wait for the device per node (docs/gpu_backends.md, "Linear algebra"). The cuda
+// backend's Cholesky (float results) runs on the device instead, through cuSOLVER.
+#include <set>
+#include <string>
+
+#include "codegen/c_names.h"
+#include "codegen/c_types.h"
+#include "codegen/cpp/emitters.h"
+#include "codegen/gpu/emitters.h"
+#include "ir/error.h"
+#include "ops/blockwise.h"
+
+namespace kiln {
+
+namespace {
+
+std::string host_tensor_type(const Variable& v) {
+  return "kg::Tensor<" + ctype(v.dtype()) + ", " + std::to_string(v.ndim()) + ">";
+}
+
+// The cuda backend factors a Cholesky with a float32/float64 result on the device (cuSOLVER's
+// potrf, templates/cuda/prologue/device_linalg.hpp); the rest takes the host path.
+bool cusolver_cholesky(const NodeEmitContext& c, const std::string& backend) {
+  const Op& op = c.node().op();
+  const std::string name(op.name() == "Blockwise" ? static_cast<const Blockwise&>(op).core_op().name() : op.name());
+  const DType out = c.out_var(0).dtype();
+  return backend == "cuda" && name == "Cholesky" && (out == DType::Float32 || out == DType::Float64);
+}
+
+}  // namespace
+
+const std::vector<std::string>& gpu_linalg_ops() {
+  static const std::vector<std::string> ops = {"Cholesky",      "Solve", "SolveTriangular", "CholeskySolve",
+                                               "MatrixInverse", "Det",   "SLogDet"};
+  return ops;
+}
+
+bool gpu_emits_linalg(const Op& op) {
+  const std::string name(op.name() == "Blockwise" ? static_cast<const Blockwise&>(op).core_op().name() : op.name());
+  for (const std::string& o : gpu_linalg_ops())
+    if (o == name) return true;
+  return false;
+}
+
+NodeCode gpu_emit_linalg(const NodeEmitContext& c, const GpuDialect&, const std::string& backend) {
+  if (!gpu_emits_linalg(c.node().op()))
+    throw NotImplementedError("`" + c.node().op().str() + "` has no " + backend +
+                              " implementation (linear algebra on the GPU backends: " + "Cholesky, Solve, "
+                              "SolveTriangular, CholeskySolve, MatrixInverse, Det and SLogDet only)");
+  if (cusolver_cholesky(c, backend)) {
+    // The C++ backend's host code over device tensors; each matrix factored on the stream.
+    LinalgSpelling sp;
+    sp.mat_type = "kg::cusolver::DMat";
+    sp.kernels = "kg::cusolver::";
+    sp.args = "ictx, ar, " + std::to_string(c.scratch_slot()) + ", kWhere";
+    return NodeCode(emit_linalg_spelled(c, sp));
+  }
+  const std::string key = c.kernel_name();
+  const int n_in = c.node().num_inputs(), n_out = c.node().num_outputs();
+  // Outer block: the device tensors under other names; inner block: host tensors under the
+  // variables' own names, which the C++ backend's code uses.
+  std::string code = "{\n  // " + comment_text(c.node().op().str(), 100) + ": LAPACK on host copies\n";
+  std::set<std::string> seen;
+  for (int i = 0; i < n_in; ++i)
+    if (seen.insert(c.in(i)).second) code += "  auto& kiln_dev_" + c.in(i) + " = " + c.in(i) + ";\n";
+  for (int k = 0; k < n_out; ++k) code += "  " + host_tensor_type(c.out_var(k)) + " kiln_host_" + c.out(k) + ";\n";
+  code += "  {\n";
+  seen.clear();
+  for (int i = 0; i < n_in; ++i) {
+    const std::string v = c.in(i);
+    if (!seen.insert(v).second) continue;
+    code += "    " + host_tensor_type(c.in_var(i)) + " " + v + ";\n    KILN_TRY_AT(kg::linalg::to_host(ctx, kiln_dev_" + v +
+            ", " + c_string_literal(key + "_in" + std::to_string(i)) + ", " + v + "), kWhere);\n";
+  }
+  for (int k = 0; k < n_out; ++k)
+    code += "    " + host_tensor_type(c.out_var(k)) + "& " + c.out(k) + " = kiln_host_" + c.out(k) + ";\n";
+  LinalgSpelling sp;
+  sp.mat_type = "kg::linalg::Mat";
+  sp.alloc = [&c, key](int k) {
+    return "KILN_TRY_AT(kg::linalg::host_output(ctx, " + c_string_literal(key + "_out" + std::to_string(k)) + ", " +
+           c.out(k) + "), kWhere);";
+  };
+  code += indent_lines(emit_linalg_spelled(c, sp), "    ") + "\n  }\n";
+  for (int k = 0; k < n_out; ++k)
+    code += "  KILN_TRY_AT(kg::linalg::to_device(ctx, kiln_host_" + c.out(k) + ", " + c.out(k) + ", [&]() -> int32_t {\n" +
+            indent_lines(c.alloc(k), "    ") + "\n    return KILN_OK;\n  }), kWhere);\n";
+  return NodeCode(code + "}");
+}
+
+}  // namespace kiln
