@@ -84,6 +84,9 @@ TemplateData branch_transition(RegionPath& open, const RegionPath& next, const L
 struct FileScope {
   ConstantSink constants;
   std::vector<std::string> kernels;
+  /// compile_weight of each inner function (a Scan's step function) with its own inner ones:
+  /// a split build compiles it in the unit of the step that calls it.
+  std::map<std::string, double> function_weights;
 };
 
 // The steps of a graph function that a split build compiles in a second translation unit
@@ -91,9 +94,6 @@ struct FileScope {
 struct SplitSteps {
   std::string symbol_prefix;
   double fixed_weight = 0;  ///< compile_weight of what the first unit has besides the steps
-  /// compile_weight of each inner function (a Scan's step function, with its own inner ones):
-  /// compiled in the unit of the step that calls it.
-  std::map<std::string, double> inner_weight;
   struct Step {
     std::string symbol, frame, index;  ///< trampoline, frame type, step
   };
@@ -102,14 +102,6 @@ struct SplitSteps {
 
 std::size_t line_count(const std::string& text) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
-}
-
-// The name of an inner function function.mustache rendered ("run_graph_step0"), from its text
-// (inner functions have no frame: they are never split).
-std::string function_name(const std::string& text) {
-  const std::string key = "\nstatic int32_t ";
-  const std::size_t start = text.find(key) == std::string::npos ? text.size() : text.find(key) + key.size();
-  return text.substr(start, text.find('(', start) - start);
 }
 
 // The compile time of a piece of generated C++, in arbitrary units: lines^1.5, as a big fused
@@ -219,8 +211,8 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
     step_items.push_back(item);
     double weight = compile_weight(line_count(code));
     const auto inner = lg.inner_functions.find(&node);
-    if (split && inner != lg.inner_functions.end())
-      for (const std::string& f : inner->second) weight += split->inner_weight[f];
+    if (inner != lg.inner_functions.end())
+      for (const std::string& f : inner->second) weight += scope.function_weights[f];
     step_weights.push_back(weight);
   };
   const auto where = [&](const Apply& node) {
@@ -328,6 +320,10 @@ void emit_inner_functions(const Backend& backend, LoweredGraph& lg, const std::s
                                         "The " + comment_text(use.role) + " function of " +
                                             comment_text(node->op().str(), 100) + ", called once per step.",
                                         scope, true));
+      double& weight = scope.function_weights[name];
+      weight = compile_weight(line_count(functions.back()));
+      for (const auto& [inner_node, names] : inner_lg.inner_functions)
+        for (const std::string& f : names) weight += scope.function_weights[f];
       lg.inner_functions[node].push_back(name);
     }
   }
@@ -373,22 +369,15 @@ GraphCode generate_graph_code(const Backend& backend, const FunctionGraph& graph
                          "The output shapes of the graph, computed from the inputs (the shape graph).", into);
   };
   // The first unit of a split build also has the entry points and input binding (0.19 s of
-  // W7's 0.32 s beside the runtime's parse; the shape function the rest) and inner functions.
-  const double kEntryPointWeight = 1500;
+  // W7's 0.32 s beside the runtime's parse) and the shape function with its inner functions.
   SplitSteps split;
-  split.symbol_prefix = "kiln_" + name + "_";
-  split.fixed_weight = kEntryPointWeight;
   if (backend.split_steps) {
+    const double kEntryPointWeight = 1500;
+    split.symbol_prefix = "kiln_" + name + "_";
     FileScope probe = scope;  // the shape function's size (emitted for real after run_graph's)
-    split.fixed_weight += compile_weight(line_count(emit_shape_function(probe)));
-    // Inner functions come before their callers, each named after its caller's function.
-    for (std::size_t k = functions.size(); k-- > 0;) {
-      const std::string name = function_name(functions[k]);
-      double w = compile_weight(line_count(functions[k]));
-      for (const auto& [other, ow] : split.inner_weight)
-        if (other.rfind(name + "_", 0) == 0) w += ow;
-      split.inner_weight[name] = w;
-    }
+    split.fixed_weight = kEntryPointWeight + compile_weight(line_count(emit_shape_function(probe)));
+    for (const auto& [node, names] : shape_lg.inner_functions)
+      for (const std::string& f : names) split.fixed_weight += scope.function_weights[f];
   }
   std::string main_fn = emit_function(backend, main_lg, "run_graph", "The graph " + comment_text(fg.name()) + ".",
                                       scope, false, backend.split_steps ? &split : nullptr);
