@@ -1,5 +1,5 @@
 // Linear algebra on a GPU backend, by the host path: the node's inputs read to host memory
-// (kg::linalg::to_host, one blocking read of each input's extent), the C++ backend's LAPACK
+// (kg::to_host of device_reads.hpp, one blocking read of each input's extent), the C++ backend's LAPACK
 // code (emit_linalg.cpp of the cpp backend, templates/cpp/prologue/linalg.hpp) run on those
 // copies, and each output uploaded to its device memory (kg::linalg::to_device). So results,
 // batching (Blockwise), shape checks, error statuses and messages (singular, not positive
@@ -75,7 +75,7 @@ NodeCode gpu_emit_linalg(const NodeEmitContext& c, const GpuDialect&, const std:
   for (int i = 0; i < n_in; ++i) {
     const std::string v = c.in(i);
     if (!seen.insert(v).second) continue;
-    code += "    " + host_tensor_type(c.in_var(i)) + " " + v + ";\n    KILN_TRY_AT(kg::linalg::to_host(ctx, kiln_dev_" + v +
+    code += "    " + host_tensor_type(c.in_var(i)) + " " + v + ";\n    KILN_TRY_AT(kg::to_host(ctx, kiln_dev_" + v +
             ", " + c_string_literal(key + "_in" + std::to_string(i)) + ", " + v + "), kWhere);\n";
   }
   for (int k = 0; k < n_out; ++k)

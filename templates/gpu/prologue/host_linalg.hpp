@@ -1,7 +1,8 @@
 // Linear algebra on a GPU backend's host path (codegen/gpu/emit_linalg.cpp), shared by opencl
 // and cuda. Embedded ahead of the C++ backend's linalg.hpp (and kiln/runtime/lapack.hpp,
 // linalg_kernels.hpp) only in sources whose graphs have such a node. The node's inputs are read
-// to host memory (one blocking read of each input's extent: the one wait of the node), the C++
+// to host memory (device_reads.hpp's to_host: one blocking read of each input's extent, the one
+// wait of the node), the C++
 // backend's LAPACK code runs on those copies, and its outputs are uploaded to the device: the
 // same results, statuses and messages as the cpp backend, at the cost of a round trip through
 // host memory per node (docs/gpu_backends.md, "Linear algebra").
@@ -29,48 +30,15 @@ class BlasThreads {
   BlasThreads& operator=(const BlasThreads&) = delete;
 };
 
-/// Host storage the context keeps per operand of a node (keyed by the name literal's address,
-/// as device_reads.hpp's host copies), grown when too small: a steady state allocates nothing.
-inline void* host_storage(Ctx* ctx, const char* name, size_t bytes) {
-  HostCopy* copy = nullptr;
-  for (auto& c : dev_of(ctx)->host_copies)
-    if (c.name == name) copy = &c;
-  if (!copy) {
-    dev_of(ctx)->host_copies.emplace_back();
-    copy = &dev_of(ctx)->host_copies.back();
-    copy->name = name;
-  }
-  const size_t words = (bytes + 7) / 8;
-  if (copy->items.size() < words) copy->items.resize(words);
-  return copy->items.data();
-}
-
-/// `out`: a host copy of every element the device tensor `t` addresses (one read of its
-/// extent, which waits for the kernels queued before it), with t's shape and strides.
-template <typename T, int N>
-inline int32_t to_host(Ctx* ctx, const DTensor<T, N>& t, const char* name, Tensor<T, N>& out) {
-  int64_t lo = 0, hi = 0;
-  for (int i = 0; i < N; ++i) {
-    out.shape[i] = t.shape[i];
-    out.strides[i] = t.strides[i];
-    const int64_t span = t.strides[i] * (t.shape[i] - 1);
-    (span < 0 ? lo : hi) += span;
-  }
-  out.data = nullptr;
-  if (t.size() == 0) return KILN_OK;
-  T* host = static_cast<T*>(host_storage(ctx, name, static_cast<size_t>(hi - lo + 1) * sizeof(T)));
-  KILN_TRY(read_elements(ctx, t.data + lo, hi - lo + 1, 1, host));
-  out.data = host - lo;
-  return KILN_OK;
-}
-
 /// Host memory for an output of the shape `out` has (C-contiguous), kept per operand.
 template <typename T, int N>
 inline int32_t host_output(Ctx* ctx, const char* name, Tensor<T, N>& out) {
   const int64_t size = checked_size(out.shape, N, sizeof(T));
   if (size < 0) return fail_too_big(ctx, KILN_ERR_VALUE, nullptr, "an output array", out.shape, N, sizeof(T));
   out.set_contiguous_strides();
-  out.data = static_cast<T*>(host_storage(ctx, name, static_cast<size_t>(size > 0 ? size : 1) * sizeof(T)));
+  const size_t bytes = static_cast<size_t>(size) * sizeof(T);  // checked_size checked it
+  out.data = static_cast<T*>(host_storage(ctx, name, bytes));
+  if (!out.data) return fail(ctx, KILN_ERR_ALLOC, "out of memory allocating %zu bytes of host memory", bytes);
   return KILN_OK;
 }
 

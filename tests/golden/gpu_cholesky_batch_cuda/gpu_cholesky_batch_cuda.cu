@@ -2811,38 +2811,58 @@ inline void select_chunks(int64_t n, int64_t& chunks, int64_t& len) {
   chunks = n > 0 ? (n + len - 1) / len : 1;
 }
 
+/// Host memory the context keeps under `name` (a name literal: compared by address), at least
+/// `bytes`, grown when too small (a steady state allocates nothing); null when out of memory.
+inline void* host_storage(Ctx* ctx, const char* name, size_t bytes) {
+  HostCopy* copy = nullptr;
+  for (auto& c : dev_of(ctx)->host_copies)
+    if (c.name == name) copy = &c;
+  try {
+    if (!copy) {
+      dev_of(ctx)->host_copies.emplace_back();
+      copy = &dev_of(ctx)->host_copies.back();
+      copy->name = name;
+    }
+    const size_t words = bytes > 0 ? (bytes + 7) / 8 : 1;
+    if (copy->items.size() < words) copy->items.resize(words);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+  return copy->items.data();
+}
+
+/// `out`: a host copy of every element the device tensor `t` addresses (one read of its
+/// extent, which waits for the kernels queued before it), with t's shape and strides, in the
+/// context's host storage under `name`.
+template <typename T, int N>
+inline int32_t to_host(Ctx* ctx, const DTensor<T, N>& t, const char* name, Tensor<T, N>& out) {
+  int64_t lo = 0, hi = 0;
+  for (int i = 0; i < N; ++i) {
+    out.shape[i] = t.shape[i];
+    out.strides[i] = t.strides[i];
+    const int64_t span = t.strides[i] * (t.shape[i] - 1);
+    (span < 0 ? lo : hi) += span;
+  }
+  out.data = nullptr;
+  if (t.size() == 0) return KILN_OK;
+  const size_t bytes = static_cast<size_t>(hi - lo + 1) * sizeof(T);
+  T* host = static_cast<T*>(host_storage(ctx, name, bytes));
+  if (!host) return fail(ctx, KILN_ERR_ALLOC, "out of memory allocating %zu bytes of host memory", bytes);
+  KILN_TRY(read_elements(ctx, t.data + lo, hi - lo + 1, 1, host));
+  out.data = host - lo;
+  return KILN_OK;
+}
+
 /// The shape function's binding of an input whose values its shape graph reads beyond a 0-d
 /// scalar or a short shape vector (a data-dependent length: Nonzero's count, Unique's groups,
 /// Repeat's counts): bind_input's checks, then every element the input addresses read to host
-/// storage the context keeps per input (one read of its extent, its strides kept).
+/// storage the context keeps per input (to_host).
 template <typename T, int N>
 inline int32_t bind_input_host(Ctx* ctx, const DLTensor& t, Tensor<T, N>& out, DLDataType want,
                                const int64_t* static_shape, const char* name) {
   DTensor<T, N> d;
   KILN_TRY(bind_input(ctx, t, d, want, static_shape, name));
-  int64_t lo = 0, hi = 0;
-  for (int i = 0; i < N; ++i) {
-    out.shape[i] = d.shape[i];
-    out.strides[i] = d.strides[i];
-    const int64_t span = d.strides[i] * (d.shape[i] - 1);
-    (span < 0 ? lo : hi) += span;
-  }
-  out.data = nullptr;
-  if (d.size() == 0) return KILN_OK;
-  HostCopy* copy = nullptr;
-  for (auto& c : dev_of(ctx)->host_copies)
-    if (c.name == name) copy = &c;
-  if (!copy) {
-    dev_of(ctx)->host_copies.emplace_back();
-    copy = &dev_of(ctx)->host_copies.back();
-    copy->name = name;
-  }
-  const size_t words = (static_cast<size_t>(hi - lo + 1) * sizeof(T) + 7) / 8;
-  if (copy->items.size() < words) copy->items.resize(words);
-  T* host = reinterpret_cast<T*>(copy->items.data());
-  KILN_TRY(read_elements(ctx, d.data + lo, hi - lo + 1, 1, host));
-  out.data = host - lo;
-  return KILN_OK;
+  return to_host(ctx, d, name, out);
 }
 
 /// A lazy node's 0-d condition (IfElse) on the host: read once per call (`out` is -1 until it
@@ -2861,7 +2881,8 @@ inline int32_t read_condition(Ctx* ctx, const DTensor<T, 0>& cond, int8_t& out) 
 // Linear algebra on a GPU backend's host path (codegen/gpu/emit_linalg.cpp), shared by opencl
 // and cuda. Embedded ahead of the C++ backend's linalg.hpp (and kiln/runtime/lapack.hpp,
 // linalg_kernels.hpp) only in sources whose graphs have such a node. The node's inputs are read
-// to host memory (one blocking read of each input's extent: the one wait of the node), the C++
+// to host memory (device_reads.hpp's to_host: one blocking read of each input's extent, the one
+// wait of the node), the C++
 // backend's LAPACK code runs on those copies, and its outputs are uploaded to the device: the
 // same results, statuses and messages as the cpp backend, at the cost of a round trip through
 // host memory per node (docs/gpu_backends.md, "Linear algebra").
@@ -2886,48 +2907,15 @@ class BlasThreads {
   BlasThreads& operator=(const BlasThreads&) = delete;
 };
 
-/// Host storage the context keeps per operand of a node (keyed by the name literal's address,
-/// as device_reads.hpp's host copies), grown when too small: a steady state allocates nothing.
-inline void* host_storage(Ctx* ctx, const char* name, size_t bytes) {
-  HostCopy* copy = nullptr;
-  for (auto& c : dev_of(ctx)->host_copies)
-    if (c.name == name) copy = &c;
-  if (!copy) {
-    dev_of(ctx)->host_copies.emplace_back();
-    copy = &dev_of(ctx)->host_copies.back();
-    copy->name = name;
-  }
-  const size_t words = (bytes + 7) / 8;
-  if (copy->items.size() < words) copy->items.resize(words);
-  return copy->items.data();
-}
-
-/// `out`: a host copy of every element the device tensor `t` addresses (one read of its
-/// extent, which waits for the kernels queued before it), with t's shape and strides.
-template <typename T, int N>
-inline int32_t to_host(Ctx* ctx, const DTensor<T, N>& t, const char* name, Tensor<T, N>& out) {
-  int64_t lo = 0, hi = 0;
-  for (int i = 0; i < N; ++i) {
-    out.shape[i] = t.shape[i];
-    out.strides[i] = t.strides[i];
-    const int64_t span = t.strides[i] * (t.shape[i] - 1);
-    (span < 0 ? lo : hi) += span;
-  }
-  out.data = nullptr;
-  if (t.size() == 0) return KILN_OK;
-  T* host = static_cast<T*>(host_storage(ctx, name, static_cast<size_t>(hi - lo + 1) * sizeof(T)));
-  KILN_TRY(read_elements(ctx, t.data + lo, hi - lo + 1, 1, host));
-  out.data = host - lo;
-  return KILN_OK;
-}
-
 /// Host memory for an output of the shape `out` has (C-contiguous), kept per operand.
 template <typename T, int N>
 inline int32_t host_output(Ctx* ctx, const char* name, Tensor<T, N>& out) {
   const int64_t size = checked_size(out.shape, N, sizeof(T));
   if (size < 0) return fail_too_big(ctx, KILN_ERR_VALUE, nullptr, "an output array", out.shape, N, sizeof(T));
   out.set_contiguous_strides();
-  out.data = static_cast<T*>(host_storage(ctx, name, static_cast<size_t>(size > 0 ? size : 1) * sizeof(T)));
+  const size_t bytes = static_cast<size_t>(size) * sizeof(T);  // checked_size checked it
+  out.data = static_cast<T*>(host_storage(ctx, name, bytes));
+  if (!out.data) return fail(ctx, KILN_ERR_ALLOC, "out of memory allocating %zu bytes of host memory", bytes);
   return KILN_OK;
 }
 
