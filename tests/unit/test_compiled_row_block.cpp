@@ -1,7 +1,7 @@
 // Row-block fusion (codegen/row_block_fusion.h, emit_row_block.cpp): which nodes form a group,
 // how lowering stores them, and the compiled pass against the reference evaluator — shapes that
 // give one or many chunks and blocks, zero-length dimensions, layouts that BLAS reads in place,
-// that only the unit-stride loops read, and that need the strided loops; thread counts (whose
+// and that BLAS cannot read; strided, reversed and repeated vectors; thread counts (whose
 // results must be identical); and the members' error messages.
 #include <doctest/doctest.h>
 
@@ -59,6 +59,12 @@ FunctionGraph logistic_step(DType dt) {
   FunctionGraph fg = g.build();
   run_pipeline(fg);
   return fg;
+}
+
+// A vector of n random elements `step` apart (negative: in reverse; 0: one element repeated).
+Array spaced_vector(DType dt, std::int64_t n, std::int64_t step, std::mt19937& rng) {
+  const std::int64_t span = step == 0 ? 1 : (step < 0 ? -step : step) * n;
+  return random_array(dt, {span > 0 ? span : 1}, rng).view({n}, {step}, step < 0 && n > 0 ? (n - 1) * -step : 0);
 }
 
 // X as an n×k matrix in a layout chosen at run time.
@@ -232,6 +238,14 @@ TEST_CASE("compiled row-block: several products, kept row values, other reductio
     check_against_perform(fg, info,
                           {random_array(f64, {n, k}, rng), random_array(f64, {k}, rng), random_array(f64, {n}, rng),
                            random_array(f64, {k}, rng), random_array(f64, {}, rng)});
+    // The per-row loop's vectors (u: z's initial value and an Elemwise operand) strided,
+    // reversed and repeated (copied into block buffers), v strided for the product.
+    for (const std::int64_t step : {2, -1, 0}) {
+      INFO("u and v with step " << step);
+      check_against_perform(fg, info,
+                            {random_array(f64, {n, k}, rng), spaced_vector(f64, k, 3, rng),
+                             spaced_vector(f64, n, step, rng), random_array(f64, {k}, rng), random_array(f64, {}, rng)});
+    }
   }
 
   SUBCASE("max of no rows fails, naming the reduction") {

@@ -60,11 +60,21 @@ std::string emit_row_block(const RowBlockGroup& g, const LoweredGraph& lg, int s
   for (const Apply* r : g.reductions) buffered[row_index.at(r->input(0).get())] = r->input(0)->dtype();
 
   TemplateData checks{TemplateData::type::list};
-  std::string fast = "(" + X + ".strides[1] == 1 || k <= 1) && (" + pc.in(3) + ".strides[0] == 1 || k <= 1)";
   std::string pointers = "const " + T + "* __restrict px = " + X + ".data;\n" +  //
                          "const " + T + "* __restrict pv = " + pc.in(3) + ".data;\n";
-  std::string strides = "const int64_t xs0 = " + X + ".strides[0], xs1 = kUnit ? 1 : " + X + ".strides[1];\n" +
-                        "const int64_t vs = kUnit ? 1 : " + pc.in(3) + ".strides[0];\n";
+  // X and v are read in the row loop only where BLAS cannot read X (a rare layout): those
+  // loops take the strides as they are. Vectors the per-row loop reads come through
+  // kg::unit_stride_block: copied into a block buffer c<name> when strided.
+  std::string strides = "const int64_t xs0 = " + X + ".strides[0], xs1 = " + X + ".strides[1];\n" +
+                        "const int64_t vs = " + pc.in(3) + ".strides[0];\n";
+  std::string block_buffers, block_reads;
+  const auto unit_stride_read = [&](const std::string& name, const std::string& ct, const std::string& tensor) {
+    strides += "const int64_t " + name + "s = " + tensor + ".strides[0];\n";
+    block_buffers += "alignas(64) " + ct + " c" + name + "[kg::kRowBlockMax];\n";
+    block_reads += "const " + ct + "* __restrict b" + name + " = kg::unit_stride_block(p" + name + " + i0 * " + name +
+                   "s, " + name + "s, m, c" + name + ");\n";
+    return "b" + name + "[i]";
+  };
   std::string params = "const " + T + " alpha = " + scalar_value(T, pc.in(1)) + ";\n";
   std::string stores;  // row values something outside the group reads (or graph outputs)
   const auto store_if_kept = [&](const NodeEmitContext& c, int o, std::string& alloc_code) {
@@ -90,10 +100,9 @@ std::string emit_row_block(const RowBlockGroup& g, const LoweredGraph& lg, int s
   if (!blas_ignores_initial(product)) {
     params += "const " + T + " beta = " + scalar_value(T, pc.in(4)) + ";\n";
     pointers += "const " + T + "* __restrict pz = " + pc.in(0) + ".data;\n";
-    strides += "const int64_t zs = kUnit ? 1 : " + pc.in(0) + ".strides[0];\n";
-    fast += " && (" + pc.in(0) + ".strides[0] == 1 || n <= 1)";
+    const std::string z0 = unit_stride_read("z", T, pc.in(0));
     // b = 0 never reads z0 (BLAS's rule: it may be uninitialised).
-    z = "beta != " + T + "(0) ? alpha * s + beta * pz[(i0 + i) * zs] : alpha * s";
+    z = "beta != " + T + "(0) ? alpha * s + beta * " + z0 + " : alpha * s";
   }
 
   // Elemwise nodes, per row.
@@ -124,9 +133,8 @@ std::string emit_row_block(const RowBlockGroup& g, const LoweredGraph& lg, int s
       if (single) {
         loads += "const " + ctype(in->dtype()) + " " + e + " = p" + e + "[0];\n";
       } else {
-        strides += "const int64_t " + e + "s = kUnit ? 1 : " + c.in(k) + ".strides[0];\n";
-        fast += " && (" + c.in(k) + ".strides[0] == 1 || n <= 1)";
-        loads += "const " + ctype(in->dtype()) + " " + e + " = p" + e + "[(i0 + i) * " + e + "s];\n";
+        loads += "const " + ctype(in->dtype()) + " " + e + " = " + unit_stride_read(e, ctype(in->dtype()), c.in(k)) +
+                 ";\n";
       }
     }
     code += "{\n  int64_t len;\n  const int64_t lengths[] = { " + lengths + " };\n  static const bool broadcastable[] = { " +
@@ -232,14 +240,14 @@ std::string emit_row_block(const RowBlockGroup& g, const LoweredGraph& lg, int s
   data.set("n_t", str(n_t));
   data.set("n_r", str(n_r));
   data.set("checks", checks);
-  data.set("fast_path", fast);
   data.set("z", z);
   for (const auto& [key, text, depth] : std::vector<std::tuple<const char*, std::string, int>>{
            {"params", params, 4},
            {"folds", folds, 2},
            {"pointers", pointers, 4},
            {"strides", strides, 4},
-           {"buffers", buffers_decl, 4},
+           {"buffers", buffers_decl + block_buffers, 4},
+           {"block_reads", block_reads, 6},
            {"chunk_init", chunk_init, 4},
            {"loads", loads, 8},
            {"body", body, 8},

@@ -1874,6 +1874,17 @@ inline int64_t row_block_rows(int64_t k, size_t itemsize) {
   return rows < 8 ? 8 : rows > kRowBlockMax ? kRowBlockMax : rows;
 }
 
+/// A block's m elements of a vector with stride `stride`, as a unit-stride pointer: the vector
+/// itself where the stride is 1, else `buffer` filled with them. The row-block pass's loop then
+/// has one form, unit-stride loads, whatever the operands' layouts (one compiled loop, not one
+/// per layout).
+template <typename T>
+inline const T* unit_stride_block(const T* first, int64_t stride, int64_t m, T* buffer) {
+  if (stride == 1) return first;
+  for (int64_t i = 0; i < m; ++i) buffer[i] = first[i * stride];
+  return buffer;
+}
+
 /// Chunks of rows a fused row-block pass is cut into: at most 64, at least 1024 rows each,
 /// and at most 2^21 partial values (`per_chunk` each) in all. From the shape alone, so the
 /// result of a call never depends on its thread count.
@@ -2747,7 +2758,6 @@ int32_t run_graph_frame::node9() {
       KILN_TRY_AT(kg::alloc_workspace(ctx, 5, part), kWhere);
       static constexpr int kLanes = 16;  // static: clang -fopenmp cannot use a local in the lambdas below
       (void)kLanes;
-      // kUnit: every strided operand has unit stride (the loops vectorise with plain loads).
       // Captures by value and local pointers: the loops then see no load that a store of theirs
       // could change (a captured reference would be reloaded, even gathered, per element).
       // BLAS reads a block of X in place when its rows are unit-stride and int-sized (and not
@@ -2757,8 +2767,7 @@ int32_t run_graph_frame::node9() {
                              kg::fits_blas_int(n) && kg::fits_blas_int(v0.strides[0]) && kg::fits_blas_int(k) &&
                              kg::fits_blas_int(v2.strides[0]);
       kg::BlasThreads blas_threads(ctx);
-      const auto run_chunk = [=](int64_t c, auto unit) {
-        static constexpr bool kUnit = decltype(unit)::value;
+      const auto run_chunk = [=](int64_t c) {
         const double alpha = kiln_scalar::convert<double>(v13.data[0]);
         const double* __restrict px = v0.data;
         const double* __restrict pv = v2.data;
@@ -2766,15 +2775,16 @@ int32_t run_graph_frame::node9() {
         const double* __restrict pe1 = v1.data;
         const double* __restrict pe2 = v11.data;
         double* __restrict q2 = v17.data;
-        const int64_t xs0 = v0.strides[0], xs1 = kUnit ? 1 : v0.strides[1];
-        const int64_t vs = kUnit ? 1 : v2.strides[0];
-        const int64_t e1s = kUnit ? 1 : v1.strides[0];
+        const int64_t xs0 = v0.strides[0], xs1 = v0.strides[1];
+        const int64_t vs = v2.strides[0];
+        const int64_t e1s = v1.strides[0];
         const int64_t begin = c * chunk_rows, end = begin + chunk_rows < n ? begin + chunk_rows : n;
         double* __restrict part_c = part.data + c * per_chunk;
         (void)part_c;
         alignas(64) double b0[kg::kRowBlockMax];
         alignas(64) double b1[kg::kRowBlockMax];
         alignas(64) double b3[kg::kRowBlockMax];
+        alignas(64) double ce1[kg::kRowBlockMax];
         double* __restrict g0 = part_c + 0 * k;
         double* __restrict gb0 = reinterpret_cast<double*>(part_c + 1 * k);
         for (int64_t j = 0; j < k; ++j) g0[j] = 0;
@@ -2797,13 +2807,14 @@ int32_t run_graph_frame::node9() {
               b0[i] = s;
             }
           }
-          // z and the Elemwise nodes per row.
+          // z and the Elemwise nodes per row, reading every vector operand with unit stride.
+          const double* __restrict be1 = kg::unit_stride_block(pe1 + i0 * e1s, e1s, m, ce1);
     #pragma omp simd
           for (int64_t i = 0; i < m; ++i) {
             const T s = b0[i];
             const T r0 = alpha * s;
             const double e0 = pe0[0];
-            const double e1 = pe1[(i0 + i) * e1s];
+            const double e1 = be1[i];
             const double e2 = pe2[0];
             const double t0 = static_cast<double>((e0 + r0));
             const double t1 = static_cast<double>((-t0));
@@ -2867,18 +2878,11 @@ int32_t run_graph_frame::node9() {
           std::memcpy(part_c + 2 * k + 1, &acc, sizeof acc);
         }
       };
-      const bool unit = (v0.strides[1] == 1 || k <= 1) && (v2.strides[0] == 1 || k <= 1) && (v1.strides[0] == 1 || n <= 1);
-      const auto run = [&](int64_t c) {
-        if (unit)
-          run_chunk(c, std::true_type{});
-        else
-          run_chunk(c, std::false_type{});
-      };
       if (chunks > 1 && kg::use_threads(ctx, n * (k + 1))) {
     #pragma omp parallel for schedule(static) num_threads(ctx->num_threads)
-        for (int64_t c = 0; c < chunks; ++c) run(c);
+        for (int64_t c = 0; c < chunks; ++c) run_chunk(c);
       } else {
-        for (int64_t c = 0; c < chunks; ++c) run(c);
+        for (int64_t c = 0; c < chunks; ++c) run_chunk(c);
       }
       // Join the chunks in order.
       {

@@ -1875,6 +1875,17 @@ inline int64_t row_block_rows(int64_t k, size_t itemsize) {
   return rows < 8 ? 8 : rows > kRowBlockMax ? kRowBlockMax : rows;
 }
 
+/// A block's m elements of a vector with stride `stride`, as a unit-stride pointer: the vector
+/// itself where the stride is 1, else `buffer` filled with them. The row-block pass's loop then
+/// has one form, unit-stride loads, whatever the operands' layouts (one compiled loop, not one
+/// per layout).
+template <typename T>
+inline const T* unit_stride_block(const T* first, int64_t stride, int64_t m, T* buffer) {
+  if (stride == 1) return first;
+  for (int64_t i = 0; i < m; ++i) buffer[i] = first[i * stride];
+  return buffer;
+}
+
 /// Chunks of rows a fused row-block pass is cut into: at most 64, at least 1024 rows each,
 /// and at most 2^21 partial values (`per_chunk` each) in all. From the shape alone, so the
 /// result of a call never depends on its thread count.
