@@ -1047,10 +1047,10 @@ TEST_CASE("opencl: an op without a GPU kernel is a compile-time error naming op,
   for (const char* backend : {"opencl", "cuda"}) {
     CompileOptions o = opencl_options();
     o.backend = backend;
-    // A random variable with core dimensions (fixture random_core_variables/multinomial_batched):
-    // the GPU backends lack it (the scalar ones, Dirichlet and Categorical draw on Philox
-    // streams: test_gpu_random.cpp).
-    const std::vector<std::string> dirs = list_fixture_cases("random_core_variables/multinomial_batched");
+    // MvNormalRV factored by SVD (fixture random_core_variables/mvnormal_svd_batched): the GPU
+    // kernel factors by Cholesky only (every RandomVariable draws on Philox streams:
+    // test_gpu_random.cpp).
+    const std::vector<std::string> dirs = list_fixture_cases("random_core_variables/mvnormal_svd_batched");
     REQUIRE(!dirs.empty());
     const FixtureCase rv = load_fixture_case(dirs[0]);
     try {
@@ -1058,9 +1058,9 @@ TEST_CASE("opencl: an op without a GPU kernel is a compile-time error naming op,
       FAIL("expected a NotImplementedError");
     } catch (const NotImplementedError& e) {
       const std::string what = e.what();
-      CHECK_MESSAGE(what.find("`multinomial_rv{") != std::string::npos, what);
-      CHECK_MESSAGE(what.find("has no " + std::string(backend) + " implementation") != std::string::npos, what);
-      CHECK_MESSAGE(what.find("no GPU kernel yet") != std::string::npos, what);
+      CHECK_MESSAGE(what.find("`multivariate_normal_rv{") != std::string::npos, what);
+      CHECK_MESSAGE(what.find("method=\"svd\" has no " + std::string(backend) + " implementation") != std::string::npos, what);
+      CHECK_MESSAGE(what.find("Cholesky only") != std::string::npos, what);
     }
   }
 }
