@@ -247,10 +247,6 @@ NodeCode gpu_emit_core_random_variable(const NodeEmitContext& c, const GpuDialec
   if (!gpu_draws_core_random_variable(dist.op))
     throw NotImplementedError("`" + op.str() + "` (" + std::string(dist.op) + ") has no " + backend +
                               " implementation: no GPU sampler for it on the Philox streams yet (docs/random.md)");
-  if (dist.kind == Kind::MvNormal && op.mv_method() != 0)
-    throw NotImplementedError("`" + op.str() + "` with method=\"" + (op.mv_method() == 1 ? "svd" : "eigh") +
-                              "\" has no " + backend + " implementation: the GPU kernel factors covariances by "
-                              "Cholesky only (method=\"cholesky\"; docs/random.md, \"On the GPU\")");
   const bool core_out = spec.out_core_from >= 0;
   const int orank = c.out_var(1).ndim(), bn = orank - (core_out ? 1 : 0);
   // p: the parameter with the core vector (the draws' core length, or Categorical's p); q: the
@@ -291,7 +287,16 @@ NodeCode gpu_emit_core_random_variable(const NodeEmitContext& c, const GpuDialec
     // MvNormal's factor in cov's precision, as NumPy's cholesky (spotrf for float32).
     k.set("ft", qt == DType::Float32 ? "float" : "double");
   }
+  // MvNormal's factor: 0 cholesky, 1 svd, 2 eigh (the C++ backend's LAPACK potrf, gesdd, syevd).
+  const int method = dist.kind == Kind::MvNormal ? op.mv_method() : 0;
+  const std::string ws_per = method == 0 ? "k * k + k" : "2 * k * k + k";
   if (dist.kind == Kind::MvNormal) {
+    k.set("cholesky", method == 0);
+    k.set("spectral", method != 0);
+    k.set("svd", method == 1);
+    k.set("eigh", method == 2);
+    k.set("ws_per", ws_per);
+    k.set("refusal", method == 0 ? "\"Matrix is not positive definite\"" : "\"SVD did not converge\" (a NaN entry)");
     k.set("w_param", d.buffer_param("double", "w", false));
     k.set("w_bind", d.buffer_bind("double", "w", false));
     k.set("w_ptr", d.global_ptr("double", false));
@@ -331,7 +336,10 @@ NodeCode gpu_emit_core_random_variable(const NodeEmitContext& c, const GpuDialec
     q_args.push_back(item);
   }
   host.set("q_args", q_args);
-  if (dist.kind == Kind::MvNormal) host.set("scratch", std::to_string(c.scratch_slot()));
+  if (dist.kind == Kind::MvNormal) {
+    host.set("scratch", std::to_string(c.scratch_slot()));
+    host.set("ws_per", ws_per);
+  }
   // The C++ backend's messages (core_variables.hpp's draw), in the kernel's check order.
   std::vector<std::string> texts;
   if (dist.kind == Kind::Dirichlet) texts = {"alpha < 0"};
@@ -342,7 +350,10 @@ NodeCode gpu_emit_core_random_variable(const NodeEmitContext& c, const GpuDialec
              "checking the sum. Precision changes when casting may cause problems even if the sum of the original "
              "pvals is valid.",
              "sum(pvals[:-1]) > 1.0", "n < 0"};
-  if (dist.kind == Kind::MvNormal) texts = {"Matrix is not positive definite"};
+  // MvNormal: potrf's refusal, gesdd's of a NaN; syevd's "Eigenvalues did not converge" is not
+  // reached by the GPU's Jacobi (NaNs and negative eigenvalues give NaN draws, as on the CPU).
+  if (dist.kind == Kind::MvNormal && method == 0) texts = {"Matrix is not positive definite"};
+  if (dist.kind == Kind::MvNormal && method == 1) texts = {"SVD did not converge"};
   TemplateData messages{TemplateData::type::list};
   for (const std::string& m : texts) {
     TemplateData item;

@@ -105,8 +105,8 @@ std::string gpu_group_tree(const GpuDialect& d, const std::string& combine, cons
 NodeCode gpu_emit_random_variable(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 /// Whether the GPU backends draw the distribution named `dist_name` (RvDistribution::name).
 bool gpu_draws_random_variable(std::string_view dist_name);
-/// DirichletRV, CategoricalRV, MultinomialRV and MvNormalRV (draws with core dimensions; MvNormal
-/// by Cholesky only): one work-item per batch element on its own Philox stream (emit_random.cpp).
+/// DirichletRV, CategoricalRV, MultinomialRV and MvNormalRV (draws with core dimensions): one
+/// work-item per batch element on its own Philox stream (emit_random.cpp).
 NodeCode gpu_emit_core_random_variable(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 /// Whether the GPU backends draw the RandomVariable with core dimensions `op_name`.
 bool gpu_draws_core_random_variable(std::string_view op_name);
