@@ -43,6 +43,7 @@
 #include "ops/constant.h"
 #include "ops/random.h"
 #include "ops/random_choice.h"
+#include "ops/random_core.h"
 #include "ops/random_permutation.h"
 
 #ifdef KILN_TEST_OPENCL
@@ -233,22 +234,42 @@ std::function<void(const Array&, const std::vector<Array>&)> no_repeats() {
     CHECK_MESSAGE(static_cast<int64_t>(seen.size()) == y.size(), "a choice without replacement repeats an element");
   };
 }
-std::function<void(const Array&, const std::vector<Array>&)> covariance_near(int64_t k, std::vector<double> cov,
+std::function<void(const Array&, const std::vector<Array>&)> distinct_rows_of_a(int64_t rowlen) {
+  return [rowlen](const Array& draws, const std::vector<Array>& in) {
+    const Array a = astype(in[1], DType::Float64), y = astype(draws, DType::Float64);
+    std::set<std::vector<double>> rows, seen;
+    for (int64_t i = 0; i * rowlen < a.size(); ++i)
+      rows.insert(std::vector<double>(a.data<double>() + i * rowlen, a.data<double>() + (i + 1) * rowlen));
+    int64_t bad = 0;
+    for (int64_t i = 0; i * rowlen < y.size(); ++i) {
+      const std::vector<double> r(y.data<double>() + i * rowlen, y.data<double>() + (i + 1) * rowlen);
+      bad += !rows.count(r) || !seen.insert(r).second;
+    }
+    CHECK_MESSAGE(bad == 0, bad << " drawn rows that are not distinct rows of a");
+  };
+}
+std::function<void(const Array&, const std::vector<Array>&)> covariance_near(int64_t k,
+                                                                              std::vector<std::vector<double>> covs,
                                                                               double tol) {
-  return [k, cov, tol](const Array& draws, const std::vector<Array>&) {
+  // Block b of k values draws from covs[b % covs.size()] (a batch of covariances, last axis).
+  return [k, covs, tol](const Array& draws, const std::vector<Array>&) {
     const Array y = astype(draws, DType::Float64);
-    const int64_t m = y.size() / k;
-    std::vector<double> mean(static_cast<std::size_t>(k));
-    for (int64_t b = 0; b < m; ++b)
-      for (int64_t i = 0; i < k; ++i) mean[i] += y.data<double>()[b * k + i] / m;
-    for (int64_t i = 0; i < k; ++i)
-      for (int64_t j = 0; j < k; ++j) {
-        double acc = 0;
-        for (int64_t b = 0; b < m; ++b)
-          acc += (y.data<double>()[b * k + i] - mean[i]) * (y.data<double>()[b * k + j] - mean[j]);
-        const double got = acc / (m - 1), want = cov[static_cast<std::size_t>(i * k + j)];
-        CHECK_MESSAGE(std::fabs(got - want) < tol, "sample covariance (" << i << ", " << j << ") " << got << " against " << want);
-      }
+    const int64_t nc = static_cast<int64_t>(covs.size()), m = y.size() / k / nc;
+    const auto at = [&](int64_t b, int64_t c, int64_t i) { return y.data<double>()[(b * nc + c) * k + i]; };
+    for (int64_t c = 0; c < nc; ++c) {
+      std::vector<double> mean(static_cast<std::size_t>(k));
+      for (int64_t b = 0; b < m; ++b)
+        for (int64_t i = 0; i < k; ++i) mean[static_cast<std::size_t>(i)] += at(b, c, i) / static_cast<double>(m);
+      for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < k; ++j) {
+          double acc = 0;
+          for (int64_t b = 0; b < m; ++b)
+            acc += (at(b, c, i) - mean[static_cast<std::size_t>(i)]) * (at(b, c, j) - mean[static_cast<std::size_t>(j)]);
+          const double got = acc / static_cast<double>(m - 1), want = covs[static_cast<std::size_t>(c)][static_cast<std::size_t>(i * k + j)];
+          CHECK_MESSAGE(std::fabs(got - want) < tol, "sample covariance " << c << " (" << i << ", " << j << ") " << got
+                                                                          << " against " << want);
+        }
+    }
   };
 }
 
@@ -278,13 +299,19 @@ std::vector<double> residue(const Array& a, int64_t r, int64_t m) {
 }
 
 // The bound on sqrt(n m / (n + m)) D. Kolmogorov's distribution exceeds 2.5 with probability
-// 7.5e-6 (2 exp(-2 x^2)), so the 145 statistics of this test together exceed it with
+// 7.5e-6 (2 exp(-2 x^2)), so the 158 statistics of this test together exceed it with
 // probability 1.1e-3 when the laws agree (a bound of 1.95, a 0.001 test for one statistic, would
 // fail a correct sampler set about once in 7 draws of seeds); with 2·10^4 to 2·10^5 draws per
 // tuple it detects a difference of 0.025 to 0.008 between the CDFs (0.065 for the 3000 draws
 // of the one-draw-per-call permutations and choices). The seeds are fixed, so
 // each statistic is one deterministic number (printed): the test is not flaky.
 constexpr double kKsBound = 2.5;
+
+// MvNormalRV with `method` 0 cholesky, 1 svd, 2 eigh; a covariance of three components.
+OpPtr mvnormal_op(int method) {
+  return std::make_shared<CoreRandomVariable>(*find_rv_core_distribution("MvNormalRV"), DType::Float64, method);
+}
+const std::vector<double> kCov3 = {2.0, 0.3, 0.1, 0.3, 1.0, -0.2, 0.1, -0.2, 0.5};
 
 // Every distribution the GPU draws, several parameter tuples each (broadcast against each other
 // and `size`), float32/int32 dtypes among them.
@@ -392,12 +419,23 @@ std::vector<DrawCase> distribution_cases() {
   add(draw_case("mvnormal", "MvNormalRV", {real({1.0, -2.0}), param(DType::Float64, {2, 2}, {2.0, 0.6, 0.6, 1.0})},
                 std::vector<int64_t>{60000}),
       2);
-  out.back().property = covariance_near(2, {2.0, 0.6, 0.6, 1.0}, 0.05);
+  out.back().property = covariance_near(2, {{2.0, 0.6, 0.6, 1.0}}, 0.05);
   add(draw_case("mvnormal_batched_f32", "MvNormalRV",
                 {param(DType::Float32, {2, 3}, {0.0, 1.0, 2.0, -5.0, 0.0, 5.0}),
                  param(DType::Float32, {3, 3}, {1.0, 0.5, 0.2, 0.5, 2.0, -0.3, 0.2, -0.3, 0.5})},
                 std::vector<int64_t>{20000, 2}, DType::Float32),
       6);
+  // MvNormal's other factors (the C++ backend's gesdd's U sqrt(S), syevd's V sqrt(w); Jacobi on
+  // the GPU): the same law. Eigh with a batch of two covariances.
+  add(op_case("mvnormal_svd", mvnormal_op(1), {real({0.5, 1.0, -1.0}), param(DType::Float64, {3, 3}, kCov3)},
+              int64_vector_constant({40000})),
+      3);
+  out.back().property = covariance_near(3, {kCov3}, 0.05);
+  add(op_case("mvnormal_eigh_batched_cov", mvnormal_op(2),
+              {real({0.0, 3.0}), param(DType::Float64, {2, 2, 2}, {1.0, -0.4, -0.4, 0.5, 1.0, 0.3, 0.3, 0.25})},
+              int64_vector_constant({20000, 2})),
+      4);
+  out.back().property = covariance_near(2, {{1.0, -0.4, -0.4, 0.5}, {1.0, 0.3, 0.3, 0.25}}, 0.05);
   // Permutation: per position the law of the values there (each of x's rows equally likely);
   // every draw a permutation of x's rows. Rows of one value, and rows of 2 x 2 values.
   add(op_case("permutation", std::make_shared<PermutationRandomVariable>(1, "(x0)->(x0)", DType::Float64),
@@ -428,6 +466,15 @@ std::vector<DrawCase> distribution_cases() {
   out.back().group = 3;
   out.back().calls = 3000;
   out.back().property = no_repeats();
+  // Rows of a matrix a (a transposed view: strided rows) without p.
+  {
+    const Array base = param(DType::Int16, {3, 4}, {0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23});
+    out.push_back(op_case("choice_rows", std::make_shared<ChoiceWithoutReplacement>("(a0,a1),(1)->(s0,a1)", 2, false, 1, DType::Int16),
+                          {base.view({4, 3}, {1, 4})}, nullptr, {int64_vector_constant({2})}));
+  }
+  out.back().group = 6;
+  out.back().calls = 3000;
+  out.back().property = distinct_rows_of_a(3);
   // Without size: the parameters' broadcast shape (200 x 150 tuples of one value each would
   // not test the law; here one tuple broadcast over a (150, 200) parameter).
   add(draw_case("normal_no_size", "NormalRV", {param(DType::Float64, {150, 200}, std::vector<double>(30000, 2.0)), real({3.0})},
@@ -449,6 +496,10 @@ std::vector<DrawCase> shape_cases() {
   out.push_back(draw_case("zero_length_multinomial", "MultinomialRV", {integer({5}), real({0.5, 0.5})}, std::vector<int64_t>{0, 2}));
   out.push_back(draw_case("zero_length_mvnormal", "MvNormalRV", {param(DType::Float64, {0}, {}), param(DType::Float64, {0, 0}, {})},
                           std::vector<int64_t>{3}));
+  // An indefinite covariance factored by eigh: NaN draws, as on the CPU (sqrt of a negative
+  // eigenvalue).
+  out.push_back(op_case("mvnormal_eigh_indefinite", mvnormal_op(2), {real({0.0, 0.0}), param(DType::Float64, {2, 2}, {1.0, 2.0, 2.0, 1.0})},
+                        int64_vector_constant({4})));
   out.push_back(op_case("zero_length_permutation", std::make_shared<PermutationRandomVariable>(1, "(x0)->(x0)", DType::Float64),
                         {param(DType::Float64, {2, 0}, {})}, nullptr));
   out.push_back(op_case("zero_length_choice", std::make_shared<ChoiceWithoutReplacement>("(),(1)->(s0)", 0, false, 1, DType::Int64),
@@ -491,6 +542,9 @@ std::vector<DrawCase> error_cases() {
   add(draw_case("e_mvnormal_shape", "MvNormalRV", {real({0.0, 0.0}), param(DType::Float64, {3, 3}, std::vector<double>(9, 1.0))},
                 std::nullopt),
       "cov must be a square matrix of mean's length");
+  add(op_case("e_mvnormal_svd_nan", mvnormal_op(1), {real({0.0, 0.0}), param(DType::Float64, {2, 2}, {1.0, 0.0, NAN, 1.0})},
+              nullptr),
+      "SVD did not converge");
   add(op_case("e_permutation_size", std::make_shared<PermutationRandomVariable>(1, "(x0)->(x0)", DType::Float64),
               {param(DType::Float64, {3, 2}, {1, 2, 3, 4, 5, 6})}, int64_vector_constant({4})),
       "does not broadcast to size");
@@ -697,6 +751,9 @@ TEST_CASE("opencl: random variables draw from Philox streams (NumPy's words, det
       REQUIRE_MESSAGE(got.status == KILN_OK, got.error);
       CHECK(got.outputs[1].shape() == want[1].shape());
       if (c.name == "zero_scale") CHECK(!compare_arrays(got.outputs[1], want[1], 0.0, 0.0));
+      if (c.name == "mvnormal_eigh_indefinite")
+        for (const Array* a : {&got.outputs[1], &want[1]})
+          for (double v : residue(*a, 0, 1)) CHECK(std::isnan(v));
     }
   }
 
