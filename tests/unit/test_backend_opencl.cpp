@@ -1047,18 +1047,18 @@ TEST_CASE("opencl: an op without a GPU kernel is a compile-time error naming op,
   for (const char* backend : {"opencl", "cuda"}) {
     CompileOptions o = opencl_options();
     o.backend = backend;
-    // A random variable with core dimensions (fixture random_core_variables/multinomial_batched):
-    // the GPU backends lack it (the scalar ones, Dirichlet and Categorical draw on Philox
-    // streams: test_gpu_random.cpp).
-    const std::vector<std::string> dirs = list_fixture_cases("random_core_variables/multinomial_batched");
+    // An eigendecomposition (fixture linalg/eigh_float32_upper): of linear algebra the GPU
+    // backends lack it (every RandomVariable draws on Philox streams: test_gpu_random.cpp).
+    const std::vector<std::string> dirs = list_fixture_cases("linalg/eigh_float32_upper");
     REQUIRE(!dirs.empty());
-    const FixtureCase rv = load_fixture_case(dirs[0]);
+    const FixtureCase la = load_fixture_case(dirs[0]);
     try {
-      emit_bundle({{&rv.graph, "lacks"}}, "lacks", o);
+      emit_bundle({{&la.graph, "lacks"}}, "lacks", o);
       FAIL("expected a NotImplementedError");
     } catch (const NotImplementedError& e) {
       const std::string what = e.what();
-      CHECK_MESSAGE(what.find("`multinomial_rv{") != std::string::npos, what);
+      CHECK_MESSAGE(what.find("`Eigh{") != std::string::npos, what);
+      CHECK_MESSAGE(what.find("lower=False") != std::string::npos, what);
       CHECK_MESSAGE(what.find("has no " + std::string(backend) + " implementation") != std::string::npos, what);
       CHECK_MESSAGE(what.find("no GPU kernel yet") != std::string::npos, what);
     }

@@ -9,8 +9,10 @@
 //   distribution the GPU draws against the reference evaluator's PCG64 draws of the same
 //   distribution by a two-sample Kolmogorov-Smirnov statistic under a fixed bound (fixed seeds:
 //   the statistics are deterministic), per parameter tuple (broadcast parameters, `size`,
-//   float32/int32 dtypes), 0-d and zero-length draws, and parameter errors with the C++
-//   backend's messages.
+//   float32/int32 dtypes) and, for draws with core dimensions, per category, component or
+//   place; their properties (multinomial counts sum to n, a permutation's rows are x's, a
+//   choice without replacement repeats nothing, MvNormal's sample covariance is cov); 0-d and
+//   zero-length draws, and parameter errors with the C++ backend's messages.
 // - Through the cuda backend: the same graphs built by nvcc (no device here).
 #include <doctest/doctest.h>
 
@@ -22,7 +24,9 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "codegen/gpu/backend.h"
@@ -38,6 +42,9 @@
 #include "ops/array_util.h"
 #include "ops/constant.h"
 #include "ops/random.h"
+#include "ops/random_choice.h"
+#include "ops/random_core.h"
+#include "ops/random_permutation.h"
 
 #ifdef KILN_TEST_OPENCL
 #include "kiln/opencl.hpp"
@@ -114,6 +121,9 @@ struct DrawCase {
   int64_t group = 1;  // draws whose flat index agrees modulo `group` share their parameters
   double floor = 0;   // the laws are compared above this value (values below it count as it)
   std::string error;  // a refusal's words (empty: the call succeeds)
+  int64_t calls = 1;  // draws from this many rng values (each call's draws follow the last's)
+  // A property every GPU draw must have (draws, the call's inputs), beyond the law.
+  std::function<void(const Array&, const std::vector<Array>&)> property;
 };
 
 DrawCase draw_case(const std::string& name, const std::string& op, const std::vector<Array>& params,
@@ -152,6 +162,117 @@ DrawCase dynamic_size_case(const std::string& name, const std::vector<int64_t>& 
   return c;
 }
 
+// A draw by an op that random_variable does not build (PermutationRV, ChoiceWithoutReplacement):
+// (rng, *params) -> (next_rng, draws), `size` and `consts` (after the parameters) constants.
+DrawCase op_case(const std::string& name, const OpPtr& op, const std::vector<Array>& params, const Var& size,
+                 const VarList& consts = {}) {
+  DrawCase c;
+  c.name = name;
+  VarList inputs = {make_input(rng_type(), "rng")};
+  VarList args = {inputs[0], size ? size : make_constant(Array::empty(DType::Bool, {0}), {}, TypeKind::None)};
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    inputs.push_back(make_input(TensorType(params[i].dtype(), Shape(params[i].ndim(), kUnknownLength)), "p" + std::to_string(i)));
+    args.push_back(inputs.back());
+  }
+  args.insert(args.end(), consts.begin(), consts.end());
+  const auto node = make_node(op, args);
+  c.graph = std::make_unique<FunctionGraph>(inputs, VarList{node->output(0), node->output(1)}, name);
+  c.inputs.push_back(rng_array(kStreams[0].words));
+  for (const Array& p : params) c.inputs.push_back(p);
+  return c;
+}
+
+// The rng of call i of a case: the case's rng moved i steps of the golden ratio.
+std::vector<Array> call_inputs(const DrawCase& c, int64_t i) {
+  std::vector<Array> in = c.inputs;
+  in[0] = in[0].copy();
+  in[0].data<uint64_t>()[1] += static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ULL;
+  return in;
+}
+
+// Properties of the draws with core dimensions: each block of `k` counts sums to n (a 1-d n of
+// the blocks' period, or one n); each block of n rows of rowlen values is a permutation of
+// x's rows; no index repeats within a draw; the sample covariance of k-vectors is cov.
+std::function<void(const Array&, const std::vector<Array>&)> counts_sum_to(int64_t k) {
+  return [k](const Array& draws, const std::vector<Array>& in) {
+    const Array x = astype(draws, DType::Int64), n = astype(in[1], DType::Int64);
+    int64_t bad = 0;
+    for (int64_t b = 0; b * k < x.size(); ++b) {
+      int64_t sum = 0;
+      for (int64_t j = 0; j < k; ++j) sum += x.data<int64_t>()[b * k + j];
+      bad += sum != n.data<int64_t>()[b % n.size()];
+    }
+    CHECK_MESSAGE(bad == 0, bad << " multinomial draws whose counts do not sum to n");
+  };
+}
+std::function<void(const Array&, const std::vector<Array>&)> rows_permuted(int64_t n, int64_t rowlen) {
+  return [n, rowlen](const Array& draws, const std::vector<Array>& in) {
+    const Array x = astype(in.size() > 1 ? in[1] : draws, DType::Float64), y = astype(draws, DType::Float64);
+    const auto rows_of = [&](const Array& a, int64_t block) {
+      std::multiset<std::vector<double>> rows;
+      for (int64_t i = 0; i < n; ++i) {
+        const double* r = a.data<double>() + (block * n + i) * rowlen;
+        rows.insert(std::vector<double>(r, r + rowlen));
+      }
+      return rows;
+    };
+    std::multiset<std::vector<double>> want;
+    if (in.size() > 1) {
+      want = rows_of(x, 0);  // x's one batch element, broadcast
+    } else {
+      for (int64_t i = 0; i < n; ++i) want.insert(std::vector<double>(1, static_cast<double>(i)));  // arange(n)
+    }
+    int64_t bad = 0;
+    for (int64_t b = 0; b * n * rowlen < y.size(); ++b) bad += rows_of(y, b) != want;
+    CHECK_MESSAGE(bad == 0, bad << " shuffles that are not permutations of x's rows");
+  };
+}
+std::function<void(const Array&, const std::vector<Array>&)> no_repeats() {
+  return [](const Array& draws, const std::vector<Array>&) {
+    const Array y = astype(draws, DType::Float64);
+    const std::set<double> seen(y.data<double>(), y.data<double>() + y.size());
+    CHECK_MESSAGE(static_cast<int64_t>(seen.size()) == y.size(), "a choice without replacement repeats an element");
+  };
+}
+std::function<void(const Array&, const std::vector<Array>&)> distinct_rows_of_a(int64_t rowlen) {
+  return [rowlen](const Array& draws, const std::vector<Array>& in) {
+    const Array a = astype(in[1], DType::Float64), y = astype(draws, DType::Float64);
+    std::set<std::vector<double>> rows, seen;
+    for (int64_t i = 0; i * rowlen < a.size(); ++i)
+      rows.insert(std::vector<double>(a.data<double>() + i * rowlen, a.data<double>() + (i + 1) * rowlen));
+    int64_t bad = 0;
+    for (int64_t i = 0; i * rowlen < y.size(); ++i) {
+      const std::vector<double> r(y.data<double>() + i * rowlen, y.data<double>() + (i + 1) * rowlen);
+      bad += !rows.count(r) || !seen.insert(r).second;
+    }
+    CHECK_MESSAGE(bad == 0, bad << " drawn rows that are not distinct rows of a");
+  };
+}
+std::function<void(const Array&, const std::vector<Array>&)> covariance_near(int64_t k,
+                                                                              std::vector<std::vector<double>> covs,
+                                                                              double tol) {
+  // Block b of k values draws from covs[b % covs.size()] (a batch of covariances, last axis).
+  return [k, covs, tol](const Array& draws, const std::vector<Array>&) {
+    const Array y = astype(draws, DType::Float64);
+    const int64_t nc = static_cast<int64_t>(covs.size()), m = y.size() / k / nc;
+    const auto at = [&](int64_t b, int64_t c, int64_t i) { return y.data<double>()[(b * nc + c) * k + i]; };
+    for (int64_t c = 0; c < nc; ++c) {
+      std::vector<double> mean(static_cast<std::size_t>(k));
+      for (int64_t b = 0; b < m; ++b)
+        for (int64_t i = 0; i < k; ++i) mean[static_cast<std::size_t>(i)] += at(b, c, i) / static_cast<double>(m);
+      for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < k; ++j) {
+          double acc = 0;
+          for (int64_t b = 0; b < m; ++b)
+            acc += (at(b, c, i) - mean[static_cast<std::size_t>(i)]) * (at(b, c, j) - mean[static_cast<std::size_t>(j)]);
+          const double got = acc / static_cast<double>(m - 1), want = covs[static_cast<std::size_t>(c)][static_cast<std::size_t>(i * k + j)];
+          CHECK_MESSAGE(std::fabs(got - want) < tol, "sample covariance " << c << " (" << i << ", " << j << ") " << got
+                                                                          << " against " << want);
+        }
+    }
+  };
+}
+
 // The two-sample Kolmogorov-Smirnov statistic sqrt(n m / (n + m)) D (ties: both empirical CDFs
 // are compared after every distinct value).
 double ks_statistic(std::vector<double> a, std::vector<double> b) {
@@ -178,12 +299,19 @@ std::vector<double> residue(const Array& a, int64_t r, int64_t m) {
 }
 
 // The bound on sqrt(n m / (n + m)) D. Kolmogorov's distribution exceeds 2.5 with probability
-// 7.5e-6 (2 exp(-2 x^2)), so the 91 statistics of this test together exceed it with
-// probability 6e-4 when the laws agree (a bound of 1.95, a 0.001 test for one statistic, would
-// fail a correct sampler set about once in 12 draws of seeds); with 2·10^4 to 2·10^5 draws per
-// tuple it detects a difference of 0.025 to 0.008 between the CDFs. The seeds are fixed, so
+// 7.5e-6 (2 exp(-2 x^2)), so the 158 statistics of this test together exceed it with
+// probability 1.1e-3 when the laws agree (a bound of 1.95, a 0.001 test for one statistic, would
+// fail a correct sampler set about once in 7 draws of seeds); with 2·10^4 to 2·10^5 draws per
+// tuple it detects a difference of 0.025 to 0.008 between the CDFs (0.065 for the 3000 draws
+// of the one-draw-per-call permutations and choices). The seeds are fixed, so
 // each statistic is one deterministic number (printed): the test is not flaky.
 constexpr double kKsBound = 2.5;
+
+// MvNormalRV with `method` 0 cholesky, 1 svd, 2 eigh; a covariance of three components.
+OpPtr mvnormal_op(int method) {
+  return std::make_shared<CoreRandomVariable>(*find_rv_core_distribution("MvNormalRV"), DType::Float64, method);
+}
+const std::vector<double> kCov3 = {2.0, 0.3, 0.1, 0.3, 1.0, -0.2, 0.1, -0.2, 0.5};
 
 // Every distribution the GPU draws, several parameter tuples each (broadcast against each other
 // and `size`), float32/int32 dtypes among them.
@@ -271,6 +399,82 @@ std::vector<DrawCase> distribution_cases() {
                  }())},
                 std::nullopt),
       1);
+  // Multinomial: per (n, p) tuple and category, the counts' law (inversion and BTRS binomials:
+  // n p above and below 30); the counts sum to n.
+  add(draw_case("multinomial", "MultinomialRV", {integer({20, 500}), param(DType::Float64, {2, 3}, {0.2, 0.3, 0.5, 0.6, 0.1, 0.3})},
+                std::vector<int64_t>{20000, 2}),
+      6);
+  out.back().property = counts_sum_to(3);
+  add(draw_case("multinomial_f32_no_size", "MultinomialRV",
+                {integer({40}), param(DType::Float32, {20000, 4}, [] {
+                   std::vector<double> v;
+                   for (int i = 0; i < 20000; ++i) v.insert(v.end(), {0.1, 0.2, 0.3, 0.4});
+                   return v;
+                 }())},
+                std::nullopt),
+      4);
+  out.back().property = counts_sum_to(4);
+  // MvNormal: per component (a mean per batch row, one covariance broadcast), and the sample
+  // covariance (standard error about 0.01 here: bound 0.05).
+  add(draw_case("mvnormal", "MvNormalRV", {real({1.0, -2.0}), param(DType::Float64, {2, 2}, {2.0, 0.6, 0.6, 1.0})},
+                std::vector<int64_t>{60000}),
+      2);
+  out.back().property = covariance_near(2, {{2.0, 0.6, 0.6, 1.0}}, 0.05);
+  add(draw_case("mvnormal_batched_f32", "MvNormalRV",
+                {param(DType::Float32, {2, 3}, {0.0, 1.0, 2.0, -5.0, 0.0, 5.0}),
+                 param(DType::Float32, {3, 3}, {1.0, 0.5, 0.2, 0.5, 2.0, -0.3, 0.2, -0.3, 0.5})},
+                std::vector<int64_t>{20000, 2}, DType::Float32),
+      6);
+  // MvNormal's other factors (the C++ backend's gesdd's U sqrt(S), syevd's V sqrt(w); Jacobi on
+  // the GPU): the same law. Eigh with a batch of two covariances.
+  add(op_case("mvnormal_svd", mvnormal_op(1), {real({0.5, 1.0, -1.0}), param(DType::Float64, {3, 3}, kCov3)},
+              int64_vector_constant({40000})),
+      3);
+  out.back().property = covariance_near(3, {kCov3}, 0.05);
+  add(op_case("mvnormal_eigh_batched_cov", mvnormal_op(2),
+              {real({0.0, 3.0}), param(DType::Float64, {2, 2, 2}, {1.0, -0.4, -0.4, 0.5, 1.0, 0.3, 0.3, 0.25})},
+              int64_vector_constant({20000, 2})),
+      4);
+  out.back().property = covariance_near(2, {{1.0, -0.4, -0.4, 0.5}, {1.0, 0.3, 0.3, 0.25}}, 0.05);
+  // Permutation: per position the law of the values there (each of x's rows equally likely);
+  // every draw a permutation of x's rows. Rows of one value, and rows of 2 x 2 values.
+  add(op_case("permutation", std::make_shared<PermutationRandomVariable>(1, "(x0)->(x0)", DType::Float64),
+              {param(DType::Float64, {1, 5}, {3.0, -1.0, 7.5, 0.0, 2.0})}, int64_vector_constant({20000})),
+      5);
+  out.back().property = rows_permuted(5, 1);
+  add(op_case("permutation_rows", std::make_shared<PermutationRandomVariable>(3, "(x0,x1,x2)->(x0,x1,x2)", DType::Int32),
+              {param(DType::Int32, {4, 2, 2}, {0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23, 30, 31, 32, 33})}, nullptr),
+      16);
+  out.back().calls = 3000;
+  out.back().property = rows_permuted(4, 4);
+  out.push_back(op_case("permutation_arange", std::make_shared<PermutationRandomVariable>(0, "()->(x)", DType::Int64), {},
+                        nullptr, {int64_constant(7)}));
+  out.back().group = 7;
+  out.back().calls = 3000;
+  out.back().property = rows_permuted(7, 1);
+  // ChoiceWithoutReplacement: one draw per call, 3000 calls; per place the law of what lands
+  // there, no repeats. Uniform from arange(a), p-weighted rows of a.
+  out.push_back(op_case("choice", std::make_shared<ChoiceWithoutReplacement>("(),(1)->(s0)", 0, false, 1, DType::Int64),
+                        {integer({9})}, nullptr, {int64_vector_constant({4})}));
+  out.back().group = 4;
+  out.back().calls = 3000;
+  out.back().property = no_repeats();
+  out.push_back(op_case("choice_p_rows",
+                        std::make_shared<ChoiceWithoutReplacement>("(a0,a1),(a0),(2)->(s0,s1,a1)", 2, true, 2, DType::Float64),
+                        {param(DType::Float64, {5, 1}, {0.0, 1.0, 2.0, 3.0, 4.0}), real({0.1, 0.4, 0.05, 0.3, 0.15})},
+                        nullptr, {int64_vector_constant({1, 3})}));
+  out.back().group = 3;
+  out.back().calls = 3000;
+  out.back().property = no_repeats();
+  // Rows of a matrix a (a transposed view: strided rows) without p.
+  {
+    const Array base = param(DType::Int16, {3, 4}, {0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23});
+    out.push_back(op_case("choice_rows", std::make_shared<ChoiceWithoutReplacement>("(a0,a1),(1)->(s0,a1)", 2, false, 1, DType::Int16),
+                          {base.view({4, 3}, {1, 4})}, nullptr, {int64_vector_constant({2})}));
+  }
+  out.back().group = 6;
+  out.back().calls = 3000;
+  out.back().property = distinct_rows_of_a(3);
   // Without size: the parameters' broadcast shape (200 x 150 tuples of one value each would
   // not test the law; here one tuple broadcast over a (150, 200) parameter).
   add(draw_case("normal_no_size", "NormalRV", {param(DType::Float64, {150, 200}, std::vector<double>(30000, 2.0)), real({3.0})},
@@ -289,6 +493,19 @@ std::vector<DrawCase> shape_cases() {
   out.push_back(dynamic_size_case("dynamic_size", {7, 3}));
   // No parameter tuple at all (nothing checked, no status word armed).
   out.push_back(draw_case("zero_length_params", "NormalRV", {param(DType::Float64, {0}, {}), real({1.0})}, std::nullopt));
+  out.push_back(draw_case("zero_length_multinomial", "MultinomialRV", {integer({5}), real({0.5, 0.5})}, std::vector<int64_t>{0, 2}));
+  out.push_back(draw_case("zero_length_mvnormal", "MvNormalRV", {param(DType::Float64, {0}, {}), param(DType::Float64, {0, 0}, {})},
+                          std::vector<int64_t>{3}));
+  // An indefinite covariance factored by eigh: NaN draws, as on the CPU (sqrt of a negative
+  // eigenvalue).
+  out.push_back(op_case("mvnormal_eigh_indefinite", mvnormal_op(2), {real({0.0, 0.0}), param(DType::Float64, {2, 2}, {1.0, 2.0, 2.0, 1.0})},
+                        int64_vector_constant({4})));
+  out.push_back(op_case("zero_length_permutation", std::make_shared<PermutationRandomVariable>(1, "(x0)->(x0)", DType::Float64),
+                        {param(DType::Float64, {2, 0}, {})}, nullptr));
+  out.push_back(op_case("zero_length_choice", std::make_shared<ChoiceWithoutReplacement>("(),(1)->(s0)", 0, false, 1, DType::Int64),
+                        {integer({0})}, nullptr, {int64_vector_constant({0})}));
+  out.push_back(op_case("zero_d_choice", std::make_shared<ChoiceWithoutReplacement>("(),(0)->()", 0, false, 0, DType::Int64),
+                        {integer({3})}, nullptr, {int64_vector_constant({})}));
   return out;
 }
 
@@ -314,6 +531,39 @@ std::vector<DrawCase> error_cases() {
   add(draw_case("e_categorical_size", "CategoricalRV", {param(DType::Float64, {3, 2}, {0.5, 0.5, 0.5, 0.5, 0.5, 0.5})},
                 std::vector<int64_t>{5, 2}),
       "shape mismatch");
+  add(draw_case("e_multinomial_p", "MultinomialRV", {integer({5}), param(DType::Float64, {2, 2}, {0.5, 0.5, -0.1, 1.1})}, std::nullopt),
+      "pvals < 0, pvals > 1 or pvals contains NaNs");
+  add(draw_case("e_multinomial_sum", "MultinomialRV", {integer({5}), real({0.7, 0.6, 0.0})}, std::nullopt), "sum(pvals[:-1]) > 1.0");
+  add(draw_case("e_multinomial_n", "MultinomialRV", {integer({3, -1}), real({0.5, 0.5})}, std::nullopt), "n < 0");
+  add(draw_case("e_multinomial_empty_p", "MultinomialRV", {integer({3}), param(DType::Float64, {0}, {})}, std::vector<int64_t>{2}),
+      "pvals must have at least 1 dimension");
+  add(draw_case("e_mvnormal", "MvNormalRV", {real({0.0, 0.0}), param(DType::Float64, {2, 2}, {1.0, 2.0, 2.0, 1.0})}, std::nullopt),
+      "Matrix is not positive definite");
+  add(draw_case("e_mvnormal_shape", "MvNormalRV", {real({0.0, 0.0}), param(DType::Float64, {3, 3}, std::vector<double>(9, 1.0))},
+                std::nullopt),
+      "cov must be a square matrix of mean's length");
+  add(op_case("e_mvnormal_svd_nan", mvnormal_op(1), {real({0.0, 0.0}), param(DType::Float64, {2, 2}, {1.0, 0.0, NAN, 1.0})},
+              nullptr),
+      "SVD did not converge");
+  add(op_case("e_permutation_size", std::make_shared<PermutationRandomVariable>(1, "(x0)->(x0)", DType::Float64),
+              {param(DType::Float64, {3, 2}, {1, 2, 3, 4, 5, 6})}, int64_vector_constant({4})),
+      "does not broadcast to size");
+  add(op_case("e_choice_too_many", std::make_shared<ChoiceWithoutReplacement>("(),(1)->(s0)", 0, false, 1, DType::Int64),
+              {integer({3})}, nullptr, {int64_vector_constant({4})}),
+      "Cannot take a larger sample than population when replace is False");
+  add(op_case("e_choice_p_sum", std::make_shared<ChoiceWithoutReplacement>("(a0),(a0),(1)->(s0)", 1, true, 1, DType::Float64),
+              {real({1.0, 2.0, 3.0}), real({0.5, 0.2, 0.2})}, nullptr, {int64_vector_constant({2})}),
+      "Probabilities do not sum to 1");
+  // p's values are checked before the sample's size (NumPy's order).
+  add(op_case("e_choice_p_negative", std::make_shared<ChoiceWithoutReplacement>("(a0),(a0),(1)->(s0)", 1, true, 1, DType::Float64),
+              {real({1.0, 2.0, 3.0}), real({1.2, -0.2, 0.0})}, nullptr, {int64_vector_constant({5})}),
+      "Probabilities are not non-negative");
+  add(op_case("e_choice_p_zeros", std::make_shared<ChoiceWithoutReplacement>("(a0),(a0),(1)->(s0)", 1, true, 1, DType::Float64),
+              {real({1.0, 2.0, 3.0}), real({1.0, 0.0, 0.0})}, nullptr, {int64_vector_constant({2})}),
+      "Fewer non-zero entries in p than size");
+  add(op_case("e_choice_empty", std::make_shared<ChoiceWithoutReplacement>("(),(1)->(s0)", 0, false, 1, DType::Int64),
+              {integer({0})}, nullptr, {int64_vector_constant({1})}),
+      "a must be a positive integer unless no samples are taken");
   add(draw_case("e_integers", "IntegersRV", {integer({5}), integer({5})}, std::vector<int64_t>{2}), "low >= high");
   add(dynamic_size_case("e_dynamic_size", {-2, 3}), "negative dimensions are not allowed");
   add(dynamic_size_case("e_dynamic_size_mismatch", {4, 2}), "shape mismatch");
@@ -454,16 +704,27 @@ TEST_CASE("opencl: random variables draw from Philox streams (NumPy's words, det
   std::ostringstream report;
   for (const DrawCase& c : laws) {
     CAPTURE(c.name);
-    const std::vector<Array> want = evaluate(*c.graph, c.inputs);
-    const CallResult got = call_gpu(so, c.name, c.inputs, false);
-    REQUIRE_MESSAGE(got.status == KILN_OK, got.error);
-    REQUIRE(got.outputs.size() == 2);
-    CHECK(got.outputs[1].shape() == want[1].shape());
-    CHECK(got.outputs[1].dtype() == want[1].dtype());
-    CHECK(words_of(got.outputs[0]) != words_of(c.inputs[0]));
+    std::vector<std::vector<double>> gs(static_cast<std::size_t>(c.group)), ws(static_cast<std::size_t>(c.group));
+    CallResult got;
+    for (int64_t i = 0; i < c.calls; ++i) {
+      const std::vector<Array> in = call_inputs(c, i);
+      const std::vector<Array> want = evaluate(*c.graph, in);
+      got = call_gpu(so, c.name, in, false);
+      REQUIRE_MESSAGE(got.status == KILN_OK, got.error);
+      REQUIRE(got.outputs.size() == 2);
+      CHECK(got.outputs[1].shape() == want[1].shape());
+      CHECK(got.outputs[1].dtype() == want[1].dtype());
+      CHECK(words_of(got.outputs[0]) != words_of(in[0]));
+      if (c.property) c.property(got.outputs[1], in);
+      for (int64_t r = 0; r < c.group; ++r) {
+        const std::vector<double> g = residue(got.outputs[1], r, c.group), w = residue(want[1], r, c.group);
+        gs[static_cast<std::size_t>(r)].insert(gs[static_cast<std::size_t>(r)].end(), g.begin(), g.end());
+        ws[static_cast<std::size_t>(r)].insert(ws[static_cast<std::size_t>(r)].end(), w.begin(), w.end());
+      }
+    }
     report << c.name << ":";
     for (int64_t r = 0; r < c.group; ++r) {
-      std::vector<double> g = residue(got.outputs[1], r, c.group), w = residue(want[1], r, c.group);
+      std::vector<double> g = gs[static_cast<std::size_t>(r)], w = ws[static_cast<std::size_t>(r)];
       for (auto* v : {&g, &w})
         for (double& x : *v) x = std::max(x, c.floor == 0 ? x : c.floor);
       const bool finite = std::all_of(g.begin(), g.end(), [](double v) { return !std::isnan(v); });
@@ -475,7 +736,7 @@ TEST_CASE("opencl: random variables draw from Philox streams (NumPy's words, det
     }
     report << "\n";
     // The same rng, the same draws: output_shapes + call_into gives them again.
-    const CallResult into = call_gpu(so, c.name, c.inputs, true);
+    const CallResult into = call_gpu(so, c.name, call_inputs(c, c.calls - 1), true);
     REQUIRE_MESSAGE(into.status == KILN_OK, into.error);
     CHECK(!compare_arrays(into.outputs[1], got.outputs[1], 0.0, 0.0));
   }
@@ -490,6 +751,9 @@ TEST_CASE("opencl: random variables draw from Philox streams (NumPy's words, det
       REQUIRE_MESSAGE(got.status == KILN_OK, got.error);
       CHECK(got.outputs[1].shape() == want[1].shape());
       if (c.name == "zero_scale") CHECK(!compare_arrays(got.outputs[1], want[1], 0.0, 0.0));
+      if (c.name == "mvnormal_eigh_indefinite")
+        for (const Array* a : {&got.outputs[1], &want[1]})
+          for (double v : residue(*a, 0, 1)) CHECK(std::isnan(v));
     }
   }
 

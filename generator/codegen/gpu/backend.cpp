@@ -83,7 +83,12 @@ std::vector<OpEmitter> gpu_table(const std::string& backend) {
   for (const RvDistribution& rv : rv_distributions())
     if (gpu_draws_random_variable(rv.name)) table.push_back({rv.op, with_dialect(gpu_emit_random_variable), false});
   for (const RvCoreDistribution& rv : rv_core_distributions())
-    if (gpu_draws_core_random_variable(rv.op)) table.push_back({rv.op, with_dialect(gpu_emit_core_random_variable), false});
+    if (gpu_draws_core_random_variable(rv.op))  // MvNormal's factors live in the node's workspace slot
+      table.push_back({rv.op, with_dialect(gpu_emit_core_random_variable), false, false,
+                       rv.kind == kiln_random::core::Kind::MvNormal});
+  table.push_back({"PermutationRV", with_dialect(gpu_emit_permutation), false});
+  // ChoiceWithoutReplacement's indices (and Floyd's set or p's weights) in its workspace slot.
+  table.push_back({"ChoiceWithoutReplacement", with_dialect(gpu_emit_choice_without_replacement), false, false, true});
   // Matrix products: the device's BLAS (CLBlast, cuBLAS; linked when a graph has one) for
   // float operands it reads in place, else a tiled kernel of the node.
   for (const char* op : {"Dot", "Dot22", "Dot22Scalar", "BatchedDot", "Gemv", "CGemv", "Gemm", "Ger", "CGer"})
@@ -107,13 +112,6 @@ std::vector<UnsupportedOp> gpu_unsupported(const std::vector<OpEmitter>& table) 
     if (std::any_of(table.begin(), table.end(), [&](const OpEmitter& g) { return g.op_name == e.op_name; })) continue;
     if (find_rv_distribution(e.op_name)) {
       out.push_back({e.op_name, "no GPU sampler on the Philox streams yet (docs/random.md, \"On the GPU\")"});
-      continue;
-    }
-    if (find_rv_core_distribution(e.op_name) || e.op_name == "PermutationRV" || e.op_name == "ChoiceWithoutReplacement") {
-      out.push_back({e.op_name, e.needs_blas ? "no GPU kernel yet: no sampler for this draw with core dimensions (and "
-                                               "the covariance's factorisation) on the Philox streams (docs/random.md)"
-                                             : "no GPU kernel yet: no sampler for this draw with core dimensions on "
-                                               "the Philox streams (docs/random.md, \"On the GPU\")"});
       continue;
     }
     out.push_back({e.op_name, e.needs_blas ? "no GPU kernel yet: of linear algebra the GPU backends run Cholesky, Solve, "

@@ -105,11 +105,17 @@ std::string gpu_group_tree(const GpuDialect& d, const std::string& combine, cons
 NodeCode gpu_emit_random_variable(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 /// Whether the GPU backends draw the distribution named `dist_name` (RvDistribution::name).
 bool gpu_draws_random_variable(std::string_view dist_name);
-/// DirichletRV and CategoricalRV (draws with one core dimension): one work-item per batch
-/// element on its own Philox stream (emit_random.cpp).
+/// DirichletRV, CategoricalRV, MultinomialRV and MvNormalRV (draws with core dimensions): one
+/// work-item per batch element on its own Philox stream (emit_random.cpp).
 NodeCode gpu_emit_core_random_variable(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 /// Whether the GPU backends draw the RandomVariable with core dimensions `op_name`.
 bool gpu_draws_core_random_variable(std::string_view op_name);
+/// PermutationRV: one work-item and one Philox stream per batch element, a Fisher-Yates shuffle
+/// of its rows (emit_random.cpp).
+NodeCode gpu_emit_permutation(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// ChoiceWithoutReplacement: one work-item draws the indices (Floyd's sampling and a shuffle, or
+/// successive draws from p) into the node's workspace, then gathers (emit_random.cpp).
+NodeCode gpu_emit_choice_without_replacement(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 /// The strided copy kernels every device source has (kg::copy_tensor), and the kernel writing
 /// int64 values passed as arguments (kg::put_int64).
 std::string gpu_copy_kernels(const GpuDialect& d);
