@@ -32,6 +32,18 @@ namespace kiln {
 
 namespace {
 
+/// The `messages` list of the host templates: each text as a C string literal, in the order of
+/// the device check's numbers.
+TemplateData message_list(const std::vector<std::string>& texts) {
+  TemplateData messages{TemplateData::type::list};
+  for (const std::string& m : texts) {
+    TemplateData item;
+    item.set("text", c_string_literal(m));
+    messages.push_back(item);
+  }
+  return messages;
+}
+
 /// A distribution the GPU draws: the random_math.h functions kiln_rv_<name>_check and
 /// kiln_rv_<name>, the C++ backend's messages in the order of the check's numbers, and the
 /// real parameters whose float32-ness the formula keeps (passed as 0/1 after the parameters).
@@ -215,13 +227,7 @@ NodeCode gpu_emit_random_variable(const NodeEmitContext& c, const GpuDialect& d,
   host.set("size", size);
   host.set("size_read", size_read);
   host.set("size_static", size_static);
-  TemplateData messages{TemplateData::type::list};
-  for (const std::string& m : g->messages) {
-    TemplateData item;
-    item.set("text", c_string_literal(m));
-    messages.push_back(item);
-  }
-  host.set("messages", messages);
+  host.set("messages", message_list(g->messages));
   host.set("nparams_or_1", std::to_string(nparams > 0 ? nparams : 1));
   host.set("prank", std::to_string(prank));
   host.set("prank_or_1", std::to_string(prank > 0 ? prank : 1));
@@ -354,13 +360,7 @@ NodeCode gpu_emit_core_random_variable(const NodeEmitContext& c, const GpuDialec
   // reached by the GPU's Jacobi (NaNs and negative eigenvalues give NaN draws, as on the CPU).
   if (dist.kind == Kind::MvNormal && method == 0) texts = {"Matrix is not positive definite"};
   if (dist.kind == Kind::MvNormal && method == 1) texts = {"SVD did not converge"};
-  TemplateData messages{TemplateData::type::list};
-  for (const std::string& m : texts) {
-    TemplateData item;
-    item.set("text", c_string_literal(m));
-    messages.push_back(item);
-  }
-  host.set("messages", messages);
+  host.set("messages", message_list(texts));
   const bool has_size = c.in_var(1).type().kind != TypeKind::None;
   host.set("has_size", has_size ? "true" : "false");
   TemplateData size{TemplateData::type::list}, size_read{TemplateData::type::list}, size_static{TemplateData::type::list};
@@ -524,13 +524,7 @@ NodeCode gpu_emit_choice_without_replacement(const NodeEmitContext& c, const Gpu
   host.set("p", p);
   host.set("scratch", std::to_string(c.scratch_slot()));
   lengths_data(host, "shape", c.out_var(1).type().shape, 0, len, "core");
-  TemplateData messages{TemplateData::type::list};
-  for (const std::string& m : texts) {
-    TemplateData item;
-    item.set("text", c_string_literal(m));
-    messages.push_back(item);
-  }
-  host.set("messages", messages);
+  host.set("messages", message_list(texts));
   return NodeCode(render_template("templates/gpu/host/random_choice.mustache", host),
                   render_template("templates/gpu/random_choice.mustache", k));
 }
