@@ -168,14 +168,15 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
                  "templates/cpp/prologue/indexing.hpp", "templates/gpu/prologue/device_status.hpp",
                  "templates/" + name + "/prologue/device_runtime.hpp", "templates/gpu/prologue/device_reads.hpp"};
   // The products' host side, only where a graph has one (its BLAS library is linked then); the
-  // cuda backend's SolveTriangular (cuBLAS's trsm, device_linalg.hpp) takes the BLAS handle too.
+  // cuda backend's device linear algebra (device_linalg.hpp: SolveTriangular's trsm) takes the
+  // cuBLAS handle too.
   auto blas = [name](const std::vector<std::string>& code) {
     auto has = [&](const char* marker) {
       return std::any_of(code.begin(), code.end(), [&](const std::string& c) { return c.find(marker) != std::string::npos; });
     };
     const bool product = has("kg::product<");
     std::vector<std::string> files;
-    if (product || (name == "cuda" && has("kg::cusolver::solve_triangular<")))
+    if (product || (name == "cuda" && has("kg::cusolver::")))
       files.push_back("templates/" + name + "/prologue/device_blas.hpp");
     if (product) files.push_back("templates/gpu/prologue/device_blas.hpp");
     return files;

@@ -8,7 +8,7 @@
 // backend does (kiln_linalg::fill_nan) or fail through the device status word with the cpp
 // backend's message (Cholesky with on_error='raise', MatrixInverse), read at the end of the call.
 // Embedded after linalg.hpp, only in sources with such a node (the library links -lcusolver, and
-// -lcublas, whose handle trsm uses: templates/cuda/prologue/device_blas.hpp comes first then).
+// -lcublas, whose handle trsm uses: templates/cuda/prologue/device_blas.hpp comes first).
 #include <cmath>
 #include <cusolverDn.h>
 #include <vector>

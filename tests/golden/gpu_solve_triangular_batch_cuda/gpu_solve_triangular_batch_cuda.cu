@@ -4741,7 +4741,7 @@ inline int32_t block_diag(T* out, int64_t rows, int64_t cols, const Mat<const S>
 // backend does (kiln_linalg::fill_nan) or fail through the device status word with the cpp
 // backend's message (Cholesky with on_error='raise', MatrixInverse), read at the end of the call.
 // Embedded after linalg.hpp, only in sources with such a node (the library links -lcusolver, and
-// -lcublas, whose handle trsm uses: templates/cuda/prologue/device_blas.hpp comes first then).
+// -lcublas, whose handle trsm uses: templates/cuda/prologue/device_blas.hpp comes first).
 
 namespace kg {
 namespace cusolver {
