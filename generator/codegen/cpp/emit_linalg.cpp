@@ -99,14 +99,14 @@ Call describe_solve(const NodeEmitContext& c, const Operands& o, const SolveBase
   if (const auto* s = dynamic_cast<const Solve*>(&op)) {
     const std::string st = "kiln_linalg::Structure(" + str(static_cast<char>(s->structure())) + ")";
     d.bytes = "kg::linalg::solve_bytes<T>(" + st + ", " + n + ", " + k + ")";
-    d.call = "return kg::linalg::solve<T>(ictx, ar, " + st + ", " + boolean(op.lower()) + ", " + args + ");";
+    d.call = o.call_head("solve") + st + ", " + boolean(op.lower()) + ", " + args + ");";
   } else if (const auto* t = dynamic_cast<const SolveTriangular*>(&op)) {
     d.bytes = "kg::linalg::triangular_bytes<T>(" + n + ")";
-    d.call = "return kg::linalg::solve_triangular<T>(ictx, ar, " + boolean(op.lower()) + ", " + boolean(t->trans()) +
-             ", " + boolean(t->unit_diagonal()) + ", " + args + ");";
+    d.call = o.call_head("solve_triangular") + boolean(op.lower()) + ", " + boolean(t->trans()) + ", " +
+             boolean(t->unit_diagonal()) + ", " + args + ");";
   } else {
     d.bytes = "kg::linalg::triangular_bytes<T>(" + n + ")";
-    d.call = "return kg::linalg::cholesky_solve<T>(ictx, ar, " + boolean(op.lower()) + ", " + args + ");";
+    d.call = o.call_head("cholesky_solve") + boolean(op.lower()) + ", " + args + ");";
   }
   return d;
 }
@@ -352,7 +352,7 @@ std::string render(const NodeEmitContext& c, const Op& core, int nb, const Gufun
   data.set("n_operands", str(n_in + n_out));
   data.set("slot", str(c.scratch_slot()));
   data.set("ctype", d.ctype);
-  data.set("bytes", d.bytes);
+  data.set("bytes", sp.host_scratch ? d.bytes : "0");
   data.set("work", d.work);
   data.set("call", indent_lines(d.call, "        "));
 

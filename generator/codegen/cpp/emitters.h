@@ -119,10 +119,14 @@ std::string emit_linalg_blockwise(const NodeEmitContext& c);
 struct LinalgSpelling {
   std::string mat_type = "kg::Mat";
   std::function<std::string(int)> alloc;
-  /// The namespace of the per-matrix kernels of one-matrix ops (Cholesky, MatrixInverse, Det,
-  /// SLogDet) and their leading arguments.
+  /// The namespace of the per-matrix kernels of the one-matrix ops (Cholesky, MatrixInverse,
+  /// Det, SLogDet) and the solves (Solve, SolveTriangular, CholeskySolve), and their leading
+  /// arguments.
   std::string kernels = "kg::linalg::";
   std::string args = "ictx, ar";
+  /// Whether the kernels take their work buffers from the host scratch for_each_item hands out
+  /// (false: kernels on the device, whose buffers are in the node's device slot).
+  bool host_scratch = true;
 };
 /// A linear-algebra node (core op or Blockwise of one) in that spelling.
 std::string emit_linalg_spelled(const NodeEmitContext& c, const LinalgSpelling& spelling);

@@ -167,12 +167,21 @@ std::shared_ptr<Backend> gpu_backend(const std::string& name) {
                  "templates/cpp/prologue/runtime.hpp",
                  "templates/cpp/prologue/indexing.hpp", "templates/gpu/prologue/device_status.hpp",
                  "templates/" + name + "/prologue/device_runtime.hpp", "templates/gpu/prologue/device_reads.hpp"};
-  // The products' host side, only where a graph has one (its BLAS library is linked then).
-  b->optional_prologue = {{"kg::product<",
-                           {"templates/" + name + "/prologue/device_blas.hpp", "templates/gpu/prologue/device_blas.hpp"},
-                           nullptr,
-                           "",
-                           ""}};
+  // The products' host side, only where a graph has one (its BLAS library is linked then); the
+  // cuda backend's device linear algebra (device_linalg.hpp: SolveTriangular's trsm) takes the
+  // cuBLAS handle too.
+  auto blas = [name](const std::vector<std::string>& code) {
+    auto has = [&](const char* marker) {
+      return std::any_of(code.begin(), code.end(), [&](const std::string& c) { return c.find(marker) != std::string::npos; });
+    };
+    const bool product = has("kg::product<");
+    std::vector<std::string> files;
+    if (product || (name == "cuda" && has("kg::cusolver::")))
+      files.push_back("templates/" + name + "/prologue/device_blas.hpp");
+    if (product) files.push_back("templates/gpu/prologue/device_blas.hpp");
+    return files;
+  };
+  b->optional_prologue = {{"kg::product<", {}, blas, "", ""}};
   // Linear algebra's host path: the C++ backend's LAPACK code over host copies (OpenBLAS linked).
   b->optional_prologue.push_back({"kg::linalg::",
                                   {"templates/gpu/prologue/host_linalg.hpp", "runtime/include/kiln/runtime/lapack.hpp",
@@ -233,7 +242,8 @@ std::shared_ptr<const Backend> make_cuda_backend() {
   b->toolchain.compiler_env = "CUDACXX";
   b->toolchain.default_compiler = "nvcc";
   b->toolchain.libraries = "-lcudart";
-  // cuBLAS for products, cuSOLVER for Cholesky, OpenBLAS (LAPACK) for linear algebra's host path.
+  // cuBLAS for products and SolveTriangular, cuSOLVER for Cholesky, Solve, CholeskySolve,
+  // MatrixInverse, Det and SLogDet, OpenBLAS (LAPACK) for linear algebra's host path.
   b->toolchain.blas_libraries = "-lcublas";
   b->toolchain.linalg_libraries = "-lcusolver -lopenblas";
   return b;

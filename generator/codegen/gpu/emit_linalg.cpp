@@ -5,7 +5,9 @@
 // batching (Blockwise), shape checks, error statuses and messages (singular, not positive
 // definite, on_error='nan') are the cpp backend's. The cost is a round trip through host memory
 // and a wait for the device per node (docs/gpu_backends.md, "Linear algebra"). The cuda
-// backend's Cholesky (float results) runs on the device instead, through cuSOLVER.
+// backend runs Cholesky, Solve (assume_a='gen'), SolveTriangular, CholeskySolve, MatrixInverse,
+// Det and SLogDet with float results on the device instead, through cuSOLVER and cuBLAS
+// (templates/cuda/prologue/device_linalg.hpp) with the same host code around them.
 #include <set>
 #include <string>
 
@@ -15,6 +17,7 @@
 #include "codegen/gpu/emitters.h"
 #include "ir/error.h"
 #include "ops/blockwise.h"
+#include "ops/linalg/linalg.h"
 
 namespace kiln {
 
@@ -24,13 +27,20 @@ std::string host_tensor_type(const Variable& v) {
   return "kg::Tensor<" + ctype(v.dtype()) + ", " + std::to_string(v.ndim()) + ">";
 }
 
-// The cuda backend factors a Cholesky with a float32/float64 result on the device (cuSOLVER's
-// potrf, templates/cuda/prologue/device_linalg.hpp); the rest takes the host path.
-bool cusolver_cholesky(const NodeEmitContext& c, const std::string& backend) {
+// The cuda backend's ops on the device (templates/cuda/prologue/device_linalg.hpp) when their
+// results are float32/float64 (cuSOLVER's and cuBLAS's real types): Solve of a general matrix
+// (getrf; the structured ones stay on the host path), the others whatever their props. The rest
+// takes the host path.
+bool cuda_device_linalg(const NodeEmitContext& c, const std::string& backend) {
+  if (backend != "cuda") return false;
   const Op& op = c.node().op();
-  const std::string name(op.name() == "Blockwise" ? static_cast<const Blockwise&>(op).core_op().name() : op.name());
-  const DType out = c.out_var(0).dtype();
-  return backend == "cuda" && name == "Cholesky" && (out == DType::Float32 || out == DType::Float64);
+  const Op& core = op.name() == "Blockwise" ? static_cast<const Blockwise&>(op).core_op() : op;
+  for (int k = 0; k < c.node().num_outputs(); ++k)
+    if (c.out_var(k).dtype() != DType::Float32 && c.out_var(k).dtype() != DType::Float64) return false;
+  if (const auto* s = dynamic_cast<const Solve*>(&core)) return s->structure() == kiln_linalg::Structure::General;
+  for (const char* name : {"Cholesky", "SolveTriangular", "CholeskySolve", "MatrixInverse", "Det", "SLogDet"})
+    if (core.name() == name) return true;
+  return false;
 }
 
 }  // namespace
@@ -53,12 +63,14 @@ NodeCode gpu_emit_linalg(const NodeEmitContext& c, const GpuDialect&, const std:
     throw NotImplementedError("`" + c.node().op().str() + "` has no " + backend +
                               " implementation (linear algebra on the GPU backends: " + "Cholesky, Solve, "
                               "SolveTriangular, CholeskySolve, MatrixInverse, Det and SLogDet only)");
-  if (cusolver_cholesky(c, backend)) {
-    // The C++ backend's host code over device tensors; each matrix factored on the stream.
+  if (cuda_device_linalg(c, backend)) {
+    // The C++ backend's host code over device tensors; each matrix's work queued on the stream,
+    // its buffers in the node's device slot.
     LinalgSpelling sp;
     sp.mat_type = "kg::cusolver::DMat";
     sp.kernels = "kg::cusolver::";
     sp.args = "ictx, ar, " + std::to_string(c.scratch_slot()) + ", kWhere";
+    sp.host_scratch = false;
     return NodeCode(emit_linalg_spelled(c, sp));
   }
   const std::string key = c.kernel_name();
