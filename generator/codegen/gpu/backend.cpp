@@ -115,8 +115,9 @@ std::vector<UnsupportedOp> gpu_unsupported(const std::vector<OpEmitter>& table) 
       continue;
     }
     out.push_back({e.op_name, e.needs_blas ? "no GPU kernel yet: of linear algebra the GPU backends run Cholesky, Solve, "
-                                             "SolveTriangular, CholeskySolve, MatrixInverse, Det and SLogDet only, by a "
-                                             "host path (docs/gpu_backends.md, \"Linear algebra\")"
+                                             "SolveTriangular, CholeskySolve, MatrixInverse, Det and SLogDet only (cuda: "
+                                             "through cuSOLVER and cuBLAS; opencl: by a host path; "
+                                             "docs/gpu_backends.md, \"Linear algebra\")"
                                            : "no GPU kernel yet (docs/gpu_backends.md lists what the GPU backends do)"});
   }
   return out;
