@@ -718,6 +718,7 @@ TEST_CASE("opencl: linear algebra and a product in one source, on host copies, a
   g.output(det(s), "d");
   g.output(slogdet(s)[1], "logdet");
   g.output(matrix_inverse(s), "inv");
+  g.output(eigvalsh(s), "eigenvalues");
   const FunctionGraph fg = g.build();
   const BuildResult built = compile_bundle({{&fg, "mvn_pieces"}}, "mvn_pieces_opencl", opencl_options());
   Library so(built.library_path);
@@ -754,17 +755,6 @@ TEST_CASE("opencl: linear algebra and a product in one source, on host copies, a
   CHECK(got.status == KILN_ERR_LINALG);
   CHECK_MESSAGE(got.error.find("matrix is not positive definite") != std::string::npos, got.error);
   CHECK_MESSAGE(got.error.find("Cholesky") != std::string::npos, got.error);
-  // The linear algebra the GPU backends lack is refused with the list of what they run.
-  GraphBuilder e("eigh_on_gpu");
-  auto m = e.input("m", DType::Float64, {-1, -1});
-  e.output(eigvalsh(m), "w");
-  const FunctionGraph efg = e.build();
-  try {
-    emit_bundle({{&efg, "eigh_on_gpu"}}, "eigh_on_gpu", opencl_options());
-    FAIL("expected a NotImplementedError");
-  } catch (const NotImplementedError& err) {
-    CHECK_MESSAGE(std::string(err.what()).find("Cholesky, Solve") != std::string::npos, err.what());
-  }
 #endif
 }
 
@@ -1043,13 +1033,13 @@ TEST_CASE("opencl: IfElse runs only the branch taken, its condition read once") 
 #endif
 }
 
-TEST_CASE("opencl: an op without a GPU kernel is a compile-time error naming op, props and backend") {
+TEST_CASE("opencl: an op without a GPU kernel is a compile-time error naming op and backend") {
   for (const char* backend : {"opencl", "cuda"}) {
     CompileOptions o = opencl_options();
     o.backend = backend;
-    // An eigendecomposition (fixture linalg/eigh_float32_upper): of linear algebra the GPU
-    // backends lack it (every RandomVariable draws on Philox streams: test_gpu_random.cpp).
-    const std::vector<std::string> dirs = list_fixture_cases("linalg/eigh_float32_upper");
+    // A general eigendecomposition (fixture complex/eig_float64): its results are complex, which
+    // the GPU backends lack; every other linear algebra op runs (the linalg fixtures above).
+    const std::vector<std::string> dirs = list_fixture_cases("complex/eig_float64");
     REQUIRE(!dirs.empty());
     const FixtureCase la = load_fixture_case(dirs[0]);
     try {
@@ -1057,10 +1047,9 @@ TEST_CASE("opencl: an op without a GPU kernel is a compile-time error naming op,
       FAIL("expected a NotImplementedError");
     } catch (const NotImplementedError& e) {
       const std::string what = e.what();
-      CHECK_MESSAGE(what.find("`Eigh{") != std::string::npos, what);
-      CHECK_MESSAGE(what.find("lower=False") != std::string::npos, what);
-      CHECK_MESSAGE(what.find("has no " + std::string(backend) + " implementation") != std::string::npos, what);
-      CHECK_MESSAGE(what.find("no GPU kernel yet") != std::string::npos, what);
+      CHECK_MESSAGE(what.find("Eig") != std::string::npos, what);
+      CHECK_MESSAGE(what.find(std::string(backend)) != std::string::npos, what);
+      CHECK_MESSAGE(what.find("complex") != std::string::npos, what);
     }
   }
 }

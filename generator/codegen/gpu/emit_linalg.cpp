@@ -4,7 +4,8 @@
 // copies, and each output uploaded to its device memory (kg::linalg::to_device). So results,
 // batching (Blockwise), shape checks, error statuses and messages (singular, not positive
 // definite, on_error='nan') are the cpp backend's. The cost is a round trip through host memory
-// and a wait for the device per node (docs/gpu_backends.md, "Linear algebra"). The cuda
+// and a wait for the device per node (docs/gpu_backends.md, "Linear algebra"). Every linear
+// algebra op of the cpp backend takes this path but Eig, whose results are complex. The cuda
 // backend runs Cholesky, Solve (assume_a='gen'), SolveTriangular, CholeskySolve, MatrixInverse,
 // Det and SLogDet with float results on the device instead, through cuSOLVER and cuBLAS
 // (templates/cuda/prologue/device_linalg.hpp) with the same host code around them.
@@ -46,8 +47,9 @@ bool cuda_device_linalg(const NodeEmitContext& c, const std::string& backend) {
 }  // namespace
 
 const std::vector<std::string>& gpu_linalg_ops() {
-  static const std::vector<std::string> ops = {"Cholesky",      "Solve", "SolveTriangular", "CholeskySolve",
-                                               "MatrixInverse", "Det",   "SLogDet"};
+  static const std::vector<std::string> ops = {
+      "Cholesky", "Solve", "SolveTriangular", "CholeskySolve", "MatrixInverse", "Det", "SLogDet", "LU", "LUFactor",
+      "PivotToPermutations", "QR", "MatrixPinv", "Expm", "Eigh", "Eigvalsh", "SVD", "KroneckerProduct", "BlockDiagonal"};
   return ops;
 }
 
@@ -61,8 +63,8 @@ bool gpu_emits_linalg(const Op& op) {
 NodeCode gpu_emit_linalg(const NodeEmitContext& c, const GpuDialect&, const std::string& backend) {
   if (!gpu_emits_linalg(c.node().op()))
     throw NotImplementedError("`" + c.node().op().str() + "` has no " + backend +
-                              " implementation (linear algebra on the GPU backends: " + "Cholesky, Solve, "
-                              "SolveTriangular, CholeskySolve, MatrixInverse, Det and SLogDet only)");
+                              " implementation (of linear algebra the GPU backends lack only Eig, whose results are "
+                              "complex)");
   if (cuda_device_linalg(c, backend)) {
     // The C++ backend's host code over device tensors; each matrix's work queued on the stream,
     // its buffers in the node's device slot.
