@@ -2465,7 +2465,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 }
 
 // The output shapes of the graph, computed from the inputs (the shape graph).
-static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& sink) {
+__attribute__((cold)) static int32_t run_shapes(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& sink) {
   (void)inputs;
   (void)sink;
   kg::Tensor<double, 2> v0;
