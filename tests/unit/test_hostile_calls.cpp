@@ -7,13 +7,18 @@
 #include <doctest/doctest.h>
 
 #include <climits>
+#include <fstream>
 #include <functional>
 #include <memory>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "api/elementwise.h"
 #include "api/graph_builder.h"
 #include "compiled.h"
 #include "guarded_buffer.h"
+#include "io/graph_load.h"
 #include "ops/advanced_subtensor.h"
 #include "ops/alloc.h"
 #include "ops/assert.h"
@@ -417,4 +422,68 @@ TEST_CASE("hostile calls: null arguments, foreign contexts and thread counts (co
       if (m) m->deleter(m);
   }
   elem.context_destroy(ctx);
+}
+
+// A buffer the runtime allocates inside a call (a permutation's rows, a random variable's
+// draws: std::vector) that cannot get its memory must come back as KILN_ERR_ALLOC, not as a C++
+// exception through the C ABI (which would terminate a C or Python caller). The address space
+// is capped for the call so that the output fits and the permutation's rows do not.
+TEST_CASE("hostile calls: memory that runs out inside a call is KILN_ERR_ALLOC, not an exception (compiled)") {
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KILN_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(KILN_TEST_ASAN)
+  MESSAGE("skipped: AddressSanitizer reserves its shadow memory outside any address-space cap");
+#else
+  const std::string text = R"json({"format": "kiln-graph", "version": 2, "name": "perm",
+    "variables": [{"id": "rng", "type": {"kind": "rng", "bit_generator": "PCG64"}},
+                  {"id": "size", "type": {"kind": "none"}},
+                  {"id": "n", "name": "n", "type": {"dtype": "int64", "shape": []}},
+                  {"id": "next", "type": {"kind": "rng", "bit_generator": "PCG64"}},
+                  {"id": "y", "type": {"dtype": "int64", "shape": [null]}}],
+    "nodes": [{"op": "PermutationRV", "props": {"signature": "()->(x)", "dtype": "int64"},
+               "inputs": ["rng", "size", "n"], "outputs": ["next", "y"]}],
+    "inputs": ["rng", "n"], "outputs": ["next", "y"]})json";
+  const FunctionGraph fg = load_graph_text(text, "");
+  const BuildResult built = build_bundle({{&fg, "perm"}}, "hostile_alloc");
+  const Library lib(built.library_path);
+  const kiln_graph_info& info = lib.graph("perm");
+  Array rng = Array::empty(DType::UInt64, {6});
+  const std::uint64_t words[6] = {1, 2, 3, 5, 0, 0};
+  for (int i = 0; i < 6; ++i) rng.data<std::uint64_t>()[i] = words[i];
+  Array n = Array::empty(DType::Int64, {});
+  *n.data<std::int64_t>() = 7;
+  const CallResult small = call_compiled(info, {rng, n});  // warms up the context's code paths
+  REQUIRE_MESSAGE(small.status == KILN_OK, small.error);
+  // The process's address space now, from /proc/self/statm (pages).
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t pages = 0;
+  statm >> pages;
+  REQUIRE(pages > 0);
+  const std::uint64_t now = pages * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  rlimit old{};
+  REQUIRE(getrlimit(RLIMIT_AS, &old) == 0);
+  const std::uint64_t cap = now + (std::uint64_t{1} << 30);
+  if (old.rlim_cur != RLIM_INFINITY && old.rlim_cur < cap) {
+    MESSAGE("skipped: the address space is already capped below what the case needs");
+    return;
+  }
+  // 768 MiB of output (3 * 2^25 int64) fits under the cap; its 768 MiB of rows beside it do not.
+  *n.data<std::int64_t>() = std::int64_t{3} << 25;
+  rlimit capped = old;
+  capped.rlim_cur = cap;
+  REQUIRE(setrlimit(RLIMIT_AS, &capped) == 0);
+  CallResult got;
+  try {
+    got = call_compiled(info, {rng, n});
+  } catch (...) {
+    setrlimit(RLIMIT_AS, &old);
+    throw;
+  }
+  REQUIRE(setrlimit(RLIMIT_AS, &old) == 0);
+  CHECK(got.status == KILN_ERR_ALLOC);
+  CHECK_MESSAGE(got.error.find("out of memory") != std::string::npos, got.error);
+#endif
 }

@@ -148,6 +148,26 @@ inline int32_t at_node(Ctx* ctx, int32_t status, const char* where) {
   return status;
 }
 
+/// Runs one call of a graph so that no C++ exception leaves the library (kiln.h promises none
+/// crosses the C ABI): a std::vector of the runtime (a random variable's draws, a permutation's
+/// rows) that cannot get its memory throws std::bad_alloc, which becomes KILN_ERR_ALLOC here.
+template <typename F>
+inline int32_t no_throw(Ctx* ctx, F&& run) {
+#if defined(__cpp_exceptions)
+  try {
+    return run();
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, KILN_ERR_ALLOC, "out of memory: a buffer of the call could not be allocated");
+  } catch (const std::exception& e) {
+    return fail(ctx, KILN_ERR_INTERNAL, "unexpected C++ exception: %s", e.what());
+  } catch (...) {
+    return fail(ctx, KILN_ERR_INTERNAL, "unexpected C++ exception");
+  }
+#else
+  return run();
+#endif
+}
+
 #define KILN_TRY(expr)            \
   do {                            \
     int32_t kiln_status_ = (expr); \

@@ -1145,6 +1145,26 @@ inline int32_t at_node(Ctx* ctx, int32_t status, const char* where) {
   return status;
 }
 
+/// Runs one call of a graph so that no C++ exception leaves the library (kiln.h promises none
+/// crosses the C ABI): a std::vector of the runtime (a random variable's draws, a permutation's
+/// rows) that cannot get its memory throws std::bad_alloc, which becomes KILN_ERR_ALLOC here.
+template <typename F>
+inline int32_t no_throw(Ctx* ctx, F&& run) {
+#if defined(__cpp_exceptions)
+  try {
+    return run();
+  } catch (const std::bad_alloc&) {
+    return fail(ctx, KILN_ERR_ALLOC, "out of memory: a buffer of the call could not be allocated");
+  } catch (const std::exception& e) {
+    return fail(ctx, KILN_ERR_INTERNAL, "unexpected C++ exception: %s", e.what());
+  } catch (...) {
+    return fail(ctx, KILN_ERR_INTERNAL, "unexpected C++ exception");
+  }
+#else
+  return run();
+#endif
+}
+
 #define KILN_TRY(expr)            \
   do {                            \
     int32_t kiln_status_ = (expr); \
@@ -3785,7 +3805,7 @@ int32_t call(kiln_context* handle, const DLTensor* inputs, DLManagedTensor** out
   kg::OutputSink sink;
   sink.owned = outputs;
   sink.count = kNumOutputs;
-  int32_t status = run_graph(ctx, inputs, sink);
+  int32_t status = kg::no_throw(ctx, [&] { return run_graph(ctx, inputs, sink); });
   if (status != KILN_OK) {
     for (int32_t k = 0; k < kNumOutputs; ++k) {
       if (outputs[k]) outputs[k]->deleter(outputs[k]);
@@ -3803,7 +3823,7 @@ int32_t call_into(kiln_context* handle, const DLTensor* inputs, DLTensor* output
   sink.caller_provided = true;
   sink.given = outputs;
   sink.count = kNumOutputs;
-  return run_graph(ctx, inputs, sink);
+  return kg::no_throw(ctx, [&] { return run_graph(ctx, inputs, sink); });
 }
 
 int32_t output_shapes(kiln_context* handle, const DLTensor* inputs, int64_t* shapes) {
@@ -3821,7 +3841,7 @@ int32_t output_shapes(kiln_context* handle, const DLTensor* inputs, int64_t* sha
   sink.caller_provided = true;
   sink.given = lengths;
   sink.count = kNumShapeOutputs;
-  return run_shapes(ctx, inputs, sink);
+  return kg::no_throw(ctx, [&] { return run_shapes(ctx, inputs, sink); });
 }
 
 }  // namespace scan_ar2_impl
