@@ -179,14 +179,18 @@ std::string emit_elemwise(const NodeEmitContext& c) {
   data.set("gathers", gathers);
   data.set("static_broadcast", static_bcast);
   data.set("fast_path", fast);
+  // Every operand statically a single element or contiguous: the flat loop always applies, and
+  // the general loop would be dead code that still costs the compiler its parse.
+  data.set("general_path", fast != "true");
 
   int counter = 0;
   ScalarCode code = emit_scalar_code(op.scalar_op(), args, arg_dtypes, "t", counter);
   data.set("body", indent_lines(code.statements, "      "));
-  // A 0-d result is one element (every input is 0-d too): a plain block, not the two loops. The
-  // shape arithmetic of most graphs and a PyMC model's scalar parameters are such nodes; the
-  // loops' code costs compile time for nothing there.
-  data.set("scalar", nd == 0);
+  // A result that is statically one element (0-d, or every length statically 1, so every input
+  // is one element too) is a plain block, not the two loops. The shape arithmetic of most graphs
+  // and a PyMC model's scalar parameters are such nodes; the loops' code (vectorised for an
+  // unknown length) costs compile time for nothing there.
+  data.set("scalar", single_output && !has_gathers);
   data.set("scalar_body", indent_lines(code.statements, "  "));
 
   TemplateData outputs{TemplateData::type::list}, extra{TemplateData::type::list};

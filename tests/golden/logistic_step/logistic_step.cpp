@@ -2542,13 +2542,7 @@ inline int32_t rank1_update(Ctx* ctx, T alpha, Mat<const T> x, Mat<const T> y, M
 }  // namespace
 
 // ---- graph "logistic_regression": exported as logistic_step_* ----------------------------------
-extern "C" __attribute__((visibility("hidden"))) int32_t kiln_logistic_step_run_graph_node1(void* frame);
-extern "C" __attribute__((visibility("hidden"))) int32_t kiln_logistic_step_run_graph_node2(void* frame);
-extern "C" __attribute__((visibility("hidden"))) int32_t kiln_logistic_step_run_graph_node3(void* frame);
-extern "C" __attribute__((visibility("hidden"))) int32_t kiln_logistic_step_run_graph_node4(void* frame);
-extern "C" __attribute__((visibility("hidden"))) int32_t kiln_logistic_step_run_graph_node5(void* frame);
-extern "C" __attribute__((visibility("hidden"))) int32_t kiln_logistic_step_run_graph_node6(void* frame);
-extern "C" __attribute__((visibility("hidden"))) int32_t kiln_logistic_step_run_graph_node8(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_logistic_step_run_graph_node7(void* frame);
 extern "C" __attribute__((visibility("hidden"))) int32_t kiln_logistic_step_run_graph_node9(void* frame);
 extern "C" __attribute__((visibility("hidden"))) int32_t kiln_logistic_step_run_graph_node14(void* frame);
 namespace {
@@ -2604,94 +2598,31 @@ struct run_graph_frame {
   kg::Tensor<double, 0> v22;
   kg::Tensor<double, 0> v23;
   int32_t run();
-  int32_t node1();
-  int32_t node2();
-  int32_t node3();
-  int32_t node4();
-  int32_t node5();
-  int32_t node6();
-  int32_t node8();
+  int32_t node7();
   int32_t node9();
   int32_t node14();
 };
 #if KILN_PART != 1
-// [1] ExpandDims{axis=0} -> v5
-int32_t run_graph_frame::node1() {
-  static const char kWhere[] = "node [1] ExpandDims{axis=0} -> \042b1\042 (from /nodes/1 DimShuffle)";
-
-    v5.data = v3.data;
-    v5.shape[0] = 1;
-    v5.strides[0] = 0;
-
-  return KILN_OK;
-}
-// [2] Shape_i{0} -> v6
-int32_t run_graph_frame::node2() {
-  static const char kWhere[] = "node [2] Shape_i{0} (from /nodes/0 Dot)";
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v6), kWhere);
-
-    v6.data[0] = v0.shape[0];
-
-  return KILN_OK;
-}
-// [3] AllocEmpty{dtype='float64'} -> v7
-int32_t run_graph_frame::node3() {
-  static const char kWhere[] = "node [3] AllocEmpty{dtype='float64'} (from /nodes/0 Dot)";
-    KILN_TRY_AT(kg::read_length(ctx, v6, "length input 0", v7.shape[0]), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v7), kWhere);
+// [7] Reciprocal -> v11
+int32_t run_graph_frame::node7() {
+  static const char kWhere[] = "node [7] Reciprocal (from /nodes/12 Sum, /nodes/15 Elemwise)";
 
 
-  return KILN_OK;
-}
-// [4] Shape_i{0} -> v8
-int32_t run_graph_frame::node4() {
-  static const char kWhere[] = "node [4] Shape_i{0} (from /nodes/12 Sum, /nodes/13 Shape_i)";
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v8), kWhere);
-
-    v8.data[0] = v1.shape[0];
-
-  return KILN_OK;
-}
-// [5] Cast{float64} -> v9
-int32_t run_graph_frame::node5() {
-  static const char kWhere[] = "node [5] Cast{float64} -> \042nf\042 (from /nodes/14 Elemwise)";
-
-
-
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v9), kWhere);
     {
-      const int64_t i0 = v8.data[0];
-      const double t0 = static_cast<double>(kiln_scalar::convert<double>(i0));
+      const int64_t lengths[] = { v10.shape[0] };
+      static const bool broadcastable[] = { true };
+      KILN_TRY_AT(kg::broadcast_length(ctx, v11.shape[0], 0, lengths, broadcastable, 1), kWhere);
+    }
 
-      v9.data[0] = t0;
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v11), kWhere);
+    {
+      const double i0 = v10.data[0];
+      const double t0 = static_cast<double>((double(1) / i0));
+
+      v11.data[0] = t0;
     }
 
 
-
-  return KILN_OK;
-}
-// [6] ExpandDims{axis=0} -> v10
-int32_t run_graph_frame::node6() {
-  static const char kWhere[] = "node [6] ExpandDims{axis=0} (from /nodes/12 Sum, /nodes/15 Elemwise)";
-
-    v10.data = v9.data;
-    v10.shape[0] = 1;
-    v10.strides[0] = 0;
-
-  return KILN_OK;
-}
-// [8] Transpose{axes=[1, 0]} -> v12
-int32_t run_graph_frame::node8() {
-  static const char kWhere[] = "node [8] Transpose{axes=[1, 0]} (from /nodes/0 Dot)";
-
-    v12.data = v0.data;
-    v12.shape[0] = v0.shape[1];
-    v12.strides[0] = v0.strides[1];
-    v12.shape[1] = v0.shape[0];
-    v12.strides[1] = v0.strides[0];
 
   return KILN_OK;
 }
@@ -3100,80 +3031,87 @@ int32_t run_graph_frame::run() {
   }
 
   // [1] ExpandDims{axis=0} -> v5
-  KILN_TRY(kiln_logistic_step_run_graph_node1(this));
+  {
+    static const char kWhere[] = "node [1] ExpandDims{axis=0} -> \042b1\042 (from /nodes/1 DimShuffle)";
+
+    v5.data = v3.data;
+    v5.shape[0] = 1;
+    v5.strides[0] = 0;
+
+  }
 
   // [2] Shape_i{0} -> v6
-  KILN_TRY(kiln_logistic_step_run_graph_node2(this));
+  {
+    static const char kWhere[] = "node [2] Shape_i{0} (from /nodes/0 Dot)";
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v6), kWhere);
+
+    v6.data[0] = v0.shape[0];
+
+  }
 
   // [3] AllocEmpty{dtype='float64'} -> v7
-  KILN_TRY(kiln_logistic_step_run_graph_node3(this));
-
-  // [4] Shape_i{0} -> v8
-  KILN_TRY(kiln_logistic_step_run_graph_node4(this));
-
-  // [5] Cast{float64} -> v9
-  KILN_TRY(kiln_logistic_step_run_graph_node5(this));
-
-  // [6] ExpandDims{axis=0} -> v10
-  KILN_TRY(kiln_logistic_step_run_graph_node6(this));
-
-  // [7] Reciprocal -> v11
   {
-    static const char kWhere[] = "node [7] Reciprocal (from /nodes/12 Sum, /nodes/15 Elemwise)";
-
-
-    {
-      const int64_t lengths[] = { v10.shape[0] };
-      static const bool broadcastable[] = { true };
-      KILN_TRY_AT(kg::broadcast_length(ctx, v11.shape[0], 0, lengths, broadcastable, 1), kWhere);
-    }
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v11), kWhere);
-
-    {
-      const int64_t n = v11.size();
-      if (true) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          const double* __restrict p0 = v10.data;
-
-          double* __restrict q0 = v11.data;
-    #pragma GCC ivdep
-          for (int64_t e = begin; e < end; ++e) {
-            const double i0 = p0[0];
-          const double t0 = static_cast<double>((double(1) / i0));
-
-            q0[e] = t0;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v10.data;
-
-        double* __restrict q0 = v11.data;
-        int64_t strides[2][1] = {};
-        for (int d = 0; d < 1; ++d) {
-          strides[0][d] = v10.strides[d];
-          strides[1][d] = v11.strides[d];
-        }
-        strides[0][0] = 0;
-        kg::for_each_strided<1, 2>(v11.shape, strides, [&](const int64_t* off) {
-          const double i0 = p0[off[0]];
-          const double t0 = static_cast<double>((double(1) / i0));
-
-          q0[off[1]] = t0;
-        });
-
-      }
-    }
+    static const char kWhere[] = "node [3] AllocEmpty{dtype='float64'} (from /nodes/0 Dot)";
+    KILN_TRY_AT(kg::read_length(ctx, v6, "length input 0", v7.shape[0]), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v7), kWhere);
 
 
   }
 
+  // [4] Shape_i{0} -> v8
+  {
+    static const char kWhere[] = "node [4] Shape_i{0} (from /nodes/12 Sum, /nodes/13 Shape_i)";
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v8), kWhere);
+
+    v8.data[0] = v1.shape[0];
+
+  }
+
+  // [5] Cast{float64} -> v9
+  {
+    static const char kWhere[] = "node [5] Cast{float64} -> \042nf\042 (from /nodes/14 Elemwise)";
+
+
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v9), kWhere);
+    {
+      const int64_t i0 = v8.data[0];
+      const double t0 = static_cast<double>(kiln_scalar::convert<double>(i0));
+
+      v9.data[0] = t0;
+    }
+
+
+
+  }
+
+  // [6] ExpandDims{axis=0} -> v10
+  {
+    static const char kWhere[] = "node [6] ExpandDims{axis=0} (from /nodes/12 Sum, /nodes/15 Elemwise)";
+
+    v10.data = v9.data;
+    v10.shape[0] = 1;
+    v10.strides[0] = 0;
+
+  }
+
+  // [7] Reciprocal -> v11
+  KILN_TRY(kiln_logistic_step_run_graph_node7(this));
+
   // [8] Transpose{axes=[1, 0]} -> v12
-  KILN_TRY(kiln_logistic_step_run_graph_node8(this));
+  {
+    static const char kWhere[] = "node [8] Transpose{axes=[1, 0]} (from /nodes/0 Dot)";
+
+    v12.data = v0.data;
+    v12.shape[0] = v0.shape[1];
+    v12.strides[0] = v0.strides[1];
+    v12.shape[1] = v0.shape[0];
+    v12.strides[1] = v0.strides[0];
+
+  }
 
   // [9] row-block pass over v0: [9] Gemv{no_inplace}, [10] Composite{...}, [11] Sum{axes=None}, [12] Gemv{no_inplace}, [13] Sum{axis=0}
   KILN_TRY(kiln_logistic_step_run_graph_node9(this));
@@ -3382,13 +3320,7 @@ int32_t output_shapes(kiln_context* handle, const DLTensor* inputs, int64_t* sha
 // The second unit's steps, called by the first through C symbols: no C++ type crosses units
 // (each has its own copy of the runtime, in an anonymous namespace).
 #if KILN_PART != 1
-extern "C" int32_t kiln_logistic_step_run_graph_node1(void* frame) { return static_cast<logistic_step_impl::run_graph_frame*>(frame)->node1(); }
-extern "C" int32_t kiln_logistic_step_run_graph_node2(void* frame) { return static_cast<logistic_step_impl::run_graph_frame*>(frame)->node2(); }
-extern "C" int32_t kiln_logistic_step_run_graph_node3(void* frame) { return static_cast<logistic_step_impl::run_graph_frame*>(frame)->node3(); }
-extern "C" int32_t kiln_logistic_step_run_graph_node4(void* frame) { return static_cast<logistic_step_impl::run_graph_frame*>(frame)->node4(); }
-extern "C" int32_t kiln_logistic_step_run_graph_node5(void* frame) { return static_cast<logistic_step_impl::run_graph_frame*>(frame)->node5(); }
-extern "C" int32_t kiln_logistic_step_run_graph_node6(void* frame) { return static_cast<logistic_step_impl::run_graph_frame*>(frame)->node6(); }
-extern "C" int32_t kiln_logistic_step_run_graph_node8(void* frame) { return static_cast<logistic_step_impl::run_graph_frame*>(frame)->node8(); }
+extern "C" int32_t kiln_logistic_step_run_graph_node7(void* frame) { return static_cast<logistic_step_impl::run_graph_frame*>(frame)->node7(); }
 extern "C" int32_t kiln_logistic_step_run_graph_node9(void* frame) { return static_cast<logistic_step_impl::run_graph_frame*>(frame)->node9(); }
 extern "C" int32_t kiln_logistic_step_run_graph_node14(void* frame) { return static_cast<logistic_step_impl::run_graph_frame*>(frame)->node14(); }
 #endif
