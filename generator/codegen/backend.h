@@ -29,6 +29,9 @@ struct NodeCode {
       : host(std::move(host_code)), kernels(std::move(kernel_code)) {}
   std::string host;
   std::string kernels;
+  /// Host code at file scope, before the graph's functions; nodes share a piece by emitting
+  /// the same text, which the file then holds once (the cpp backend's reduction folds).
+  std::string shared;
 };
 
 using EmitFn = std::function<NodeCode(const NodeEmitContext&)>;

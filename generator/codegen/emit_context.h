@@ -22,6 +22,9 @@ class NodeEmitContext {
   /// A C identifier unique to this node within the source file (graph, function and step):
   /// what a device backend names the node's kernels after.
   std::string kernel_name() const { return kernel_prefix_ + "_s" + std::to_string(step_); }
+  /// What kernel_name() starts with: unique to the graph and function within the source file,
+  /// for code that nodes of one function share (the cpp backend's reduction folds).
+  const std::string& kernel_prefix() const { return kernel_prefix_; }
   /// C name of input i / output i ("v3").
   std::string in(int i) const;
   std::string out(int i) const;

@@ -84,6 +84,7 @@ TemplateData branch_transition(RegionPath& open, const RegionPath& next, const L
 struct FileScope {
   ConstantSink constants;
   std::vector<std::string> kernels;
+  std::vector<std::string> shared;  ///< NodeCode::shared, each distinct text once
   /// compile_weight of each inner function (a Scan's step function) with its own inner ones:
   /// a split build compiles it in the unit of the step that calls it.
   std::map<std::string, double> function_weights;
@@ -272,6 +273,8 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
     for (int o = 0; o < node.num_outputs(); ++o) outs.push_back(lg.var(node.output_ptr(o)).cname);
     NodeCode code = entry.emit(ctx);
     if (!code.kernels.empty()) scope.kernels.push_back(code.kernels);
+    if (!code.shared.empty() && std::find(scope.shared.begin(), scope.shared.end(), code.shared) == scope.shared.end())
+      scope.shared.push_back(code.shared);
     TemplateData item;
     enter(node, item);
     item.set("index", std::to_string(i));
@@ -436,6 +439,7 @@ GraphCode generate_graph_code(const Backend& backend, const FunctionGraph& graph
     code.kernels = std::move(scope.kernels);
   else if (!scope.kernels.empty())
     code.impl = join(scope.kernels, "\n") + "\n" + code.impl;
+  if (!scope.shared.empty()) code.impl = join(scope.shared, "\n") + "\n" + code.impl;
   if (!scope.constants.declarations.empty())
     code.impl = "// Large constants of " + name + ", defined in " + name + "_data.S.\n" +
                 join(scope.constants.declarations, "") + "\n" + code.impl;

@@ -9,12 +9,14 @@
 #include <vector>
 
 #include "codegen/c_names.h"
+#include "codegen/c_types.h"
 #include "codegen/cpp/emitters.h"
 #include "codegen/cpp/scalar_code.h"
 #include "codegen/reduce_fold.h"
 #include "ir/error.h"
 #include "ops/reduce.h"
 #include "ops/scalar/composite.h"
+#include "util/sha256.h"
 
 namespace kiln {
 
@@ -66,7 +68,7 @@ TemplateData dim_range(int from, int to) {
 
 }  // namespace
 
-std::string emit_careduce(const NodeEmitContext& c) {
+NodeCode emit_careduce(const NodeEmitContext& c) {
   const auto& op = static_cast<const CAReduce&>(c.node().op());
   const DType in = c.in_var(0).dtype();
   const int ndim = c.in_var(0).ndim();
@@ -124,7 +126,17 @@ std::string emit_careduce(const NodeEmitContext& c) {
   data.set("general", nred > 0);
   data.set("outer", str(nred - 1));
   data.set("outer_or_1", str(std::max(nred - 1, 1)));
-  return render_template("templates/cpp/ops/reduce.mustache", data);
+  // The fold is a file-scope function named after its text: nodes with the same fold (a
+  // model's several sums of a vector of doubles) share one copy, compiled once.
+  data.set("x_type", tensor_type(c.in_var(0)));
+  data.set("y_type", tensor_type(c.out_var(0)));
+  data.set("fold", "FOLD");
+  const std::string text = render_template("templates/cpp/ops/reduce_fold.mustache", data);
+  const std::string name = c.kernel_prefix() + "_fold_" + sha256_hex(text).substr(0, 12);
+  data.set("fold", name);
+  NodeCode code(render_template("templates/cpp/ops/reduce.mustache", data));
+  code.shared = render_template("templates/cpp/ops/reduce_fold.mustache", data);
+  return code;
 }
 
 std::string emit_argmax(const NodeEmitContext& c) {

@@ -89,7 +89,7 @@ std::string emit_device_repeat(const NodeEmitContext& c, const std::string& kern
 std::string emit_device_fill_diagonal(const NodeEmitContext& c, const std::string& kernel_ref);
 
 /// Reductions (emit_reduce.cpp): every CAReduce name, and Argmax.
-std::string emit_careduce(const NodeEmitContext& c);
+NodeCode emit_careduce(const NodeEmitContext& c);
 std::string emit_argmax(const NodeEmitContext& c);
 /// CumOp (emit_cumulative.cpp).
 std::string emit_cumop(const NodeEmitContext& c);

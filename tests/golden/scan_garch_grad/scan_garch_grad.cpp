@@ -2701,13 +2701,115 @@ inline int32_t finish(Ctx*, const Tensor<T, N>& buf, Tensor<T, N>& out, int64_t 
 
 }  // namespace
 
+// The fold of a reduction, shared by every node whose fold is the same text (one copy
+// to compile, however many nodes sum a vector of doubles).
+static __attribute__((unused)) void scan_garch_grad_run_graph_fold_cac07b04bdda(kg::Ctx* ctx, const kg::Tensor<double, 1>& in, kg::Tensor<double, 0>& out) {
+  using T = double;  // input element
+  using A = double;  // accumulator
+  using O = double;  // output element
+  const A init = A(0);
+  // One step of the fold: the accumulator after element x.
+  const auto step = [](A a, T x) -> A {
+    const A v = kiln_scalar::convert<A>(x);
+    const double t0 = static_cast<double>((a + v));
+    return t0;
+  };
+  // Joins the accumulators of two consecutive runs of elements.
+  const auto combine = [](A a, A b) -> A {
+    const double t0 = static_cast<double>((a + b));
+    return t0;
+  };
+  static const int axes[] = { 0 };
+  const kg::Rows<1, 1> rows(in, axes);  // one row per output element
+  const int64_t len = rows.len;
+  const T* __restrict px = in.data;
+  O* __restrict py = out.data;
+  if (rows.count == 0) {
+    // No output element.
+  } else if (rows.unit) {
+    // Each output folds a run of len consecutive elements. Runs longer than kChunk are cut
+    // into at most kMaxChunks chunks sized from len alone, so the result never depends on the
+    // thread count; a chunk folds into kLanes independent accumulators the compiler vectorises.
+    static constexpr int kLanes = 32;  // static: clang -fopenmp cannot use a local in the lambdas below
+    static constexpr int64_t kChunk = 16384, kMaxChunks = 64;
+    // Not inlined: the vectorised fold is then compiled once per distinct fold, not once per call site
+    // (four, with the paths below and OpenMP's copies: a fifth of a PyMC model's object code),
+    // and every row goes through the same instructions whatever the thread count.
+    const auto fold = [&](const T* p, int64_t n) __attribute__((noinline)) -> A {
+      if (n < kLanes) {
+        // A short run in order: the lanes below would all stay `init`, which combine leaves
+        // unchanged, so this is the same value without their cost.
+        A r = init;
+        for (int64_t k = 0; k < n; ++k) r = step(r, p[k]);
+        return r;
+      }
+      A acc[kLanes];
+      for (int j = 0; j < kLanes; ++j) acc[j] = init;
+      int64_t k = 0;
+      for (; n - k >= kLanes; k += kLanes) {
+#pragma omp simd
+        for (int j = 0; j < kLanes; ++j) acc[j] = step(acc[j], p[k + j]);
+      }
+      A r = acc[0];
+      for (int j = 1; j < kLanes; ++j) r = combine(r, acc[j]);
+      for (; k < n; ++k) r = step(r, p[k]);
+      return r;
+    };
+    int64_t chunks = 1, chunk = len;
+    if (len > kChunk) {
+      chunks = (len + kChunk - 1) / kChunk;
+      if (chunks > kMaxChunks) chunks = kMaxChunks;
+      chunk = ((len + chunks - 1) / chunks + kLanes - 1) / kLanes * kLanes;
+      chunks = (len + chunk - 1) / chunk;
+    }
+    const auto fold_chunk = [&](const T* p, int64_t c) {
+      const int64_t rest = len - c * chunk;
+      return fold(p + c * chunk, rest < chunk ? rest : chunk);
+    };
+    if (chunks > 1 && rows.count < ctx->num_threads) {
+      // Few long runs: the chunks of each run in parallel.
+      for (int64_t r = 0; r < rows.count; ++r) {
+        const T* p = px + rows.offset(r);
+        A part[kMaxChunks];
+        kg::for_range(ctx, chunks, len, [&](int64_t c) { part[c] = fold_chunk(p, c); });
+        A acc = part[0];
+        for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, part[c]);
+        py[r] = kiln_scalar::convert<O>(acc);
+      }
+    } else {
+      kg::for_range(ctx, rows.count, rows.count * len, [&](int64_t r) {
+        const T* p = px + rows.offset(r);
+        A acc = fold_chunk(p, 0);
+        for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, fold_chunk(p, c));
+        py[r] = kiln_scalar::convert<O>(acc);
+      });
+    }
+
+  }
+
+  else {
+    // Any strides: each output folds its elements in C order of the reduced dimensions
+    // (perform's order), the last one as a strided inner loop.
+    int64_t outer_strides[1][1] = {};
+    for (int j = 0; j < 0; ++j) outer_strides[0][j] = rows.strides[j];
+    const int64_t n = rows.shape[0], s = rows.strides[0];
+    kg::for_range(ctx, rows.count, rows.count * len, [&](int64_t r) {
+      const T* p = px + rows.offset(r);
+      A acc = init;
+      kg::for_each_strided<0, 1>(rows.shape, outer_strides, [&](const int64_t* off) {
+        for (int64_t k = 0; k < n; ++k) acc = step(acc, p[off[0] + k * s]);
+      });
+      py[r] = kiln_scalar::convert<O>(acc);
+    });
+  }
+}
+
 // ---- graph "grad_garch11": exported as scan_garch_grad_* ----------------------------------
-extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node2(void* frame);
-extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node8(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node3(void* frame);
 extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node14(void* frame);
-extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node17(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node20(void* frame);
 extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node21(void* frame);
-extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node51(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node40(void* frame);
 extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node54(void* frame);
 namespace {
 namespace scan_garch_grad_impl {
@@ -3181,40 +3283,24 @@ struct run_graph_frame {
   kg::Tensor<double, 1> v126;
   kg::Tensor<double, 0> v127;
   int32_t run();
-  int32_t node2();
-  int32_t node8();
+  int32_t node3();
   int32_t node14();
-  int32_t node17();
+  int32_t node20();
   int32_t node21();
-  int32_t node51();
+  int32_t node40();
   int32_t node54();
 };
 #if KILN_PART != 1
-// [2] Subtensor{i} -> v9
-int32_t run_graph_frame::node2() {
-  static const char kWhere[] = "node [2] Subtensor{i} -> \042v15\042 (from /nodes/5 Subtensor)";
-    const int64_t ix0 = 0;
-    int64_t at0;
-    KILN_TRY_AT(kg::check_index(ctx, ix0, v8.shape[0], 0, at0), kWhere);
-    v9.data = v8.data;
-    if (v9.size() > 0) v9.data += at0 * v8.strides[0];
-
-  return KILN_OK;
-}
-// [8] Subtensor{start:stop:step} -> v39
-int32_t run_graph_frame::node8() {
-  static const char kWhere[] = "node [8] Subtensor{start:stop:step} (from /nodes/17 Subtensor)";
-    int64_t ix0;
-    KILN_TRY_AT(kg::read_index(ctx, v17, ix0), kWhere);
-    int64_t ix1;
-    KILN_TRY_AT(kg::read_index(ctx, v19, ix1), kWhere);
-    const int64_t ix2 = 1;
+// [3] Subtensor{start:} -> v11
+int32_t run_graph_frame::node3() {
+  static const char kWhere[] = "node [3] Subtensor{start:} -> \042ret[1:]\042 (from /nodes/0 Subtensor)";
+    const int64_t ix0 = 1;
     kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
-    v39.shape[0] = sl0.count;
-    v39.strides[0] = v0.strides[0] * sl0.step;
-    v39.data = v0.data;
-    if (v39.size() > 0) v39.data += sl0.start * v0.strides[0];
+    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, false, 0, false, 0, sl0), kWhere);
+    v11.shape[0] = sl0.count;
+    v11.strides[0] = v0.strides[0];
+    v11.data = v0.data;
+    if (v11.size() > 0) v11.data += sl0.start * v0.strides[0];
 
   return KILN_OK;
 }
@@ -3288,58 +3374,65 @@ int32_t run_graph_frame::node14() {
 
   return KILN_OK;
 }
-// [17] Sqr -> v48
-int32_t run_graph_frame::node17() {
-  static const char kWhere[] = "node [17] Sqr (from /nodes/18 Scan)";
-
-
+// [20] SetSubtensor{:stop} -> v51
+int32_t run_graph_frame::node20() {
+  static const char kWhere[] = "node [20] SetSubtensor{:stop} -> \042v24\042 (from /nodes/13 IncSubtensor)";
+    const int64_t ix0 = 1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v49.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
+    kg::Tensor<double, 1> region;
+    region.shape[0] = sl0.count;
+    int64_t ystrides[1];
+    KILN_TRY_AT(kg::broadcast_strides(ctx, v50.shape, v50.strides, 1, region.shape, 1, ystrides), kWhere);
+    for (int d = 0; d < 1; ++d) v51.shape[d] = v49.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v51), kWhere);
+    kg::copy_tensor(v49, v51);
+    region.strides[0] = v51.strides[0];
+    region.data = v51.data;
     {
-      const int64_t lengths[] = { v47.shape[0] };
-      static const bool broadcastable[] = { false };
-      KILN_TRY_AT(kg::broadcast_length(ctx, v48.shape[0], 0, lengths, broadcastable, 1), kWhere);
-    }
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v48), kWhere);
-
-    {
-      const int64_t n = v48.size();
-      if (true && v47.is_contiguous()) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
-          const double* __restrict p0 = v47.data;
-
-          double* __restrict q0 = v48.data;
-    #pragma GCC ivdep
+      double* __restrict q = region.data;
+      const double* __restrict p = v50.data;
+      const int64_t n = region.size();
+      kg::Tensor<const double, 1> value;  // y broadcast to the region
+      for (int d = 0; d < 1; ++d) {
+        value.shape[d] = region.shape[d];
+        value.strides[d] = ystrides[d];
+      }
+      if (region.is_contiguous() && value.is_contiguous()) {
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
           for (int64_t e = begin; e < end; ++e) {
-            const double i0 = p0[e];
-          const double t0 = static_cast<double>((i0 * i0));
-
-            q0[e] = t0;
+            const double a = q[e];
+            const double b = p[e];
+            q[e] = b;
           }
-
+        });
+      } else if (region.is_contiguous() && v50.size() == 1) {
+        const double b = p[0];
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
+          for (int64_t e = begin; e < end; ++e) {
+            const double a = q[e];
+            q[e] = b;
+          }
         });
       } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v47.data;
-
-        double* __restrict q0 = v48.data;
+        // Strided region or value: the outer dimensions by offsets, the last one as a loop.
         int64_t strides[2][1] = {};
-        for (int d = 0; d < 1; ++d) {
-          strides[0][d] = v47.strides[d];
-          strides[1][d] = v48.strides[d];
+        for (int d = 0; d < 0; ++d) {
+          strides[0][d] = region.strides[d];
+          strides[1][d] = ystrides[d];
         }
-
-        kg::for_each_strided<1, 2>(v48.shape, strides, [&](const int64_t* off) {
-          const double i0 = p0[off[0]];
-          const double t0 = static_cast<double>((i0 * i0));
-
-          q0[off[1]] = t0;
+        const int64_t len = region.shape[0], qs = region.strides[0], ps = ystrides[0];
+        kg::for_each_strided<0, 2>(region.shape, strides, [&](const int64_t* off) {
+          double* qq = q + off[0];
+          const double* pp = p + off[1];
+          for (int64_t j = 0; j < len; ++j) {
+            const double a = qq[j * qs];
+            const double b = pp[j * ps];
+            qq[j * qs] = b;
+          }
         });
-
       }
     }
-
 
   return KILN_OK;
 }
@@ -3548,134 +3641,54 @@ int32_t run_graph_frame::node21() {
 
   return KILN_OK;
 }
-// [51] Composite{...} -> v107, v108, v109, v110
-int32_t run_graph_frame::node51() {
-  static const char kWhere[] = "node [51] Composite{...} (from /nodes/18 Scan)";
+// [40] Join{axis=0} -> v94
+int32_t run_graph_frame::node40() {
+  static const char kWhere[] = "node [40] Join{axis=0} (from /nodes/18 Scan)";
+    const int axis = 0;
 
-
-    {
-      const int64_t lengths[] = { v102.shape[0], v103.shape[0], v104.shape[0], v43.shape[0], v105.shape[0], v106.shape[0], v44.shape[0] };
-      static const bool broadcastable[] = { false, false, false, true, true, false, true };
-      KILN_TRY_AT(kg::broadcast_length(ctx, v107.shape[0], 0, lengths, broadcastable, 7), kWhere);
+    for (int d = 0; d < 1; ++d) v94.shape[d] = v91.shape[d];
+    v94.shape[axis] = 0;
+    for (int d = 0; d < 1; ++d) {
+      if (d != axis && v91.shape[d] != v94.shape[d])
+        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 0 has length %lld", d, static_cast<long long>(v94.shape[d]), static_cast<long long>(v91.shape[d])), kWhere);
     }
-    for (int d = 0; d < 1; ++d) v108.shape[d] = v107.shape[d];
-    for (int d = 0; d < 1; ++d) v109.shape[d] = v107.shape[d];
-    for (int d = 0; d < 1; ++d) v110.shape[d] = v107.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v107), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v108), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v109), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v110), kWhere);
-
+    if (__builtin_add_overflow(v94.shape[axis], v91.shape[axis], &v94.shape[axis]))
+      return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Join: array is too big (the lengths along axis %d overflow)", axis), kWhere);
+    for (int d = 0; d < 1; ++d) {
+      if (d != axis && v93.shape[d] != v94.shape[d])
+        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 1 has length %lld", d, static_cast<long long>(v94.shape[d]), static_cast<long long>(v93.shape[d])), kWhere);
+    }
+    if (__builtin_add_overflow(v94.shape[axis], v93.shape[axis], &v94.shape[axis]))
+      return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Join: array is too big (the lengths along axis %d overflow)", axis), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v94), kWhere);
     {
-      const int64_t n = v107.size();
-      if (true && v102.is_contiguous() && v103.is_contiguous() && v104.is_contiguous() && v106.is_contiguous()) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
-          const double* __restrict p0 = v102.data;
-          const double* __restrict p1 = v103.data;
-          const double* __restrict p2 = v104.data;
-          const double* __restrict p3 = v43.data;
-          const double* __restrict p4 = v105.data;
-          const double* __restrict p5 = v106.data;
-          const double* __restrict p6 = v44.data;
-
-          double* __restrict q0 = v107.data;
-          double* __restrict q1 = v108.data;
-          double* __restrict q2 = v109.data;
-          double* __restrict q3 = v110.data;
-    #pragma GCC ivdep
-          for (int64_t e = begin; e < end; ++e) {
-            const double i0 = p0[e];
-            const double i1 = p1[e];
-            const double i2 = p2[e];
-            const double i3 = p3[0];
-            const double i4 = p4[0];
-            const double i5 = p5[e];
-            const double i6 = p6[0];
-          const double t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * i0));
-          const double t1 = static_cast<double>((i1 * i1));
-          const double t2 = static_cast<double>((i2 * i2));
-          const double t3 = static_cast<double>((i3 * t2));
-          const double t4 = static_cast<double>((i4 * i5));
-          const double t5 = static_cast<double>(((i6 + t3) + t4));
-          const double t6 = static_cast<double>((t1 / t5));
-          const double t7 = static_cast<double>((-t6));
-          const double t8 = static_cast<double>((t7 / t5));
-          const double t9 = static_cast<double>((t0 * t8));
-          const double t10 = static_cast<double>((double(1) / t5));
-          const double t11 = static_cast<double>((t0 * t10));
-          const double t12 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * t11) * i1));
-
-            q0[e] = t2;
-            q1[e] = t9;
-            q2[e] = t11;
-            q3[e] = t12;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v102.data;
-        const double* __restrict p1 = v103.data;
-        const double* __restrict p2 = v104.data;
-        const double* __restrict p3 = v43.data;
-        const double* __restrict p4 = v105.data;
-        const double* __restrict p5 = v106.data;
-        const double* __restrict p6 = v44.data;
-
-        double* __restrict q0 = v107.data;
-        double* __restrict q1 = v108.data;
-        double* __restrict q2 = v109.data;
-        double* __restrict q3 = v110.data;
-        int64_t strides[11][1] = {};
+      // Each input into its region of the output (the output's strides, offset along the axis).
+      int64_t offset = 0;
+      {
+        kg::Tensor<double, 1> region;
         for (int d = 0; d < 1; ++d) {
-          strides[0][d] = v102.strides[d];
-          strides[1][d] = v103.strides[d];
-          strides[2][d] = v104.strides[d];
-          strides[3][d] = v43.strides[d];
-          strides[4][d] = v105.strides[d];
-          strides[5][d] = v106.strides[d];
-          strides[6][d] = v44.strides[d];
-          strides[7][d] = v107.strides[d];
-          strides[8][d] = v108.strides[d];
-          strides[9][d] = v109.strides[d];
-          strides[10][d] = v110.strides[d];
+          region.shape[d] = v91.shape[d];
+          region.strides[d] = v94.strides[d];
         }
-        strides[3][0] = 0;
-        strides[4][0] = 0;
-        strides[6][0] = 0;
-        kg::for_each_strided<1, 11>(v107.shape, strides, [&](const int64_t* off) {
-          const double i0 = p0[off[0]];
-          const double i1 = p1[off[1]];
-          const double i2 = p2[off[2]];
-          const double i3 = p3[off[3]];
-          const double i4 = p4[off[4]];
-          const double i5 = p5[off[5]];
-          const double i6 = p6[off[6]];
-          const double t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * i0));
-          const double t1 = static_cast<double>((i1 * i1));
-          const double t2 = static_cast<double>((i2 * i2));
-          const double t3 = static_cast<double>((i3 * t2));
-          const double t4 = static_cast<double>((i4 * i5));
-          const double t5 = static_cast<double>(((i6 + t3) + t4));
-          const double t6 = static_cast<double>((t1 / t5));
-          const double t7 = static_cast<double>((-t6));
-          const double t8 = static_cast<double>((t7 / t5));
-          const double t9 = static_cast<double>((t0 * t8));
-          const double t10 = static_cast<double>((double(1) / t5));
-          const double t11 = static_cast<double>((t0 * t10));
-          const double t12 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * t11) * i1));
+        region.data = v94.data;
+        if (region.size() > 0) region.data += offset * v94.strides[axis];
+        kg::copy_tensor(v91, region);
 
-          q0[off[7]] = t2;
-          q1[off[8]] = t9;
-          q2[off[9]] = t11;
-          q3[off[10]] = t12;
-        });
+        offset += v91.shape[axis];
+      }
+      {
+        kg::Tensor<double, 1> region;
+        for (int d = 0; d < 1; ++d) {
+          region.shape[d] = v93.shape[d];
+          region.strides[d] = v94.strides[d];
+        }
+        region.data = v94.data;
+        if (region.size() > 0) region.data += offset * v94.strides[axis];
+        kg::copy_tensor(v93, region);
 
+        offset += v93.shape[axis];
       }
     }
-
 
   return KILN_OK;
 }
@@ -4201,20 +4214,18 @@ int32_t run_graph_frame::run() {
   }
 
   // [2] Subtensor{i} -> v9
-  KILN_TRY(kiln_scan_garch_grad_run_graph_node2(this));
-
-  // [3] Subtensor{start:} -> v11
   {
-    static const char kWhere[] = "node [3] Subtensor{start:} -> \042ret[1:]\042 (from /nodes/0 Subtensor)";
-    const int64_t ix0 = 1;
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, false, 0, false, 0, sl0), kWhere);
-    v11.shape[0] = sl0.count;
-    v11.strides[0] = v0.strides[0];
-    v11.data = v0.data;
-    if (v11.size() > 0) v11.data += sl0.start * v0.strides[0];
+    static const char kWhere[] = "node [2] Subtensor{i} -> \042v15\042 (from /nodes/5 Subtensor)";
+    const int64_t ix0 = 0;
+    int64_t at0;
+    KILN_TRY_AT(kg::check_index(ctx, ix0, v8.shape[0], 0, at0), kWhere);
+    v9.data = v8.data;
+    if (v9.size() > 0) v9.data += at0 * v8.strides[0];
 
   }
+
+  // [3] Subtensor{start:} -> v11
+  KILN_TRY(kiln_scan_garch_grad_run_graph_node3(this));
 
   // [4] Shape -> v12
   {
@@ -4464,7 +4475,21 @@ int32_t run_graph_frame::run() {
   }
 
   // [8] Subtensor{start:stop:step} -> v39
-  KILN_TRY(kiln_scan_garch_grad_run_graph_node8(this));
+  {
+    static const char kWhere[] = "node [8] Subtensor{start:stop:step} (from /nodes/17 Subtensor)";
+    int64_t ix0;
+    KILN_TRY_AT(kg::read_index(ctx, v17, ix0), kWhere);
+    int64_t ix1;
+    KILN_TRY_AT(kg::read_index(ctx, v19, ix1), kWhere);
+    const int64_t ix2 = 1;
+    kg::SliceRange sl0;
+    KILN_TRY_AT(kg::resolve_slice(ctx, v0.shape[0], true, ix0, true, ix1, true, ix2, sl0), kWhere);
+    v39.shape[0] = sl0.count;
+    v39.strides[0] = v0.strides[0] * sl0.step;
+    v39.data = v0.data;
+    if (v39.size() > 0) v39.data += sl0.start * v0.strides[0];
+
+  }
 
   // [9] Subtensor{start:stop:step} -> v40
   {
@@ -4583,7 +4608,59 @@ int32_t run_graph_frame::run() {
   }
 
   // [17] Sqr -> v48
-  KILN_TRY(kiln_scan_garch_grad_run_graph_node17(this));
+  {
+    static const char kWhere[] = "node [17] Sqr (from /nodes/18 Scan)";
+
+
+    {
+      const int64_t lengths[] = { v47.shape[0] };
+      static const bool broadcastable[] = { false };
+      KILN_TRY_AT(kg::broadcast_length(ctx, v48.shape[0], 0, lengths, broadcastable, 1), kWhere);
+    }
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v48), kWhere);
+
+    {
+      const int64_t n = v48.size();
+      if (true && v47.is_contiguous()) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
+          const double* __restrict p0 = v47.data;
+
+          double* __restrict q0 = v48.data;
+    #pragma GCC ivdep
+          for (int64_t e = begin; e < end; ++e) {
+            const double i0 = p0[e];
+          const double t0 = static_cast<double>((i0 * i0));
+
+            q0[e] = t0;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const double* __restrict p0 = v47.data;
+
+        double* __restrict q0 = v48.data;
+        int64_t strides[2][1] = {};
+        for (int d = 0; d < 1; ++d) {
+          strides[0][d] = v47.strides[d];
+          strides[1][d] = v48.strides[d];
+        }
+
+        kg::for_each_strided<1, 2>(v48.shape, strides, [&](const int64_t* off) {
+          const double i0 = p0[off[0]];
+          const double t0 = static_cast<double>((i0 * i0));
+
+          q0[off[1]] = t0;
+        });
+
+      }
+    }
+
+
+  }
 
   // [18] AllocEmpty{dtype='float64'} -> v49
   {
@@ -4606,66 +4683,7 @@ int32_t run_graph_frame::run() {
   }
 
   // [20] SetSubtensor{:stop} -> v51
-  {
-    static const char kWhere[] = "node [20] SetSubtensor{:stop} -> \042v24\042 (from /nodes/13 IncSubtensor)";
-    const int64_t ix0 = 1;
-    kg::SliceRange sl0;
-    KILN_TRY_AT(kg::resolve_slice(ctx, v49.shape[0], false, 0, true, ix0, false, 0, sl0), kWhere);
-    kg::Tensor<double, 1> region;
-    region.shape[0] = sl0.count;
-    int64_t ystrides[1];
-    KILN_TRY_AT(kg::broadcast_strides(ctx, v50.shape, v50.strides, 1, region.shape, 1, ystrides), kWhere);
-    for (int d = 0; d < 1; ++d) v51.shape[d] = v49.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 7, v51), kWhere);
-    kg::copy_tensor(v49, v51);
-    region.strides[0] = v51.strides[0];
-    region.data = v51.data;
-    {
-      double* __restrict q = region.data;
-      const double* __restrict p = v50.data;
-      const int64_t n = region.size();
-      kg::Tensor<const double, 1> value;  // y broadcast to the region
-      for (int d = 0; d < 1; ++d) {
-        value.shape[d] = region.shape[d];
-        value.strides[d] = ystrides[d];
-      }
-      if (region.is_contiguous() && value.is_contiguous()) {
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          for (int64_t e = begin; e < end; ++e) {
-            const double a = q[e];
-            const double b = p[e];
-            q[e] = b;
-          }
-        });
-      } else if (region.is_contiguous() && v50.size() == 1) {
-        const double b = p[0];
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) {
-          for (int64_t e = begin; e < end; ++e) {
-            const double a = q[e];
-            q[e] = b;
-          }
-        });
-      } else {
-        // Strided region or value: the outer dimensions by offsets, the last one as a loop.
-        int64_t strides[2][1] = {};
-        for (int d = 0; d < 0; ++d) {
-          strides[0][d] = region.strides[d];
-          strides[1][d] = ystrides[d];
-        }
-        const int64_t len = region.shape[0], qs = region.strides[0], ps = ystrides[0];
-        kg::for_each_strided<0, 2>(region.shape, strides, [&](const int64_t* off) {
-          double* qq = q + off[0];
-          const double* pp = p + off[1];
-          for (int64_t j = 0; j < len; ++j) {
-            const double a = qq[j * qs];
-            const double b = pp[j * ps];
-            qq[j * qs] = b;
-          }
-        });
-      }
-    }
-
-  }
+  KILN_TRY(kiln_scan_garch_grad_run_graph_node20(this));
 
   // [21] Scan{scan_fn, while_loop=False, inplace=none} -> v52, v53
   KILN_TRY(kiln_scan_garch_grad_run_graph_node21(this));
@@ -4677,106 +4695,7 @@ int32_t run_graph_frame::run() {
 
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v54, DLDataType{2, 64, 1}), kWhere);
-    {
-      using T = double;  // input element
-      using A = double;  // accumulator
-      using O = double;  // output element
-      const A init = A(0);
-      // One step of the fold: the accumulator after element x.
-      const auto step = [](A a, T x) -> A {
-        const A v = kiln_scalar::convert<A>(x);
-        const double t0 = static_cast<double>((a + v));
-        return t0;
-      };
-      // Joins the accumulators of two consecutive runs of elements.
-      const auto combine = [](A a, A b) -> A {
-        const double t0 = static_cast<double>((a + b));
-        return t0;
-      };
-      static const int axes[] = { 0 };
-      const kg::Rows<1, 1> rows(v53, axes);  // one row per output element
-      const int64_t len = rows.len;
-      const T* __restrict px = v53.data;
-      O* __restrict py = v54.data;
-      if (rows.count == 0) {
-        // No output element.
-      } else if (rows.unit) {
-        // Each output folds a run of len consecutive elements. Runs longer than kChunk are cut
-        // into at most kMaxChunks chunks sized from len alone, so the result never depends on the
-        // thread count; a chunk folds into kLanes independent accumulators the compiler vectorises.
-        static constexpr int kLanes = 32;  // static: clang -fopenmp cannot use a local in the lambdas below
-        static constexpr int64_t kChunk = 16384, kMaxChunks = 64;
-        // Not inlined: the vectorised fold is then compiled once per node, not once per call site
-        // (four, with the paths below and OpenMP's copies: a fifth of a PyMC model's object code),
-        // and every row goes through the same instructions whatever the thread count.
-        const auto fold = [&](const T* p, int64_t n) __attribute__((noinline)) -> A {
-          if (n < kLanes) {
-            // A short run in order: the lanes below would all stay `init`, which combine leaves
-            // unchanged, so this is the same value without their cost.
-            A r = init;
-            for (int64_t k = 0; k < n; ++k) r = step(r, p[k]);
-            return r;
-          }
-          A acc[kLanes];
-          for (int j = 0; j < kLanes; ++j) acc[j] = init;
-          int64_t k = 0;
-          for (; n - k >= kLanes; k += kLanes) {
-    #pragma omp simd
-            for (int j = 0; j < kLanes; ++j) acc[j] = step(acc[j], p[k + j]);
-          }
-          A r = acc[0];
-          for (int j = 1; j < kLanes; ++j) r = combine(r, acc[j]);
-          for (; k < n; ++k) r = step(r, p[k]);
-          return r;
-        };
-        int64_t chunks = 1, chunk = len;
-        if (len > kChunk) {
-          chunks = (len + kChunk - 1) / kChunk;
-          if (chunks > kMaxChunks) chunks = kMaxChunks;
-          chunk = ((len + chunks - 1) / chunks + kLanes - 1) / kLanes * kLanes;
-          chunks = (len + chunk - 1) / chunk;
-        }
-        const auto fold_chunk = [&](const T* p, int64_t c) {
-          const int64_t rest = len - c * chunk;
-          return fold(p + c * chunk, rest < chunk ? rest : chunk);
-        };
-        if (chunks > 1 && rows.count < ctx->num_threads) {
-          // Few long runs: the chunks of each run in parallel.
-          for (int64_t r = 0; r < rows.count; ++r) {
-            const T* p = px + rows.offset(r);
-            A part[kMaxChunks];
-            kg::for_range(ctx, chunks, len, [&](int64_t c) { part[c] = fold_chunk(p, c); });
-            A acc = part[0];
-            for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, part[c]);
-            py[r] = kiln_scalar::convert<O>(acc);
-          }
-        } else {
-          kg::for_range(ctx, rows.count, rows.count * len, [&](int64_t r) {
-            const T* p = px + rows.offset(r);
-            A acc = fold_chunk(p, 0);
-            for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, fold_chunk(p, c));
-            py[r] = kiln_scalar::convert<O>(acc);
-          });
-        }
-
-      }
-
-      else {
-        // Any strides: each output folds its elements in C order of the reduced dimensions
-        // (perform's order), the last one as a strided inner loop.
-        int64_t outer_strides[1][1] = {};
-        for (int j = 0; j < 0; ++j) outer_strides[0][j] = rows.strides[j];
-        const int64_t n = rows.shape[0], s = rows.strides[0];
-        kg::for_range(ctx, rows.count, rows.count * len, [&](int64_t r) {
-          const T* p = px + rows.offset(r);
-          A acc = init;
-          kg::for_each_strided<0, 1>(rows.shape, outer_strides, [&](const int64_t* off) {
-            for (int64_t k = 0; k < n; ++k) acc = step(acc, p[off[0] + k * s]);
-          });
-          py[r] = kiln_scalar::convert<O>(acc);
-        });
-      }
-    }
+    scan_garch_grad_run_graph_fold_cac07b04bdda(ctx, v53, v54);
 
   }
 
@@ -5413,55 +5332,7 @@ int32_t run_graph_frame::run() {
   }
 
   // [40] Join{axis=0} -> v94
-  {
-    static const char kWhere[] = "node [40] Join{axis=0} (from /nodes/18 Scan)";
-    const int axis = 0;
-
-    for (int d = 0; d < 1; ++d) v94.shape[d] = v91.shape[d];
-    v94.shape[axis] = 0;
-    for (int d = 0; d < 1; ++d) {
-      if (d != axis && v91.shape[d] != v94.shape[d])
-        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 0 has length %lld", d, static_cast<long long>(v94.shape[d]), static_cast<long long>(v91.shape[d])), kWhere);
-    }
-    if (__builtin_add_overflow(v94.shape[axis], v91.shape[axis], &v94.shape[axis]))
-      return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Join: array is too big (the lengths along axis %d overflow)", axis), kWhere);
-    for (int d = 0; d < 1; ++d) {
-      if (d != axis && v93.shape[d] != v94.shape[d])
-        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 1 has length %lld", d, static_cast<long long>(v94.shape[d]), static_cast<long long>(v93.shape[d])), kWhere);
-    }
-    if (__builtin_add_overflow(v94.shape[axis], v93.shape[axis], &v94.shape[axis]))
-      return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Join: array is too big (the lengths along axis %d overflow)", axis), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v94), kWhere);
-    {
-      // Each input into its region of the output (the output's strides, offset along the axis).
-      int64_t offset = 0;
-      {
-        kg::Tensor<double, 1> region;
-        for (int d = 0; d < 1; ++d) {
-          region.shape[d] = v91.shape[d];
-          region.strides[d] = v94.strides[d];
-        }
-        region.data = v94.data;
-        if (region.size() > 0) region.data += offset * v94.strides[axis];
-        kg::copy_tensor(v91, region);
-
-        offset += v91.shape[axis];
-      }
-      {
-        kg::Tensor<double, 1> region;
-        for (int d = 0; d < 1; ++d) {
-          region.shape[d] = v93.shape[d];
-          region.strides[d] = v94.strides[d];
-        }
-        region.data = v94.data;
-        if (region.size() > 0) region.data += offset * v94.strides[axis];
-        kg::copy_tensor(v93, region);
-
-        offset += v93.shape[axis];
-      }
-    }
-
-  }
+  KILN_TRY(kiln_scan_garch_grad_run_graph_node40(this));
 
   // [41] Scan{scan_fn, while_loop=False, inplace=none} -> v95, v96
   {
@@ -5836,7 +5707,135 @@ int32_t run_graph_frame::run() {
   }
 
   // [51] Composite{...} -> v107, v108, v109, v110
-  KILN_TRY(kiln_scan_garch_grad_run_graph_node51(this));
+  {
+    static const char kWhere[] = "node [51] Composite{...} (from /nodes/18 Scan)";
+
+
+    {
+      const int64_t lengths[] = { v102.shape[0], v103.shape[0], v104.shape[0], v43.shape[0], v105.shape[0], v106.shape[0], v44.shape[0] };
+      static const bool broadcastable[] = { false, false, false, true, true, false, true };
+      KILN_TRY_AT(kg::broadcast_length(ctx, v107.shape[0], 0, lengths, broadcastable, 7), kWhere);
+    }
+    for (int d = 0; d < 1; ++d) v108.shape[d] = v107.shape[d];
+    for (int d = 0; d < 1; ++d) v109.shape[d] = v107.shape[d];
+    for (int d = 0; d < 1; ++d) v110.shape[d] = v107.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v107), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v108), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v109), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v110), kWhere);
+
+    {
+      const int64_t n = v107.size();
+      if (true && v102.is_contiguous() && v103.is_contiguous() && v104.is_contiguous() && v106.is_contiguous()) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
+          const double* __restrict p0 = v102.data;
+          const double* __restrict p1 = v103.data;
+          const double* __restrict p2 = v104.data;
+          const double* __restrict p3 = v43.data;
+          const double* __restrict p4 = v105.data;
+          const double* __restrict p5 = v106.data;
+          const double* __restrict p6 = v44.data;
+
+          double* __restrict q0 = v107.data;
+          double* __restrict q1 = v108.data;
+          double* __restrict q2 = v109.data;
+          double* __restrict q3 = v110.data;
+    #pragma GCC ivdep
+          for (int64_t e = begin; e < end; ++e) {
+            const double i0 = p0[e];
+            const double i1 = p1[e];
+            const double i2 = p2[e];
+            const double i3 = p3[0];
+            const double i4 = p4[0];
+            const double i5 = p5[e];
+            const double i6 = p6[0];
+          const double t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * i0));
+          const double t1 = static_cast<double>((i1 * i1));
+          const double t2 = static_cast<double>((i2 * i2));
+          const double t3 = static_cast<double>((i3 * t2));
+          const double t4 = static_cast<double>((i4 * i5));
+          const double t5 = static_cast<double>(((i6 + t3) + t4));
+          const double t6 = static_cast<double>((t1 / t5));
+          const double t7 = static_cast<double>((-t6));
+          const double t8 = static_cast<double>((t7 / t5));
+          const double t9 = static_cast<double>((t0 * t8));
+          const double t10 = static_cast<double>((double(1) / t5));
+          const double t11 = static_cast<double>((t0 * t10));
+          const double t12 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * t11) * i1));
+
+            q0[e] = t2;
+            q1[e] = t9;
+            q2[e] = t11;
+            q3[e] = t12;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const double* __restrict p0 = v102.data;
+        const double* __restrict p1 = v103.data;
+        const double* __restrict p2 = v104.data;
+        const double* __restrict p3 = v43.data;
+        const double* __restrict p4 = v105.data;
+        const double* __restrict p5 = v106.data;
+        const double* __restrict p6 = v44.data;
+
+        double* __restrict q0 = v107.data;
+        double* __restrict q1 = v108.data;
+        double* __restrict q2 = v109.data;
+        double* __restrict q3 = v110.data;
+        int64_t strides[11][1] = {};
+        for (int d = 0; d < 1; ++d) {
+          strides[0][d] = v102.strides[d];
+          strides[1][d] = v103.strides[d];
+          strides[2][d] = v104.strides[d];
+          strides[3][d] = v43.strides[d];
+          strides[4][d] = v105.strides[d];
+          strides[5][d] = v106.strides[d];
+          strides[6][d] = v44.strides[d];
+          strides[7][d] = v107.strides[d];
+          strides[8][d] = v108.strides[d];
+          strides[9][d] = v109.strides[d];
+          strides[10][d] = v110.strides[d];
+        }
+        strides[3][0] = 0;
+        strides[4][0] = 0;
+        strides[6][0] = 0;
+        kg::for_each_strided<1, 11>(v107.shape, strides, [&](const int64_t* off) {
+          const double i0 = p0[off[0]];
+          const double i1 = p1[off[1]];
+          const double i2 = p2[off[2]];
+          const double i3 = p3[off[3]];
+          const double i4 = p4[off[4]];
+          const double i5 = p5[off[5]];
+          const double i6 = p6[off[6]];
+          const double t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * i0));
+          const double t1 = static_cast<double>((i1 * i1));
+          const double t2 = static_cast<double>((i2 * i2));
+          const double t3 = static_cast<double>((i3 * t2));
+          const double t4 = static_cast<double>((i4 * i5));
+          const double t5 = static_cast<double>(((i6 + t3) + t4));
+          const double t6 = static_cast<double>((t1 / t5));
+          const double t7 = static_cast<double>((-t6));
+          const double t8 = static_cast<double>((t7 / t5));
+          const double t9 = static_cast<double>((t0 * t8));
+          const double t10 = static_cast<double>((double(1) / t5));
+          const double t11 = static_cast<double>((t0 * t10));
+          const double t12 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * t11) * i1));
+
+          q0[off[7]] = t2;
+          q1[off[8]] = t9;
+          q2[off[9]] = t11;
+          q3[off[10]] = t12;
+        });
+
+      }
+    }
+
+
+  }
 
   // [52] Mul -> v112
   {
@@ -6063,106 +6062,7 @@ int32_t run_graph_frame::run() {
 
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 4, v127, DLDataType{2, 64, 1}), kWhere);
-    {
-      using T = double;  // input element
-      using A = double;  // accumulator
-      using O = double;  // output element
-      const A init = A(0);
-      // One step of the fold: the accumulator after element x.
-      const auto step = [](A a, T x) -> A {
-        const A v = kiln_scalar::convert<A>(x);
-        const double t0 = static_cast<double>((a + v));
-        return t0;
-      };
-      // Joins the accumulators of two consecutive runs of elements.
-      const auto combine = [](A a, A b) -> A {
-        const double t0 = static_cast<double>((a + b));
-        return t0;
-      };
-      static const int axes[] = { 0 };
-      const kg::Rows<1, 1> rows(v126, axes);  // one row per output element
-      const int64_t len = rows.len;
-      const T* __restrict px = v126.data;
-      O* __restrict py = v127.data;
-      if (rows.count == 0) {
-        // No output element.
-      } else if (rows.unit) {
-        // Each output folds a run of len consecutive elements. Runs longer than kChunk are cut
-        // into at most kMaxChunks chunks sized from len alone, so the result never depends on the
-        // thread count; a chunk folds into kLanes independent accumulators the compiler vectorises.
-        static constexpr int kLanes = 32;  // static: clang -fopenmp cannot use a local in the lambdas below
-        static constexpr int64_t kChunk = 16384, kMaxChunks = 64;
-        // Not inlined: the vectorised fold is then compiled once per node, not once per call site
-        // (four, with the paths below and OpenMP's copies: a fifth of a PyMC model's object code),
-        // and every row goes through the same instructions whatever the thread count.
-        const auto fold = [&](const T* p, int64_t n) __attribute__((noinline)) -> A {
-          if (n < kLanes) {
-            // A short run in order: the lanes below would all stay `init`, which combine leaves
-            // unchanged, so this is the same value without their cost.
-            A r = init;
-            for (int64_t k = 0; k < n; ++k) r = step(r, p[k]);
-            return r;
-          }
-          A acc[kLanes];
-          for (int j = 0; j < kLanes; ++j) acc[j] = init;
-          int64_t k = 0;
-          for (; n - k >= kLanes; k += kLanes) {
-    #pragma omp simd
-            for (int j = 0; j < kLanes; ++j) acc[j] = step(acc[j], p[k + j]);
-          }
-          A r = acc[0];
-          for (int j = 1; j < kLanes; ++j) r = combine(r, acc[j]);
-          for (; k < n; ++k) r = step(r, p[k]);
-          return r;
-        };
-        int64_t chunks = 1, chunk = len;
-        if (len > kChunk) {
-          chunks = (len + kChunk - 1) / kChunk;
-          if (chunks > kMaxChunks) chunks = kMaxChunks;
-          chunk = ((len + chunks - 1) / chunks + kLanes - 1) / kLanes * kLanes;
-          chunks = (len + chunk - 1) / chunk;
-        }
-        const auto fold_chunk = [&](const T* p, int64_t c) {
-          const int64_t rest = len - c * chunk;
-          return fold(p + c * chunk, rest < chunk ? rest : chunk);
-        };
-        if (chunks > 1 && rows.count < ctx->num_threads) {
-          // Few long runs: the chunks of each run in parallel.
-          for (int64_t r = 0; r < rows.count; ++r) {
-            const T* p = px + rows.offset(r);
-            A part[kMaxChunks];
-            kg::for_range(ctx, chunks, len, [&](int64_t c) { part[c] = fold_chunk(p, c); });
-            A acc = part[0];
-            for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, part[c]);
-            py[r] = kiln_scalar::convert<O>(acc);
-          }
-        } else {
-          kg::for_range(ctx, rows.count, rows.count * len, [&](int64_t r) {
-            const T* p = px + rows.offset(r);
-            A acc = fold_chunk(p, 0);
-            for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, fold_chunk(p, c));
-            py[r] = kiln_scalar::convert<O>(acc);
-          });
-        }
-
-      }
-
-      else {
-        // Any strides: each output folds its elements in C order of the reduced dimensions
-        // (perform's order), the last one as a strided inner loop.
-        int64_t outer_strides[1][1] = {};
-        for (int j = 0; j < 0; ++j) outer_strides[0][j] = rows.strides[j];
-        const int64_t n = rows.shape[0], s = rows.strides[0];
-        kg::for_range(ctx, rows.count, rows.count * len, [&](int64_t r) {
-          const T* p = px + rows.offset(r);
-          A acc = init;
-          kg::for_each_strided<0, 1>(rows.shape, outer_strides, [&](const int64_t* off) {
-            for (int64_t k = 0; k < n; ++k) acc = step(acc, p[off[0] + k * s]);
-          });
-          py[r] = kiln_scalar::convert<O>(acc);
-        });
-      }
-    }
+    scan_garch_grad_run_graph_fold_cac07b04bdda(ctx, v126, v127);
 
   }
   {
@@ -6316,12 +6216,11 @@ int32_t output_shapes(kiln_context* handle, const DLTensor* inputs, int64_t* sha
 // The second unit's steps, called by the first through C symbols: no C++ type crosses units
 // (each has its own copy of the runtime, in an anonymous namespace).
 #if KILN_PART != 1
-extern "C" int32_t kiln_scan_garch_grad_run_graph_node2(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node2(); }
-extern "C" int32_t kiln_scan_garch_grad_run_graph_node8(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node8(); }
+extern "C" int32_t kiln_scan_garch_grad_run_graph_node3(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node3(); }
 extern "C" int32_t kiln_scan_garch_grad_run_graph_node14(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node14(); }
-extern "C" int32_t kiln_scan_garch_grad_run_graph_node17(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node17(); }
+extern "C" int32_t kiln_scan_garch_grad_run_graph_node20(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node20(); }
 extern "C" int32_t kiln_scan_garch_grad_run_graph_node21(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node21(); }
-extern "C" int32_t kiln_scan_garch_grad_run_graph_node51(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node51(); }
+extern "C" int32_t kiln_scan_garch_grad_run_graph_node40(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node40(); }
 extern "C" int32_t kiln_scan_garch_grad_run_graph_node54(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node54(); }
 #endif
 

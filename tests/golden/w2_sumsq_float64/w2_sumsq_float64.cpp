@@ -2422,6 +2422,109 @@ inline int32_t rank1_update(Ctx* ctx, T alpha, Mat<const T> x, Mat<const T> y, M
 
 }  // namespace
 
+// The fold of a reduction, shared by every node whose fold is the same text (one copy
+// to compile, however many nodes sum a vector of doubles).
+static __attribute__((unused)) void w2_sumsq_float64_run_graph_fold_680555cc74c8(kg::Ctx* ctx, const kg::Tensor<double, 1>& in, kg::Tensor<double, 0>& out) {
+  using T = double;  // input element
+  using A = double;  // accumulator
+  using O = double;  // output element
+  const A init = A(0);
+  // One step of the fold: the accumulator after element x.
+  const auto step = [](A a, T x) -> A {
+    const double t0 = static_cast<double>((x * x));
+    const double t1 = static_cast<double>((a + t0));
+    return t1;
+  };
+  // Joins the accumulators of two consecutive runs of elements.
+  const auto combine = [](A a, A b) -> A {
+    const double t0 = static_cast<double>((a + b));
+    return t0;
+  };
+  static const int axes[] = { 0 };
+  const kg::Rows<1, 1> rows(in, axes);  // one row per output element
+  const int64_t len = rows.len;
+  const T* __restrict px = in.data;
+  O* __restrict py = out.data;
+  if (rows.count == 0) {
+    // No output element.
+  } else if (rows.unit) {
+    // Each output folds a run of len consecutive elements. Runs longer than kChunk are cut
+    // into at most kMaxChunks chunks sized from len alone, so the result never depends on the
+    // thread count; a chunk folds into kLanes independent accumulators the compiler vectorises.
+    static constexpr int kLanes = 32;  // static: clang -fopenmp cannot use a local in the lambdas below
+    static constexpr int64_t kChunk = 16384, kMaxChunks = 64;
+    // Not inlined: the vectorised fold is then compiled once per distinct fold, not once per call site
+    // (four, with the paths below and OpenMP's copies: a fifth of a PyMC model's object code),
+    // and every row goes through the same instructions whatever the thread count.
+    const auto fold = [&](const T* p, int64_t n) __attribute__((noinline)) -> A {
+      if (n < kLanes) {
+        // A short run in order: the lanes below would all stay `init`, which combine leaves
+        // unchanged, so this is the same value without their cost.
+        A r = init;
+        for (int64_t k = 0; k < n; ++k) r = step(r, p[k]);
+        return r;
+      }
+      A acc[kLanes];
+      for (int j = 0; j < kLanes; ++j) acc[j] = init;
+      int64_t k = 0;
+      for (; n - k >= kLanes; k += kLanes) {
+#pragma omp simd
+        for (int j = 0; j < kLanes; ++j) acc[j] = step(acc[j], p[k + j]);
+      }
+      A r = acc[0];
+      for (int j = 1; j < kLanes; ++j) r = combine(r, acc[j]);
+      for (; k < n; ++k) r = step(r, p[k]);
+      return r;
+    };
+    int64_t chunks = 1, chunk = len;
+    if (len > kChunk) {
+      chunks = (len + kChunk - 1) / kChunk;
+      if (chunks > kMaxChunks) chunks = kMaxChunks;
+      chunk = ((len + chunks - 1) / chunks + kLanes - 1) / kLanes * kLanes;
+      chunks = (len + chunk - 1) / chunk;
+    }
+    const auto fold_chunk = [&](const T* p, int64_t c) {
+      const int64_t rest = len - c * chunk;
+      return fold(p + c * chunk, rest < chunk ? rest : chunk);
+    };
+    if (chunks > 1 && rows.count < ctx->num_threads) {
+      // Few long runs: the chunks of each run in parallel.
+      for (int64_t r = 0; r < rows.count; ++r) {
+        const T* p = px + rows.offset(r);
+        A part[kMaxChunks];
+        kg::for_range(ctx, chunks, len, [&](int64_t c) { part[c] = fold_chunk(p, c); });
+        A acc = part[0];
+        for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, part[c]);
+        py[r] = kiln_scalar::convert<O>(acc);
+      }
+    } else {
+      kg::for_range(ctx, rows.count, rows.count * len, [&](int64_t r) {
+        const T* p = px + rows.offset(r);
+        A acc = fold_chunk(p, 0);
+        for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, fold_chunk(p, c));
+        py[r] = kiln_scalar::convert<O>(acc);
+      });
+    }
+
+  }
+
+  else {
+    // Any strides: each output folds its elements in C order of the reduced dimensions
+    // (perform's order), the last one as a strided inner loop.
+    int64_t outer_strides[1][1] = {};
+    for (int j = 0; j < 0; ++j) outer_strides[0][j] = rows.strides[j];
+    const int64_t n = rows.shape[0], s = rows.strides[0];
+    kg::for_range(ctx, rows.count, rows.count * len, [&](int64_t r) {
+      const T* p = px + rows.offset(r);
+      A acc = init;
+      kg::for_each_strided<0, 1>(rows.shape, outer_strides, [&](const int64_t* off) {
+        for (int64_t k = 0; k < n; ++k) acc = step(acc, p[off[0] + k * s]);
+      });
+      py[r] = kiln_scalar::convert<O>(acc);
+    });
+  }
+}
+
 // ---- graph "w2_sumsq_float64": exported as w2_sumsq_float64_* ----------------------------------
 namespace {
 namespace w2_sumsq_float64_impl {
@@ -2447,106 +2550,7 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
 
     KILN_TRY_AT(kg::alloc_output(ctx, sink, 0, v1, DLDataType{2, 64, 1}), kWhere);
-    {
-      using T = double;  // input element
-      using A = double;  // accumulator
-      using O = double;  // output element
-      const A init = A(0);
-      // One step of the fold: the accumulator after element x.
-      const auto step = [](A a, T x) -> A {
-        const double t0 = static_cast<double>((x * x));
-        const double t1 = static_cast<double>((a + t0));
-        return t1;
-      };
-      // Joins the accumulators of two consecutive runs of elements.
-      const auto combine = [](A a, A b) -> A {
-        const double t0 = static_cast<double>((a + b));
-        return t0;
-      };
-      static const int axes[] = { 0 };
-      const kg::Rows<1, 1> rows(v0, axes);  // one row per output element
-      const int64_t len = rows.len;
-      const T* __restrict px = v0.data;
-      O* __restrict py = v1.data;
-      if (rows.count == 0) {
-        // No output element.
-      } else if (rows.unit) {
-        // Each output folds a run of len consecutive elements. Runs longer than kChunk are cut
-        // into at most kMaxChunks chunks sized from len alone, so the result never depends on the
-        // thread count; a chunk folds into kLanes independent accumulators the compiler vectorises.
-        static constexpr int kLanes = 32;  // static: clang -fopenmp cannot use a local in the lambdas below
-        static constexpr int64_t kChunk = 16384, kMaxChunks = 64;
-        // Not inlined: the vectorised fold is then compiled once per node, not once per call site
-        // (four, with the paths below and OpenMP's copies: a fifth of a PyMC model's object code),
-        // and every row goes through the same instructions whatever the thread count.
-        const auto fold = [&](const T* p, int64_t n) __attribute__((noinline)) -> A {
-          if (n < kLanes) {
-            // A short run in order: the lanes below would all stay `init`, which combine leaves
-            // unchanged, so this is the same value without their cost.
-            A r = init;
-            for (int64_t k = 0; k < n; ++k) r = step(r, p[k]);
-            return r;
-          }
-          A acc[kLanes];
-          for (int j = 0; j < kLanes; ++j) acc[j] = init;
-          int64_t k = 0;
-          for (; n - k >= kLanes; k += kLanes) {
-    #pragma omp simd
-            for (int j = 0; j < kLanes; ++j) acc[j] = step(acc[j], p[k + j]);
-          }
-          A r = acc[0];
-          for (int j = 1; j < kLanes; ++j) r = combine(r, acc[j]);
-          for (; k < n; ++k) r = step(r, p[k]);
-          return r;
-        };
-        int64_t chunks = 1, chunk = len;
-        if (len > kChunk) {
-          chunks = (len + kChunk - 1) / kChunk;
-          if (chunks > kMaxChunks) chunks = kMaxChunks;
-          chunk = ((len + chunks - 1) / chunks + kLanes - 1) / kLanes * kLanes;
-          chunks = (len + chunk - 1) / chunk;
-        }
-        const auto fold_chunk = [&](const T* p, int64_t c) {
-          const int64_t rest = len - c * chunk;
-          return fold(p + c * chunk, rest < chunk ? rest : chunk);
-        };
-        if (chunks > 1 && rows.count < ctx->num_threads) {
-          // Few long runs: the chunks of each run in parallel.
-          for (int64_t r = 0; r < rows.count; ++r) {
-            const T* p = px + rows.offset(r);
-            A part[kMaxChunks];
-            kg::for_range(ctx, chunks, len, [&](int64_t c) { part[c] = fold_chunk(p, c); });
-            A acc = part[0];
-            for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, part[c]);
-            py[r] = kiln_scalar::convert<O>(acc);
-          }
-        } else {
-          kg::for_range(ctx, rows.count, rows.count * len, [&](int64_t r) {
-            const T* p = px + rows.offset(r);
-            A acc = fold_chunk(p, 0);
-            for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, fold_chunk(p, c));
-            py[r] = kiln_scalar::convert<O>(acc);
-          });
-        }
-
-      }
-
-      else {
-        // Any strides: each output folds its elements in C order of the reduced dimensions
-        // (perform's order), the last one as a strided inner loop.
-        int64_t outer_strides[1][1] = {};
-        for (int j = 0; j < 0; ++j) outer_strides[0][j] = rows.strides[j];
-        const int64_t n = rows.shape[0], s = rows.strides[0];
-        kg::for_range(ctx, rows.count, rows.count * len, [&](int64_t r) {
-          const T* p = px + rows.offset(r);
-          A acc = init;
-          kg::for_each_strided<0, 1>(rows.shape, outer_strides, [&](const int64_t* off) {
-            for (int64_t k = 0; k < n; ++k) acc = step(acc, p[off[0] + k * s]);
-          });
-          py[r] = kiln_scalar::convert<O>(acc);
-        });
-      }
-    }
+    w2_sumsq_float64_run_graph_fold_680555cc74c8(ctx, v0, v1);
 
   }
 

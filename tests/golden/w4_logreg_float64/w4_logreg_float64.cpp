@@ -2541,10 +2541,110 @@ inline int32_t rank1_update(Ctx* ctx, T alpha, Mat<const T> x, Mat<const T> y, M
 
 }  // namespace
 
+// The fold of a reduction, shared by every node whose fold is the same text (one copy
+// to compile, however many nodes sum a vector of doubles).
+static __attribute__((unused)) void w4_logreg_float64_run_graph_fold_680555cc74c8(kg::Ctx* ctx, const kg::Tensor<double, 1>& in, kg::Tensor<double, 0>& out) {
+  using T = double;  // input element
+  using A = double;  // accumulator
+  using O = double;  // output element
+  const A init = A(0);
+  // One step of the fold: the accumulator after element x.
+  const auto step = [](A a, T x) -> A {
+    const double t0 = static_cast<double>((x * x));
+    const double t1 = static_cast<double>((a + t0));
+    return t1;
+  };
+  // Joins the accumulators of two consecutive runs of elements.
+  const auto combine = [](A a, A b) -> A {
+    const double t0 = static_cast<double>((a + b));
+    return t0;
+  };
+  static const int axes[] = { 0 };
+  const kg::Rows<1, 1> rows(in, axes);  // one row per output element
+  const int64_t len = rows.len;
+  const T* __restrict px = in.data;
+  O* __restrict py = out.data;
+  if (rows.count == 0) {
+    // No output element.
+  } else if (rows.unit) {
+    // Each output folds a run of len consecutive elements. Runs longer than kChunk are cut
+    // into at most kMaxChunks chunks sized from len alone, so the result never depends on the
+    // thread count; a chunk folds into kLanes independent accumulators the compiler vectorises.
+    static constexpr int kLanes = 32;  // static: clang -fopenmp cannot use a local in the lambdas below
+    static constexpr int64_t kChunk = 16384, kMaxChunks = 64;
+    // Not inlined: the vectorised fold is then compiled once per distinct fold, not once per call site
+    // (four, with the paths below and OpenMP's copies: a fifth of a PyMC model's object code),
+    // and every row goes through the same instructions whatever the thread count.
+    const auto fold = [&](const T* p, int64_t n) __attribute__((noinline)) -> A {
+      if (n < kLanes) {
+        // A short run in order: the lanes below would all stay `init`, which combine leaves
+        // unchanged, so this is the same value without their cost.
+        A r = init;
+        for (int64_t k = 0; k < n; ++k) r = step(r, p[k]);
+        return r;
+      }
+      A acc[kLanes];
+      for (int j = 0; j < kLanes; ++j) acc[j] = init;
+      int64_t k = 0;
+      for (; n - k >= kLanes; k += kLanes) {
+#pragma omp simd
+        for (int j = 0; j < kLanes; ++j) acc[j] = step(acc[j], p[k + j]);
+      }
+      A r = acc[0];
+      for (int j = 1; j < kLanes; ++j) r = combine(r, acc[j]);
+      for (; k < n; ++k) r = step(r, p[k]);
+      return r;
+    };
+    int64_t chunks = 1, chunk = len;
+    if (len > kChunk) {
+      chunks = (len + kChunk - 1) / kChunk;
+      if (chunks > kMaxChunks) chunks = kMaxChunks;
+      chunk = ((len + chunks - 1) / chunks + kLanes - 1) / kLanes * kLanes;
+      chunks = (len + chunk - 1) / chunk;
+    }
+    const auto fold_chunk = [&](const T* p, int64_t c) {
+      const int64_t rest = len - c * chunk;
+      return fold(p + c * chunk, rest < chunk ? rest : chunk);
+    };
+    if (chunks > 1 && rows.count < ctx->num_threads) {
+      // Few long runs: the chunks of each run in parallel.
+      for (int64_t r = 0; r < rows.count; ++r) {
+        const T* p = px + rows.offset(r);
+        A part[kMaxChunks];
+        kg::for_range(ctx, chunks, len, [&](int64_t c) { part[c] = fold_chunk(p, c); });
+        A acc = part[0];
+        for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, part[c]);
+        py[r] = kiln_scalar::convert<O>(acc);
+      }
+    } else {
+      kg::for_range(ctx, rows.count, rows.count * len, [&](int64_t r) {
+        const T* p = px + rows.offset(r);
+        A acc = fold_chunk(p, 0);
+        for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, fold_chunk(p, c));
+        py[r] = kiln_scalar::convert<O>(acc);
+      });
+    }
+
+  }
+
+  else {
+    // Any strides: each output folds its elements in C order of the reduced dimensions
+    // (perform's order), the last one as a strided inner loop.
+    int64_t outer_strides[1][1] = {};
+    for (int j = 0; j < 0; ++j) outer_strides[0][j] = rows.strides[j];
+    const int64_t n = rows.shape[0], s = rows.strides[0];
+    kg::for_range(ctx, rows.count, rows.count * len, [&](int64_t r) {
+      const T* p = px + rows.offset(r);
+      A acc = init;
+      kg::for_each_strided<0, 1>(rows.shape, outer_strides, [&](const int64_t* off) {
+        for (int64_t k = 0; k < n; ++k) acc = step(acc, p[off[0] + k * s]);
+      });
+      py[r] = kiln_scalar::convert<O>(acc);
+    });
+  }
+}
+
 // ---- graph "w4_logreg_float64": exported as w4_logreg_float64_* ----------------------------------
-extern "C" __attribute__((visibility("hidden"))) int32_t kiln_w4_logreg_float64_run_graph_node7(void* frame);
-extern "C" __attribute__((visibility("hidden"))) int32_t kiln_w4_logreg_float64_run_graph_node9(void* frame);
-extern "C" __attribute__((visibility("hidden"))) int32_t kiln_w4_logreg_float64_run_graph_node14(void* frame);
 namespace {
 namespace w4_logreg_float64_impl {
 
@@ -2566,13 +2666,9 @@ alignas(64) const int64_t krun_shapes_c0[] = {
 
 
 // The graph w4_logreg_float64.
-// Its variables live in a frame, so that steps can be member functions compiled apart: a split
-// build (driver/build.cpp) compiles this file twice in parallel, the steps marked below with
-// KILN_PART=2 and everything else with KILN_PART=1; a plain compile takes both.
-struct run_graph_frame {
-  kg::Ctx* ctx;
-  const DLTensor* inputs;
-  kg::OutputSink& sink;
+static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& sink) {
+  (void)inputs;
+  (void)sink;
   kg::Tensor<double, 2> v0;
   kg::Tensor<double, 1> v1;
   kg::Tensor<double, 1> v2;
@@ -2597,15 +2693,114 @@ struct run_graph_frame {
   kg::Tensor<double, 1> v21;
   kg::Tensor<double, 0> v22;
   kg::Tensor<double, 0> v23;
-  int32_t run();
-  int32_t node7();
-  int32_t node9();
-  int32_t node14();
-};
-#if KILN_PART != 1
-// [7] Reciprocal -> v11
-int32_t run_graph_frame::node7() {
-  static const char kWhere[] = "node [7] Reciprocal (from /nodes/12 Sum, /nodes/15 Elemwise)";
+  {
+    static const int64_t static_shape[] = { -1, -1 };
+    KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "X"));
+  }
+  {
+    static const int64_t static_shape[] = { -1 };
+    KILN_TRY(kg::bind_input(ctx, inputs[1], v1, DLDataType{2, 64, 1}, static_shape, "y"));
+  }
+  {
+    static const int64_t static_shape[] = { -1 };
+    KILN_TRY(kg::bind_input(ctx, inputs[2], v2, DLDataType{2, 64, 1}, static_shape, "w"));
+  }
+  {
+    static const int64_t static_shape[] = { 0 };
+    KILN_TRY(kg::bind_input(ctx, inputs[3], v3, DLDataType{2, 64, 1}, static_shape, "b"));
+  }
+  v13.data = const_cast<double*>(krun_graph_c0);
+
+  v13.set_contiguous_strides();
+  v14.data = const_cast<double*>(krun_graph_c1);
+
+  v14.set_contiguous_strides();
+  v20.data = const_cast<double*>(krun_graph_c2);
+
+  v20.set_contiguous_strides();
+
+  // [0] CAReduce{Composite{(i0 + sqr(i1))}, axis=0} -> v4
+  {
+    static const char kWhere[] = "node [0] CAReduce{Composite{(i0 + sqr(i1))}, axis=0} (from /nodes/16 Elemwise, /nodes/17 Sum)";
+    // Output shape: the dimensions that are not reduced.
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v4), kWhere);
+    w4_logreg_float64_run_graph_fold_680555cc74c8(ctx, v2, v4);
+
+  }
+
+  // [1] ExpandDims{axis=0} -> v5
+  {
+    static const char kWhere[] = "node [1] ExpandDims{axis=0} -> \042b1\042 (from /nodes/1 DimShuffle)";
+
+    v5.data = v3.data;
+    v5.shape[0] = 1;
+    v5.strides[0] = 0;
+
+  }
+
+  // [2] Shape_i{0} -> v6
+  {
+    static const char kWhere[] = "node [2] Shape_i{0} (from /nodes/0 Dot)";
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v6), kWhere);
+
+    v6.data[0] = v0.shape[0];
+
+  }
+
+  // [3] AllocEmpty{dtype='float64'} -> v7
+  {
+    static const char kWhere[] = "node [3] AllocEmpty{dtype='float64'} (from /nodes/0 Dot)";
+    KILN_TRY_AT(kg::read_length(ctx, v6, "length input 0", v7.shape[0]), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v7), kWhere);
+
+
+  }
+
+  // [4] Shape_i{0} -> v8
+  {
+    static const char kWhere[] = "node [4] Shape_i{0} (from /nodes/12 Sum, /nodes/13 Shape_i)";
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v8), kWhere);
+
+    v8.data[0] = v1.shape[0];
+
+  }
+
+  // [5] Cast{float64} -> v9
+  {
+    static const char kWhere[] = "node [5] Cast{float64} -> \042nf\042 (from /nodes/14 Elemwise)";
+
+
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v9), kWhere);
+    {
+      const int64_t i0 = v8.data[0];
+      const double t0 = static_cast<double>(kiln_scalar::convert<double>(i0));
+
+      v9.data[0] = t0;
+    }
+
+
+
+  }
+
+  // [6] ExpandDims{axis=0} -> v10
+  {
+    static const char kWhere[] = "node [6] ExpandDims{axis=0} (from /nodes/12 Sum, /nodes/15 Elemwise)";
+
+    v10.data = v9.data;
+    v10.shape[0] = 1;
+    v10.strides[0] = 0;
+
+  }
+
+  // [7] Reciprocal -> v11
+  {
+    static const char kWhere[] = "node [7] Reciprocal (from /nodes/12 Sum, /nodes/15 Elemwise)";
 
 
     {
@@ -2624,11 +2819,23 @@ int32_t run_graph_frame::node7() {
 
 
 
-  return KILN_OK;
-}
-// [9] row-block pass over v0: [9] Gemv{no_inplace}, [10] Composite{...}, [11] Sum{axes=None}, [12] Gemv{no_inplace}, [13] Sum{axis=0}
-int32_t run_graph_frame::node9() {
-  static const char kWhere[] = "node [9] Gemv{no_inplace} (from /nodes/0 Dot)";
+  }
+
+  // [8] Transpose{axes=[1, 0]} -> v12
+  {
+    static const char kWhere[] = "node [8] Transpose{axes=[1, 0]} (from /nodes/0 Dot)";
+
+    v12.data = v0.data;
+    v12.shape[0] = v0.shape[1];
+    v12.strides[0] = v0.strides[1];
+    v12.shape[1] = v0.shape[0];
+    v12.strides[1] = v0.strides[0];
+
+  }
+
+  // [9] row-block pass over v0: [9] Gemv{no_inplace}, [10] Composite{...}, [11] Sum{axes=None}, [12] Gemv{no_inplace}, [13] Sum{axis=0}
+  {
+    static const char kWhere[] = "node [9] Gemv{no_inplace} (from /nodes/0 Dot)";
     // One pass over blocks of rows of X for the product, the Elemwise nodes over its rows, their
     // reductions and the products with Xᵀ (codegen/row_block_fusion.h). Each member checks its
     // operands first, under its own label.
@@ -2866,11 +3073,11 @@ int32_t run_graph_frame::node9() {
       }
     }
 
-  return KILN_OK;
-}
-// [14] Composite{((0.01 * i0) + (i1 / i2))} -> v23
-int32_t run_graph_frame::node14() {
-  static const char kWhere[] = "node [14] Composite{((0.01 * i0) + (i1 / i2))} -> \042loss\042 (from /nodes/15 Elemwise, /nodes/18 Elemwise, /nodes/19 Elemwise)";
+  }
+
+  // [14] Composite{((0.01 * i0) + (i1 / i2))} -> v23
+  {
+    static const char kWhere[] = "node [14] Composite{((0.01 * i0) + (i1 / i2))} -> \042loss\042 (from /nodes/15 Elemwise, /nodes/18 Elemwise, /nodes/19 Elemwise)";
 
 
 
@@ -2889,242 +3096,9 @@ int32_t run_graph_frame::node14() {
 
 
 
-  return KILN_OK;
-}
-#endif
-
-int32_t run_graph_frame::run() {
-  {
-    static const int64_t static_shape[] = { -1, -1 };
-    KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "X"));
   }
-  {
-    static const int64_t static_shape[] = { -1 };
-    KILN_TRY(kg::bind_input(ctx, inputs[1], v1, DLDataType{2, 64, 1}, static_shape, "y"));
-  }
-  {
-    static const int64_t static_shape[] = { -1 };
-    KILN_TRY(kg::bind_input(ctx, inputs[2], v2, DLDataType{2, 64, 1}, static_shape, "w"));
-  }
-  {
-    static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[3], v3, DLDataType{2, 64, 1}, static_shape, "b"));
-  }
-  v13.data = const_cast<double*>(krun_graph_c0);
-
-  v13.set_contiguous_strides();
-  v14.data = const_cast<double*>(krun_graph_c1);
-
-  v14.set_contiguous_strides();
-  v20.data = const_cast<double*>(krun_graph_c2);
-
-  v20.set_contiguous_strides();
-
-  // [0] CAReduce{Composite{(i0 + sqr(i1))}, axis=0} -> v4
-  {
-    static const char kWhere[] = "node [0] CAReduce{Composite{(i0 + sqr(i1))}, axis=0} (from /nodes/16 Elemwise, /nodes/17 Sum)";
-    // Output shape: the dimensions that are not reduced.
-
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v4), kWhere);
-    {
-      using T = double;  // input element
-      using A = double;  // accumulator
-      using O = double;  // output element
-      const A init = A(0);
-      // One step of the fold: the accumulator after element x.
-      const auto step = [](A a, T x) -> A {
-        const double t0 = static_cast<double>((x * x));
-        const double t1 = static_cast<double>((a + t0));
-        return t1;
-      };
-      // Joins the accumulators of two consecutive runs of elements.
-      const auto combine = [](A a, A b) -> A {
-        const double t0 = static_cast<double>((a + b));
-        return t0;
-      };
-      static const int axes[] = { 0 };
-      const kg::Rows<1, 1> rows(v2, axes);  // one row per output element
-      const int64_t len = rows.len;
-      const T* __restrict px = v2.data;
-      O* __restrict py = v4.data;
-      if (rows.count == 0) {
-        // No output element.
-      } else if (rows.unit) {
-        // Each output folds a run of len consecutive elements. Runs longer than kChunk are cut
-        // into at most kMaxChunks chunks sized from len alone, so the result never depends on the
-        // thread count; a chunk folds into kLanes independent accumulators the compiler vectorises.
-        static constexpr int kLanes = 32;  // static: clang -fopenmp cannot use a local in the lambdas below
-        static constexpr int64_t kChunk = 16384, kMaxChunks = 64;
-        // Not inlined: the vectorised fold is then compiled once per node, not once per call site
-        // (four, with the paths below and OpenMP's copies: a fifth of a PyMC model's object code),
-        // and every row goes through the same instructions whatever the thread count.
-        const auto fold = [&](const T* p, int64_t n) __attribute__((noinline)) -> A {
-          if (n < kLanes) {
-            // A short run in order: the lanes below would all stay `init`, which combine leaves
-            // unchanged, so this is the same value without their cost.
-            A r = init;
-            for (int64_t k = 0; k < n; ++k) r = step(r, p[k]);
-            return r;
-          }
-          A acc[kLanes];
-          for (int j = 0; j < kLanes; ++j) acc[j] = init;
-          int64_t k = 0;
-          for (; n - k >= kLanes; k += kLanes) {
-    #pragma omp simd
-            for (int j = 0; j < kLanes; ++j) acc[j] = step(acc[j], p[k + j]);
-          }
-          A r = acc[0];
-          for (int j = 1; j < kLanes; ++j) r = combine(r, acc[j]);
-          for (; k < n; ++k) r = step(r, p[k]);
-          return r;
-        };
-        int64_t chunks = 1, chunk = len;
-        if (len > kChunk) {
-          chunks = (len + kChunk - 1) / kChunk;
-          if (chunks > kMaxChunks) chunks = kMaxChunks;
-          chunk = ((len + chunks - 1) / chunks + kLanes - 1) / kLanes * kLanes;
-          chunks = (len + chunk - 1) / chunk;
-        }
-        const auto fold_chunk = [&](const T* p, int64_t c) {
-          const int64_t rest = len - c * chunk;
-          return fold(p + c * chunk, rest < chunk ? rest : chunk);
-        };
-        if (chunks > 1 && rows.count < ctx->num_threads) {
-          // Few long runs: the chunks of each run in parallel.
-          for (int64_t r = 0; r < rows.count; ++r) {
-            const T* p = px + rows.offset(r);
-            A part[kMaxChunks];
-            kg::for_range(ctx, chunks, len, [&](int64_t c) { part[c] = fold_chunk(p, c); });
-            A acc = part[0];
-            for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, part[c]);
-            py[r] = kiln_scalar::convert<O>(acc);
-          }
-        } else {
-          kg::for_range(ctx, rows.count, rows.count * len, [&](int64_t r) {
-            const T* p = px + rows.offset(r);
-            A acc = fold_chunk(p, 0);
-            for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, fold_chunk(p, c));
-            py[r] = kiln_scalar::convert<O>(acc);
-          });
-        }
-
-      }
-
-      else {
-        // Any strides: each output folds its elements in C order of the reduced dimensions
-        // (perform's order), the last one as a strided inner loop.
-        int64_t outer_strides[1][1] = {};
-        for (int j = 0; j < 0; ++j) outer_strides[0][j] = rows.strides[j];
-        const int64_t n = rows.shape[0], s = rows.strides[0];
-        kg::for_range(ctx, rows.count, rows.count * len, [&](int64_t r) {
-          const T* p = px + rows.offset(r);
-          A acc = init;
-          kg::for_each_strided<0, 1>(rows.shape, outer_strides, [&](const int64_t* off) {
-            for (int64_t k = 0; k < n; ++k) acc = step(acc, p[off[0] + k * s]);
-          });
-          py[r] = kiln_scalar::convert<O>(acc);
-        });
-      }
-    }
-
-  }
-
-  // [1] ExpandDims{axis=0} -> v5
-  {
-    static const char kWhere[] = "node [1] ExpandDims{axis=0} -> \042b1\042 (from /nodes/1 DimShuffle)";
-
-    v5.data = v3.data;
-    v5.shape[0] = 1;
-    v5.strides[0] = 0;
-
-  }
-
-  // [2] Shape_i{0} -> v6
-  {
-    static const char kWhere[] = "node [2] Shape_i{0} (from /nodes/0 Dot)";
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v6), kWhere);
-
-    v6.data[0] = v0.shape[0];
-
-  }
-
-  // [3] AllocEmpty{dtype='float64'} -> v7
-  {
-    static const char kWhere[] = "node [3] AllocEmpty{dtype='float64'} (from /nodes/0 Dot)";
-    KILN_TRY_AT(kg::read_length(ctx, v6, "length input 0", v7.shape[0]), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v7), kWhere);
-
-
-  }
-
-  // [4] Shape_i{0} -> v8
-  {
-    static const char kWhere[] = "node [4] Shape_i{0} (from /nodes/12 Sum, /nodes/13 Shape_i)";
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v8), kWhere);
-
-    v8.data[0] = v1.shape[0];
-
-  }
-
-  // [5] Cast{float64} -> v9
-  {
-    static const char kWhere[] = "node [5] Cast{float64} -> \042nf\042 (from /nodes/14 Elemwise)";
-
-
-
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v9), kWhere);
-    {
-      const int64_t i0 = v8.data[0];
-      const double t0 = static_cast<double>(kiln_scalar::convert<double>(i0));
-
-      v9.data[0] = t0;
-    }
-
-
-
-  }
-
-  // [6] ExpandDims{axis=0} -> v10
-  {
-    static const char kWhere[] = "node [6] ExpandDims{axis=0} (from /nodes/12 Sum, /nodes/15 Elemwise)";
-
-    v10.data = v9.data;
-    v10.shape[0] = 1;
-    v10.strides[0] = 0;
-
-  }
-
-  // [7] Reciprocal -> v11
-  KILN_TRY(kiln_w4_logreg_float64_run_graph_node7(this));
-
-  // [8] Transpose{axes=[1, 0]} -> v12
-  {
-    static const char kWhere[] = "node [8] Transpose{axes=[1, 0]} (from /nodes/0 Dot)";
-
-    v12.data = v0.data;
-    v12.shape[0] = v0.shape[1];
-    v12.strides[0] = v0.strides[1];
-    v12.shape[1] = v0.shape[0];
-    v12.strides[1] = v0.strides[0];
-
-  }
-
-  // [9] row-block pass over v0: [9] Gemv{no_inplace}, [10] Composite{...}, [11] Sum{axes=None}, [12] Gemv{no_inplace}, [13] Sum{axis=0}
-  KILN_TRY(kiln_w4_logreg_float64_run_graph_node9(this));
-
-  // [14] Composite{((0.01 * i0) + (i1 / i2))} -> v23
-  KILN_TRY(kiln_w4_logreg_float64_run_graph_node14(this));
 
   return KILN_OK;
-}
-
-static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& sink) {
-  run_graph_frame frame{ctx, inputs, sink};
-  return frame.run();
 }
 
 // The output shapes of the graph, computed from the inputs (the shape graph).
@@ -3317,15 +3291,6 @@ int32_t output_shapes(kiln_context* handle, const DLTensor* inputs, int64_t* sha
 }  // namespace w4_logreg_float64_impl
 }  // namespace
 
-// The second unit's steps, called by the first through C symbols: no C++ type crosses units
-// (each has its own copy of the runtime, in an anonymous namespace).
-#if KILN_PART != 1
-extern "C" int32_t kiln_w4_logreg_float64_run_graph_node7(void* frame) { return static_cast<w4_logreg_float64_impl::run_graph_frame*>(frame)->node7(); }
-extern "C" int32_t kiln_w4_logreg_float64_run_graph_node9(void* frame) { return static_cast<w4_logreg_float64_impl::run_graph_frame*>(frame)->node9(); }
-extern "C" int32_t kiln_w4_logreg_float64_run_graph_node14(void* frame) { return static_cast<w4_logreg_float64_impl::run_graph_frame*>(frame)->node14(); }
-#endif
-
-#if KILN_PART != 2
 extern "C" {
 
 KILN_EXPORT kiln_context* w4_logreg_float64_context_create(void) {
@@ -3371,5 +3336,4 @@ KILN_EXPORT const kiln_graph_info* w4_logreg_float64_info(void) {
 }
 
 }  // extern "C"
-#endif  // KILN_PART != 2
 
