@@ -17,7 +17,8 @@ namespace {
 
 // The op table of a GPU dialect: kernels for Elemwise, every CAReduce, the fill ops (Alloc,
 // ARange, Eye, Tri, AllocEmpty), Join, Split, Reshape, MakeVector, checks (through the device status word),
-// indexing, the softmax family, Argmax, CumOp and the matrix products; DimShuffle, Subtensor and SpecifyShape are views (host metadata over the same
+// indexing, the softmax family, Argmax, CumOp, the matrix products, KroneckerProduct and
+// BlockDiagonal; DimShuffle, Subtensor and SpecifyShape are views (host metadata over the same
 // buffer: the cpp backend's emitters work on device tensors).
 std::vector<OpEmitter> gpu_table(const std::string& backend) {
   const GpuDialect& d = GpuDialect::get(backend);
@@ -95,10 +96,15 @@ std::vector<OpEmitter> gpu_table(const std::string& backend) {
     table.push_back({op, with_dialect(gpu_emit_product), false, true});
   // Linear algebra by the host path (emit_linalg.cpp): LAPACK on host copies, results uploaded.
   for (const std::string& op : gpu_linalg_ops()) table.push_back({op, with_dialect(gpu_emit_linalg), false, true, true});
-  // A Blockwise is a batched product or a batched linear-algebra op.
+  // Structured matrices built on the device: one work-item per output element (emit_structure.cpp).
+  table.push_back({"KroneckerProduct", with_dialect(gpu_emit_structure), false});
+  table.push_back({"BlockDiagonal", with_dialect(gpu_emit_structure), false});
+  // A Blockwise is a batched product, structured matrix or linear-algebra op.
   table.push_back({"Blockwise",
                    [&d, backend](const NodeEmitContext& c) {
-                     return gpu_emits_linalg(c.node().op()) ? gpu_emit_linalg(c, d, backend) : gpu_emit_product(c, d, backend);
+                     const Op& op = c.node().op();
+                     if (gpu_emits_structure(op)) return gpu_emit_structure(c, d, backend);
+                     return gpu_emits_linalg(op) ? gpu_emit_linalg(c, d, backend) : gpu_emit_product(c, d, backend);
                    },
                    false, true, true});
   return table;

@@ -5,7 +5,8 @@
 // batching (Blockwise), shape checks, error statuses and messages (singular, not positive
 // definite, on_error='nan') are the cpp backend's. The cost is a round trip through host memory
 // and a wait for the device per node (docs/gpu_backends.md, "Linear algebra"). Every linear
-// algebra op of the cpp backend takes this path but Eig, whose results are complex. The cuda
+// algebra op of the cpp backend takes this path but Eig, whose results are complex, and
+// KroneckerProduct and BlockDiagonal, which have device kernels (emit_structure.cpp). The cuda
 // backend runs Cholesky, Solve (assume_a='gen'), SolveTriangular, CholeskySolve, MatrixInverse,
 // Det and SLogDet with float results on the device instead, through cuSOLVER and cuBLAS
 // (templates/cuda/prologue/device_linalg.hpp) with the same host code around them.
@@ -49,7 +50,7 @@ bool cuda_device_linalg(const NodeEmitContext& c, const std::string& backend) {
 const std::vector<std::string>& gpu_linalg_ops() {
   static const std::vector<std::string> ops = {
       "Cholesky", "Solve", "SolveTriangular", "CholeskySolve", "MatrixInverse", "Det", "SLogDet", "LU", "LUFactor",
-      "PivotToPermutations", "QR", "MatrixPinv", "Expm", "Eigh", "Eigvalsh", "SVD", "KroneckerProduct", "BlockDiagonal"};
+      "PivotToPermutations", "QR", "MatrixPinv", "Expm", "Eigh", "Eigvalsh", "SVD"};
   return ops;
 }
 

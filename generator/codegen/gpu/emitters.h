@@ -63,6 +63,11 @@ bool gpu_emits_linalg(const Op& op);
 /// Those ops and Blockwise of them: inputs read to host memory, the C++ backend's LAPACK code
 /// run there (the same checks, statuses and messages), outputs uploaded (emit_linalg.cpp).
 NodeCode gpu_emit_linalg(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
+/// Whether `op` (or a Blockwise's core op) is KroneckerProduct or BlockDiagonal.
+bool gpu_emits_structure(const Op& op);
+/// KroneckerProduct, BlockDiagonal and Blockwise of them: device kernels writing each output
+/// element once, operands converted to the output's dtype (emit_structure.cpp).
+NodeCode gpu_emit_structure(const NodeEmitContext& c, const GpuDialect& d, const std::string& backend);
 /// Shape and Shape_i (lengths written by kg::put_int64), AllocDiag (a zero fill and a copy into
 /// the diagonal), FillDiagonal/FillDiagonalOffset and Repeat: the C++ backend's host code with
 /// device fills (emit_shape_ops.cpp).
