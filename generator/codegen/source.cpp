@@ -207,11 +207,14 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
 
   std::vector<TemplateData> step_items;
   std::vector<double> step_weights;  // each step's compile_weight, for choose_split_steps
-  const auto add_step = [&](TemplateData& item, const std::string& code, const Apply& node) {
+  const auto add_step = [&](TemplateData& item, const std::string& code, const Apply& node,
+                            const std::string& shared = {}) {
     item.set("code", code);
     item.set("split", false);
     step_items.push_back(item);
-    double weight = compile_weight(line_count(code));
+    // A step that calls shared code (NodeCode::shared) weighs as if it held it: whichever unit
+    // takes the step compiles that code (once per unit, however many of its steps call it).
+    double weight = compile_weight(line_count(code) + line_count(shared));
     const auto inner = lg.inner_functions.find(&node);
     if (inner != lg.inner_functions.end())
       for (const std::string& f : inner->second) weight += scope.function_weights[f];
@@ -280,7 +283,7 @@ std::string emit_function(const Backend& backend, const LoweredGraph& lg, const 
     item.set("index", std::to_string(i));
     item.set("comment", comment_text(node.op().str(), 100) + " -> " + join(outs, ", "));
     item.set("where", c_string_literal(label));
-    add_step(item, indent_lines(code.host, "    "), node);
+    add_step(item, indent_lines(code.host, "    "), node, code.shared);
   }
   KILN_INTERNAL_ASSERT(open_regions.empty(), "a lazy branch is still open after the last step");
   if (split) choose_split_steps(step_items, step_weights, fn, *split);

@@ -2809,7 +2809,7 @@ extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_ru
 extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node14(void* frame);
 extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node20(void* frame);
 extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node21(void* frame);
-extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node40(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node51(void* frame);
 extern "C" __attribute__((visibility("hidden"))) int32_t kiln_scan_garch_grad_run_graph_node54(void* frame);
 namespace {
 namespace scan_garch_grad_impl {
@@ -3287,7 +3287,7 @@ struct run_graph_frame {
   int32_t node14();
   int32_t node20();
   int32_t node21();
-  int32_t node40();
+  int32_t node51();
   int32_t node54();
 };
 #if KILN_PART != 1
@@ -3641,54 +3641,134 @@ int32_t run_graph_frame::node21() {
 
   return KILN_OK;
 }
-// [40] Join{axis=0} -> v94
-int32_t run_graph_frame::node40() {
-  static const char kWhere[] = "node [40] Join{axis=0} (from /nodes/18 Scan)";
-    const int axis = 0;
+// [51] Composite{...} -> v107, v108, v109, v110
+int32_t run_graph_frame::node51() {
+  static const char kWhere[] = "node [51] Composite{...} (from /nodes/18 Scan)";
 
-    for (int d = 0; d < 1; ++d) v94.shape[d] = v91.shape[d];
-    v94.shape[axis] = 0;
-    for (int d = 0; d < 1; ++d) {
-      if (d != axis && v91.shape[d] != v94.shape[d])
-        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 0 has length %lld", d, static_cast<long long>(v94.shape[d]), static_cast<long long>(v91.shape[d])), kWhere);
-    }
-    if (__builtin_add_overflow(v94.shape[axis], v91.shape[axis], &v94.shape[axis]))
-      return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Join: array is too big (the lengths along axis %d overflow)", axis), kWhere);
-    for (int d = 0; d < 1; ++d) {
-      if (d != axis && v93.shape[d] != v94.shape[d])
-        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 1 has length %lld", d, static_cast<long long>(v94.shape[d]), static_cast<long long>(v93.shape[d])), kWhere);
-    }
-    if (__builtin_add_overflow(v94.shape[axis], v93.shape[axis], &v94.shape[axis]))
-      return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Join: array is too big (the lengths along axis %d overflow)", axis), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v94), kWhere);
+
     {
-      // Each input into its region of the output (the output's strides, offset along the axis).
-      int64_t offset = 0;
-      {
-        kg::Tensor<double, 1> region;
-        for (int d = 0; d < 1; ++d) {
-          region.shape[d] = v91.shape[d];
-          region.strides[d] = v94.strides[d];
-        }
-        region.data = v94.data;
-        if (region.size() > 0) region.data += offset * v94.strides[axis];
-        kg::copy_tensor(v91, region);
+      const int64_t lengths[] = { v102.shape[0], v103.shape[0], v104.shape[0], v43.shape[0], v105.shape[0], v106.shape[0], v44.shape[0] };
+      static const bool broadcastable[] = { false, false, false, true, true, false, true };
+      KILN_TRY_AT(kg::broadcast_length(ctx, v107.shape[0], 0, lengths, broadcastable, 7), kWhere);
+    }
+    for (int d = 0; d < 1; ++d) v108.shape[d] = v107.shape[d];
+    for (int d = 0; d < 1; ++d) v109.shape[d] = v107.shape[d];
+    for (int d = 0; d < 1; ++d) v110.shape[d] = v107.shape[d];
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v107), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v108), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v109), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v110), kWhere);
 
-        offset += v91.shape[axis];
-      }
-      {
-        kg::Tensor<double, 1> region;
-        for (int d = 0; d < 1; ++d) {
-          region.shape[d] = v93.shape[d];
-          region.strides[d] = v94.strides[d];
-        }
-        region.data = v94.data;
-        if (region.size() > 0) region.data += offset * v94.strides[axis];
-        kg::copy_tensor(v93, region);
+    {
+      const int64_t n = v107.size();
+      if (true && v102.is_contiguous() && v103.is_contiguous() && v104.is_contiguous() && v106.is_contiguous()) {
+        // Every operand is contiguous with the output's shape, or a single broadcast element.
+        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
+        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
+          const double* __restrict p0 = v102.data;
+          const double* __restrict p1 = v103.data;
+          const double* __restrict p2 = v104.data;
+          const double* __restrict p3 = v43.data;
+          const double* __restrict p4 = v105.data;
+          const double* __restrict p5 = v106.data;
+          const double* __restrict p6 = v44.data;
 
-        offset += v93.shape[axis];
+          double* __restrict q0 = v107.data;
+          double* __restrict q1 = v108.data;
+          double* __restrict q2 = v109.data;
+          double* __restrict q3 = v110.data;
+    #pragma GCC ivdep
+          for (int64_t e = begin; e < end; ++e) {
+            const double i0 = p0[e];
+            const double i1 = p1[e];
+            const double i2 = p2[e];
+            const double i3 = p3[0];
+            const double i4 = p4[0];
+            const double i5 = p5[e];
+            const double i6 = p6[0];
+          const double t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * i0));
+          const double t1 = static_cast<double>((i1 * i1));
+          const double t2 = static_cast<double>((i2 * i2));
+          const double t3 = static_cast<double>((i3 * t2));
+          const double t4 = static_cast<double>((i4 * i5));
+          const double t5 = static_cast<double>(((i6 + t3) + t4));
+          const double t6 = static_cast<double>((t1 / t5));
+          const double t7 = static_cast<double>((-t6));
+          const double t8 = static_cast<double>((t7 / t5));
+          const double t9 = static_cast<double>((t0 * t8));
+          const double t10 = static_cast<double>((double(1) / t5));
+          const double t11 = static_cast<double>((t0 * t10));
+          const double t12 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * t11) * i1));
+
+            q0[e] = t2;
+            q1[e] = t9;
+            q2[e] = t11;
+            q3[e] = t12;
+          }
+
+        });
+      } else {
+        // General strided loop (transposed, sliced or broadcast operands).
+        const double* __restrict p0 = v102.data;
+        const double* __restrict p1 = v103.data;
+        const double* __restrict p2 = v104.data;
+        const double* __restrict p3 = v43.data;
+        const double* __restrict p4 = v105.data;
+        const double* __restrict p5 = v106.data;
+        const double* __restrict p6 = v44.data;
+
+        double* __restrict q0 = v107.data;
+        double* __restrict q1 = v108.data;
+        double* __restrict q2 = v109.data;
+        double* __restrict q3 = v110.data;
+        int64_t strides[11][1] = {};
+        for (int d = 0; d < 1; ++d) {
+          strides[0][d] = v102.strides[d];
+          strides[1][d] = v103.strides[d];
+          strides[2][d] = v104.strides[d];
+          strides[3][d] = v43.strides[d];
+          strides[4][d] = v105.strides[d];
+          strides[5][d] = v106.strides[d];
+          strides[6][d] = v44.strides[d];
+          strides[7][d] = v107.strides[d];
+          strides[8][d] = v108.strides[d];
+          strides[9][d] = v109.strides[d];
+          strides[10][d] = v110.strides[d];
+        }
+        strides[3][0] = 0;
+        strides[4][0] = 0;
+        strides[6][0] = 0;
+        kg::for_each_strided<1, 11>(v107.shape, strides, [&](const int64_t* off) {
+          const double i0 = p0[off[0]];
+          const double i1 = p1[off[1]];
+          const double i2 = p2[off[2]];
+          const double i3 = p3[off[3]];
+          const double i4 = p4[off[4]];
+          const double i5 = p5[off[5]];
+          const double i6 = p6[off[6]];
+          const double t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * i0));
+          const double t1 = static_cast<double>((i1 * i1));
+          const double t2 = static_cast<double>((i2 * i2));
+          const double t3 = static_cast<double>((i3 * t2));
+          const double t4 = static_cast<double>((i4 * i5));
+          const double t5 = static_cast<double>(((i6 + t3) + t4));
+          const double t6 = static_cast<double>((t1 / t5));
+          const double t7 = static_cast<double>((-t6));
+          const double t8 = static_cast<double>((t7 / t5));
+          const double t9 = static_cast<double>((t0 * t8));
+          const double t10 = static_cast<double>((double(1) / t5));
+          const double t11 = static_cast<double>((t0 * t10));
+          const double t12 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * t11) * i1));
+
+          q0[off[7]] = t2;
+          q1[off[8]] = t9;
+          q2[off[9]] = t11;
+          q3[off[10]] = t12;
+        });
+
       }
     }
+
 
   return KILN_OK;
 }
@@ -5332,7 +5412,55 @@ int32_t run_graph_frame::run() {
   }
 
   // [40] Join{axis=0} -> v94
-  KILN_TRY(kiln_scan_garch_grad_run_graph_node40(this));
+  {
+    static const char kWhere[] = "node [40] Join{axis=0} (from /nodes/18 Scan)";
+    const int axis = 0;
+
+    for (int d = 0; d < 1; ++d) v94.shape[d] = v91.shape[d];
+    v94.shape[axis] = 0;
+    for (int d = 0; d < 1; ++d) {
+      if (d != axis && v91.shape[d] != v94.shape[d])
+        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 0 has length %lld", d, static_cast<long long>(v94.shape[d]), static_cast<long long>(v91.shape[d])), kWhere);
+    }
+    if (__builtin_add_overflow(v94.shape[axis], v91.shape[axis], &v94.shape[axis]))
+      return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Join: array is too big (the lengths along axis %d overflow)", axis), kWhere);
+    for (int d = 0; d < 1; ++d) {
+      if (d != axis && v93.shape[d] != v94.shape[d])
+        return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_BROADCAST, "Join: all input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the tensor at index 0 has length %lld and the tensor at index 1 has length %lld", d, static_cast<long long>(v94.shape[d]), static_cast<long long>(v93.shape[d])), kWhere);
+    }
+    if (__builtin_add_overflow(v94.shape[axis], v93.shape[axis], &v94.shape[axis]))
+      return kg::at_node(ctx, kg::fail(ctx, KILN_ERR_VALUE, "Join: array is too big (the lengths along axis %d overflow)", axis), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v94), kWhere);
+    {
+      // Each input into its region of the output (the output's strides, offset along the axis).
+      int64_t offset = 0;
+      {
+        kg::Tensor<double, 1> region;
+        for (int d = 0; d < 1; ++d) {
+          region.shape[d] = v91.shape[d];
+          region.strides[d] = v94.strides[d];
+        }
+        region.data = v94.data;
+        if (region.size() > 0) region.data += offset * v94.strides[axis];
+        kg::copy_tensor(v91, region);
+
+        offset += v91.shape[axis];
+      }
+      {
+        kg::Tensor<double, 1> region;
+        for (int d = 0; d < 1; ++d) {
+          region.shape[d] = v93.shape[d];
+          region.strides[d] = v94.strides[d];
+        }
+        region.data = v94.data;
+        if (region.size() > 0) region.data += offset * v94.strides[axis];
+        kg::copy_tensor(v93, region);
+
+        offset += v93.shape[axis];
+      }
+    }
+
+  }
 
   // [41] Scan{scan_fn, while_loop=False, inplace=none} -> v95, v96
   {
@@ -5707,135 +5835,7 @@ int32_t run_graph_frame::run() {
   }
 
   // [51] Composite{...} -> v107, v108, v109, v110
-  {
-    static const char kWhere[] = "node [51] Composite{...} (from /nodes/18 Scan)";
-
-
-    {
-      const int64_t lengths[] = { v102.shape[0], v103.shape[0], v104.shape[0], v43.shape[0], v105.shape[0], v106.shape[0], v44.shape[0] };
-      static const bool broadcastable[] = { false, false, false, true, true, false, true };
-      KILN_TRY_AT(kg::broadcast_length(ctx, v107.shape[0], 0, lengths, broadcastable, 7), kWhere);
-    }
-    for (int d = 0; d < 1; ++d) v108.shape[d] = v107.shape[d];
-    for (int d = 0; d < 1; ++d) v109.shape[d] = v107.shape[d];
-    for (int d = 0; d < 1; ++d) v110.shape[d] = v107.shape[d];
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v107), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 4, v108), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 5, v109), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 6, v110), kWhere);
-
-    {
-      const int64_t n = v107.size();
-      if (true && v102.is_contiguous() && v103.is_contiguous() && v104.is_contiguous() && v106.is_contiguous()) {
-        // Every operand is contiguous with the output's shape, or a single broadcast element.
-        // Threads only for large n: small calls never enter OpenMP (see kg::use_threads).
-        kg::parallel_for(ctx, n, n, [&](int64_t begin, int64_t end) __attribute__((noinline)) {
-          const double* __restrict p0 = v102.data;
-          const double* __restrict p1 = v103.data;
-          const double* __restrict p2 = v104.data;
-          const double* __restrict p3 = v43.data;
-          const double* __restrict p4 = v105.data;
-          const double* __restrict p5 = v106.data;
-          const double* __restrict p6 = v44.data;
-
-          double* __restrict q0 = v107.data;
-          double* __restrict q1 = v108.data;
-          double* __restrict q2 = v109.data;
-          double* __restrict q3 = v110.data;
-    #pragma GCC ivdep
-          for (int64_t e = begin; e < end; ++e) {
-            const double i0 = p0[e];
-            const double i1 = p1[e];
-            const double i2 = p2[e];
-            const double i3 = p3[0];
-            const double i4 = p4[0];
-            const double i5 = p5[e];
-            const double i6 = p6[0];
-          const double t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * i0));
-          const double t1 = static_cast<double>((i1 * i1));
-          const double t2 = static_cast<double>((i2 * i2));
-          const double t3 = static_cast<double>((i3 * t2));
-          const double t4 = static_cast<double>((i4 * i5));
-          const double t5 = static_cast<double>(((i6 + t3) + t4));
-          const double t6 = static_cast<double>((t1 / t5));
-          const double t7 = static_cast<double>((-t6));
-          const double t8 = static_cast<double>((t7 / t5));
-          const double t9 = static_cast<double>((t0 * t8));
-          const double t10 = static_cast<double>((double(1) / t5));
-          const double t11 = static_cast<double>((t0 * t10));
-          const double t12 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * t11) * i1));
-
-            q0[e] = t2;
-            q1[e] = t9;
-            q2[e] = t11;
-            q3[e] = t12;
-          }
-
-        });
-      } else {
-        // General strided loop (transposed, sliced or broadcast operands).
-        const double* __restrict p0 = v102.data;
-        const double* __restrict p1 = v103.data;
-        const double* __restrict p2 = v104.data;
-        const double* __restrict p3 = v43.data;
-        const double* __restrict p4 = v105.data;
-        const double* __restrict p5 = v106.data;
-        const double* __restrict p6 = v44.data;
-
-        double* __restrict q0 = v107.data;
-        double* __restrict q1 = v108.data;
-        double* __restrict q2 = v109.data;
-        double* __restrict q3 = v110.data;
-        int64_t strides[11][1] = {};
-        for (int d = 0; d < 1; ++d) {
-          strides[0][d] = v102.strides[d];
-          strides[1][d] = v103.strides[d];
-          strides[2][d] = v104.strides[d];
-          strides[3][d] = v43.strides[d];
-          strides[4][d] = v105.strides[d];
-          strides[5][d] = v106.strides[d];
-          strides[6][d] = v44.strides[d];
-          strides[7][d] = v107.strides[d];
-          strides[8][d] = v108.strides[d];
-          strides[9][d] = v109.strides[d];
-          strides[10][d] = v110.strides[d];
-        }
-        strides[3][0] = 0;
-        strides[4][0] = 0;
-        strides[6][0] = 0;
-        kg::for_each_strided<1, 11>(v107.shape, strides, [&](const int64_t* off) {
-          const double i0 = p0[off[0]];
-          const double i1 = p1[off[1]];
-          const double i2 = p2[off[2]];
-          const double i3 = p3[off[3]];
-          const double i4 = p4[off[4]];
-          const double i5 = p5[off[5]];
-          const double i6 = p6[off[6]];
-          const double t0 = static_cast<double>((kiln_scalar::convert<double>(-0x1p-1f) * i0));
-          const double t1 = static_cast<double>((i1 * i1));
-          const double t2 = static_cast<double>((i2 * i2));
-          const double t3 = static_cast<double>((i3 * t2));
-          const double t4 = static_cast<double>((i4 * i5));
-          const double t5 = static_cast<double>(((i6 + t3) + t4));
-          const double t6 = static_cast<double>((t1 / t5));
-          const double t7 = static_cast<double>((-t6));
-          const double t8 = static_cast<double>((t7 / t5));
-          const double t9 = static_cast<double>((t0 * t8));
-          const double t10 = static_cast<double>((double(1) / t5));
-          const double t11 = static_cast<double>((t0 * t10));
-          const double t12 = static_cast<double>(((kiln_scalar::convert<double>(static_cast<int8_t>(2LL)) * t11) * i1));
-
-          q0[off[7]] = t2;
-          q1[off[8]] = t9;
-          q2[off[9]] = t11;
-          q3[off[10]] = t12;
-        });
-
-      }
-    }
-
-
-  }
+  KILN_TRY(kiln_scan_garch_grad_run_graph_node51(this));
 
   // [52] Mul -> v112
   {
@@ -6220,7 +6220,7 @@ extern "C" int32_t kiln_scan_garch_grad_run_graph_node3(void* frame) { return st
 extern "C" int32_t kiln_scan_garch_grad_run_graph_node14(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node14(); }
 extern "C" int32_t kiln_scan_garch_grad_run_graph_node20(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node20(); }
 extern "C" int32_t kiln_scan_garch_grad_run_graph_node21(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node21(); }
-extern "C" int32_t kiln_scan_garch_grad_run_graph_node40(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node40(); }
+extern "C" int32_t kiln_scan_garch_grad_run_graph_node51(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node51(); }
 extern "C" int32_t kiln_scan_garch_grad_run_graph_node54(void* frame) { return static_cast<scan_garch_grad_impl::run_graph_frame*>(frame)->node54(); }
 #endif
 

@@ -2645,6 +2645,11 @@ static __attribute__((unused)) void w4_logreg_float64_run_graph_fold_680555cc74c
 }
 
 // ---- graph "w4_logreg_float64": exported as w4_logreg_float64_* ----------------------------------
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_w4_logreg_float64_run_graph_node1(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_w4_logreg_float64_run_graph_node7(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_w4_logreg_float64_run_graph_node8(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_w4_logreg_float64_run_graph_node9(void* frame);
+extern "C" __attribute__((visibility("hidden"))) int32_t kiln_w4_logreg_float64_run_graph_node14(void* frame);
 namespace {
 namespace w4_logreg_float64_impl {
 
@@ -2666,9 +2671,13 @@ alignas(64) const int64_t krun_shapes_c0[] = {
 
 
 // The graph w4_logreg_float64.
-static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& sink) {
-  (void)inputs;
-  (void)sink;
+// Its variables live in a frame, so that steps can be member functions compiled apart: a split
+// build (driver/build.cpp) compiles this file twice in parallel, the steps marked below with
+// KILN_PART=2 and everything else with KILN_PART=1; a plain compile takes both.
+struct run_graph_frame {
+  kg::Ctx* ctx;
+  const DLTensor* inputs;
+  kg::OutputSink& sink;
   kg::Tensor<double, 2> v0;
   kg::Tensor<double, 1> v1;
   kg::Tensor<double, 1> v2;
@@ -2693,114 +2702,27 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
   kg::Tensor<double, 1> v21;
   kg::Tensor<double, 0> v22;
   kg::Tensor<double, 0> v23;
-  {
-    static const int64_t static_shape[] = { -1, -1 };
-    KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "X"));
-  }
-  {
-    static const int64_t static_shape[] = { -1 };
-    KILN_TRY(kg::bind_input(ctx, inputs[1], v1, DLDataType{2, 64, 1}, static_shape, "y"));
-  }
-  {
-    static const int64_t static_shape[] = { -1 };
-    KILN_TRY(kg::bind_input(ctx, inputs[2], v2, DLDataType{2, 64, 1}, static_shape, "w"));
-  }
-  {
-    static const int64_t static_shape[] = { 0 };
-    KILN_TRY(kg::bind_input(ctx, inputs[3], v3, DLDataType{2, 64, 1}, static_shape, "b"));
-  }
-  v13.data = const_cast<double*>(krun_graph_c0);
-
-  v13.set_contiguous_strides();
-  v14.data = const_cast<double*>(krun_graph_c1);
-
-  v14.set_contiguous_strides();
-  v20.data = const_cast<double*>(krun_graph_c2);
-
-  v20.set_contiguous_strides();
-
-  // [0] CAReduce{Composite{(i0 + sqr(i1))}, axis=0} -> v4
-  {
-    static const char kWhere[] = "node [0] CAReduce{Composite{(i0 + sqr(i1))}, axis=0} (from /nodes/16 Elemwise, /nodes/17 Sum)";
-    // Output shape: the dimensions that are not reduced.
-
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v4), kWhere);
-    w4_logreg_float64_run_graph_fold_680555cc74c8(ctx, v2, v4);
-
-  }
-
-  // [1] ExpandDims{axis=0} -> v5
-  {
-    static const char kWhere[] = "node [1] ExpandDims{axis=0} -> \042b1\042 (from /nodes/1 DimShuffle)";
+  int32_t run();
+  int32_t node1();
+  int32_t node7();
+  int32_t node8();
+  int32_t node9();
+  int32_t node14();
+};
+#if KILN_PART != 1
+// [1] ExpandDims{axis=0} -> v5
+int32_t run_graph_frame::node1() {
+  static const char kWhere[] = "node [1] ExpandDims{axis=0} -> \042b1\042 (from /nodes/1 DimShuffle)";
 
     v5.data = v3.data;
     v5.shape[0] = 1;
     v5.strides[0] = 0;
 
-  }
-
-  // [2] Shape_i{0} -> v6
-  {
-    static const char kWhere[] = "node [2] Shape_i{0} (from /nodes/0 Dot)";
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v6), kWhere);
-
-    v6.data[0] = v0.shape[0];
-
-  }
-
-  // [3] AllocEmpty{dtype='float64'} -> v7
-  {
-    static const char kWhere[] = "node [3] AllocEmpty{dtype='float64'} (from /nodes/0 Dot)";
-    KILN_TRY_AT(kg::read_length(ctx, v6, "length input 0", v7.shape[0]), kWhere);
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v7), kWhere);
-
-
-  }
-
-  // [4] Shape_i{0} -> v8
-  {
-    static const char kWhere[] = "node [4] Shape_i{0} (from /nodes/12 Sum, /nodes/13 Shape_i)";
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v8), kWhere);
-
-    v8.data[0] = v1.shape[0];
-
-  }
-
-  // [5] Cast{float64} -> v9
-  {
-    static const char kWhere[] = "node [5] Cast{float64} -> \042nf\042 (from /nodes/14 Elemwise)";
-
-
-
-
-    KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v9), kWhere);
-    {
-      const int64_t i0 = v8.data[0];
-      const double t0 = static_cast<double>(kiln_scalar::convert<double>(i0));
-
-      v9.data[0] = t0;
-    }
-
-
-
-  }
-
-  // [6] ExpandDims{axis=0} -> v10
-  {
-    static const char kWhere[] = "node [6] ExpandDims{axis=0} (from /nodes/12 Sum, /nodes/15 Elemwise)";
-
-    v10.data = v9.data;
-    v10.shape[0] = 1;
-    v10.strides[0] = 0;
-
-  }
-
-  // [7] Reciprocal -> v11
-  {
-    static const char kWhere[] = "node [7] Reciprocal (from /nodes/12 Sum, /nodes/15 Elemwise)";
+  return KILN_OK;
+}
+// [7] Reciprocal -> v11
+int32_t run_graph_frame::node7() {
+  static const char kWhere[] = "node [7] Reciprocal (from /nodes/12 Sum, /nodes/15 Elemwise)";
 
 
     {
@@ -2819,11 +2741,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
 
 
-  }
-
-  // [8] Transpose{axes=[1, 0]} -> v12
-  {
-    static const char kWhere[] = "node [8] Transpose{axes=[1, 0]} (from /nodes/0 Dot)";
+  return KILN_OK;
+}
+// [8] Transpose{axes=[1, 0]} -> v12
+int32_t run_graph_frame::node8() {
+  static const char kWhere[] = "node [8] Transpose{axes=[1, 0]} (from /nodes/0 Dot)";
 
     v12.data = v0.data;
     v12.shape[0] = v0.shape[1];
@@ -2831,11 +2753,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
     v12.shape[1] = v0.shape[0];
     v12.strides[1] = v0.strides[0];
 
-  }
-
-  // [9] row-block pass over v0: [9] Gemv{no_inplace}, [10] Composite{...}, [11] Sum{axes=None}, [12] Gemv{no_inplace}, [13] Sum{axis=0}
-  {
-    static const char kWhere[] = "node [9] Gemv{no_inplace} (from /nodes/0 Dot)";
+  return KILN_OK;
+}
+// [9] row-block pass over v0: [9] Gemv{no_inplace}, [10] Composite{...}, [11] Sum{axes=None}, [12] Gemv{no_inplace}, [13] Sum{axis=0}
+int32_t run_graph_frame::node9() {
+  static const char kWhere[] = "node [9] Gemv{no_inplace} (from /nodes/0 Dot)";
     // One pass over blocks of rows of X for the product, the Elemwise nodes over its rows, their
     // reductions and the products with Xᵀ (codegen/row_block_fusion.h). Each member checks its
     // operands first, under its own label.
@@ -3073,11 +2995,11 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
       }
     }
 
-  }
-
-  // [14] Composite{((0.01 * i0) + (i1 / i2))} -> v23
-  {
-    static const char kWhere[] = "node [14] Composite{((0.01 * i0) + (i1 / i2))} -> \042loss\042 (from /nodes/15 Elemwise, /nodes/18 Elemwise, /nodes/19 Elemwise)";
+  return KILN_OK;
+}
+// [14] Composite{((0.01 * i0) + (i1 / i2))} -> v23
+int32_t run_graph_frame::node14() {
+  static const char kWhere[] = "node [14] Composite{((0.01 * i0) + (i1 / i2))} -> \042loss\042 (from /nodes/15 Elemwise, /nodes/18 Elemwise, /nodes/19 Elemwise)";
 
 
 
@@ -3096,9 +3018,127 @@ static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& s
 
 
 
+  return KILN_OK;
+}
+#endif
+
+int32_t run_graph_frame::run() {
+  {
+    static const int64_t static_shape[] = { -1, -1 };
+    KILN_TRY(kg::bind_input(ctx, inputs[0], v0, DLDataType{2, 64, 1}, static_shape, "X"));
+  }
+  {
+    static const int64_t static_shape[] = { -1 };
+    KILN_TRY(kg::bind_input(ctx, inputs[1], v1, DLDataType{2, 64, 1}, static_shape, "y"));
+  }
+  {
+    static const int64_t static_shape[] = { -1 };
+    KILN_TRY(kg::bind_input(ctx, inputs[2], v2, DLDataType{2, 64, 1}, static_shape, "w"));
+  }
+  {
+    static const int64_t static_shape[] = { 0 };
+    KILN_TRY(kg::bind_input(ctx, inputs[3], v3, DLDataType{2, 64, 1}, static_shape, "b"));
+  }
+  v13.data = const_cast<double*>(krun_graph_c0);
+
+  v13.set_contiguous_strides();
+  v14.data = const_cast<double*>(krun_graph_c1);
+
+  v14.set_contiguous_strides();
+  v20.data = const_cast<double*>(krun_graph_c2);
+
+  v20.set_contiguous_strides();
+
+  // [0] CAReduce{Composite{(i0 + sqr(i1))}, axis=0} -> v4
+  {
+    static const char kWhere[] = "node [0] CAReduce{Composite{(i0 + sqr(i1))}, axis=0} (from /nodes/16 Elemwise, /nodes/17 Sum)";
+    // Output shape: the dimensions that are not reduced.
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 0, v4), kWhere);
+    w4_logreg_float64_run_graph_fold_680555cc74c8(ctx, v2, v4);
+
   }
 
+  // [1] ExpandDims{axis=0} -> v5
+  KILN_TRY(kiln_w4_logreg_float64_run_graph_node1(this));
+
+  // [2] Shape_i{0} -> v6
+  {
+    static const char kWhere[] = "node [2] Shape_i{0} (from /nodes/0 Dot)";
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v6), kWhere);
+
+    v6.data[0] = v0.shape[0];
+
+  }
+
+  // [3] AllocEmpty{dtype='float64'} -> v7
+  {
+    static const char kWhere[] = "node [3] AllocEmpty{dtype='float64'} (from /nodes/0 Dot)";
+    KILN_TRY_AT(kg::read_length(ctx, v6, "length input 0", v7.shape[0]), kWhere);
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 2, v7), kWhere);
+
+
+  }
+
+  // [4] Shape_i{0} -> v8
+  {
+    static const char kWhere[] = "node [4] Shape_i{0} (from /nodes/12 Sum, /nodes/13 Shape_i)";
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 1, v8), kWhere);
+
+    v8.data[0] = v1.shape[0];
+
+  }
+
+  // [5] Cast{float64} -> v9
+  {
+    static const char kWhere[] = "node [5] Cast{float64} -> \042nf\042 (from /nodes/14 Elemwise)";
+
+
+
+
+    KILN_TRY_AT(kg::alloc_workspace(ctx, 3, v9), kWhere);
+    {
+      const int64_t i0 = v8.data[0];
+      const double t0 = static_cast<double>(kiln_scalar::convert<double>(i0));
+
+      v9.data[0] = t0;
+    }
+
+
+
+  }
+
+  // [6] ExpandDims{axis=0} -> v10
+  {
+    static const char kWhere[] = "node [6] ExpandDims{axis=0} (from /nodes/12 Sum, /nodes/15 Elemwise)";
+
+    v10.data = v9.data;
+    v10.shape[0] = 1;
+    v10.strides[0] = 0;
+
+  }
+
+  // [7] Reciprocal -> v11
+  KILN_TRY(kiln_w4_logreg_float64_run_graph_node7(this));
+
+  // [8] Transpose{axes=[1, 0]} -> v12
+  KILN_TRY(kiln_w4_logreg_float64_run_graph_node8(this));
+
+  // [9] row-block pass over v0: [9] Gemv{no_inplace}, [10] Composite{...}, [11] Sum{axes=None}, [12] Gemv{no_inplace}, [13] Sum{axis=0}
+  KILN_TRY(kiln_w4_logreg_float64_run_graph_node9(this));
+
+  // [14] Composite{((0.01 * i0) + (i1 / i2))} -> v23
+  KILN_TRY(kiln_w4_logreg_float64_run_graph_node14(this));
+
   return KILN_OK;
+}
+
+static int32_t run_graph(kg::Ctx* ctx, const DLTensor* inputs, kg::OutputSink& sink) {
+  run_graph_frame frame{ctx, inputs, sink};
+  return frame.run();
 }
 
 // The output shapes of the graph, computed from the inputs (the shape graph).
@@ -3291,6 +3331,17 @@ int32_t output_shapes(kiln_context* handle, const DLTensor* inputs, int64_t* sha
 }  // namespace w4_logreg_float64_impl
 }  // namespace
 
+// The second unit's steps, called by the first through C symbols: no C++ type crosses units
+// (each has its own copy of the runtime, in an anonymous namespace).
+#if KILN_PART != 1
+extern "C" int32_t kiln_w4_logreg_float64_run_graph_node1(void* frame) { return static_cast<w4_logreg_float64_impl::run_graph_frame*>(frame)->node1(); }
+extern "C" int32_t kiln_w4_logreg_float64_run_graph_node7(void* frame) { return static_cast<w4_logreg_float64_impl::run_graph_frame*>(frame)->node7(); }
+extern "C" int32_t kiln_w4_logreg_float64_run_graph_node8(void* frame) { return static_cast<w4_logreg_float64_impl::run_graph_frame*>(frame)->node8(); }
+extern "C" int32_t kiln_w4_logreg_float64_run_graph_node9(void* frame) { return static_cast<w4_logreg_float64_impl::run_graph_frame*>(frame)->node9(); }
+extern "C" int32_t kiln_w4_logreg_float64_run_graph_node14(void* frame) { return static_cast<w4_logreg_float64_impl::run_graph_frame*>(frame)->node14(); }
+#endif
+
+#if KILN_PART != 2
 extern "C" {
 
 KILN_EXPORT kiln_context* w4_logreg_float64_context_create(void) {
@@ -3336,4 +3387,5 @@ KILN_EXPORT const kiln_graph_info* w4_logreg_float64_info(void) {
 }
 
 }  // extern "C"
+#endif  // KILN_PART != 2
 
